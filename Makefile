@@ -1,0 +1,93 @@
+# CuTe by Hand. The two commands: `make lab` and `make test`.
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+WHEELHOUSE ?=
+JOBS ?= 2
+export CUTE_DSL_ARCH ?= sm_80
+
+.PHONY: setup lab test test-fast gpu-test bench sync clean distclean doctor progress help
+.PHONY: test-hub pull-link
+
+help:
+	@echo "make lab    set up .venv and open the course in JupyterLab (127.0.0.1)"
+	@echo "make test   set up .venv and run every test, nbval over every notebook included"
+	@echo "make test-fast  unit tests only (no notebooks, no slow suites)"
+	@echo "make gpu-test  real CuTeDSL kernels on an sm_80+ GPU vs torch (skips with one line without one)"
+	@echo "make bench  time every course kernel against torch (GPU); table, CSV and plot under results/"
+	@echo "make sync   re-pair course/ and solutions/ notebooks from their .py files (jupytext)"
+	@echo "make doctor which tiers this machine offers"
+	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
+	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=main]  the nbgitpuller link for learners"
+	@echo "make clean  remove caches and build output (keeps .venv); make distclean also removes .venv"
+	@echo "make student    the student bundle (course without solutions, cutekit, env files) in build/student, + zip"
+	@echo "make site       the course as a static HTML site, executed, in build/site (offline)"
+	@echo "make wheelhouse every wheel the course needs in build/wheelhouse (or WHEELHOUSE=dir), for offline labs"
+
+setup:
+	@command -v $(PY) >/dev/null 2>&1 || { echo "setup: no '$(PY)' on PATH: install Python 3.10-3.13 and run 'make PY=python3.11 ...'" >&2; exit 2; }
+	@$(PY) scripts/setup_env.py --venv $(VENV) $(if $(WHEELHOUSE),--wheelhouse $(WHEELHOUSE))
+
+lab: setup
+	cd course && ../$(VPY) -m jupyterlab --ip=127.0.0.1 --ServerApp.root_dir=.
+
+# Course notebooks run as a learner sees them (unsolved exercises say "not yet"); solution notebooks run
+# strict, so a check that fails on its own solution fails the build. Progress files are not written.
+PYTEST := CUTEKIT_PROGRESS=off $(VPY) -m pytest -n $(JOBS) --dist loadfile --timeout 900 -p no:cacheprovider
+
+test: setup
+	$(PYTEST) tests course --nbval-lax --nbval-current-env
+	CUTEKIT_STRICT=1 $(PYTEST) solutions --nbval-lax --nbval-current-env
+
+test-fast: setup
+	$(VPY) -m pytest -n $(JOBS) -m "not slow" tests
+
+gpu-test: setup
+	$(VPY) -m pytest -m gpu tests/gpu -p no:cacheprovider
+
+bench: setup
+	$(VPY) benchmarks/bench.py --out results
+
+sync: setup
+	$(VPY) -m jupytext --sync course/[0-9][0-9]_*.py solutions/[0-9][0-9]_*.py
+	$(VPY) -m jupyter nbconvert --clear-output --inplace --log-level=WARN course/[0-9][0-9]_*.ipynb solutions/[0-9][0-9]_*.ipynb
+
+# Workshops on JupyterHub (deploy/README.md): the loopback hub test (also part of `make test`), and the link
+# that gives learners the course and its updates.
+test-hub: setup
+	$(PYTEST) tests/test_hub.py tests/test_deploy.py
+
+HUB ?=
+REPO ?=
+BRANCH ?= main
+pull-link:
+	@test -n "$(HUB)" || { echo "pull-link: give the hub's address: make pull-link HUB=https://hub.example.org REPO=<git URL of the course>" >&2; exit 2; }
+	@test -n "$(REPO)" || { echo "pull-link: give the course's repository: make pull-link HUB=$(HUB) REPO=https://github.com/ORG/cute-by-hand" >&2; exit 2; }
+	@$(PY) deploy/pull_link.py --hub "$(HUB)" --repo "$(REPO)" --branch "$(BRANCH)"
+
+doctor: setup
+	$(VPY) -m cutekit doctor
+
+progress: setup
+	$(VPY) -m cutekit progress
+
+clean:
+	rm -rf .pytest_cache .hypothesis build dist *.egg-info results test-artifacts
+	find . -name __pycache__ -prune -not -path './.venv/*' -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)
+
+# ---- workshops (INSTRUCTOR.md): the student bundle, the published site, a wheelhouse for offline labs ----
+.PHONY: student site wheelhouse
+SITE_CHAPTERS ?=
+
+student: setup
+	$(VPY) scripts/build_student.py --out build/student
+
+site: setup
+	$(VPY) scripts/build_site.py --out build/site $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
+
+# WHEELHOUSE_PYTHON / WHEELHOUSE_ARCH / WHEELHOUSE_GLIBC / TORCH_SPEC choose the labs' platform (see --help).
+wheelhouse:
+	$(PY) scripts/wheelhouse.py --dest $(or $(WHEELHOUSE),build/wheelhouse)
