@@ -1,0 +1,69 @@
+"""`python -m cutekit doctor | progress | report [DIR...] [--homes /home]`"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def doctor(args) -> int:
+    from cutekit import backend
+    report = backend.doctor(gpu=not args.no_gpu)
+    print(report)
+    return 0 if report.ok else 1
+
+
+def progress(args) -> int:
+    from cutekit.checks.progress import learner_table, progress_path, read_progress
+    path = args.file or progress_path()
+    if path is None:
+        print("progress recording is switched off (CUTEKIT_PROGRESS=off)")
+        return 1
+    if not os.path.exists(path):
+        print(f"no progress yet: {path} does not exist (it is written by the first check)")
+        return 0
+    print(learner_table(read_progress(path)))
+    return 0
+
+
+def report(args) -> int:
+    from cutekit.checks.progress import class_report
+    if not args.places and not args.homes:
+        print("report: name progress files or folders, or a folder of learners' homes with --homes "
+              "(on a hub server: `python -m cutekit report --homes /home`)", file=sys.stderr)
+        return 2
+    found = class_report(args.places, homes=args.homes)
+    print(found.table())
+    if args.csv:
+        with open(args.csv, "w", newline="") as out:
+            out.write(found.csv())
+        print(f"\nwrote {args.csv}")
+    return 1 if found.problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cutekit", description="CuTe by Hand's helper commands")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    d = sub.add_parser("doctor", help="which tiers this machine offers, and what to do about missing ones")
+    d.add_argument("--no-gpu", action="store_true", help="skip the GPU probe")
+    d.set_defaults(run=doctor)
+    p = sub.add_parser("progress", help="your exercises: best score and tiers passed")
+    p.add_argument("file", nargs="?", help="a progress file (default: CUTEKIT_PROGRESS or ~/.cutekit/progress.jsonl)")
+    p.set_defaults(run=progress)
+    r = sub.add_parser("report", help="a class table from many learners' progress files (for instructors)")
+    r.add_argument("places", nargs="*", metavar="DIR_OR_FILE",
+                   help="progress files, home folders, or folders holding them (collected files)")
+    r.add_argument("--homes", action="append", default=[], metavar="DIR",
+                   help="a hub's folder of learners' homes (e.g. /home): every learner with a home gets a row, "
+                        "'not attempted' when no progress file is there yet; may be given more than once")
+    r.add_argument("--csv", metavar="OUT.csv", help="also write the table as CSV")
+    r.set_defaults(run=report)
+    args = ap.parse_args(argv)
+    if not getattr(args, "run", None):
+        ap.print_help()
+        return 2
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

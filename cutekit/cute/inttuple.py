@@ -1,0 +1,186 @@
+"""Int-tuples: plain nested Python tuples of ints, and the few rules CuTe needs on them.
+
+A shape like `((2,2),(2,3))` or a stride like `((2,12),(1,4))` is just a nested tuple. Every recursive rule
+below is written once with `transform` / `fold`, never re-spelled.
+"""
+from __future__ import annotations
+
+import math
+from functools import reduce
+
+
+class CuteError(ValueError):
+    """A rule of the CuTe algebra was broken; the message names the rule and the values."""
+
+
+def is_tuple(x) -> bool:
+    return isinstance(x, tuple)
+
+
+def is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def transform(fn, *xs):
+    """Apply `fn` leaf-wise over congruent int-tuples.
+
+    >>> transform(lambda a, b: a * b, (2, (3, 4)), (1, (2, 3)))
+    (2, (6, 12))
+    """
+    if is_tuple(xs[0]):
+        return tuple(transform(fn, *parts) for parts in zip(*xs))
+    return fn(*xs)
+
+
+def flatten(x) -> tuple:
+    """The leaves, left to right.
+
+    >>> flatten(((2, 2), (2, 3)))
+    (2, 2, 2, 3)
+    """
+    return tuple(leaf for part in x for leaf in flatten(part)) if is_tuple(x) else (x,)
+
+
+def product(x) -> int:
+    """Product of all leaves (the size of a shape). `product(()) == 1`."""
+    return reduce(lambda a, b: a * b, flatten(x), 1)
+
+
+def rank(x) -> int:
+    return len(x) if is_tuple(x) else 1
+
+
+def depth(x) -> int:
+    return 1 + max((depth(p) for p in x), default=0) if is_tuple(x) else 0
+
+
+def fmt(x) -> str:
+    """CuTe's printed form of an int-tuple: `((2,2),3)`; a rank-1 tuple keeps its parentheses: `(4)`."""
+    return "(" + ",".join(fmt(p) for p in x) + ")" if is_tuple(x) else str(x)
+
+
+def compact_col_major(shape, start=1):
+    """Column-major strides for `shape`; modes of size 1 get stride 0 (they never move).
+
+    >>> compact_col_major(((2, 2), 1, 3))
+    ((1, 2), 0, 4)
+    """
+    current = [start]
+
+    def leaf(s):
+        stride = 0 if s == 1 else current[0]
+        current[0] *= s
+        return stride
+    return transform(leaf, shape)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def shape_div(a, b):
+    """a / b when b divides a, else 1 when a divides b (CuTe's shape_div), leaf-wise over a.
+
+    >>> shape_div(12, 4), shape_div(4, 12)
+    (3, 1)
+    """
+    if is_tuple(a):
+        out, rest = [], b
+        for part in a:
+            out.append(shape_div(part, rest))
+            rest = shape_div(rest, product(part))
+        return tuple(out)
+    if a % b == 0:
+        return a // b
+    if b % a == 0:
+        return 1
+    raise CuteError(f"shape_div: neither {a} nor {b} divides the other")
+
+
+def congruent(a, b) -> bool:
+    if is_tuple(a) != is_tuple(b):
+        return False
+    return not is_tuple(a) or (len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b)))
+
+
+def idx2crd(index: int, shape):
+    """The natural (column-major, hierarchical) coordinate of a 1-D index in `shape`.
+
+    >>> idx2crd(13, (4, 8))
+    (1, 3)
+    """
+    if is_tuple(shape):
+        out = []
+        for part in shape:
+            out.append(idx2crd(index % product(part), part))
+            index //= product(part)
+        return tuple(out)
+    return index
+
+
+def check_coordinate(coord, shape, what="coordinate"):
+    """Raise a CuteError naming the mode when `coord` does not fit `shape`."""
+    if coord is None:
+        return
+    if is_int(coord):
+        if not 0 <= coord < product(shape):
+            raise CuteError(f"{what} {coord} is out of range for shape {fmt(shape)} (size {product(shape)})")
+        return
+    if not is_tuple(coord):
+        raise CuteError(f"{what} must be an int or a tuple of ints, got {type(coord).__name__}: {coord!r}")
+    if not is_tuple(shape) or len(coord) != len(shape):
+        raise CuteError(f"{what} {fmt_coord(coord)} has rank {len(coord)}, but shape {fmt(shape)} has rank "
+                        f"{rank(shape)}")
+    for c, s in zip(coord, shape):
+        check_coordinate(c, s, what)
+
+
+def fmt_coord(c) -> str:
+    if c is None:
+        return "_"
+    return "(" + ",".join(fmt_coord(p) for p in c) + ")" if is_tuple(c) else str(c)
+
+
+def crd2idx(coord, shape, stride):
+    """Inner product of a coordinate with the strides; an int coordinate is unfolded column-major first.
+
+    Strides may be ints or basis elements (identity layouts): anything with `*` by int and `+`.
+
+    >>> crd2idx((1, 2), (4, 8), (1, 4))
+    9
+    """
+    if coord is None:
+        return 0
+    if is_tuple(shape):
+        if is_int(coord):
+            coord = idx2crd(coord, shape)
+        total = 0
+        for c, s, d in zip(coord, shape, stride):
+            total = total + crd2idx(c, s, d)
+        return total
+    if is_tuple(coord):
+        coord = _fold_coord(coord, shape)
+    return coord * stride
+
+
+def _fold_coord(coord, shape):
+    # A tuple coordinate into an int mode: only (c,) of rank 1 makes sense.
+    flat = flatten(coord)
+    if len(flat) == 1:
+        return flat[0]
+    raise CuteError(f"coordinate {fmt_coord(coord)} is deeper than its mode of shape {fmt(shape)}")
+
+
+def prefix_products(shape):
+    """Exclusive prefix products of a shape, congruent to it: the column-major strides without the size-1 rule."""
+    current = [1]
+
+    def leaf(s):
+        out = current[0]
+        current[0] *= s
+        return out
+    return transform(leaf, shape)
+
+
+def gcd(a: int, b: int) -> int:
+    return math.gcd(a, b)

@@ -1,0 +1,56 @@
+"""ldmatrix: 32 threads load 1, 2 or 4 8x8 matrices of 16-bit elements from shared memory into registers.
+
+The layouts are CuTe's Copy_Traits for SM75_U32x{1,2,4}_LDSM_N and SM75_U16x{2,4,8}_LDSM_T, in bits:
+  source (thread, value) -> bit: each of the first 8*num_matrices threads gives the address of one 128-bit row;
+  destination (thread, value) -> bit: what lands in each thread's registers, 32 bits (two halves) per matrix;
+  reference = destination: the register order is fixed by the hardware, so the source is renumbered to match it.
+"""
+from dataclasses import dataclass
+
+from ...atom import CopyOp
+from ...layout import make_layout
+
+
+def _ldmatrix_bit_layouts(num_matrices, transpose):
+    rows = 8 * num_matrices  # the threads that supply a row address; the others' addresses are ignored (stride 0)
+    if num_matrices == 4:
+        source = make_layout((32, 128), stride=(128, 1))
+    else:
+        source = make_layout(((rows, 32 // rows), 128), stride=((128, 0), 1))
+    if not transpose:
+        # thread t holds bits [32t, 32t+32) of every matrix; matrices are 1024 bits apart
+        if num_matrices == 1:
+            destination = make_layout((32, 32), stride=(32, 1))
+        else:
+            destination = make_layout((32, (32, num_matrices)), stride=(32, (1, 1024)))
+    else:
+        # transposed: each thread gathers two 16-bit elements from two rows (128 bits apart)
+        if num_matrices == 1:
+            destination = make_layout(((4, 8), (16, 2)), stride=((256, 16), (1, 128)))
+        else:
+            destination = make_layout(((4, 8), (16, 2, num_matrices)), stride=((256, 16), (1, 128, 1024)))
+    return source, destination
+
+
+@dataclass(frozen=True)
+class LdMatrix8x8x16bOp(CopyOp):
+    """`ldmatrix.sync.aligned.m8n8.x{num_matrices}[.trans].shared.b16`: a warp loads 8x8 matrices of 16 bits."""
+
+    transpose: bool = False
+    num_matrices: int = 1
+
+    def __post_init__(self):
+        if not isinstance(self.transpose, bool):
+            raise TypeError("expects the 'transpose' Op parameter to be a bool instance")
+        if self.num_matrices not in (1, 2, 4):
+            raise ValueError("expects the 'num_matrices' Op parameter to be one of [1,2,4]")
+
+    def __str__(self):
+        text = "LdMatrix8x8x16b Copy Operation\n  number of matrices = %d" % self.num_matrices
+        return text + ("\n  transposed" if self.transpose else "")
+
+    def _atom_layouts(self, value_type, **unused):
+        source, destination = _ldmatrix_bit_layouts(self.num_matrices, self.transpose)
+        source = CopyOp.bits_to_values(source, value_type)
+        destination = CopyOp.bits_to_values(destination, value_type)
+        return make_layout(32, stride=1), source, destination, destination

@@ -1,0 +1,181 @@
+"""Tensors: an iterator (memory or a coordinate) composed with a layout.
+
+Two kinds, as in CuTeDSL: a memory tensor over a NumPy array (element k is `array[base + layout(k)]`), and a
+coordinate tensor from `make_identity_tensor` whose elements are the coordinates themselves, printed like
+CuTeDSL: `tensor<(0,0) o (4,4):(1@0,1@1)>`. Slicing with None (CuTe's underscore) keeps modes; an int or a
+full coordinate reads an element.
+"""
+from __future__ import annotations
+
+import numpy
+
+from .inttuple import CuteError, check_coordinate, fmt_coord, is_int, is_tuple, product
+from .layout import (Basis, Coord, Layout, _has_none, _layout_of, composition, dice, make_layout, size, slice_,
+                     slice_offset, zipped_divide)
+
+_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "float64": "f64", "int32": "i32", "int8": "i8",
+                "int16": "i16", "int64": "i64", "bool": "i1", "uint8": "u8"}
+
+
+class Tensor:
+    """`iterator o layout`. `t[coord]` reads, `t[coord] = v` writes, `t[(None, k)]` slices."""
+
+    def __init__(self, iterator, layout, name: str | None = None):
+        self.iterator = iterator          # ("memory", array, base) or a tuple coordinate
+        self.layout = layout
+        self.name = name
+
+    # -- plain facts ---------------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self.layout.shape
+
+    @property
+    def stride(self):
+        return self.layout.stride
+
+    @property
+    def is_coordinate(self) -> bool:
+        return is_tuple(self.iterator) and not (self.iterator and self.iterator[0] == "memory")
+
+    @property
+    def element_type(self):
+        from . import typing
+        if self.is_coordinate:
+            return None
+        name = {"float32": "Float32", "float16": "Float16", "float64": "Float64", "int32": "Int32",
+                "int8": "Int8", "int16": "Int16"}.get(str(self.iterator[1].dtype))
+        return getattr(typing, name) if name else None
+
+    def with_layout(self, layout) -> "Tensor":
+        return Tensor(self.iterator, layout, self.name)
+
+    def __len__(self):
+        return size(self.layout, mode=[0]) if is_tuple(self.layout.shape) else size(self.layout)
+
+    def __iter__(self):
+        return (self[i] for i in range(size(self.layout)))
+
+    # -- reading and writing -------------------------------------------------------------------------------
+    def _offset(self, coord):
+        try:
+            check_coordinate(coord, self.layout.shape)
+        except CuteError as exc:
+            label = f"tensor {self.name}" if self.name else f"tensor {self}"
+            raise CuteError(f"{label}: {exc}") from None
+        return self.layout(coord)
+
+    def __getitem__(self, coord):
+        if isinstance(coord, list):
+            coord = tuple(coord)
+        if _has_none(coord):
+            kept = slice_(coord, self.layout)        # first: its error names the coordinate as written
+            return Tensor(self._advance(slice_offset(coord, self.layout)), kept, self.name)
+        offset = self._offset(coord)
+        if self.is_coordinate:
+            return self._advance(offset)
+        _, array, base = self.iterator
+        return array[base + offset].item()
+
+    def __setitem__(self, coord, value):
+        if self.is_coordinate:
+            raise CuteError("a coordinate tensor (make_identity_tensor) is read-only")
+        if isinstance(coord, list):
+            coord = tuple(coord)
+        offset = self._offset(coord)
+        _, array, base = self.iterator
+        array[base + offset] = value
+
+    def _advance(self, offset):
+        if self.is_coordinate:
+            total = Coord.of(offset) if not is_int(offset) else Coord(())
+            if is_int(offset) and offset != 0:
+                raise CuteError("a coordinate tensor moved by a plain offset: its layout must use basis strides")
+            return total.added_to(self.iterator)
+        kind, array, base = self.iterator
+        return (kind, array, base + offset)
+
+    def values(self) -> list:
+        """Every element, in layout order (index 0, 1, ... of the layout)."""
+        return [self[i] for i in range(size(self.layout))]
+
+    def __str__(self):
+        if self.is_coordinate:
+            return f"tensor<{fmt_coord(self.iterator)} o {self.layout}>"
+        dtype = _DTYPE_NAMES.get(str(self.iterator[1].dtype), str(self.iterator[1].dtype))
+        return f"tensor<ptr<{dtype}, numpy+{self.iterator[2]}> o {self.layout}>"
+
+    __repr__ = __str__
+
+
+def make_identity_tensor(shape) -> Tensor:
+    """A tensor whose element at each coordinate is that coordinate (hierarchical for a hierarchical shape).
+
+    >>> str(make_identity_tensor((4, 4)))
+    'tensor<(0,0) o (4,4):(1@0,1@1)>'
+    >>> identity = make_identity_tensor(((4, 2), 8))
+    >>> str(identity), identity[5, 3]
+    ('tensor<((0,0),0) o ((4,2),8):((1@0@0,1@1@0),1@1)>', ((1, 1), 3))
+    """
+    if is_int(shape):
+        shape = (shape,)
+
+    def strides(part, path):
+        if is_tuple(part):
+            return tuple(strides(sub, path + (i,)) for i, sub in enumerate(part))
+        return Basis(1, path[0] if len(path) == 1 else path)
+
+    def zeros(part):
+        return tuple(zeros(sub) for sub in part) if is_tuple(part) else 0
+    stride = tuple(strides(mode, (i,)) for i, mode in enumerate(shape))
+    return Tensor(zeros(tuple(shape)), make_layout(tuple(shape), stride=stride))
+
+
+def make_tensor(iterator, layout) -> Tensor:
+    """A tensor over a NumPy array (or a CPU torch tensor) seen through `layout` (its flat storage is used)."""
+    layout = _layout_of(layout)
+    if hasattr(iterator, "detach") and hasattr(iterator, "numpy"):
+        iterator = iterator.detach().numpy()
+    if isinstance(iterator, Tensor):
+        if iterator.is_coordinate:
+            return Tensor(iterator.iterator, layout)
+        return Tensor(iterator.iterator, layout)
+    if not isinstance(iterator, numpy.ndarray):
+        raise CuteError(f"make_tensor: expected a NumPy array, got {type(iterator).__name__}")
+    flat = iterator.reshape(-1)
+    if not numpy.shares_memory(flat, iterator) and iterator.size > 0:
+        raise CuteError("make_tensor: the array must be contiguous so the layout can index its storage")
+    span = layout(size(layout) - 1) + 1 if size(layout) else 0
+    if span > flat.size:
+        raise CuteError(f"make_tensor: layout {layout} reaches offset {span - 1}, but the array has only "
+                        f"{flat.size} elements")
+    return Tensor(("memory", flat, 0), layout)
+
+
+def local_tile(input, tiler, coord, proj=None):
+    """The tile of `input` at tile coordinate `coord` (inner partition): zipped_divide(input, tiler)[(None,...), coord].
+
+    With `proj` (e.g. (1, None, 1)), the tiler and coordinate keep only the modes where proj is not None.
+    """
+    if proj is not None:
+        tiler, coord = dice(proj, tiler), dice(proj, coord)
+    divided = zipped_divide(input, tiler)
+    rank = len(tiler) if is_tuple(tiler) else 1
+    tile_part = tuple(None for _ in range(rank)) if is_tuple(tiler) else None
+    return divided[(tile_part, coord)]
+
+
+def local_partition(input, thr_layout, index, proj=None):
+    """The elements of `input` that thread `index` of `thr_layout` owns (outer partition): every element at
+    the thread's coordinate inside each thr_layout-shaped tile."""
+    thr_layout = _layout_of(thr_layout)
+    tiler = thr_layout.shape if is_tuple(thr_layout.shape) else (thr_layout.shape,)
+    if proj is not None:
+        tiler = dice(proj, tiler)
+    tiler = tuple(product(t) for t in tiler)
+    coord = thr_layout.get_flat_coord(index)
+    if proj is not None:
+        coord = dice(proj, coord)
+    divided = zipped_divide(input, tiler)
+    rest_rank = len(divided.layout.shape[1]) if is_tuple(divided.layout.shape[1]) else 1
+    return divided[(coord, tuple(None for _ in range(rest_rank)) if rest_rank > 1 else None)]

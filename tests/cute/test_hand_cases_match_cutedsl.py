@@ -1,0 +1,55 @@
+"""Hand-picked cases the random property tests rarely draw (size-1 tiles, the seeds' worked examples),
+printed by cutekit and by real CuTeDSL 4.8.1 traced on the CPU in a subprocess: string for string."""
+import subprocess
+import sys
+
+import pytest
+
+from cutekit import cute
+
+# (expression over `cute`, as text): evaluated by both libraries
+CASES = [
+    "cute.zipped_divide(cute.make_layout((64, 32), stride=(32, 1)), (1, 32))",
+    "cute.logical_divide(cute.make_layout((64, 32), stride=(32, 1)), (1, 32))",
+    "cute.logical_divide(cute.make_layout(64, stride=32), 1)",
+    "cute.zipped_divide(cute.make_layout((8, 8)), (1, 4))",
+    # tuple entries in a tiler divide a mode's sub-modes one by one (None leaves a rank-2 mode as (tile, rest))
+    "cute.zipped_divide(cute.make_layout((8, (4, 6))), (4, (2, 3)))",
+    "cute.tiled_divide(cute.make_layout((8, (4, 6))), (4, (2, 3)))",
+    "cute.flat_divide(cute.make_layout((8, (4, 6))), (4, (2, 3)))",
+    "cute.zipped_divide(cute.make_layout(((4, 2), (4, 6))), (None, (2, 3)))",
+    "cute.zipped_divide(cute.make_layout(((4, 8), ((2, 2), (2, 2)))), (None, (2, 2)))",
+    # identity tensors of hierarchical shapes hold hierarchical coordinates
+    "cute.make_identity_tensor(((4, 2), 8))",
+    "cute.make_identity_tensor(((4, 2), 8))[5, 3]",
+    "cute.make_identity_tensor(((4, (2, 3)), (5, 6)))[(None, (None, None)), (0, None)]",
+    "cute.make_identity_tensor(((4, (2, 3)), (5, 6)))[(None, (1, None)), (None, None)]",
+    "cute.make_identity_tensor(((4, (2, 3)), (5, 6)))[(1, (None, None)), None]",
+    # seed 000: the elementwise-add tiling of a (256, 512) fp32 tensor
+    "cute.zipped_divide(cute.make_layout((256, 512), stride=(512, 1)), (16, 128))",
+    "cute.make_layout_tv(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_ordered_layout((4, 4), order=(1, 0)))",
+    "cute.make_layout_tv(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_ordered_layout((4, 8), order=(1, 0)))",
+    # seed 001: a TV layout and its composition
+    "cute.make_layout(((2, 2), (2, 3)), stride=((2, 12), (1, 4)))",
+    # seed 003: the swizzled shared-memory atom tiled to (128, 64)
+    "cute.tile_to_shape(cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((8, 64), stride=(64, 1))), (128, 64), (0, 1))",
+    # the divide of chapter 03 (the CuTe documentation's example)
+    "cute.logical_divide(cute.make_layout((9, (4, 8)), stride=(59, (13, 1))), (cute.make_layout(3, stride=3), cute.make_layout((2, 4), stride=(1, 8))))",
+]
+
+
+def test_hand_cases_print_as_in_cutedsl(tmp_path):
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    script = tmp_path / "hand_cases.py"
+    lines = "\n".join(f"    print('CASE', {case})" for case in CASES)
+    script.write_text("import cutlass, cutlass.cute as cute\n\n@cute.jit\ndef trace():\n" + lines + "\n\ntrace()\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    theirs = [line[5:] for line in result.stdout.splitlines() if line.startswith("CASE ")]
+    ours = [str(eval(case, {"cute": cute})) for case in CASES]
+    assert [(case, mine) for case, mine in zip(CASES, ours)] == [(case, t) for case, t in zip(CASES, theirs)]
+
+
+def test_zipping_a_mode_its_tiler_left_undivided_is_refused_as_cutedsl_refuses_it():
+    with pytest.raises(cute.CuteError, match=r"not divided into \(tile, rest\)"):
+        cute.zipped_divide(cute.make_layout((8, 12)), (None, 4))
