@@ -1,0 +1,13 @@
+"""cutekit.sim: a CPU simulator that runs CuTeDSL kernels unchanged, thread by thread.
+
+`cutekit.use("sim")` puts its `cutlass` modules in place of CuTeDSL's; then the usual
+`import cutlass`, `import cutlass.cute as cute` and `from cutlass.cute.runtime import from_dlpack` give the
+simulator, and `kernel(...).launch(grid=..., block=...)` runs every CUDA thread on the CPU with barrier
+and warp semantics (see `machine`). After a launch, `last_launch()` reports threads, time, printf output,
+shared-memory bank conflicts and races.
+"""
+from .machine import (DeadlockError, KernelError, LaunchReport, OutOfBoundsError, RaceError, configure,
+                      last_launch, wavefronts)
+
+__all__ = ["DeadlockError", "KernelError", "LaunchReport", "OutOfBoundsError", "RaceError", "configure",
+           "last_launch", "wavefronts"]

@@ -1,0 +1,392 @@
+"""The `cutlass` package as the simulator provides it: the same module names (`cutlass`, `cutlass.cute`,
+`cutlass.cute.arch`, `cutlass.cute.nvgpu`, `cutlass.cute.runtime`, `cutlass.utils`, `cutlass.memory`) and
+the same functions, so a kernel written for CuTeDSL runs here unchanged.
+
+Host code (`@cute.jit`) runs as plain Python over the reference layout algebra; a `@cute.kernel`'s
+`.launch(grid=..., block=...)` runs every thread on the simulated GPU (`machine.run`).
+"""
+from __future__ import annotations
+
+import builtins
+import enum
+import functools
+import inspect
+import types as pytypes
+from dataclasses import fields
+
+import numpy
+
+from .. import cute as reference
+from ..cute import typing as types
+from ..cute.atom import MmaAtom, ThrMma, TiledMma, make_mma_atom as _make_mma_atom
+from ..cute.atom import make_tiled_mma as _make_tiled_mma
+from ..cute.inttuple import CuteError, is_tuple
+from ..cute.layout import ComposedLayout, Layout, make_layout
+from ..cute.tensor import Tensor
+from . import machine, ops
+from .memory import SimTensor, Storage, TensorSSA, adopt
+
+
+# --------------------------------------------------------------------------------------------- pointers
+
+class Pointer:
+    """`tensor.iterator`: where a tensor starts (a storage and an element offset)."""
+
+    def __init__(self, storage: Storage, base: int = 0, swizzle=None):
+        self.storage, self.base, self.swizzle = storage, base, swizzle
+
+    @property
+    def element_type(self):
+        return self.storage.element_type
+
+    @property
+    def memspace(self):
+        return self.storage.space
+
+    def __add__(self, k):
+        return Pointer(self.storage, self.base + k, self.swizzle)
+
+    def __str__(self):
+        return f"ptr<{self.storage.element_type.mlir_type}, {self.storage.space}>+{self.base}"
+
+    __repr__ = __str__
+
+
+def _iterator(self):
+    return Pointer(self.storage, self.base, self.swizzle)
+
+
+SimTensor.iterator = property(_iterator, lambda self, value: None)
+
+
+def _mark_layout_dynamic(self, leading_dim=None):
+    return self
+
+
+def _mark_compact_shape_dynamic(self, mode=None, stride_order=None, divisibility=1):
+    return self
+
+
+SimTensor.mark_layout_dynamic = _mark_layout_dynamic
+SimTensor.mark_compact_shape_dynamic = _mark_compact_shape_dynamic
+
+
+def make_tensor(iterator, layout):
+    """cute.make_tensor: a tensor from a pointer (`other.iterator`), a tensor, or host memory."""
+    if isinstance(iterator, Pointer):
+        return SimTensor(iterator.storage, layout, iterator.base, iterator.swizzle)
+    if isinstance(iterator, SimTensor):
+        return SimTensor(iterator.storage, layout, iterator.base, iterator.swizzle)
+    if isinstance(iterator, Tensor) and iterator.is_coordinate:
+        return reference.make_tensor(iterator, layout)
+    return from_dlpack(iterator).with_layout(reference.make_layout(layout) if not isinstance(
+        layout, (Layout, ComposedLayout)) else layout)
+
+
+# --------------------------------------------------------------------------------------------- host data
+
+def from_dlpack(tensor, assumed_align=None, use_32bit_stride=False, **kwargs):
+    """A CuTe tensor over a torch CPU tensor or a NumPy array, sharing its memory (a kernel's writes are
+    the caller's)."""
+    if isinstance(tensor, SimTensor):
+        return tensor
+    array = _host_array(tensor)
+    element_type = types.from_numpy_dtype(getattr(tensor, "dtype", array.dtype))
+    if array.ndim == 0:
+        array = array.reshape(1)
+    strides = tuple(s // array.itemsize for s in array.strides)
+    if any(s < 0 for s in strides):
+        raise CuteError("from_dlpack: negative strides are not supported; pass a contiguous copy")
+    span = 1 + sum((extent - 1) * stride for extent, stride in zip(array.shape, strides)) if array.size else 0
+    flat = numpy.lib.stride_tricks.as_strided(array, shape=(span,), strides=(array.itemsize,))
+    shape = tuple(array.shape)
+    layout = make_layout(shape if len(shape) > 1 else shape[0],
+                         stride=strides if len(shape) > 1 else strides[0])
+    storage = Storage(flat, "gmem", element_type, root=layout)
+    element_bytes = max(1, element_type.width // 8)
+    if assumed_align is not None:
+        if not isinstance(assumed_align, int) or assumed_align < 1 or assumed_align & (assumed_align - 1):
+            raise CuteError(f"from_dlpack(assumed_align=...) must be a power of two in bytes, got {assumed_align!r}")
+        if array.ctypes.data % assumed_align:
+            raise CuteError(f"from_dlpack: assumed_align={assumed_align} promises an address that is a multiple of "
+                            f"{assumed_align} bytes, but this tensor starts at {array.ctypes.data:#x}")
+    storage.align_bytes = max(element_bytes, assumed_align or element_bytes)
+    return SimTensor(storage, layout)
+
+
+def _host_array(tensor) -> numpy.ndarray:
+    if isinstance(tensor, numpy.ndarray):
+        return tensor
+    if hasattr(tensor, "detach") and hasattr(tensor, "device"):
+        if tensor.device.type != "cpu":
+            raise CuteError(f"the simulator runs on the CPU: pass a CPU tensor (tensor.cpu()), not one on "
+                            f"{tensor.device}")
+        if str(tensor.dtype) == "torch.bfloat16":
+            raise CuteError("the simulator cannot share a torch.bfloat16 tensor's memory (NumPy has no "
+                            "bfloat16): use float16 or float32 on the CPU")
+        return tensor.detach().numpy()
+    raise CuteError(f"from_dlpack: expected a torch tensor or a NumPy array, got {type(tensor).__name__}")
+
+
+def make_fake_compact_tensor(*args, **kwargs):
+    raise CuteError("fake tensors only describe shapes for compiling without a GPU; the simulator runs on "
+                    "data: pass from_dlpack(a torch CPU tensor or NumPy array)")
+
+
+def sym_int(*args, **kwargs):
+    raise CuteError("cute.sym_int makes a symbolic size for compiling without data; the simulator runs on "
+                    "real tensors, whose sizes are known")
+
+
+def _host_argument(value):
+    if isinstance(value, numpy.ndarray) or (hasattr(value, "detach") and hasattr(value, "device")):
+        return from_dlpack(value)
+    return value
+
+
+# --------------------------------------------------------------------------------------------- jit, kernel
+
+class Constexpr:
+    """Marks a compile-time argument (`vector: cutlass.Constexpr = 4`); in the simulator, a plain value."""
+
+    def __class_getitem__(cls, item):
+        return cls
+
+
+def const_expr(value):
+    return value
+
+
+def _range(*args, unroll=None, unroll_full=False, pipelining=None, prefetch_stages=None, **kwargs):
+    return builtins.range(*args)
+
+
+def jit(function=None, **options):
+    """@cute.jit: host code (and device helpers called from kernels), run as plain Python; torch tensors
+    and NumPy arrays passed to it become CuTe tensors, as CuTeDSL does."""
+    if function is None:
+        return lambda f: jit(f, **options)
+
+    @functools.wraps(function)
+    def run_jit(*args, **kwargs):
+        if machine.current() is None:
+            args = tuple(_host_argument(a) for a in args)
+            kwargs = {k: _host_argument(v) for k, v in kwargs.items()}
+        return function(*args, **kwargs)
+    run_jit.__cute_sim__ = True
+    return run_jit
+
+
+class Kernel:
+    """@cute.kernel: `kernel(args...)` gives a launchable; `.launch(grid=[...], block=[...])` runs it."""
+
+    def __init__(self, function):
+        self.function = function
+        self.signature = inspect.signature(function)
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args, **kwargs):
+        if machine.current() is not None:
+            raise CuteError(f"{self.function.__name__}: a kernel cannot be launched from device code")
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise CuteError(f"{self.function.__name__}{self.signature}: {error}") from None
+        for name, value in bound.arguments.items():
+            value = _host_argument(value)
+            bound.arguments[name] = value.renamed(name) if isinstance(value, SimTensor) else value
+        return Launchable(self, bound)
+
+
+class Launchable:
+    def __init__(self, kernel: Kernel, bound):
+        self.kernel, self.bound = kernel, bound
+
+    def launch(self, grid=(1, 1, 1), block=(1, 1, 1), smem=0, stream=None, cluster=None, **kwargs):
+        function, bound = self.kernel.function, self.bound
+
+        def body():
+            function(*bound.args, **bound.kwargs)
+        return machine.run(function.__name__, body, grid, block, smem)
+
+
+def kernel(function=None, **options):
+    if function is None:
+        return lambda f: Kernel(f)
+    return Kernel(function)
+
+
+class Compiled:
+    """What `cute.compile` returns in the simulator: calling it runs the function (nothing is compiled)."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+    @property
+    def __ptx__(self):
+        raise CuteError("the simulator compiles nothing, so there is no PTX; compile with real CuTeDSL "
+                        "(CUTE_DSL_ARCH=sm_80 works without a GPU: cutekit.checks.compile_to_ptx)")
+
+
+def compile(function, *args, options=None, **kwargs):  # noqa: A001 (CuTeDSL's name)
+    return Compiled(function)
+
+
+# --------------------------------------------------------------------------------------------- MMA fragments
+
+class SimMmaAtom(MmaAtom):
+    def make_fragment_A(self, input):
+        return adopt(MmaAtom.make_fragment_A(self, input))
+
+    def make_fragment_B(self, input):
+        return adopt(MmaAtom.make_fragment_B(self, input))
+
+    def make_fragment_C(self, input):
+        return adopt(MmaAtom.make_fragment_C(self, input))
+
+
+class SimThrMma(ThrMma):
+    make_fragment_A = SimMmaAtom.make_fragment_A
+    make_fragment_B = SimMmaAtom.make_fragment_B
+    make_fragment_C = SimMmaAtom.make_fragment_C
+
+
+class SimTiledMma(TiledMma):
+    make_fragment_A = SimMmaAtom.make_fragment_A
+    make_fragment_B = SimMmaAtom.make_fragment_B
+    make_fragment_C = SimMmaAtom.make_fragment_C
+
+    def get_slice(self, thr_idx):
+        return SimThrMma(*[getattr(self, f.name) for f in fields(TiledMma)], thr_idx)
+
+    get_slice_ = get_slice
+
+
+def _retype(obj, cls):
+    return cls(*[getattr(obj, f.name) for f in fields(obj)])
+
+
+def make_mma_atom(op):
+    return _retype(_make_mma_atom(op), SimMmaAtom)
+
+
+def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
+    return _retype(_make_tiled_mma(op_or_atom, atom_layout_mnk, permutation_mnk), SimTiledMma)
+
+
+# --------------------------------------------------------------------------------------------- math
+
+def _elementwise(numpy_function):
+    def apply(value, fastmath=False):
+        if isinstance(value, TensorSSA):
+            return TensorSSA(numpy_function(value.values).astype(value.values.dtype), value.shape,
+                             value.element_type)
+        return numpy_function(value)
+    apply.__name__ = numpy_function.__name__
+    return apply
+
+
+_MATH = {name: _elementwise(getattr(numpy, name)) for name in
+         ("exp", "exp2", "log", "log2", "log10", "sqrt", "sin", "cos", "tanh", "abs")}
+_MATH["rsqrt"] = _elementwise(lambda x: 1 / numpy.sqrt(x))
+
+
+def where(condition, a, b):
+    pick = lambda v: v.values if isinstance(v, TensorSSA) else v  # noqa: E731
+    like = next(v for v in (a, b, condition) if isinstance(v, TensorSSA))
+    values = numpy.where(pick(condition), pick(a), pick(b)).astype(
+        (a if isinstance(a, TensorSSA) else like).values.dtype)
+    return TensorSSA(values, like.shape, like.element_type)
+
+
+def full_like(value, fill_value, dtype=None):
+    element_type = dtype or value.element_type
+    return TensorSSA(numpy.full(value.values.shape if isinstance(value, TensorSSA) else reference.size(value),
+                                fill_value, types.NUMPY_STORAGE[element_type]),
+                     value.shape, element_type)
+
+
+def zeros_like(value, dtype=None):
+    return full_like(value, 0, dtype)
+
+
+def print_tensor(tensor):
+    tensor = adopt(tensor)
+    values = tensor.load().values if isinstance(tensor, SimTensor) else tensor.values()
+    print(f"{tensor}\n{values}")
+
+
+# --------------------------------------------------------------------------------------------- modules
+
+def _module(name: str, namespace: dict, package: bool = False) -> pytypes.ModuleType:
+    module = pytypes.ModuleType(name, f"cutekit's CPU simulator standing in for `{name}` (CuTeDSL)")
+    module.__dict__.update(namespace)
+    module.__cutekit_sim__ = True
+    if package:
+        module.__path__ = []
+    return module
+
+
+def _annotation(name: str):
+    return type(name, (), {"__doc__": f"cute.{name}: a type annotation (any value is accepted)"})
+
+
+def build_modules() -> dict:
+    """Fresh simulator modules, keyed by their import names."""
+    numeric = {name: getattr(types, name) for name in
+               ("Numeric", "Float16", "BFloat16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64",
+                "Uint8", "Uint32", "Boolean")}
+    arch = _module("cutlass.cute.arch", {
+        "thread_idx": ops.thread_idx, "block_idx": ops.block_idx, "block_dim": ops.block_dim,
+        "grid_dim": ops.grid_dim, "lane_idx": ops.lane_idx, "warp_idx": ops.warp_idx,
+        "sync_threads": ops.sync_threads, "barrier": ops.barrier, "sync_warp": ops.sync_warp,
+        "warp_reduction": ops.warp_reduction, "warp_reduction_sum": ops.warp_reduction_sum,
+        "warp_reduction_max": ops.warp_reduction_max, "shuffle_sync": ops.shuffle_sync,
+        "shuffle_sync_bfly": ops.shuffle_sync_bfly, "shuffle_sync_down": ops.shuffle_sync_down,
+        "shuffle_sync_up": ops.shuffle_sync_up, "cp_async_commit_group": ops.cp_async_commit_group,
+        "cp_async_wait_group": ops.cp_async_wait_group, "WARP_SIZE": machine.WARP_SIZE,
+        "fmax": max, "fmin": min, "exp": _MATH["exp"], "exp2": _MATH["exp2"], **numeric})
+    cpasync = _module("cutlass.cute.nvgpu.cpasync", {
+        "CopyG2SOp": reference.nvgpu.cpasync.CopyG2SOp, "LoadCacheMode": reference.nvgpu.cpasync.LoadCacheMode})
+    warp = _module("cutlass.cute.nvgpu.warp", {
+        "LdMatrix8x8x16bOp": reference.nvgpu.warp.LdMatrix8x8x16bOp,
+        "MmaF16BF16Op": reference.nvgpu.warp.MmaF16BF16Op})
+    nvgpu = _module("cutlass.cute.nvgpu", {
+        "CopyUniversalOp": reference.nvgpu.CopyUniversalOp, "MmaUniversalOp": reference.nvgpu.MmaUniversalOp,
+        "cpasync": cpasync, "warp": warp}, package=True)
+    runtime = _module("cutlass.cute.runtime", {"from_dlpack": from_dlpack,
+                                                "make_fake_compact_tensor": make_fake_compact_tensor})
+    math = _module("cutlass.cute.math", dict(_MATH))
+    cute_names = {name: getattr(reference, name) for name in dir(reference) if not name.startswith("_")}
+    for room in ("inttuple", "layout", "tensor", "atom", "typing"):
+        cute_names.pop(room, None)
+    cute_names.update(numeric)
+    cute_names.update({
+        "arch": arch, "nvgpu": nvgpu, "runtime": runtime, "math": math,
+        "kernel": kernel, "jit": jit, "compile": compile, "Tensor": Tensor, "TensorSSA": TensorSSA,
+        "Layout": Layout, "ComposedLayout": ComposedLayout, "Pointer": Pointer,
+        "Shape": _annotation("Shape"), "Stride": _annotation("Stride"), "Coord": _annotation("Coord"),
+        "IntTuple": _annotation("IntTuple"), "Tile": _annotation("Tile"), "Tiler": _annotation("Tiler"),
+        "copy": ops.copy, "autovec_copy": ops.autovec_copy, "basic_copy": ops.autovec_copy, "gemm": ops.gemm,
+        "make_rmem_tensor": ops.make_rmem_tensor, "make_rmem_tensor_like": ops.make_rmem_tensor_like,
+        "make_fragment_like": ops.make_fragment_like, "elem_less": ops.elem_less, "printf": ops.printf,
+        "ReductionOp": ops.ReductionOp, "make_tensor": make_tensor, "make_mma_atom": make_mma_atom,
+        "make_tiled_mma": make_tiled_mma, "where": where, "full_like": full_like, "zeros_like": zeros_like,
+        "print_tensor": print_tensor, "ceil_div": reference.ceil_div,
+        "exp": _MATH["exp"], "sqrt": _MATH["sqrt"], "sym_int": sym_int,
+    })
+    cute = _module("cutlass.cute", cute_names, package=True)
+    utils = _module("cutlass.utils", {"SmemAllocator": ops.SmemAllocator}, package=True)
+    memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator})
+    cutlass = _module("cutlass", {
+        **numeric, "cute": cute, "utils": utils, "memory": memory, "Constexpr": Constexpr,
+        "const_expr": const_expr, "dynamic_expr": const_expr, "range": _range, "range_constexpr": _range,
+        "range_dynamic": _range, "min": builtins.min, "max": builtins.max, "CuteError": CuteError,
+    }, package=True)
+    return {"cutlass": cutlass, "cutlass.cute": cute, "cutlass.cute.arch": arch, "cutlass.cute.nvgpu": nvgpu,
+            "cutlass.cute.nvgpu.cpasync": cpasync, "cutlass.cute.nvgpu.warp": warp,
+            "cutlass.cute.runtime": runtime, "cutlass.cute.math": math, "cutlass.utils": utils,
+            "cutlass.memory": memory}

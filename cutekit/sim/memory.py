@@ -1,0 +1,465 @@
+"""Memory and tensors of the simulated GPU.
+
+A `Storage` is one allocation: global (a torch CPU tensor's or NumPy array's own memory, shared, so a
+kernel's writes are seen by the caller), shared (one per SmemAllocator call, shared by a block's threads)
+or registers (per thread). A `SimTensor` is CuTe's tensor over it: `storage[swizzle(base + layout(c))]`,
+with the layout algebra of `cutekit.cute` (a swizzle, when there is one, is applied to the final offset,
+so every partition works on the plain layout, as CuTe's ComposedLayout does).
+
+Every access is checked against the storage (out of bounds names the tensor and coordinate), shared
+accesses are checked for races and counted for bank conflicts, and, when tracing, recorded.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy
+
+from ..cute import typing as types
+from ..cute.inttuple import CuteError, flatten, fmt, fmt_coord, is_int, is_tuple, product
+from ..cute.layout import ComposedLayout, Layout, Swizzle, _has_none, make_layout, size, slice_, slice_offset
+from ..cute.tensor import Tensor
+from . import machine
+from .machine import OutOfBoundsError, RaceError
+
+_SPACE_NAMES = {"gmem": "global", "smem": "shared", "rmem": "register"}
+
+
+class Storage:
+    """One allocation: a flat NumPy array plus what the checks need to know about it."""
+    _counter = itertools.count()
+
+    def __init__(self, array: numpy.ndarray, space: str, element_type, name: str | None = None,
+                 root: Layout | None = None, byte_base: int = 0):
+        self.array = array
+        self.space = space
+        self.element_type = element_type
+        self.name = name
+        self.root = root                    # the layout it was created with (global: shape and strides)
+        self.byte_base = byte_base          # shared memory: where it starts in the block's shared memory
+        self.align_bytes = None             # the alignment the compiler may assume (from_dlpack's assumed_align)
+        self.bytes_per_element = array.dtype.itemsize if element_type is None else max(1, element_type.width // 8)
+        if space == "smem":
+            self.writer = numpy.full(array.size, -1, numpy.int32)
+            self.write_epoch = numpy.full(array.size, -1, numpy.int64)
+            self.reader = numpy.full(array.size, -1, numpy.int32)
+            self.read_epoch = numpy.full(array.size, -1, numpy.int64)
+            self.in_flight = numpy.zeros(array.size, numpy.int16)
+
+    def describe(self) -> str:
+        what = f"{_SPACE_NAMES[self.space]} tensor"
+        if self.name:
+            what += f" {self.name}"
+        if self.root is not None and self.space == "gmem":
+            what += f" (shape {fmt(self.root.shape)}, {self.array.size} elements)"
+        else:
+            what += f" ({self.array.size} elements)"
+        return what
+
+    def root_coordinate(self, offset: int):
+        """The coordinate of the original tensor at a storage offset (global tensors; None if none)."""
+        if self.root is None or not 0 <= offset < self.array.size:
+            return None
+        shapes, strides = flatten(self.root.shape), flatten(self.root.stride)
+        order = sorted(range(len(shapes)), key=lambda i: -strides[i] if is_int(strides[i]) else 0)
+        coordinate, rest = [0] * len(shapes), offset
+        for i in order:
+            if strides[i]:
+                coordinate[i], rest = divmod(rest, strides[i])
+        if rest:
+            return None
+        return tuple(coordinate) if len(coordinate) > 1 else coordinate[0]
+
+
+# --------------------------------------------------------------------------------------------- offsets
+
+@functools.lru_cache(maxsize=65536)
+def offsets(layout: Layout) -> numpy.ndarray:
+    """layout(i) for every index i, as an int64 array (cached: a kernel's layouts repeat per thread)."""
+    shapes, strides = flatten(layout.shape), flatten(layout.stride)
+    index = numpy.arange(product(layout.shape), dtype=numpy.int64)
+    result = numpy.zeros_like(index)
+    step = 1
+    for extent, stride in zip(shapes, strides):
+        if not is_int(stride):
+            raise CuteError(f"a tensor of coordinates ({layout}) has no memory offsets")
+        result += (index // step) % extent * stride
+        step *= extent
+    result.setflags(write=False)
+    return result
+
+
+def _apply_swizzle(swizzle: Swizzle | None, values):
+    if swizzle is None:
+        return values
+    if isinstance(values, numpy.ndarray):
+        yyy = ((1 << swizzle.bits) - 1) << (swizzle.base + max(0, swizzle.shift))
+        return values ^ ((values & yyy) >> swizzle.shift)
+    return swizzle(values)
+
+
+# --------------------------------------------------------------------------------------------- tensors
+
+class SimTensor(Tensor):
+    """A tensor of the simulated GPU: `storage[swizzle(base + layout(coordinate))]`."""
+
+    def __init__(self, storage: Storage, layout, base: int = 0, swizzle: Swizzle | None = None,
+                 name: str | None = None):
+        if isinstance(layout, ComposedLayout):
+            swizzle, base, layout = layout.inner, base + layout.offset, layout.outer
+        super().__init__(("memory", storage.array, base), layout, name or storage.name)
+        self.storage = storage
+        self.base = base
+        self.swizzle = swizzle
+
+    # ---- the reference algebra builds new views through these two
+    def with_layout(self, layout) -> "SimTensor":
+        return SimTensor(self.storage, layout, self.base, self.swizzle, self.name)
+
+    def renamed(self, name: str) -> "SimTensor":
+        if self.storage.name is None:
+            self.storage.name = name
+        return SimTensor(self.storage, self.layout, self.base, self.swizzle, name)
+
+    @property
+    def element_type(self):
+        return self.storage.element_type
+
+    @property
+    def memspace(self) -> str:
+        return self.storage.space
+
+    # ---- element access
+    def _locate(self, coord) -> int:
+        try:
+            offset = self.layout(coord)
+        except CuteError as error:
+            raise OutOfBoundsError(f"out-of-bounds access to {self._label()} at coordinate "
+                                   f"{fmt_coord(coord) if isinstance(coord, tuple) else coord}: {error}") from None
+        return offset
+
+    def __getitem__(self, coord):
+        if isinstance(coord, list):
+            coord = tuple(coord)
+        if _has_none(coord):
+            kept = slice_(coord, self.layout)
+            try:
+                moved = slice_offset(coord, self.layout)
+            except CuteError as error:
+                raise OutOfBoundsError(f"{self._label()}: {error}") from None
+            return SimTensor(self.storage, kept, self.base + moved, self.swizzle, self.name)
+        address = self._address(self._locate(coord), coord)
+        if self.storage.space == "smem" or machine.SETTINGS.trace:
+            read(self.storage, numpy.array([address]), self, coord)
+        value = self.storage.array[address]
+        return value.item() if self.storage.space != "rmem" or self.storage.array.dtype == numpy.bool_ else value
+
+    def __setitem__(self, coord, value):
+        if isinstance(coord, list):
+            coord = tuple(coord)
+        address = self._address(self._locate(coord), coord)
+        if self.storage.space == "smem" or machine.SETTINGS.trace:
+            write(self.storage, numpy.array([address]), self, coord)
+        self.storage.array[address] = value
+
+    def _address(self, offset: int, coord=None) -> int:
+        address = _apply_swizzle(self.swizzle, self.base + offset)
+        if not 0 <= address < self.storage.array.size:
+            raise OutOfBoundsError(self._outside(address, coord))
+        return address
+
+    def addresses(self) -> numpy.ndarray:
+        """Storage offsets of every element, in layout order."""
+        return _apply_swizzle(self.swizzle, self.base + offsets(self.layout))
+
+    def _label(self) -> str:
+        return self.storage.describe() if self.name in (None, self.storage.name) else \
+            f"{self.name} (a view of {self.storage.describe()})"
+
+    def _outside(self, address: int, coord=None) -> str:
+        where = f" at coordinate {fmt_coord(coord) if isinstance(coord, tuple) else coord}" if coord is not None else ""
+        return (f"out-of-bounds access to {self._label()}{where}: offset {address} is outside its "
+                f"{self.storage.array.size} elements")
+
+    # ---- whole-tensor operations
+    def load(self) -> "TensorSSA":
+        """All elements as a value (CuTeDSL's TensorSSA), in layout order."""
+        addresses = self.addresses()
+        check_bounds(self, addresses)
+        read(self.storage, addresses, self)
+        return TensorSSA(self.storage.array[addresses].copy(), self.layout.shape, self.element_type)
+
+    def store(self, value):
+        """Write a TensorSSA (or a scalar, broadcast) into every element."""
+        addresses = self.addresses()
+        if isinstance(value, TensorSSA):
+            if value.values.size != addresses.size:
+                raise CuteError(f"store: a value of {value.values.size} elements into {self._label()} of shape "
+                                f"{fmt(self.layout.shape)} ({addresses.size} elements)")
+            value = value.values
+        check_bounds(self, addresses)
+        write(self.storage, addresses, self)
+        self.storage.array[addresses] = value
+
+    def fill(self, value):
+        self.store(value)
+
+    def __str__(self):
+        dtype = self.element_type.mlir_type if self.element_type is not None else str(self.storage.array.dtype)
+        layout = f"{self.swizzle} o {self.base} o {self.layout}" if self.swizzle is not None else str(self.layout)
+        return f"tensor<ptr<{dtype}, {self.storage.space}> o {layout}>"
+
+    __repr__ = __str__
+
+
+def check_alignment(tensor: SimTensor, addresses: numpy.ndarray, vector: int, what: str):
+    """A `vector`-element access needs its address aligned to the vector's bytes, and (for global and shared
+    memory) the compiler must know it: CuTeDSL refuses a 128-bit copy from a tensor only known to be
+    4-byte aligned, and a GPU faults on a misaligned vector access."""
+    storage = tensor.storage
+    vector_bytes = vector * storage.bytes_per_element
+    if vector <= 1 or storage.space == "rmem":
+        return
+    known = storage.align_bytes or storage.bytes_per_element
+    if known < vector_bytes:
+        fix = (f"from_dlpack(tensor, assumed_align={vector_bytes})" if storage.space == "gmem"
+               else f"allocate_tensor(..., byte_alignment={vector_bytes})")
+        raise CuteError(f"{what}: a {vector_bytes * 8}-bit copy needs {vector_bytes}-byte aligned addresses, but "
+                        f"{tensor._label()} is only known to be {known}-byte aligned (CuTeDSL refuses to compile "
+                        f"this); promise the alignment with {fix}, or copy fewer bits at a time")
+    starts = addresses[::vector] * storage.bytes_per_element + storage.byte_base
+    misaligned = starts % vector_bytes != 0
+    if misaligned.any():
+        first = int(numpy.argmax(misaligned))
+        raise OutOfBoundsError(f"{what}: misaligned address: vector {first} of {tensor._label()} starts at byte "
+                               f"{int(starts[first])}, not a multiple of {vector_bytes} (a GPU faults with "
+                               f"'misaligned address')")
+
+
+def check_bounds(tensor: SimTensor, addresses: numpy.ndarray, mask=None):
+    """Every address (where `mask` is true) inside the storage; else name the first element outside."""
+    size_ = tensor.storage.array.size
+    inside = (addresses >= 0) & (addresses < size_)
+    if mask is not None:
+        inside |= ~mask
+    if not inside.all():
+        first = int(numpy.argmin(inside))
+        coord = _coordinate_of_index(tensor.layout, first)
+        raise OutOfBoundsError(tensor._outside(int(addresses[first]), coord) + _root_hint(tensor, addresses[first]))
+
+
+def _coordinate_of_index(layout: Layout, index: int):
+    from ..cute.inttuple import idx2crd
+    return idx2crd(index, layout.shape)
+
+
+def _root_hint(tensor: SimTensor, address: int) -> str:
+    storage = tensor.storage
+    if storage.space != "gmem" or storage.root is None:
+        return ""
+    return (f" (the tensor {storage.name or ''} has shape {fmt(storage.root.shape)}; guard the tail with an "
+            f"identity tensor and elem_less, or copy with pred=)")
+
+
+# --------------------------------------------------------------------------------------------- checks
+
+def read(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = None, coord=None,
+         vector: int | None = None):
+    """Checks and bookkeeping for one thread reading `addresses` of `storage` (`vector`: elements per
+    instruction; None lets the widest aligned contiguous access up to 16 bytes be chosen, as the compiler
+    does)."""
+    thread = machine.current()
+    if thread is None:
+        return
+    if storage.space == "smem":
+        _check_race(storage, addresses, thread, "read", tensor)
+        if storage.in_flight[addresses].any():
+            raise RaceError(f"read of {tensor._label() if tensor else storage.describe()} while a cp.async "
+                            f"copy into it has not finished: call cute.arch.cp_async_wait_group(...) (and "
+                            f"sync_threads) before reading what cp.async wrote")
+        _record_requests(thread, storage, addresses, vector)
+    if storage.space != "rmem" and machine.SETTINGS.trace:
+        machine.record_trace(thread, storage.name or "?", addresses, "read")
+
+
+def write(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = None, coord=None,
+          vector: int | None = None, thread=None, record: bool = True):
+    """Checks and bookkeeping for one thread writing `addresses` of `storage` (see `read`)."""
+    thread = thread or machine.current()
+    if thread is None:
+        return
+    if storage.space == "smem":
+        _check_race(storage, addresses, thread, "write", tensor)
+        if record:
+            _record_requests(thread, storage, addresses, vector)
+    if storage.space != "rmem" and machine.SETTINGS.trace:
+        machine.record_trace(thread, storage.name or "?", addresses, "write")
+
+
+def vector_length(addresses: numpy.ndarray, bytes_per_element: int) -> int:
+    """The widest access (elements, a power of two, at most 16 bytes) that cuts `addresses` into aligned
+    runs of consecutive elements.
+
+    >>> vector_length(numpy.arange(8), 4), vector_length(numpy.array([0, 1, 8, 9]), 4), vector_length(numpy.arange(1, 5), 4)
+    (4, 2, 1)
+    """
+    width = max(1, 16 // bytes_per_element)
+    while width > 1:
+        if addresses.size % width == 0:
+            runs = addresses.reshape(-1, width)
+            if (runs[:, 0] % width == 0).all() and (numpy.diff(runs, axis=1) == 1).all():
+                return width
+        width //= 2
+    return 1
+
+
+def _record_requests(thread, storage: Storage, addresses: numpy.ndarray, vector: int | None):
+    if vector is None:
+        vector = vector_length(addresses, storage.bytes_per_element)
+    starts = storage.byte_base + addresses[::vector] * storage.bytes_per_element
+    width = vector * storage.bytes_per_element
+    for start in starts.tolist():
+        machine.record_shared_request(thread, [start], width)
+
+
+def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, tensor):
+    if machine.SETTINGS.races == "off":
+        return
+    epoch, me = thread.block.epoch, thread.linear
+    if kind == "read":
+        clash = (storage.write_epoch[addresses] == epoch) & (storage.writer[addresses] != me)
+        other = storage.writer
+    else:
+        clash_write = (storage.write_epoch[addresses] == epoch) & (storage.writer[addresses] != me)
+        clash_read = (storage.read_epoch[addresses] == epoch) & (storage.reader[addresses] != me)
+        clash = clash_write | clash_read
+        other = numpy.where(storage.write_epoch == epoch, storage.writer, storage.reader)
+    if clash.any():
+        first = int(numpy.argmax(clash))
+        address = int(addresses[first])
+        culprit = int(other[address])
+        who = f"thread {culprit}" if culprit >= 0 else "several other threads"
+        label = tensor._label() if tensor is not None else storage.describe()
+        what = ("reads a value that " + who + " wrote" if kind == "read"
+                else "overwrites a value that " + who + " used")
+        message = (f"shared-memory race on {label}, element {address}: thread {me} {what} since the last "
+                   f"barrier. Put cute.arch.sync_threads() between the write and the read.")
+        if machine.SETTINGS.races == "error":
+            raise RaceError(message)
+        thread.block.launch.report.races.append(f"{thread.describe()}: {message}")
+    if kind == "read":
+        fresh = storage.read_epoch[addresses] != epoch
+        shared_with_other = (~fresh) & (storage.reader[addresses] != me)
+        storage.reader[addresses] = numpy.where(fresh, me, numpy.where(shared_with_other, -2,
+                                                                         storage.reader[addresses]))
+        storage.read_epoch[addresses] = epoch
+    else:
+        storage.writer[addresses] = me
+        storage.write_epoch[addresses] = epoch
+
+
+# --------------------------------------------------------------------------------------------- values
+
+class TensorSSA:
+    """A tensor's values in registers (what `.load()` gives): element-wise arithmetic and reductions."""
+
+    def __init__(self, values: numpy.ndarray, shape, element_type):
+        self.values = values
+        self.shape = shape
+        self.element_type = element_type
+
+    @property
+    def dtype(self):
+        return self.element_type
+
+    def _binary(self, other, operation):
+        other_values = other.values if isinstance(other, TensorSSA) else other
+        result = operation(self.values, other_values)
+        element_type = self.element_type
+        if result.dtype == numpy.bool_:
+            element_type = types.Boolean
+        return TensorSSA(result, self.shape, element_type)
+
+    def __add__(self, other):
+        return self._binary(other, numpy.add)
+
+    def __radd__(self, other):
+        return self._binary(other, lambda a, b: numpy.add(b, a))
+
+    def __sub__(self, other):
+        return self._binary(other, numpy.subtract)
+
+    def __rsub__(self, other):
+        return self._binary(other, lambda a, b: numpy.subtract(b, a))
+
+    def __mul__(self, other):
+        return self._binary(other, numpy.multiply)
+
+    def __rmul__(self, other):
+        return self._binary(other, lambda a, b: numpy.multiply(b, a))
+
+    def __truediv__(self, other):
+        return self._binary(other, lambda a, b: numpy.divide(a, b).astype(a.dtype))
+
+    def __rtruediv__(self, other):
+        return self._binary(other, lambda a, b: numpy.divide(b, a).astype(a.dtype))
+
+    def __neg__(self):
+        return TensorSSA(-self.values, self.shape, self.element_type)
+
+    def __lt__(self, other):
+        return self._binary(other, numpy.less)
+
+    def __le__(self, other):
+        return self._binary(other, numpy.less_equal)
+
+    def __gt__(self, other):
+        return self._binary(other, numpy.greater)
+
+    def __ge__(self, other):
+        return self._binary(other, numpy.greater_equal)
+
+    def to(self, element_type):
+        """The values converted to another element type (fp32 accumulators to fp16, say)."""
+        return TensorSSA(self.values.astype(types.NUMPY_STORAGE[element_type]), self.shape, element_type)
+
+    def reduce(self, op, init_val, reduction_profile=0):
+        """Reduce with `op` (cute.ReductionOp.ADD, MUL, MAX, MIN) starting from `init_val`; a profile of 0
+        reduces everything to a scalar."""
+        if reduction_profile != 0:
+            raise CuteError("the simulator reduces whole tensors only (reduction_profile=0)")
+        folded = op.numpy(self.values) if self.values.size else init_val
+        return self.values.dtype.type(op.combine(init_val, folded))
+
+    def __getitem__(self, index):
+        return self.values[index]
+
+    def __len__(self):
+        return self.values.size
+
+    def __str__(self):
+        return f"tensor_value<{fmt(self.shape)}> {self.values.tolist()}"
+
+    __repr__ = __str__
+
+
+def register_tensor(layout, element_type, name: str | None = None) -> SimTensor:
+    """Registers of one thread: a compact tensor of `element_type` with the given layout (its cosize)."""
+    if isinstance(layout, ComposedLayout):
+        layout = layout.outer
+    if not isinstance(layout, Layout):
+        layout = make_layout(layout)
+    from ..cute.layout import cosize
+    count = max(1, cosize(layout))
+    storage = Storage(numpy.zeros(count, types.NUMPY_STORAGE[element_type]), "rmem", element_type, name)
+    return SimTensor(storage, layout)
+
+
+def adopt(tensor) -> SimTensor:
+    """A reference-algebra tensor over NumPy memory (an MMA fragment, say) as a simulator register tensor."""
+    if isinstance(tensor, SimTensor) or not isinstance(tensor, Tensor) or tensor.is_coordinate:
+        return tensor
+    _, array, base = tensor.iterator
+    element_type = tensor.element_type or types.from_numpy_dtype(array.dtype)
+    return SimTensor(Storage(array, "rmem", element_type), tensor.layout, base)

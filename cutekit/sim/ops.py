@@ -1,0 +1,464 @@
+"""Device operations of the simulated GPU, named and called as in CuTeDSL: copies (universal, cp.async,
+ldmatrix), MMAs (FMA and mma.sync), warp reductions and shuffles, shared memory, registers, printf."""
+from __future__ import annotations
+
+import enum
+import functools
+import sys
+
+import numpy
+
+from ..cute import typing as types
+from ..cute.atom import CopyAtom, MmaAtom, TiledCopy, TiledMma, ThrCopy, ThrMma
+from ..cute.inttuple import CuteError, flatten, fmt, is_int, is_tuple, product
+from ..cute.layout import ComposedLayout, Layout, _layout_of, cosize, make_layout, size
+from ..cute.tensor import Tensor
+from ..cute.nvgpu.common import CopyUniversalOp, MmaUniversalOp
+from ..cute.nvgpu.cpasync import CopyG2SOp
+from ..cute.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op
+from . import machine
+from .machine import KernelError, OutOfBoundsError
+from .memory import (SimTensor, Storage, TensorSSA, adopt, check_alignment, check_bounds, offsets, read,
+                     register_tensor, write)
+
+
+# --------------------------------------------------------------------------------------------- ids
+
+def thread_idx():
+    return machine.require_thread("cute.arch.thread_idx()").thread_idx
+
+
+def block_idx():
+    return machine.require_thread("cute.arch.block_idx()").block_idx
+
+
+def block_dim():
+    return machine.require_thread("cute.arch.block_dim()").block.launch.block_dim
+
+
+def grid_dim():
+    return machine.require_thread("cute.arch.grid_dim()").block.launch.grid
+
+
+def lane_idx():
+    return machine.require_thread("cute.arch.lane_idx()").lane
+
+
+def warp_idx():
+    return machine.require_thread("cute.arch.warp_idx()").warp
+
+
+def sync_threads():
+    machine.barrier()
+
+
+def barrier(barrier_id=None, number_of_threads=None):
+    machine.barrier()
+
+
+def sync_warp(mask=0xFFFFFFFF):
+    machine.warp_collective("sync_warp", lambda payloads: {}, None)
+
+
+# --------------------------------------------------------------------------------------------- reductions
+
+class ReductionOp(enum.Enum):
+    """cute.ReductionOp: how `TensorSSA.reduce` and warp reductions combine values."""
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+    MIN = "min"
+
+    @property
+    def numpy(self):
+        return {"add": numpy.sum, "mul": numpy.prod, "max": numpy.max, "min": numpy.min}[self.value]
+
+    def combine(self, a, b):
+        return {"add": lambda: a + b, "mul": lambda: a * b, "max": lambda: max(a, b),
+                "min": lambda: min(a, b)}[self.value]()
+
+
+def _butterfly(values: dict, combine, group: int) -> dict:
+    """What a shuffle-xor tree leaves in every lane: the combination over its group of `group` lanes
+    (float sums are taken in the tree's order, as on the GPU)."""
+    lanes = dict(values)
+    offset = group // 2
+    while offset >= 1:
+        lanes = {lane: combine(value, lanes.get(lane ^ offset, value)) for lane, value in lanes.items()}
+        offset //= 2
+    return lanes
+
+
+def warp_reduction(value, op, *, threads_in_group: int = 32):
+    """Combine `value` over groups of `threads_in_group` lanes (a power of two up to 32): every lane gets
+    its group's result (CuTeDSL's cute.arch.warp_reduction)."""
+    if threads_in_group not in (1, 2, 4, 8, 16, 32):
+        raise KernelError(f"warp_reduction: threads_in_group must be a power of two up to 32, got "
+                          f"{threads_in_group!r}")
+    combine = op if callable(op) and not isinstance(op, ReductionOp) else op.combine
+    return machine.warp_collective(("warp_reduction", threads_in_group),
+                                   lambda payloads: _butterfly(payloads, combine, threads_in_group), value)
+
+
+def warp_reduction_sum(value, *, threads_in_group: int = 32):
+    return warp_reduction(value, lambda a, b: a + b, threads_in_group=threads_in_group)
+
+
+def warp_reduction_max(value, *, threads_in_group: int = 32):
+    return warp_reduction(value, lambda a, b: max(a, b), threads_in_group=threads_in_group)
+
+
+def _shuffle(kind, source_lane):
+    def shuffle(value, offset, mask=0xFFFFFFFF, mask_and_clamp=31):
+        def resolve(payloads):
+            return {lane: payloads.get(source_lane(lane, offset), payloads[lane]) for lane in payloads}
+        return machine.warp_collective(("shuffle", kind), resolve, value)
+    shuffle.__name__ = f"shuffle_sync_{kind}" if kind != "idx" else "shuffle_sync"
+    return shuffle
+
+
+shuffle_sync = _shuffle("idx", lambda lane, offset: offset)
+shuffle_sync_bfly = _shuffle("bfly", lambda lane, offset: lane ^ offset)
+shuffle_sync_down = _shuffle("down", lambda lane, offset: lane + offset if lane + offset < 32 else lane)
+shuffle_sync_up = _shuffle("up", lambda lane, offset: lane - offset if lane - offset >= 0 else lane)
+
+
+# --------------------------------------------------------------------------------------------- registers
+
+def _element_type(dtype):
+    if isinstance(dtype, type) and issubclass(dtype, types.Numeric):
+        return dtype
+    raise CuteError(f"expected an element type such as cutlass.Float32, got {dtype!r}")
+
+
+def make_rmem_tensor(layout_or_shape, dtype):
+    """Registers of this thread, laid out by `layout_or_shape` (a shape means compact column-major)."""
+    layout = layout_or_shape if isinstance(layout_or_shape, (Layout, ComposedLayout)) else make_layout(layout_or_shape)
+    return register_tensor(layout, _element_type(dtype))
+
+
+def make_fragment_like(src, dtype=None):
+    """Registers shaped like `src` (a tensor or layout), compact, in src's element type or `dtype`."""
+    if isinstance(src, Tensor):
+        shape = src.layout.shape
+        element_type = dtype or src.element_type or types.Float32
+    else:
+        shape = _layout_of(src).shape
+        element_type = dtype or types.Float32
+    return register_tensor(make_layout(shape), _element_type(element_type))
+
+
+make_rmem_tensor_like = make_fragment_like
+
+
+def _as_sim(tensor, what: str) -> SimTensor:
+    tensor = adopt(tensor)
+    if not isinstance(tensor, SimTensor):
+        raise CuteError(f"{what}: expected a tensor over memory, got {tensor!r}")
+    return tensor
+
+
+# --------------------------------------------------------------------------------------------- copies
+
+def _atom_of(copy) -> CopyAtom:
+    if isinstance(copy, CopyAtom):
+        return copy
+    raise CuteError(f"cute.copy: the first argument must be a copy atom or a TiledCopy, got {copy!r}")
+
+
+def _values_per_atom(atom: CopyAtom) -> int:
+    return size(atom.layout_src_tv, mode=[1]) if isinstance(atom.layout_src_tv.shape, tuple) else 1
+
+
+def _predicate_mask(pred, src: SimTensor, per_atom: int, count: int) -> numpy.ndarray | None:
+    """One bool per element of src: the predicate entry of the atom (copy instruction) it belongs to."""
+    if pred is None:
+        return None
+    pred = _as_sim(pred, "cute.copy(pred=...)")
+    first = size(src.layout, mode=[0]) if is_tuple(src.layout.shape) else size(src.layout)
+    instances_in_first = max(1, first // per_atom)
+    index = numpy.arange(count)
+    in_first, rest = index % first, index // first
+    entry = in_first // per_atom + instances_in_first * rest
+    pred_values = pred.storage.array[pred.addresses()]
+    if entry.max(initial=0) >= pred_values.size:
+        raise CuteError(f"cute.copy: pred has {pred_values.size} entries but the copy has "
+                        f"{instances_in_first * max(1, count // first)} atoms ({fmt(src.layout.shape)} in atoms "
+                        f"of {per_atom})")
+    return pred_values[entry].astype(bool)
+
+
+def copy(atom_or_tiled_copy, src, dst, *, pred=None, **kwargs):
+    """cute.copy: move src to dst with the atom's instruction; with `pred`, only the atoms whose predicate
+    is true (one entry per copy instruction, i.e. per vector)."""
+    atom = _atom_of(atom_or_tiled_copy)
+    src, dst = _as_sim(src, "cute.copy source"), _as_sim(dst, "cute.copy destination")
+    if isinstance(atom.op, LdMatrix8x8x16bOp):
+        # a lane's source (the rows it addresses) and its registers differ in size for x1/x2: the warp's
+        # exchange, not the lane, matches them up
+        return _ldmatrix(atom, src, dst)
+    if size(src.layout) != size(dst.layout):
+        raise CuteError(f"cute.copy: source {fmt(src.layout.shape)} ({size(src.layout)} elements) and "
+                        f"destination {fmt(dst.layout.shape)} ({size(dst.layout)} elements) differ in size")
+    per_atom = _values_per_atom(atom)
+    if atom.value_type.width * per_atom > 128 and not isinstance(atom.op, CopyUniversalOp):
+        raise CuteError(f"cute.copy: {atom.op} moves at most 128 bits per instruction")
+    mask = _predicate_mask(pred, src, per_atom, size(src.layout))
+    source, destination = src.addresses(), dst.addresses()
+    check_bounds(src, source, mask)
+    check_bounds(dst, destination, mask)
+    check_alignment(src, source, per_atom, "cute.copy source")
+    check_alignment(dst, destination, per_atom, "cute.copy destination")
+    if mask is not None:
+        source, destination = source[mask], destination[mask]
+    values = src.storage.array[source]
+    read(src.storage, source, src, vector=per_atom if per_atom > 1 else None)
+    if isinstance(atom.op, CopyG2SOp):
+        return _copy_async(src, dst, destination, values, per_atom)
+    write(dst.storage, destination, dst, vector=per_atom if per_atom > 1 else None)
+    dst.storage.array[destination] = values
+
+
+def autovec_copy(src, dst):
+    """cute.autovec_copy: element-wise copy; the widest aligned vectors are used (as the compiler does)."""
+    src, dst = _as_sim(src, "autovec_copy source"), _as_sim(dst, "autovec_copy destination")
+    if size(src.layout) != size(dst.layout):
+        raise CuteError(f"autovec_copy: source {fmt(src.layout.shape)} and destination "
+                        f"{fmt(dst.layout.shape)} differ in size")
+    source, destination = src.addresses(), dst.addresses()
+    check_bounds(src, source)
+    check_bounds(dst, destination)
+    read(src.storage, source, src)
+    values = src.storage.array[source]
+    write(dst.storage, destination, dst)
+    dst.storage.array[destination] = values
+
+
+def _copy_async(src, dst, destination, values, per_atom):
+    """cp.async: the destination is written when the group completes (cp_async_wait_group), not now."""
+    thread = machine.require_thread("a cp.async copy")
+    if dst.storage.space != "smem" or src.storage.space != "gmem":
+        raise CuteError("cp.async (CopyG2SOp) copies global memory to shared memory; got "
+                        f"{src.storage.describe()} -> {dst.storage.describe()}")
+    write(dst.storage, destination, dst, vector=per_atom)      # races and banks are judged at issue
+    dst.storage.in_flight[destination] += 1
+    storage = dst.storage
+
+    def finish():
+        storage.in_flight[destination] -= 1
+        storage.array[destination] = values
+    thread.async_pending.append(finish)
+
+
+def cp_async_commit_group():
+    machine.commit_async(machine.require_thread("cp_async_commit_group()"))
+
+
+def cp_async_wait_group(n):
+    if not is_int(n) or n < 0:
+        raise CuteError(f"cp_async_wait_group(n): n must be a non-negative int, got {n!r}")
+    machine.complete_async(machine.require_thread("cp_async_wait_group()"), keep=n)
+
+
+# --------------------------------------------------------------------------------------------- ldmatrix
+
+@functools.lru_cache(maxsize=64)
+def _tv_table(layout: Layout, threads: int, values: int) -> numpy.ndarray:
+    return numpy.array([[layout((t, v)) for v in range(values)] for t in range(threads)], dtype=numpy.int64)
+
+
+def _ldmatrix(atom: CopyAtom, src: SimTensor, dst: SimTensor):
+    """ldmatrix: the 32 lanes exchange data: each lane's source values land in the registers that the
+    atom's destination layout assigns them (computed for the whole warp at once)."""
+    thread = machine.require_thread("ldmatrix")
+    if src.storage.space != "smem":
+        raise CuteError(f"ldmatrix reads shared memory; its source is {src.storage.describe()}")
+    source = src.addresses()
+    check_bounds(src, source)
+    read(src.storage, source, src, vector=_values_per_atom(atom))
+    payload = (src.storage.array[source].copy(), dst)
+    key = ("ldmatrix", atom.layout_src_tv, atom.layout_dst_tv)
+    machine.warp_collective(key, functools.partial(_resolve_ldmatrix, atom), payload)
+
+
+def _resolve_ldmatrix(atom: CopyAtom, payloads: dict) -> dict:
+    src_values = size(atom.layout_src_tv, mode=[1])
+    dst_values = size(atom.layout_dst_tv, mode=[1])
+    src_table = _tv_table(atom.layout_src_tv, 32, src_values)
+    dst_table = _tv_table(atom.layout_dst_tv, 32, dst_values)
+    some = next(iter(payloads.values()))[0]
+    instances = some.size // src_values
+    exchanged = numpy.zeros((instances, int(max(src_table.max(), dst_table.max())) + 1), some.dtype)
+    for lane in sorted(payloads, reverse=True):          # the lowest lane supplying an element wins
+        values = payloads[lane][0].reshape(instances, src_values)
+        exchanged[:, src_table[lane]] = values
+    for lane, (_, dst) in payloads.items():
+        addresses = dst.addresses()
+        check_bounds(dst, addresses)
+        dst.storage.array[addresses] = exchanged[:, dst_table[lane]].reshape(-1)
+    return {}
+
+
+# --------------------------------------------------------------------------------------------- mma
+
+def gemm(mma, d, a, b, c, **kwargs):
+    """cute.gemm(tiled_mma, D, A, B, C): D = A * B + C over the fragments' (V, M, K), (V, N, K), (V, M, N)
+    modes, accumulating over K."""
+    if not isinstance(mma, MmaAtom):
+        raise CuteError(f"cute.gemm: the first argument must be an MMA atom or TiledMma, got {mma!r}")
+    d, a, b, c = (_as_sim(t, f"cute.gemm {name}") for t, name in ((d, "D"), (a, "A"), (b, "B"), (c, "C")))
+    if size(mma.thr_id) == 1:
+        return _gemm_per_thread(d, a, b, c)
+    key = ("mma", mma.shape_mnk)
+    machine.warp_collective(key, functools.partial(_resolve_mma, mma),
+                            (_values_3d(a), _values_3d(b), _values_3d(c), d))
+
+
+def _values_3d(tensor: SimTensor) -> numpy.ndarray:
+    """(V, X, Y) values of a fragment (a 2-mode fragment gets Y = 1)."""
+    shape = tensor.layout.shape if is_tuple(tensor.layout.shape) else (tensor.layout.shape,)
+    extents = [product(mode) for mode in shape] + [1] * (3 - len(shape))
+    addresses = tensor.addresses()
+    check_bounds(tensor, addresses)
+    return tensor.storage.array[addresses].reshape(extents[::-1]).transpose(2, 1, 0)
+
+
+def _store_3d(tensor: SimTensor, values: numpy.ndarray):
+    addresses = tensor.addresses()
+    tensor.storage.array[addresses] = values.transpose(2, 1, 0).reshape(-1)
+
+
+def _gemm_per_thread(d, a, b, c):
+    """One thread's FMAs: D[v, m, n] = C[v, m, n] + sum_k A[v, m, k] * B[v, n, k] (one-value atoms)."""
+    av, bv, cv = _values_3d(a), _values_3d(b), _values_3d(c)
+    accumulator = cv.astype(numpy.float64) if cv.dtype == numpy.float64 else cv.astype(numpy.float32)
+    product_ = numpy.einsum("vmk,vnk->vmn", av.astype(accumulator.dtype), bv.astype(accumulator.dtype))
+    _store_3d(d, (accumulator + product_).astype(d.storage.array.dtype))
+
+
+def _resolve_mma(mma: MmaAtom, payloads: dict) -> dict:
+    """mma.sync for a warp: rebuild A (M x K), B (N x K), C (M x N) of every atom from the lanes' fragments
+    through the atom's TV layouts, multiply in fp32, and hand each lane its part of D."""
+    m_, n_, k_ = mma.shape_mnk
+    table_a = _tv_table(mma.tv_layout_A, 32, size(mma.tv_layout_A, mode=[1]))
+    table_b = _tv_table(mma.tv_layout_B, 32, size(mma.tv_layout_B, mode=[1]))
+    table_c = _tv_table(mma.tv_layout_C, 32, size(mma.tv_layout_C, mode=[1]))
+    some_a, some_b, some_c, _ = next(iter(payloads.values()))
+    _, tiles_m, tiles_k = some_a.shape
+    _, tiles_n, _ = some_b.shape
+    a_full = numpy.zeros((tiles_m, tiles_k, m_ * k_), numpy.float32)
+    b_full = numpy.zeros((tiles_n, tiles_k, n_ * k_), numpy.float32)
+    c_full = numpy.zeros((tiles_m, tiles_n, m_ * n_), numpy.float32)
+    for lane, (av, bv, cv, _) in payloads.items():
+        a_full[:, :, table_a[lane]] = av.transpose(1, 2, 0)
+        b_full[:, :, table_b[lane]] = bv.transpose(1, 2, 0)
+        c_full[:, :, table_c[lane]] = cv.transpose(1, 2, 0)
+    # column-major (m, k) -> index m + M * k
+    a_mat = a_full.reshape(tiles_m, tiles_k, k_, m_).transpose(0, 1, 3, 2)     # (TM, TK, M, K)
+    b_mat = b_full.reshape(tiles_n, tiles_k, k_, n_).transpose(0, 1, 3, 2)     # (TN, TK, N, K)
+    d_mat = c_full.reshape(tiles_m, tiles_n, n_, m_).transpose(0, 1, 3, 2).copy()  # (TM, TN, M, N)
+    d_mat += numpy.einsum("akmx,bknx->abmn", a_mat, b_mat)
+    d_flat = d_mat.transpose(0, 1, 3, 2).reshape(tiles_m, tiles_n, m_ * n_)
+    for lane, (_, _, _, d) in payloads.items():
+        _store_3d(d, d_flat[:, :, table_c[lane]].transpose(2, 0, 1).astype(d.storage.array.dtype))
+    return {}
+
+
+# --------------------------------------------------------------------------------------------- smem
+
+class SmemAllocator:
+    """cutlass.utils.SmemAllocator: carve the block's shared memory. The k-th allocation a thread makes is
+    the same memory as every other thread's k-th allocation (that is what makes it shared)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def allocate_tensor(self, element_type, layout, byte_alignment: int = 16, swizzle=None):
+        thread = machine.require_thread("SmemAllocator.allocate_tensor")
+        element_type = _element_type(element_type)
+        outer = layout.outer if isinstance(layout, ComposedLayout) else _layout_of(layout)
+        count = cosize(outer)
+        if isinstance(layout, ComposedLayout) and hasattr(layout.inner, "bits"):
+            span = 1 << (layout.inner.bits + layout.inner.base + max(0, layout.inner.shift))
+            count = -(-count // span) * span
+        storage = _shared_storage(thread, element_type, count, byte_alignment)
+        storage.align_bytes = byte_alignment
+        tensor = SimTensor(storage, layout)
+        if swizzle is not None:
+            tensor = SimTensor(storage, layout, 0, swizzle)
+        return tensor
+
+    def allocate_array(self, element_type, num_elems: int = 1, byte_alignment: int = 16):
+        thread = machine.require_thread("SmemAllocator.allocate_array")
+        storage = _shared_storage(thread, _element_type(element_type), num_elems, byte_alignment)
+        storage.align_bytes = byte_alignment
+        return SimTensor(storage, make_layout(num_elems))
+
+
+def _shared_storage(thread, element_type, count: int, alignment: int) -> Storage:
+    block = thread.block
+    k = thread.shared_count
+    thread.shared_count += 1
+    if k < len(block.shared):
+        storage = block.shared[k]
+        if storage.array.size != count or storage.element_type is not element_type:
+            raise KernelError(f"shared allocation {k} differs between threads ({storage.array.size} x "
+                              f"{storage.element_type} vs {count} x {element_type}); every thread must make "
+                              f"the same SmemAllocator calls in the same order")
+        return storage
+    start = -(-block.shared_bytes // alignment) * alignment
+    nbytes = count * max(1, element_type.width // 8)
+    if start + nbytes > block.launch.smem_limit:
+        raise KernelError(f"shared memory: {start + nbytes} bytes requested, more than the "
+                          f"{block.launch.smem_limit} a block can have")
+    storage = Storage(numpy.zeros(count, types.NUMPY_STORAGE[element_type]), "smem", element_type,
+                      name=f"shared allocation {k}", byte_base=start)
+    # shared memory starts as garbage on a GPU: NaN for floats makes a read before any write visible
+    if storage.array.dtype.kind == "f":
+        storage.array[:] = numpy.nan
+    block.shared_bytes = start + nbytes
+    block.shared.append(storage)
+    return storage
+
+
+# --------------------------------------------------------------------------------------------- misc
+
+def elem_less(a, b) -> bool:
+    """Every entry of coordinate `a` is less than the matching entry of `b` (shapes compared leaf-wise)."""
+    if is_tuple(a) and is_tuple(b):
+        if len(a) != len(b):
+            raise CuteError(f"elem_less: {fmt(a)} and {fmt(b)} have different ranks")
+        return all(elem_less(x, y) for x, y in zip(a, b))
+    if is_tuple(a):
+        return all(elem_less(x, b) for x in a)
+    if is_tuple(b):
+        return elem_less(a, product(b))
+    return a < b
+
+
+def printf(fmt_string, *args, **kwargs):
+    """cute.printf: printed by the thread that calls it (the simulator keeps the output in order: block by
+    block, thread by thread); `{}` placeholders, or C-style `%d` / `%f`."""
+    values = [_printable(a) for a in args]
+    try:
+        if "{}" in fmt_string or "{" in fmt_string:
+            text = fmt_string.format(*values)
+        elif "%" in fmt_string:
+            text = fmt_string % tuple(values)
+        else:
+            text = " ".join([fmt_string] + [str(v) for v in values])
+    except (IndexError, TypeError, ValueError, KeyError) as error:
+        raise CuteError(f"cute.printf: the format {fmt_string!r} does not fit the {len(args)} values given "
+                        f"({error})") from None
+    print(text)
+    thread = machine.current()
+    if thread is not None:
+        thread.block.launch.report.printed.append(text)
+
+
+def _printable(value):
+    if isinstance(value, (numpy.floating, numpy.integer, numpy.bool_)):
+        return value.item()
+    if is_tuple(value):
+        return fmt(value)
+    return value

@@ -1,0 +1,122 @@
+"""Small kernels written with CuTeDSL's API, each showing one behaviour of the simulator (and of a GPU).
+Imported after `cutekit.use("sim")` they run on the CPU; under real CuTeDSL on a GPU, on the GPU."""
+import cutlass
+import cutlass.cute as cute
+
+
+# ---- one thread per element, CUDA style, with a bounds guard (off_by_one plants the classic bug)
+@cute.kernel
+def add_one_per_thread_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, off_by_one: cutlass.Constexpr):
+    tx, ty, _ = cute.arch.thread_idx()
+    bx, by, _ = cute.arch.block_idx()
+    dx, dy, _ = cute.arch.block_dim()
+    row = by * dy + ty
+    col = bx * dx + tx
+    rows, cols = cute.size(gA, mode=[0]), cute.size(gA, mode=[1])
+    limit = rows + 1 if cutlass.const_expr(off_by_one) else rows
+    if row < limit:
+        if col < cols:
+            gC[row, col] = gA[row, col] + gB[row, col]
+
+
+@cute.jit
+def add_one_per_thread(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, off_by_one: cutlass.Constexpr = False):
+    rows, cols = cute.size(mA, mode=[0]), cute.size(mA, mode=[1])
+    add_one_per_thread_kernel(mA, mB, mC, off_by_one).launch(
+        grid=[cute.ceil_div(cols, 16), cute.ceil_div(rows, 16), 1], block=[16, 16, 1])
+
+
+# ---- shared memory: reverse a block's 64 values (with or without the barrier)
+@cute.kernel
+def reverse_kernel(gIn: cute.Tensor, gOut: cute.Tensor, barrier: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.memory.SmemAllocator()
+    buffer = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
+    buffer[tidx] = gIn[tidx]
+    if cutlass.const_expr(barrier):
+        cute.arch.sync_threads()
+    gOut[tidx] = buffer[63 - tidx]
+
+
+@cute.jit
+def reverse(mIn: cute.Tensor, mOut: cute.Tensor, barrier: cutlass.Constexpr = True):
+    reverse_kernel(mIn, mOut, barrier).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+
+# ---- transpose a 32x32 tile through shared memory; `padding` 1 makes the column reads conflict-free
+@cute.kernel
+def transpose_kernel(gIn: cute.Tensor, gOut: cute.Tensor, padding: cutlass.Constexpr):
+    tx, ty, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    tile = smem.allocate_tensor(cutlass.Float32, cute.make_layout((32, 32), stride=(32 + padding, 1)), 16)
+    for step in cutlass.range_constexpr(4):
+        tile[ty + 8 * step, tx] = gIn[ty + 8 * step, tx]      # a warp writes one row: 32 banks
+    cute.arch.sync_threads()
+    for step in cutlass.range_constexpr(4):
+        gOut[ty + 8 * step, tx] = tile[tx, ty + 8 * step]     # a warp reads one column
+
+@cute.jit
+def transpose(mIn: cute.Tensor, mOut: cute.Tensor, padding: cutlass.Constexpr = 0):
+    transpose_kernel(mIn, mOut, padding).launch(grid=[1, 1, 1], block=[32, 8, 1])
+
+
+# ---- printf from a 3-D launch
+@cute.kernel
+def hello_kernel():
+    tx, ty, tz = cute.arch.thread_idx()
+    bx, by, bz = cute.arch.block_idx()
+    cute.printf("block ({},{},{}) thread ({},{},{})", bx, by, bz, tx, ty, tz)
+
+
+@cute.jit
+def hello(grid: cutlass.Constexpr, block: cutlass.Constexpr):
+    hello_kernel().launch(grid=grid, block=block)
+
+
+# ---- a warp sum, and a barrier only half the block reaches
+@cute.kernel
+def warp_sums_kernel(gIn: cute.Tensor, gOut: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    total = cute.arch.warp_reduction_sum(gIn[tidx])
+    if cute.arch.lane_idx() == 0:
+        gOut[cute.arch.warp_idx()] = total
+
+
+@cute.jit
+def warp_sums(mIn: cute.Tensor, mOut: cute.Tensor):
+    warp_sums_kernel(mIn, mOut).launch(grid=[1, 1, 1], block=[cute.size(mIn), 1, 1])
+
+
+@cute.kernel
+def half_barrier_kernel(gOut: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx < 16:
+        cute.arch.sync_threads()
+    gOut[tidx] = 1.0
+
+
+@cute.jit
+def half_barrier(mOut: cute.Tensor):
+    half_barrier_kernel(mOut).launch(grid=[1, 1, 1], block=[64, 1, 1])
+
+
+# ---- cp.async into shared memory, with or without waiting for it
+@cute.kernel
+def staged_copy_kernel(gIn: cute.Tensor, gOut: cute.Tensor, wait: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    staged = smem.allocate_tensor(cutlass.Float32, cute.make_layout(128), 16)
+    atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float32, num_bits_per_copy=128)
+    source = cute.zipped_divide(gIn, (4,))
+    destination = cute.zipped_divide(staged, (4,))
+    cute.copy(atom, source[(None, tidx)], destination[(None, tidx)])
+    cute.arch.cp_async_commit_group()
+    if cutlass.const_expr(wait):
+        cute.arch.cp_async_wait_group(0)
+    cute.arch.sync_threads()
+    gOut[tidx] = staged[127 - tidx]
+
+
+@cute.jit
+def staged_copy(mIn: cute.Tensor, mOut: cute.Tensor, wait: cutlass.Constexpr = True):
+    staged_copy_kernel(mIn, mOut, wait).launch(grid=[1, 1, 1], block=[32, 1, 1])
