@@ -1,0 +1,33 @@
+"""cutekit.render: pictures of CuTe layouts, drawn live from the reference algebra (`cutekit.cute`).
+
+Every function returns a matplotlib `Figure` (object API, no pyplot state) and shows nothing; a notebook
+displays it as the cell's value, and `fig.savefig("x.png")` / `fig.savefig("x.svg")` saves it.
+
+    layout(layout)                              offsets on a grid, hierarchical modes grouped by thicker lines
+    layout_inverse(layout)                      which coordinate holds each index
+    tv_layout(tv_layout, tiler_mn, highlight=t) a TV layout as print_latex draws it: T{t} V{v} per cell
+    divide(layout, tiler, tile=k)               source coloured by tile | logical_divide | zipped_divide
+    local_tile(shape, tiler, coord)             which block owns each element; block `coord` outlined
+    local_partition(shape, thr_layout, index)   which thread owns each element; thread `index` highlighted
+    tiled_copy(tiled_copy)                      source and destination TV layouts side by side
+    tiled_mma(tiled_mma, highlight=t)           A, B, C with thread and value labels, as print_latex(TiledMMA)
+    ldmatrix(num_matrices, transpose, lane=l)   row addresses from lanes, elements to register halves
+    swizzle(swizzle, layout, element_bits)      shared-memory banks before/after, with the conflict counts
+    bank_conflicts(layout, element_bits)        the conflict count itself (an int; see cutekit.render.banks)
+
+Depends on cutekit.cute only (arrows: widgets -> render -> cute).
+"""
+from . import banks, facts, grid
+from .pictures import (bank_conflicts, divide, layout, layout_inverse, ldmatrix, local_partition, local_tile,
+                       swizzle, tiled_copy, tiled_mma, tv_layout)
+
+__all__ = ["layout", "layout_inverse", "tv_layout", "divide", "local_tile", "local_partition", "tiled_copy",
+           "tiled_mma", "ldmatrix", "swizzle", "bank_conflicts", "banks", "facts", "grid", "png_bytes"]
+
+
+def png_bytes(figure, dpi=100) -> bytes:
+    """The figure as PNG bytes (what a widget shows, and a quick way to compare two pictures)."""
+    import io
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, facecolor=figure.get_facecolor())
+    return buffer.getvalue()

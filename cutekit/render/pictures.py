@@ -1,0 +1,428 @@
+"""The pictures: each function takes cute objects, reads their facts (`facts`) and draws them (`grid`).
+
+Every function returns a matplotlib Figure and shows nothing. `figure=` redraws into an existing Figure
+(a widget reuses one); otherwise a new one is made.
+"""
+from __future__ import annotations
+
+import numpy
+
+from .. import cute
+from ..cute.layout import ComposedLayout
+from . import banks, facts, grid
+
+
+def _axes_row(figure, widths, height):
+    """One row of axes whose widths follow `widths` (in cells)."""
+    spec = figure.add_gridspec(1, len(widths), width_ratios=[max(w, 1) for w in widths])
+    return [figure.add_subplot(spec[0, i]) for i in range(len(widths))]
+
+
+def _size(columns, rows, cell, extra_width=0.8, extra_height=1.0):
+    return (max(3.0, columns * cell + extra_width), max(1.6, rows * cell + extra_height))
+
+
+def _check_index(name, value, count):
+    if not isinstance(value, (int, numpy.integer)) or isinstance(value, bool) or not 0 <= value < count:
+        raise cute.CuteError(f"{name} {value!r} is outside 0..{count - 1}")
+
+
+# ---- layouts ------------------------------------------------------------------------------------------------
+
+def layout(layout, *, title=None, highlight=None, figure=None):
+    """A layout as a grid of the offsets it gives each coordinate: mode 0 down, mode 1 across (a 1-D layout is
+    one row; modes 1.. of a deeper layout go across together). Thicker lines group the sub-modes of a
+    hierarchical mode. Colours run light to dark with the offset. `highlight=(row, column)` outlines a cell.
+
+    A swizzled ComposedLayout is drawn with its swizzled offsets."""
+    layout = facts.as_layout(layout)
+    values = facts.grid_values(layout)
+    row_shape, column_shape = facts.mode_shapes(layout)
+    rows, columns = values.shape
+    cell = grid.cell_inches(rows, columns)
+    figure = grid.new_figure(figure, _size(columns, rows, cell))
+    ax = figure.add_subplot()
+    labels = values.astype(str).astype(object)
+    grid.draw_cells(ax, grid.index_colours(values), labels, cell=cell, row_shape=row_shape,
+                    column_shape=column_shape)
+    if highlight is not None:
+        row, column = highlight
+        _check_index("row", row, rows)
+        _check_index("column", column, columns)
+        mask = numpy.zeros_like(values, dtype=bool)
+        mask[row, column] = True
+        grid.outline_cells(ax, mask)
+    ax.set_title(str(layout) if title is None else title, fontsize=10, pad=8)
+    grid.finish(figure)
+    return figure
+
+
+def layout_inverse(layout, *, title=None, columns=None, figure=None):
+    """Which coordinate holds each index: cell k (row-major over the indices 0 .. cosize-1, `columns` per row)
+    is labelled with the (row, column) whose offset is k, coloured by that coordinate's column-major
+    position. Indices no coordinate reaches stay white (a layout with gaps); where several coordinates give k
+    (a stride-0 broadcast) the first is shown and the cell says how many."""
+    layout = facts.as_layout(layout)
+    values = facts.grid_values(layout)
+    rows, width = values.shape
+    span = int(values.max(initial=0)) + 1
+    if columns is None:
+        columns = width if width > 1 and span % width == 0 and span // width <= 64 else min(span, 16)
+    index_rows = -(-span // columns)
+    position = numpy.full(index_rows * columns, -1, dtype=numpy.int64)
+    hits = numpy.bincount(values.ravel(), minlength=index_rows * columns)
+    column_major = (numpy.arange(rows)[:, None] + rows * numpy.arange(width)[None, :]).ravel()
+    order = numpy.argsort(column_major)[::-1]             # keep the first coordinate (column-major) per index
+    position[values.ravel()[order]] = column_major[order]
+    position = position.reshape(index_rows, columns)
+    labels = grid.label_grid(index_rows, columns)
+    for k in numpy.flatnonzero(position.ravel() >= 0):
+        r, c = position.ravel()[k] % rows, position.ravel()[k] // rows
+        labels.ravel()[k] = f"({r},{c})" if rows > 1 else f"({c})"
+        if hits[k] > 1:
+            labels.ravel()[k] += f"\nx{hits[k]}"
+    colours = grid.index_colours(numpy.where(position >= 0, position, 0))
+    colours[position < 0] = grid.EMPTY
+    cell = grid.cell_inches(index_rows, columns, largest=0.55)
+    figure = grid.new_figure(figure, _size(columns, index_rows, cell))
+    ax = figure.add_subplot()
+    grid.draw_cells(ax, colours, labels, cell=cell,
+                    row_ticks=[str(r * columns) for r in range(0, index_rows, 1 if index_rows <= 32 else 8)])
+    ax.set_title((f"inverse of {layout}: coordinate at each index" if title is None else title), fontsize=10,
+                 pad=8)
+    grid.finish(figure)
+    return figure
+
+
+# ---- thread-value layouts -----------------------------------------------------------------------------------
+
+def _tv_labels(threads, values):
+    labels = grid.label_grid(*threads.shape)
+    for (r, c), t in numpy.ndenumerate(threads):
+        if t >= 0:
+            labels[r, c] = f"T{t}\nV{values[r, c]}"
+    return labels
+
+
+def _tv_colours(threads, highlight):
+    colours = grid.palette_colours(threads, grid.THREAD_COLOURS)
+    if highlight is not None:
+        colours = grid.grey_out(colours, threads == highlight)
+    return colours
+
+
+def _text_colours(threads, highlight):
+    if highlight is None:
+        return None
+    return numpy.where(threads == highlight, grid.TEXT, grid.MUTED_TEXT)
+
+
+def draw_tv(ax, threads, values, *, cell, highlight=None, title=None, transpose=False):
+    """Draw (thread, value) cells on `ax` in print_latex's style: colour by thread, label T{t} V{v}."""
+    if transpose:
+        threads, values = threads.T, values.T
+    grid.draw_cells(ax, _tv_colours(threads, highlight), _tv_labels(threads, values), cell=cell,
+                    text_colours=_text_colours(threads, highlight))
+    if title:
+        ax.set_title(title, fontsize=9, pad=6)
+
+
+def _thread_count(tv_layout):
+    return cute.size(facts.modes(tv_layout)[0])
+
+
+def tv_layout(tv_layout, tiler_mn, *, highlight=None, title=None, figure=None):
+    """A (thread, value) -> tile-index layout drawn on its M x N tile (the index is column-major, m + n*M):
+    each cell coloured by the thread that holds it and labelled T{t} V{v}, as CUTLASS's print_latex draws a
+    TV layout. `highlight=t` greys every other thread's cells."""
+    rows, columns = facts.tile_size(tiler_mn)
+    if highlight is not None:
+        _check_index("thread", highlight, _thread_count(tv_layout))
+    threads, values = facts.tv_cells(tv_layout, (rows, columns))
+    cell = grid.cell_inches(rows, columns, largest=0.5)
+    figure = grid.new_figure(figure, _size(columns, rows, cell))
+    ax = figure.add_subplot()
+    heading = f"TV layout {tv_layout} on a {rows}x{columns} tile"
+    if highlight is not None:
+        heading += f": thread {highlight} holds {int((threads == highlight).sum())} values"
+    draw_tv(ax, threads, values, cell=cell, highlight=highlight, title=heading if title is None else title)
+    grid.finish(figure)
+    return figure
+
+
+# ---- divides ------------------------------------------------------------------------------------------------
+
+def _tile_index(tile, rest_shape):
+    """A tile given as an index or as a coordinate of the rest mode -> its column-major index."""
+    count = cute.size(rest_shape)
+    if isinstance(tile, tuple):
+        tile = cute.make_layout(rest_shape)(tile)
+    _check_index("tile", tile, count)
+    return int(tile)
+
+
+def _owner_cells(owner_grid, layout_coordinates, shape):
+    """The tile owning each cell of a divided layout drawn as a grid (via the coordinates its cells hold)."""
+    row, column, inside = facts.cell_of_coordinate(layout_coordinates, shape)
+    owned = numpy.full(inside.shape, -1, dtype=numpy.int64)
+    owned[inside] = owner_grid[row[inside], column[inside]]
+    return owned
+
+
+def divide(layout, tiler, *, tile=None, title=None, figure=None):
+    """Three panels: the source layout (its offsets) coloured by the tile each element falls in, then
+    logical_divide(layout, tiler) and zipped_divide(layout, tiler) drawn as grids of their two modes with the
+    same colours, so each coloured cell can be followed. In the zipped panel each column is one tile.
+    `tile=k` (the rest mode's index, or its coordinate) keeps that tile's colour and greys the others."""
+    layout = facts.as_layout(layout)
+    shape = layout.shape
+    owner, rest_shape = facts.tile_owner(shape, tiler)
+    chosen = None if tile is None else _tile_index(tile, rest_shape)
+    rank = facts.shape_rank(shape)
+    identity = facts.identity_layout(shape)
+    panels = [("source\n" + str(layout), layout, owner, facts.mode_shapes(layout))]
+    for name, operation in (("logical_divide", cute.logical_divide), ("zipped_divide", cute.zipped_divide)):
+        divided = operation(layout, tiler)
+        coordinates = facts.coordinates_of(operation(identity, tiler), rank)
+        panels.append((f"{name}\n{divided}", divided, _owner_cells(owner, coordinates, shape),
+                       facts.mode_shapes(divided)))
+    grids = [facts.grid_values(p[1]) for p in panels]
+    widest = max(g.shape[1] for g in grids) * 0 + sum(g.shape[1] for g in grids)
+    tallest = max(g.shape[0] for g in grids)
+    cell = grid.cell_inches(tallest, widest, most_width=15.0, most_height=8.0, largest=0.4)
+    figure = grid.new_figure(figure, _size(widest, tallest, cell, extra_width=2.5, extra_height=1.4))
+    axes = _axes_row(figure, [g.shape[1] for g in grids], tallest)
+    for ax, (heading, _, tiles, (row_shape, column_shape)), values in zip(axes, panels, grids):
+        colours = grid.palette_colours(tiles, grid.TILE_COLOURS)
+        keep = tiles == chosen if chosen is not None else None
+        if keep is not None:
+            colours = grid.grey_out(colours, keep)
+        grid.draw_cells(ax, colours, values.astype(str).astype(object), cell=cell, row_shape=row_shape,
+                        column_shape=column_shape,
+                        text_colours=None if keep is None else numpy.where(keep, grid.TEXT, grid.MUTED_TEXT))
+        ax.set_title(heading, fontsize=8, pad=6)
+    figure.suptitle(title if title is not None else
+                    f"divide by {_tiler_text(tiler)}" + ("" if chosen is None else f": tile {chosen}"), fontsize=10)
+    grid.finish(figure)
+    return figure
+
+
+def _tiler_text(tiler):
+    if isinstance(tiler, tuple):
+        return "<" + ", ".join(str(t) for t in tiler) + ">"
+    return str(tiler)
+
+
+def local_tile(shape, tiler, coord, *, title=None, figure=None):
+    """Which block owns each element of a `shape` tensor tiled by `tiler` (zipped_divide's rest mode: one
+    colour per block, labelled with the block coordinate), with block `coord` outlined and the others faded:
+    the tile `cute.local_tile(tensor, tiler, coord)` returns."""
+    identity = cute.make_identity_tensor(shape)
+    chosen = cute.local_tile(identity, tiler, coord)
+    owner, rest_shape = facts.tile_owner(shape, tiler)
+    rows, columns = owner.shape
+    chosen_mask = numpy.zeros_like(owner, dtype=bool)
+    chosen_mask[facts.tensor_cells(chosen, shape)] = True
+    colours = grid.palette_colours(owner, grid.TILE_COLOURS)
+    colours[~chosen_mask] = 0.45 * colours[~chosen_mask] + 0.55 * grid.EMPTY
+    labels = grid.label_grid(rows, columns)
+    rest_layout = cute.make_layout(rest_shape)
+    for (r, c), k in numpy.ndenumerate(owner):
+        if k >= 0:
+            labels[r, c] = cute.idx2crd(int(k), rest_layout.shape).__str__().replace(" ", "")
+    cell = grid.cell_inches(rows, columns, largest=0.42)
+    figure = grid.new_figure(figure, _size(columns, rows, cell))
+    ax = figure.add_subplot()
+    grid.draw_cells(ax, colours, labels, cell=cell,
+                    text_colours=numpy.where(chosen_mask, grid.TEXT, grid.MUTED_TEXT))
+    grid.outline_cells(ax, chosen_mask)
+    ax.set_title(title if title is not None else
+                 f"local_tile(shape {shape}, tiler {_tiler_text(tiler)}, coord {coord}): {chosen}", fontsize=9,
+                 pad=8)
+    grid.finish(figure)
+    return figure
+
+
+def local_partition(shape, thr_layout, index, *, title=None, figure=None):
+    """Which thread owns each element of a `shape` tensor under local_partition(tensor, thr_layout, t): the
+    thread layout is repeated over the tensor (an outer partition), so thread t owns one element of every
+    thr_layout-sized tile. Thread `index` keeps its colour (outlined); the others are grey."""
+    thr_layout = facts.as_layout(thr_layout)
+    _check_index("thread", index, cute.size(thr_layout))
+    owner = facts.thread_owner(shape, thr_layout)
+    mine = cute.local_partition(cute.make_identity_tensor(shape), thr_layout, index)
+    mine_mask = numpy.zeros_like(owner, dtype=bool)
+    mine_mask[facts.tensor_cells(mine, shape)] = True
+    rows, columns = owner.shape
+    labels = grid.label_grid(rows, columns)
+    for (r, c), t in numpy.ndenumerate(owner):
+        if t >= 0:
+            labels[r, c] = f"T{t}"
+    cell = grid.cell_inches(rows, columns, largest=0.42)
+    figure = grid.new_figure(figure, _size(columns, rows, cell))
+    ax = figure.add_subplot()
+    grid.draw_cells(ax, grid.grey_out(grid.palette_colours(owner, grid.THREAD_COLOURS), mine_mask), labels,
+                    cell=cell, text_colours=numpy.where(mine_mask, grid.TEXT, grid.MUTED_TEXT))
+    grid.outline_cells(ax, mine_mask, width=1.6)
+    ax.set_title(title if title is not None else
+                 f"local_partition(shape {shape}, {thr_layout}, {index}): {mine}", fontsize=9, pad=8)
+    grid.finish(figure)
+    return figure
+
+
+# ---- copies and MMAs ----------------------------------------------------------------------------------------
+
+def tiled_copy(tiled_copy, *, highlight=None, title=None, figure=None):
+    """A TiledCopy's source and destination (thread, value) layouts on its tile, side by side, as
+    print_latex(TiledCopy) draws them: which thread reads each source element and which writes each
+    destination element, and as which of its values. `highlight=t` greys every other thread."""
+    rows, columns = facts.tile_size(tiled_copy.tiler_mn)
+    if highlight is not None:
+        _check_index("thread", highlight, tiled_copy.size)
+    cell = grid.cell_inches(rows, 2 * columns, most_width=14.0, largest=0.45)
+    figure = grid.new_figure(figure, _size(2 * columns, rows, cell, extra_width=1.6, extra_height=1.3))
+    axes = _axes_row(figure, [columns, columns], rows)
+    for ax, name, tv in ((axes[0], "source", tiled_copy.layout_src_tv_tiled),
+                         (axes[1], "destination", tiled_copy.layout_dst_tv_tiled)):
+        threads, values = facts.tv_cells(tv, (rows, columns))
+        draw_tv(ax, threads, values, cell=cell, highlight=highlight, title=f"{name}: {tv}")
+    figure.suptitle(title if title is not None else f"TiledCopy on a {rows}x{columns} tile, {tiled_copy.size} "
+                    "threads", fontsize=10)
+    grid.finish(figure)
+    return figure
+
+
+def tiled_mma(tiled_mma, *, highlight=None, title=None, figure=None):
+    """A TiledMMA's A (M x K), B and C (M x N) thread-value layouts, arranged as print_latex(TiledMMA) does:
+    A on the left, B above C drawn K down and N across (so B's columns line up with C's), C bottom right.
+    Each cell: the thread that holds it and as which value. `highlight=t` greys every other thread."""
+    m, n, k = (tiled_mma.get_tile_size(i) for i in range(3))
+    if highlight is not None:
+        _check_index("thread", highlight, tiled_mma.size)
+    cell = grid.cell_inches(k + m, k + n, most_width=13.0, most_height=11.0, largest=0.45)
+    figure = grid.new_figure(figure, _size(k + n, k + m, cell, extra_width=1.8, extra_height=2.0))
+    spec = figure.add_gridspec(2, 2, width_ratios=[k, n], height_ratios=[k, m])
+    corner = figure.add_subplot(spec[0, 0])
+    corner.axis("off")
+    corner.text(0.5, 0.5, f"{tiled_mma.size} threads\nM={m} N={n} K={k}", ha="center", va="center", fontsize=9)
+    operands = [("A", spec[1, 0], tiled_mma.tv_layout_A_tiled, (m, k), False, f"A ({m}x{k}: M x K)"),
+                ("B", spec[0, 1], tiled_mma.tv_layout_B_tiled, (n, k), True, f"B ({n}x{k}: N x K, drawn K x N)"),
+                ("C", spec[1, 1], tiled_mma.tv_layout_C_tiled, (m, n), False, f"C ({m}x{n}: M x N)")]
+    for name, place, tv, tile, transpose, heading in operands:
+        ax = figure.add_subplot(place, gid=name)
+        threads, values = facts.tv_cells(tv, tile)
+        draw_tv(ax, threads, values, cell=cell, highlight=highlight, title=heading, transpose=transpose)
+    figure.suptitle(title if title is not None else "TiledMMA" +
+                    ("" if highlight is None else f": thread {highlight}"), fontsize=10)
+    grid.finish(figure)
+    return figure
+
+
+def ldmatrix(num_matrices=4, transpose=False, *, lane=None, title=None, figure=None):
+    """ldmatrix (`LdMatrix8x8x16bOp`): a warp loads `num_matrices` 8x8 matrices of 16-bit elements from
+    shared memory. Each matrix row is 16 contiguous bytes whose address one lane supplies (the row labels:
+    lane 8*i + r gives row r of matrix i). Each cell says which thread receives the element and where: R{i}
+    is the 32-bit register for matrix i, .lo/.hi its lower or upper 16 bits. Matrices are placed as an MMA's
+    A fragment uses them (0 and 1 down the left, 2 and 3 down the right). `lane=l` outlines the row lane l
+    addresses and greys what every other thread receives."""
+    if num_matrices not in (1, 2, 4):
+        raise cute.CuteError(f"ldmatrix loads 1, 2 or 4 matrices, not {num_matrices!r}")
+    if lane is not None:
+        _check_index("lane", lane, 32)
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose=transpose, num_matrices=num_matrices),
+                               cute.Float16)
+    # destination: (thread, value) -> element offset; matrix i is elements 64i .. 64i+63, row-major by 8
+    threads, values = facts.tv_cells(atom.layout_dst_tv, (1, 64 * num_matrices))
+    threads, values = threads.reshape(num_matrices, 8, 8), values.reshape(num_matrices, 8, 8)
+    # source: lane t supplies the address of the row holding its value 0 (lanes past 8*num_matrices repeat
+    # earlier rows: their addresses are ignored by the hardware)
+    source_threads, _ = facts.tv_cells(atom.layout_src_tv, (1, 64 * num_matrices))
+    row_lane = source_threads.reshape(num_matrices, 8, 8)[:, :, 0]
+    grid_columns = 2 if num_matrices == 4 else 1
+    grid_rows = 2 if num_matrices >= 2 else 1
+    cell = 0.5
+    figure = grid.new_figure(figure, (grid_columns * (8 * cell + 1.2) + 0.4, grid_rows * (8 * cell + 0.7) + 0.9))
+    spec = figure.add_gridspec(grid_rows, grid_columns)
+    for matrix in range(num_matrices):
+        ax = figure.add_subplot(spec[matrix % 2, matrix // 2], gid=f"matrix {matrix}")
+        labels = grid.label_grid(8, 8)
+        for (r, c), t in numpy.ndenumerate(threads[matrix]):
+            v = values[matrix][r, c]
+            labels[r, c] = f"T{t}\nR{v // 2}.{'lo' if v % 2 == 0 else 'hi'}"
+        colours = grid.palette_colours(threads[matrix], grid.THREAD_COLOURS)
+        text_colours = None
+        if lane is not None:
+            colours = grid.grey_out(colours, threads[matrix] == lane)
+            text_colours = _text_colours(threads[matrix], lane)
+        grid.draw_cells(ax, colours, labels, cell=cell, text_colours=text_colours,
+                        row_ticks=[f"lane {row_lane[matrix, r]}" for r in range(8)])
+        if lane is not None:
+            grid.outline_cells(ax, numpy.broadcast_to((row_lane[matrix] == lane)[:, None], (8, 8)))
+        ax.set_title(f"matrix {matrix} (register R{matrix})", fontsize=9, pad=6)
+    figure.suptitle(title if title is not None else
+                    f"ldmatrix .x{num_matrices}{' .trans' if transpose else ''}: row addresses from lanes, "
+                    "elements to threads" + ("" if lane is None else f" (lane {lane})"), fontsize=10)
+    grid.finish(figure)
+    return figure
+
+
+# ---- shared-memory banks ------------------------------------------------------------------------------------
+
+def bank_conflicts(layout, *, element_bits=32) -> int:
+    """The extra shared-memory wavefronts over all rows of `layout`, each row read as one request
+    (see `cutekit.render.banks`). 0 means conflict-free."""
+    return banks.bank_conflicts(layout, element_bits)
+
+
+def _draw_banks(ax, layout, element_bits, cell, highlight_row):
+    offsets = facts.grid_values(layout)
+    bank_grid = banks.banks_of(offsets, element_bits)
+    rows, columns = bank_grid.shape
+    colours = grid.palette_colours(bank_grid, grid.BANK_COLOURS)
+    labels = bank_grid.astype(str).astype(object)
+    text_colours = None
+    if highlight_row is not None:
+        keep = numpy.zeros_like(bank_grid, dtype=bool)
+        keep[highlight_row] = True
+        colours = grid.grey_out(colours, keep)
+        # in the chosen row, red marks the banks asked for more than one distinct word (the conflict)
+        words = banks.words_of(offsets[highlight_row], element_bits)
+        distinct = {}
+        for word in numpy.unique(words):
+            distinct[word % banks.BANKS] = distinct.get(word % banks.BANKS, 0) + 1
+        text_colours = numpy.where(keep, grid.TEXT, grid.MUTED_TEXT).astype(object)
+        for c in range(columns):
+            if distinct[words[c] % banks.BANKS] > 1:
+                text_colours[highlight_row, c] = grid.OUTLINE
+        mask = numpy.zeros_like(keep)
+        mask[highlight_row] = True
+        grid.outline_cells(ax, mask, colour="#202020", width=1.6)
+    row_shape, column_shape = facts.mode_shapes(layout)
+    grid.draw_cells(ax, colours, labels, cell=cell, row_shape=row_shape, column_shape=column_shape,
+                    text_colours=text_colours)
+    return banks.conflicts_per_access(layout, element_bits)
+
+
+def swizzle(swizzle, layout, *, element_bits=32, highlight_row=None, title=None, figure=None):
+    """The shared-memory bank of every element of `layout` (mode 0 down: one row = one request; see
+    `cutekit.render.banks`), before and after composing it with `swizzle`, with the bank conflicts of each
+    in the titles. `highlight_row=r` greys the other rows and marks in red the conflicting banks of row r."""
+    layout = facts.as_layout(layout)
+    swizzled = cute.make_composed_layout(swizzle, 0, layout)
+    rows, columns = facts.grid_values(layout).shape
+    if highlight_row is not None:
+        _check_index("row", highlight_row, rows)
+    cell = grid.cell_inches(rows, 2 * columns, most_width=14.0, largest=0.36)
+    figure = grid.new_figure(figure, _size(2 * columns, rows, cell, extra_width=1.6, extra_height=1.4))
+    axes = _axes_row(figure, [columns, columns], rows)
+    totals = []
+    for ax, name, drawn in ((axes[0], "before", layout), (axes[1], "after " + str(swizzle), swizzled)):
+        per_access = _draw_banks(ax, drawn, element_bits, cell, highlight_row)
+        totals.append(sum(per_access))
+        worst = max(per_access, default=0) + 1
+        ax.set_title(f"{name}: {sum(per_access)} conflicts (worst {worst}-way)", fontsize=9, pad=6)
+    figure.suptitle(title if title is not None else
+                    f"banks of {layout}, {element_bits}-bit elements: conflicts {totals[0]} -> {totals[1]}",
+                    fontsize=10)
+    grid.finish(figure)
+    return figure

@@ -1,0 +1,335 @@
+"""cutekit.widgets: sliders and fields around `cutekit.render`'s pictures (ipywidgets).
+
+Each explorer is one call and returns a VBox: its controls, an error line, and the picture (a PNG in an
+`ipywidgets.Image`). Tests and notebooks drive them through attributes: `explorer.thread_slider.value = 5`
+redraws; `explorer.figure` is the current matplotlib Figure; `explorer.error.value` holds the reference
+algebra's message when a field cannot be read (never a traceback).
+
+    layout_explorer(shape, stride)          shape and stride fields; row and column sliders pick a cell
+    tv_explorer(thr_layout, val_layout)     a thread slider highlighting that thread's values
+    divide_explorer(layout, tiler)          a tiler field and a tile slider
+    partition_explorer(shape, tiler, thr)   block sliders (local_tile) and a thread slider (local_partition)
+    swizzle_explorer(layout, element_bits)  B, M, S sliders with the bank conflicts before and after
+    mma_explorer(tiled_mma)                 a thread slider across A, B and C
+
+Depends on cutekit.render (and cutekit.cute for the layouts it builds); arrows: widgets -> render -> cute.
+"""
+from __future__ import annotations
+
+import ast
+import html
+import time
+
+import ipywidgets
+
+from .. import cute, render
+
+__all__ = ["Explorer", "layout_explorer", "tv_explorer", "divide_explorer", "partition_explorer",
+           "swizzle_explorer", "mma_explorer", "parse_int_tuple"]
+
+
+def parse_int_tuple(text: str, *, what: str = "value", allow_empty: bool = False):
+    """An int or a nested tuple of ints from a text field ("(4, 8)", "(4,(2,3))", "8"); lists become
+    tuples. Anything else raises CuteError naming the field.
+
+    >>> parse_int_tuple("(4, (2, 3))"), parse_int_tuple("[8, 1]"), parse_int_tuple("", allow_empty=True)
+    ((4, (2, 3)), (8, 1), None)
+    """
+    text = text.strip()
+    if not text and allow_empty:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise cute.CuteError(f"{what}: could not read {text!r} as an int or a tuple of ints, "
+                             "for example 8 or (4, 8) or (4, (2, 3))") from None
+
+    def check(v):
+        if isinstance(v, list):
+            v = tuple(v)
+        if isinstance(v, tuple):
+            if not v:
+                raise cute.CuteError(f"{what}: an empty tuple is not a shape or a stride")
+            return tuple(check(p) for p in v)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise cute.CuteError(f"{what}: {v!r} is not an int (in {text!r})")
+        return v
+    return check(value)
+
+
+def _slider(description, maximum, value=0):
+    return ipywidgets.IntSlider(value=min(value, max(maximum, 0)), min=0, max=max(maximum, 0), step=1,
+                                description=description, continuous_update=True,
+                                style={"description_width": "initial"})
+
+
+def _text(description, value):
+    return ipywidgets.Text(value=value, description=description, continuous_update=False,
+                           style={"description_width": "initial"}, layout=ipywidgets.Layout(width="260px"))
+
+
+def _as_text(value) -> str:
+    return "" if value is None else str(value).replace(" ", "")
+
+
+class Explorer(ipywidgets.VBox):
+    """Controls above a picture. Subclasses build their controls, then implement `draw(figure)`, which
+    returns the Figure drawn (into `figure`, reused between redraws, where the picture keeps its kind).
+
+    `redraw()` runs after every control change: on success the picture and `figure` update and `error` is
+    cleared; on a CuteError (bad input) the message shows in `error` and the last good picture stays.
+    `last_redraw_seconds` is the Python time the last redraw took (drawing plus PNG encoding)."""
+
+    def __init__(self, rows, *, images=1):
+        self.error = ipywidgets.HTML(value="")
+        self.caption = ipywidgets.HTML(value="")
+        self.images = [ipywidgets.Image(format="png", layout=ipywidgets.Layout(max_width="100%", width="auto"))
+                       for _ in range(images)]
+        self.image = self.images[0]
+        self.figures = [None] * images
+        self.last_redraw_seconds = 0.0
+        self.redraw_count = 0
+        super().__init__([*rows, self.error, self.caption, *self.images])
+        for control in _controls_in(rows):
+            control.observe(self._on_change, names="value")
+        self.redraw()
+
+    @property
+    def figure(self):
+        """The current (first) picture."""
+        return self.figures[0]
+
+    def _on_change(self, change):
+        if not getattr(self, "_updating", False):
+            self.redraw()
+
+    def draw(self):
+        """Return the list of Figures to show, reusing `self.figures` where possible."""
+        raise NotImplementedError
+
+    def redraw(self) -> bool:
+        start = time.perf_counter()
+        try:
+            figures = self.draw()
+        except cute.CuteError as exc:
+            self.error.value = f'<span style="color:#c62828">{html.escape(str(exc), quote=False)}</span>'
+            return False
+        for i, figure in enumerate(figures):
+            self.figures[i] = figure
+            self.images[i].value = render.png_bytes(figure, dpi=90)
+        self.error.value = ""
+        self.redraw_count += 1
+        self.last_redraw_seconds = time.perf_counter() - start
+        return True
+
+    def _set_quietly(self, slider, maximum):
+        """Change a slider's range without one redraw per attribute."""
+        self._updating = True
+        try:
+            slider.max = max(maximum, 0)
+            slider.value = min(slider.value, slider.max)
+        finally:
+            self._updating = False
+
+
+def _controls_in(widgets):
+    """The value widgets (fields, sliders) among `widgets` and inside their boxes."""
+    for widget in widgets:
+        if isinstance(widget, ipywidgets.Box):
+            yield from _controls_in(widget.children)
+        elif isinstance(widget, ipywidgets.ValueWidget):
+            yield widget
+
+
+# ---- layouts ------------------------------------------------------------------------------------------------
+
+class LayoutExplorer(Explorer):
+    """Shape and stride fields; the row and column sliders pick a cell, outlined, whose offset is spelled out."""
+
+    def __init__(self, shape=(4, 8), stride=None):
+        self.shape_text = _text("shape", _as_text(shape))
+        self.stride_text = _text("stride (empty: column-major)", _as_text(stride))
+        self.row_slider = _slider("row", 0)
+        self.column_slider = _slider("column", 0)
+        self.current_layout = None      # (`layout` is ipywidgets' CSS trait)
+        super().__init__([ipywidgets.HBox([self.shape_text, self.stride_text]),
+                          ipywidgets.HBox([self.row_slider, self.column_slider])])
+
+    def draw(self):
+        shape = parse_int_tuple(self.shape_text.value, what="shape")
+        stride = parse_int_tuple(self.stride_text.value, what="stride", allow_empty=True)
+        layout = cute.make_layout(shape) if stride is None else cute.make_layout(shape, stride=stride)
+        rows, columns = render.facts.grid_values(layout).shape
+        self._set_quietly(self.row_slider, rows - 1)
+        self._set_quietly(self.column_slider, columns - 1)
+        row, column = self.row_slider.value, self.column_slider.value
+        figure = render.layout(layout, highlight=(row, column), figure=self.figures[0])
+        self.current_layout = layout
+        self.caption.value = (f"<code>{html.escape(str(layout))}</code>: coordinate ({row}, {column}) &rarr; "
+                              f"offset <b>{int(render.facts.grid_values(layout)[row, column])}</b>")
+        return [figure]
+
+
+def layout_explorer(shape=(4, 8), stride=None) -> LayoutExplorer:
+    """Type a shape and a stride, see the layout's offsets; sliders pick one coordinate."""
+    return LayoutExplorer(shape, stride)
+
+
+# ---- thread-value layouts -----------------------------------------------------------------------------------
+
+class TvExplorer(Explorer):
+    """A TV layout on its tile; the thread slider greys every other thread."""
+
+    def __init__(self, tv_layout, tiler_mn):
+        self.tv_layout, self.tiler_mn = tv_layout, tiler_mn
+        threads = cute.size(render.facts.modes(tv_layout)[0])
+        self.thread_slider = _slider("thread", threads - 1)
+        super().__init__([self.thread_slider])
+
+    def draw(self):
+        thread = self.thread_slider.value
+        figure = render.tv_layout(self.tv_layout, self.tiler_mn, highlight=thread, figure=self.figures[0])
+        threads, values = render.facts.tv_cells(self.tv_layout, render.facts.tile_size(self.tiler_mn))
+        self.caption.value = f"thread {thread} holds {int((threads == thread).sum())} values"
+        return [figure]
+
+
+def tv_explorer(thr_layout=None, val_layout=None, *, tv_layout=None, tiler_mn=None) -> TvExplorer:
+    """A thread slider over a TV layout: either `tv_layout` and `tiler_mn`, or the `thr_layout` and
+    `val_layout` that make_layout_tv combines (default: 4x8 threads row-major, 2x2 values each)."""
+    if tv_layout is None:
+        thr_layout = cute.make_ordered_layout((4, 8), order=(1, 0)) if thr_layout is None else thr_layout
+        val_layout = cute.make_layout((2, 2)) if val_layout is None else val_layout
+        tiler_mn, tv_layout = cute.make_layout_tv(thr_layout, val_layout)
+    return TvExplorer(tv_layout, tiler_mn)
+
+
+# ---- divides ------------------------------------------------------------------------------------------------
+
+class DivideExplorer(Explorer):
+    """The divide pictures with a tiler field and a slider choosing the tile to highlight."""
+
+    def __init__(self, layout, tiler):
+        self.source_layout = render.facts.as_layout(layout)
+        self.tiler = tiler
+        self.tiler_text = _text("tiler", _as_text(tiler) if _is_int_tuple(tiler) else "")
+        self.tiler_text.disabled = not _is_int_tuple(tiler)
+        self.tile_slider = _slider("tile", 0)
+        super().__init__([self.tiler_text, self.tile_slider])
+
+    def draw(self):
+        tiler = parse_int_tuple(self.tiler_text.value, what="tiler") if not self.tiler_text.disabled else self.tiler
+        _, rest_shape = render.facts.tile_owner(self.source_layout.shape, tiler)
+        self._set_quietly(self.tile_slider, cute.size(rest_shape) - 1)
+        tile = self.tile_slider.value
+        figure = render.divide(self.source_layout, tiler, tile=tile, figure=self.figures[0])
+        self.tiler = tiler
+        self.caption.value = (f"{cute.size(rest_shape)} tiles (rest shape {html.escape(_as_text(rest_shape))}); "
+                              f"tile {tile} is rest coordinate {cute.idx2crd(tile, rest_shape)}")
+        return [figure]
+
+
+def _is_int_tuple(value) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_int_tuple(v) for v in value)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def divide_explorer(layout=None, tiler=(2, 4)) -> DivideExplorer:
+    """A tile slider over divide(layout, tiler); a tiler of ints can be retyped in its field."""
+    layout = cute.make_layout((8, 12), stride=(12, 1)) if layout is None else layout
+    return DivideExplorer(layout, tiler)
+
+
+# ---- tiles and partitions -----------------------------------------------------------------------------------
+
+class PartitionExplorer(Explorer):
+    """Two pictures: which block owns each element (block sliders pick the local_tile), and inside that
+    block which thread owns each element (the thread slider picks the local_partition)."""
+
+    def __init__(self, shape, tiler, thr_layout):
+        self.shape, self.tiler = shape, tiler
+        self.thr_layout = render.facts.as_layout(thr_layout)
+        _, rest_shape = render.facts.tile_owner(shape, tiler)
+        rest = rest_shape if isinstance(rest_shape, tuple) else (rest_shape,)
+        self.block_row_slider = _slider("block row", cute.size(rest[0]) - 1)
+        self.block_column_slider = _slider("block column", cute.size(rest[1]) - 1 if len(rest) > 1 else 0)
+        self.thread_slider = _slider("thread", cute.size(self.thr_layout) - 1)
+        super().__init__([self.block_row_slider, self.block_column_slider, self.thread_slider], images=2)
+
+    def draw(self):
+        block = (self.block_row_slider.value, self.block_column_slider.value)
+        thread = self.thread_slider.value
+        tile_figure = render.local_tile(self.shape, self.tiler, block, figure=self.figures[0])
+        tile_shape = tuple(cute.size(t) for t in self.tiler)
+        partition_figure = render.local_partition(tile_shape, self.thr_layout, thread, figure=self.figures[1],
+                                                  title=f"inside block {block}: thread {thread} of "
+                                                        f"{self.thr_layout}")
+        self.caption.value = f"block {block}, thread {thread}"
+        return [tile_figure, partition_figure]
+
+
+def partition_explorer(shape=(16, 16), tiler=(8, 8), thr_layout=None) -> PartitionExplorer:
+    """Block sliders over local_tile(shape, tiler, block) and a thread slider over local_partition of that
+    block by `thr_layout` (default 2x4 threads)."""
+    thr_layout = cute.make_layout((2, 4)) if thr_layout is None else thr_layout
+    return PartitionExplorer(shape, tiler, thr_layout)
+
+
+# ---- banks --------------------------------------------------------------------------------------------------
+
+class SwizzleExplorer(Explorer):
+    """B, M, S sliders for Swizzle<B,M,S> over a shared-memory layout; the caption counts the conflicts."""
+
+    def __init__(self, layout, element_bits, bits, base, shift):
+        self.shared_layout, self.element_bits = render.facts.as_layout(layout), element_bits
+        rows = render.facts.grid_values(self.shared_layout).shape[0]
+        self.bits_slider = ipywidgets.IntSlider(value=bits, min=0, max=5, description="B (bits)")
+        self.base_slider = ipywidgets.IntSlider(value=base, min=0, max=6, description="M (base)")
+        self.shift_slider = ipywidgets.IntSlider(value=shift, min=-6, max=6, description="S (shift)")
+        self.row_slider = _slider("row", rows - 1)
+        self.conflicts = (None, None)
+        super().__init__([self.bits_slider, self.base_slider, self.shift_slider, self.row_slider])
+
+    def draw(self):
+        swizzle = cute.make_swizzle(self.bits_slider.value, self.base_slider.value, self.shift_slider.value)
+        figure = render.swizzle(swizzle, self.shared_layout, element_bits=self.element_bits,
+                                highlight_row=self.row_slider.value, figure=self.figures[0])
+        before = render.bank_conflicts(self.shared_layout, element_bits=self.element_bits)
+        after = render.bank_conflicts(cute.make_composed_layout(swizzle, 0, self.shared_layout),
+                                      element_bits=self.element_bits)
+        self.conflicts = (before, after)
+        self.caption.value = f"{swizzle}: bank conflicts <b>{before}</b> before, <b>{after}</b> after"
+        return [figure]
+
+
+def swizzle_explorer(layout=None, element_bits=16, bits=3, base=3, shift=3) -> SwizzleExplorer:
+    """Swizzle<B,M,S> sliders over a shared-memory layout (default: 8 rows of 64 16-bit elements, each row
+    of the picture read as one request, the columns of a 64x8 column-major tile)."""
+    layout = cute.make_layout((8, 64), stride=(1, 8)) if layout is None else layout
+    return SwizzleExplorer(layout, element_bits, bits, base, shift)
+
+
+# ---- MMAs ---------------------------------------------------------------------------------------------------
+
+class MmaExplorer(Explorer):
+    """A thread slider across a TiledMMA's A, B and C."""
+
+    def __init__(self, tiled_mma):
+        self.tiled_mma = tiled_mma
+        self.thread_slider = _slider("thread", tiled_mma.size - 1)
+        super().__init__([self.thread_slider])
+
+    def draw(self):
+        thread = self.thread_slider.value
+        figure = render.tiled_mma(self.tiled_mma, highlight=thread, figure=self.figures[0])
+        self.caption.value = f"thread {thread} of {self.tiled_mma.size}"
+        return [figure]
+
+
+def mma_explorer(tiled_mma=None) -> MmaExplorer:
+    """A thread slider over a TiledMMA (default: one m16n8k16 F16 tensor-core atom, 32 threads)."""
+    if tiled_mma is None:
+        op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
+        tiled_mma = cute.make_tiled_mma(op)
+    return MmaExplorer(tiled_mma)

@@ -1,0 +1,125 @@
+"""End to end: JupyterLab on 127.0.0.1, a notebook opened in headless Chromium (Playwright driving Debian's
+`chromium` through `executable_path`), its cell run, the explorer's thread slider moved with the keyboard,
+and the picture checked to have changed. Screenshots go to $CUTEKIT_TEST_ARTIFACTS/e2e (default
+test-artifacts/e2e at the repository root). Skips in one line without playwright or chromium
+(scripts/install_browser.sh installs both)."""
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+HERE = pathlib.Path(__file__).parent
+ROOT = HERE.parent.parent
+NOTEBOOK = "tv_explorer.ipynb"
+
+
+def chromium_path():
+    for candidate in (os.environ.get("CHROMIUM_PATH"), shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    """A JupyterLab server on 127.0.0.1 serving a copy of the test notebook; yields its notebook URL."""
+    shutil.copy(HERE / NOTEBOOK, tmp_path / NOTEBOOK)
+    port, token = free_port(), "cutekit-e2e-" + os.urandom(8).hex()
+    environment = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+                       JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
+                       PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}", "--allow-root"],
+        env=environment, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "jupyterlab.log", "wb"))
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail("JupyterLab did not start: " + (tmp_path / "jupyterlab.log").read_text()[-2000:])
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def run_first_code_cell(page, attempts=4):
+    """Shift+Enter in the first code cell until its prompt shows it ran ([*] or [1]): a keypress that lands
+    before the kernel connection is ready runs nothing, so it is retried."""
+    for _ in range(attempts):
+        # force: a notification toast or a layout shift must not make the click wait for "actionability"
+        page.locator(".jp-CodeCell").first.locator(".jp-InputArea-editor").click(force=True, timeout=10_000)
+        page.keyboard.press("Control+Enter")
+        try:
+            page.wait_for_function(
+                "() => /\\[(\\*|\\d+)\\]/.test(document.querySelector('.jp-CodeCell .jp-InputPrompt').textContent)",
+                timeout=15_000)
+            return
+        except Exception:
+            continue
+    raise AssertionError("the notebook's code cell never ran")
+
+
+@pytest.mark.slow
+def test_moving_the_thread_slider_in_jupyterlab_changes_the_picture(jupyterlab):
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed "
+                                         "(scripts/install_browser.sh)")
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("chromium not found (scripts/install_browser.sh installs it)")
+    artifacts = pathlib.Path(os.environ.get("CUTEKIT_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "e2e"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    (artifacts / "failure.png").unlink(missing_ok=True)
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(jupyterlab, timeout=60_000)
+            # wait until the kernel is idle, then run the code cell
+            page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
+            page.locator("text=Kernel status: Idle").first.wait_for(state="attached", timeout=60_000)
+            run_first_code_cell(page)
+            picture = page.wait_for_selector(".jp-OutputArea-output img", timeout=90_000)
+            page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture, timeout=30_000)
+            page.screenshot(path=str(artifacts / "before.png"), full_page=True)
+            before_source, before_pixels = picture.get_attribute("src"), picture.screenshot()
+            handle = page.wait_for_selector(".jp-OutputArea-output .widget-slider .noUi-handle", timeout=30_000)
+            handle.focus()
+            for _ in range(3):
+                page.keyboard.press("ArrowRight")
+            page.wait_for_function("([img, old]) => img.src !== old && img.complete", arg=[picture, before_source],
+                                   timeout=30_000)
+            # the kernel redraws once per slider step: wait for the last one (its caption names thread 3)
+            page.wait_for_selector(".jp-OutputArea-output >> text=thread 3 holds", timeout=30_000)
+            page.wait_for_timeout(500)
+            readout = page.inner_text(".jp-OutputArea-output .widget-readout")
+            page.screenshot(path=str(artifacts / "after.png"), full_page=True)
+            after_pixels = picture.screenshot()
+        except Exception:
+            page.screenshot(path=str(artifacts / "failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    assert readout.strip() == "3"
+    assert after_pixels != before_pixels
