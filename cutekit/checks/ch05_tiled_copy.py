@@ -1,0 +1,523 @@
+"""Chapter 05 exercises: build a TiledCopy, predict partition_S's shape, the TiledCopy row sum, a compile
+cache key, and a reduction over dim 0.
+
+Answers are functions of their parameters, asked on random cases. The two kernel exercises are graded on
+the simulator whatever backend the notebook uses: the learner's host function and every kernel it calls
+are rebuilt from their source with the simulator as `cutlass` (in the forked sandbox, so the notebook's
+modules stay as they were). On `cutedsl-cpu` the row sum is compiled for sm_80 and its PTX read.
+
+Also here, for the chapter's compilation section: `compile_notebook_kernel` (a notebook's kernel compiled
+by real CuTeDSL for sm_80, no GPU needed) and `tensor_types_in_cutedsl` (how real CuTeDSL types a tensor
+from from_dlpack, mark_layout_dynamic and make_fake_compact_tensor).
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from .ch01_layouts import _case_text, _errors
+from .ch04_local_tile import kernel_module_source
+from .cutedsl import FakeTensor, compile_to_ptx, run_in_cutedsl
+from .grading import Criterion, Exercise, Verdict, failed, passed
+
+THIS_MODULE = __name__
+
+
+# ---- for the chapter: real CuTeDSL on the CPU ------------------------------------------------------------------
+
+def compile_notebook_kernel(host, *arguments):
+    """PtxReport of `host` (a @cute.jit function and the kernels it calls, defined in a notebook or a file)
+    compiled by real CuTeDSL for sm_80. A tuple argument is a FakeTensor (dtype, rank, divisibility)."""
+    source = kernel_module_source(host)
+    fakes = tuple(FakeTensor(*value) if isinstance(value, tuple) else value for value in arguments)
+    with tempfile.TemporaryDirectory(prefix="cutekit-ch05-") as folder:
+        path = Path(folder) / "notebook_kernel.py"
+        path.write_text(source)
+        return compile_to_ptx(str(path), inspect.unwrap(host).__name__, fakes)
+
+
+def tensor_types_traced(cute, rows, columns):
+    """Inside a cute.jit trace: the types of a (rows, columns) fp32 tensor as CuTeDSL builds them."""
+    import cutlass
+    import torch
+    from cutlass.cute.runtime import from_dlpack, make_fake_compact_tensor
+    host = torch.zeros(rows, columns)
+    fake = make_fake_compact_tensor(cutlass.Float32, (cute.sym_int(), columns), stride_order=(1, 0))
+    return "|".join([str(from_dlpack(host)), str(from_dlpack(host).mark_layout_dynamic()), str(fake)])
+
+
+def tensor_types_in_cutedsl(rows: int, columns: int) -> tuple:
+    """(from_dlpack, .mark_layout_dynamic(), make_fake_compact_tensor with M = sym_int()) as real CuTeDSL
+    prints them, the pointer address written 0x...."""
+    reply = run_in_cutedsl(THIS_MODULE, "tensor_types_traced", [(rows, columns)], with_cute=True)
+    if not reply.ok or reply.values[0][1]:
+        raise RuntimeError(f"CuTeDSL could not build the tensors: {reply.error or reply.values[0][1]}")
+    static, dynamic, fake = reply.values[0][0].split("|")
+    return re.sub(r"0x[0-9a-f]+", "0x...", static), re.sub(r"0x[0-9a-f]+", "0x...", dynamic), fake
+
+
+# ---- running a learner's kernel on the simulator ---------------------------------------------------------------
+
+_rebuilt: dict = {}
+
+
+def _on_simulator(host):
+    """`host` rebuilt from its source with cutekit's simulator as `cutlass` (cached per function)."""
+    name = inspect.unwrap(host).__name__
+    if name in _rebuilt:
+        return _rebuilt[name]
+    source = kernel_module_source(host)
+    import cutekit
+    saved = {key: module for key, module in sys.modules.items() if key == "cutlass" or key.startswith("cutlass.")}
+    for key in saved:
+        del sys.modules[key]
+    cutekit.use("sim")
+    folder = tempfile.mkdtemp(prefix="cutekit-ch05-sim-")
+    path = Path(folder) / f"learner_{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"learner_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _rebuilt[name] = (getattr(module, name), sys.modules["cutlass.cute.runtime"].from_dlpack)
+    return _rebuilt[name]
+
+
+def _torch_ready() -> None:
+    """One small torch operation in the parent, before the sandbox forks: torch's first operation in a forked
+    child otherwise sets up its thread pool there, which takes seconds under pytest."""
+    import torch
+    torch.zeros(1).add_(1)
+
+
+# ---- ch05.tiled_copy_for ----------------------------------------------------------------------------------------
+
+THREAD_SHAPES = ((4, 32), (8, 16), (2, 64), (16, 8), (4, 8), (8, 4))
+VALUE_SHAPES = ((1, 4), (2, 4), (1, 8), (2, 2), (4, 2), (1, 2), (2, 8))
+
+
+def _copy_cases(rng):
+    cases = []
+    while len(cases) < 6:
+        threads, values = rng.choice(THREAD_SHAPES), rng.choice(VALUE_SHAPES)
+        dtype = rng.choice(("Float32", "Float16"))
+        if values[1] * (32 if dtype == "Float32" else 16) > 128:
+            continue
+        if len(cases) < 3 and values[0] == 1:   # rows of values > 1 tell row-major values from column-major
+            continue
+        if not cases and values[1] * (32 if dtype == "Float32" else 16) == 128:
+            continue    # one atom narrower than 128 bits tells "a row of values" from "always 128 bits"
+
+        if (threads, values) == ((4, 32), (1, 4)):
+            continue
+        cases.append({"thread_shape": threads, "value_shape": values, "dtype": dtype})
+    return cases
+
+
+def _reference_copy(thread_shape, value_shape, dtype_name, thread_order=(1, 0), value_order=(1, 0), bits=None):
+    from cutekit import cute
+    dtype = getattr(cute, dtype_name)
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dtype,
+                               num_bits_per_copy=bits or value_shape[1] * dtype.width)
+    return cute.make_tiled_copy_tv(atom, cute.make_ordered_layout(thread_shape, order=thread_order),
+                                   cute.make_ordered_layout(value_shape, order=value_order))
+
+
+def _copy_facts(tiled_copy) -> dict:
+    return {"tiler": tuple(t.shape for t in tiled_copy.tiler_mn), "tv": str(tiled_copy.layout_tv_tiled),
+            "atom": str(tiled_copy.layout_src_tv)}
+
+
+def _ask_copy(answer, case):
+    from cutekit import cute
+    made = answer(case["thread_shape"], case["value_shape"], getattr(cute, case["dtype"]))
+    if not hasattr(made, "layout_tv_tiled") or not hasattr(made, "tiler_mn"):
+        raise TypeError(f"expected a TiledCopy (cute.make_tiled_copy_tv), got {type(made).__name__}: {made!r:.80}")
+    return _copy_facts(made)
+
+
+def _copy_text(case):
+    return f"threads {case['thread_shape']}, values {case['value_shape']}, {case['dtype']}"
+
+
+def _copy_tiler(context) -> Verdict:
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        case = outcome.case
+        want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["tiler"]
+        if outcome.value["tiler"] != want:
+            return failed(f"{_copy_text(case)}: the copy tile should be {want} (threads times values, mode by "
+                          f"mode), yours is {outcome.value['tiler']}: is the thread layout first and the value "
+                          "layout second in make_tiled_copy_tv?")
+    return passed()
+
+
+def _copy_atom(context) -> Verdict:
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        case = outcome.case
+        want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["atom"]
+        if outcome.value["atom"] != want:
+            width = 32 if case["dtype"] == "Float32" else 16
+            return failed(f"{_copy_text(case)}: one copy should move a row of {case['value_shape'][1]} values "
+                          f"({case['value_shape'][1] * width} bits), the atom layout {want}; yours is "
+                          f"{outcome.value['atom']} (num_bits_per_copy = value_shape[1] * dtype.width)")
+    return passed()
+
+
+def _copy_layout(context) -> Verdict:
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        case = outcome.case
+        args = (case["thread_shape"], case["value_shape"], case["dtype"])
+        want = _copy_facts(_reference_copy(*args))["tv"]
+        got = outcome.value["tv"]
+        if got == want:
+            continue
+        why = ""
+        try:
+            if got == _copy_facts(_reference_copy(*args, thread_order=(0, 1)))["tv"]:
+                why = " Your threads are column-major: make_ordered_layout(thread_shape, order=(1, 0))."
+            elif got == _copy_facts(_reference_copy(*args, value_order=(0, 1)))["tv"]:
+                why = " Your values are column-major: make_ordered_layout(value_shape, order=(1, 0))."
+        except Exception:  # a diagnosis that cannot be built (an atom that does not fit) gives no extra words
+            pass
+        return failed(f"{_copy_text(case)}: the TV layout should be {want}, yours is {got}.{why}")
+    return passed()
+
+
+TILED_COPY_FOR = Exercise(
+    id="ch05.tiled_copy_for",
+    statement="Write tiled_copy_for(thread_shape, value_shape, dtype): a TiledCopy with row-major threads, "
+              "row-major values per thread, and an atom that moves one row of a thread's values.",
+    example="tiled_copy_for((4, 32), (1, 4), Float32) has TV layout ((32,4),4):((16,1),4) and tile (4, 128)",
+    cases=_copy_cases,
+    ask=_ask_copy,
+    criteria=(
+        Criterion("the copy tile is threads x values", "reference", 1, _copy_tiler),
+        Criterion("one copy moves a row of a thread's values (value_shape[1] * width bits)", "reference", 1,
+                  _copy_atom),
+        Criterion("threads and values row-major: the TV layout", "reference", 2, _copy_layout),
+    ),
+)
+
+
+# ---- ch05.partition_shape ---------------------------------------------------------------------------------------
+
+def _shape_cases(rng):
+    cases = []
+    while len(cases) < 6:
+        threads, values = rng.choice(THREAD_SHAPES), rng.choice(VALUE_SHAPES)
+        # atoms across a row and down rows would make mode 0 (vector, (across, down)): not asked here, so a
+        # thread with several rows of values copies whole rows
+        vectors = [v for v in (1, 2, 4) if values[1] % v == 0 and (values[0] == 1 or v == values[1])]
+        if not vectors:
+            continue
+        vector = max(vectors) if not cases else rng.choice(vectors)
+        repeats = (rng.randint(1, 3), rng.randint(1, 4))
+        if not cases and vector == 1:
+            continue
+        if repeats[0] == repeats[1] or (values[0] * values[1]) // vector == 1 and len(cases) < 3:
+            continue
+        tile = (threads[0] * values[0] * repeats[0], threads[1] * values[1] * repeats[1])
+        cases.append({"thread_shape": threads, "value_shape": values, "vector": vector, "tile_shape": tile})
+    return cases
+
+
+def _reference_shape(case):
+    from cutekit import cute
+    tiled_copy = _reference_copy(case["thread_shape"], case["value_shape"], "Float32", bits=32 * case["vector"])
+    return tiled_copy.get_slice(0).partition_S(cute.make_identity_tensor(case["tile_shape"])).shape
+
+
+def _plain_shape(value):
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        raise TypeError(f"expected a nested tuple of ints like ((4, 1), 1, 4), got {value!r}")
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain_shape(item) for item in value)
+    return int(value)
+
+
+def _ask_shape(answer, case):
+    return _plain_shape(answer(case["thread_shape"], case["value_shape"], case["vector"], case["tile_shape"]))
+
+
+def _shape_text(case):
+    return (f"threads {case['thread_shape']}, values {case['value_shape']}, vector {case['vector']}, "
+            f"tile {case['tile_shape']}")
+
+
+def _shape_mode0(context) -> Verdict:
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        want = _reference_shape(outcome.case)
+        got = outcome.value
+        if not isinstance(got, tuple) or len(got) != 3 or got[0] != want[0]:
+            return failed(f"{_shape_text(outcome.case)}: mode 0 should be {want[0]} = (values one atom moves, "
+                          f"atoms per copy tile); yours is {got[0] if isinstance(got, tuple) and got else got}")
+    return passed()
+
+
+def _shape_rest(context) -> Verdict:
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        want = _reference_shape(outcome.case)
+        if outcome.value != want:
+            return failed(f"{_shape_text(outcome.case)}: partition_S gives {want}; yours is {outcome.value} "
+                          "(modes 1 and 2 count how often the copy tile, threads x values, repeats down and "
+                          "across the tile)")
+    return passed()
+
+
+PARTITION_SHAPE = Exercise(
+    id="ch05.partition_shape",
+    statement="Write partition_shape(thread_shape, value_shape, vector, tile_shape): the shape of one thread's "
+              "partition_S of a tile, for row-major threads and values and an atom of `vector` values.",
+    example="partition_shape((4, 32), (1, 4), 4, (4, 512)) == ((4, 1), 1, 4)",
+    cases=_shape_cases,
+    ask=_ask_shape,
+    forbidden=("make_tiled_copy_tv", "make_tiled_copy", "local_partition"),
+    criteria=(
+        Criterion("mode 0 is (atom values, atoms)", "reference", 1, _shape_mode0),
+        Criterion("the whole shape, with the copy tile's repeats", "reference", 2, _shape_rest),
+    ),
+)
+
+
+# ---- ch05.tiled_copy_row_sum -----------------------------------------------------------------------------------
+
+def _row_sum_cases(rng):
+    _torch_ready()
+    cases = [{"M": 4 * rng.randint(1, 2), "N": 256 * rng.randint(1, 2), "kind": "divisible"}]
+    cases.append({"M": rng.choice([5, 6, 7, 9]), "N": 4 * rng.randint(70, 150), "kind": "ragged"})
+    cases.append({"M": rng.choice([3, 5, 6]), "N": rng.choice([5, 7, 33, 66, 95, 130]), "kind": "ragged"})
+    return cases
+
+
+def _ask_row_sum(answer, case):
+    import torch
+    run, from_dlpack = _on_simulator(answer)
+    generator = torch.Generator().manual_seed(case["M"] * 1000 + case["N"])
+    x = torch.randn(case["M"], case["N"], generator=generator)
+    out = torch.full((case["M"],), float("nan"))
+    run(from_dlpack(x, assumed_align=16), from_dlpack(out), 4 if case["N"] % 4 == 0 else 1)
+    wrong = (~torch.isclose(out, x.sum(dim=-1), atol=1e-3)).nonzero().flatten().tolist()
+    return {"wrong": len(wrong), "first": wrong[0] if wrong else None,
+            "unwritten": int(torch.isnan(out).sum())}
+
+
+def _row_sum_criterion(kind: str):
+    def judge(context) -> Verdict:
+        for outcome in context.outcomes:
+            case = outcome.case
+            if case["kind"] != kind:
+                continue
+            where = f"a {case['M']}x{case['N']} row sum"
+            if outcome.error:
+                hint = ""
+                if "out-of-bounds" in outcome.error:
+                    hint = (" (guard the tails: one predicate per copy atom, elem_less(coordinate, shape), "
+                            "cute.copy(..., pred=); and write only rows < shape[0])")
+                return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
+            value = outcome.value
+            if value["unwritten"]:
+                return failed(f"{where}: {value['unwritten']} rows were never written (lane 0 of each warp writes "
+                              "row = row_block * rows per block + warp index)")
+            if value["wrong"]:
+                return failed(f"{where}: {value['wrong']} rows differ from torch.sum, the first is row "
+                              f"{value['first']} (every super tile, k = 0 .. size(gX, mode=[1, 1]) - 1; a zeroed "
+                              "fragment before each predicated copy; warp_reduction_sum of the thread's partial)")
+        return passed()
+    return judge
+
+
+def _row_sum_ptx(context) -> Verdict:
+    try:
+        report = compile_notebook_kernel(context.answer, ("Float32", 2, 4), ("Float32", 1, 1), 4)
+    except (OSError, TypeError) as error:
+        return failed(f"the kernel's source cannot be read ({error}); define it in a notebook cell or a .py file")
+    if not report.ok:
+        return failed(f"CuTeDSL could not compile your kernel for sm_80: {report.error[:600]}")
+    loads, vectors = report.count("ld.global"), report.count("ld.global.v4")
+    if not vectors or loads != vectors or report.local_memory:
+        return failed(f"for fp32 with vector 4 every global load should be a 128-bit ld.global.v4 and nothing "
+                      f"should go to local memory; your PTX has {loads} global loads, {vectors} of them v4, and "
+                      f"{report.local_memory} local accesses (copy with the tiled copy, one predicate per atom)")
+    return passed()
+
+
+TILED_COPY_ROW_SUM = Exercise(
+    id="ch05.tiled_copy_row_sum",
+    statement="Complete my_tiled_copy_kernel: the TiledCopy row sum over super tiles, with tails.",
+    example="my_sum_rows on a 9x300 tensor equals torch.sum(x, dim=-1)",
+    cases=_row_sum_cases,
+    ask=_ask_row_sum,
+    timeout=180.0,
+    criteria=(
+        Criterion("shapes the super tile divides: every row's sum", "reference", 1, _row_sum_criterion("divisible")),
+        Criterion("shapes it does not divide (and N not a multiple of 4): every row's sum", "reference", 2,
+                  _row_sum_criterion("ragged")),
+        Criterion("compiled for sm_80: only 128-bit global loads, no local memory", "cutedsl-cpu", 1, _row_sum_ptx),
+    ),
+)
+
+
+# ---- ch05.cache_key ---------------------------------------------------------------------------------------------
+
+def _key_cases(rng):
+    _torch_ready()
+    cases = []
+    for _ in range(3):
+        n = 4 * rng.randint(2, 40)
+        m1, m2, m3 = rng.sample(range(2, 60), 3)
+        cases.append({"M": (m1, m2, m3), "N": n, "other_N": n + 4 * rng.randint(1, 5)})
+    return cases
+
+
+def _key_tensors(case):
+    import torch
+    (m1, m2, m3), n = case["M"], case["N"]
+    return {
+        "base": torch.zeros(m1, n),
+        "another M": torch.zeros(m2, n),
+        "a third M": torch.zeros(m3, n),
+        "float16": torch.zeros(m1, n, dtype=torch.float16),
+        "another N": torch.zeros(m1, case["other_N"]),
+        "column-major strides": torch.zeros(n, m1).t(),
+        "an address 4 bytes past a 16-byte boundary": torch.zeros(m1 * n + 1)[1:].view(m1, n),
+    }
+
+
+def _ask_key(answer, case):
+    tensors = _key_tensors(case)
+    keys = {name: answer(tensor) for name, tensor in tensors.items()}
+    try:
+        for key in keys.values():
+            hash(key)
+        hashable = True
+    except TypeError:
+        hashable = False
+    return {"hashable": hashable, "same": {name: bool(key == keys["base"]) for name, key in keys.items()},
+            "base": repr(keys["base"])[:120]}
+
+
+SAME_KERNEL = ("another M", "a third M")
+NEW_KERNEL = ("float16", "another N", "column-major strides", "an address 4 bytes past a 16-byte boundary")
+
+
+def _key_hashable(context) -> Verdict:
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        if not outcome.value["hashable"]:
+            return failed(f"your key {outcome.value['base']} cannot go in a dict (it is not hashable): use a tuple, "
+                          "not a list")
+    return passed()
+
+
+def _key_reuse(context) -> Verdict:
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        for name in SAME_KERNEL:
+            if not outcome.value["same"][name]:
+                return failed(f"M = {outcome.case['M'][0]} and {name}: one compiled kernel serves both (M is "
+                              "dynamic), but your keys differ, so every new M compiles again: leave M out")
+    return passed()
+
+
+def _key_separates(context) -> Verdict:
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        for name in NEW_KERNEL:
+            if outcome.value["same"][name]:
+                return failed(f"a {outcome.case['M'][0]}x{outcome.case['N']} float32 tensor and one with {name} get "
+                              f"the same key, but the kernel compiled for the first is wrong for the second: the "
+                              "key needs the dtype, the static N, the strides and the 16-byte alignment")
+    return passed()
+
+
+CACHE_KEY = Exercise(
+    id="ch05.cache_key",
+    statement="Write cache_key(x): equal exactly when one compiled row-sum kernel (M dynamic, N static, strides "
+              "static, 16-byte alignment assumed) serves both tensors; hashable.",
+    example="cache_key(torch.zeros(8, 64)) == cache_key(torch.zeros(32, 64)) != cache_key(torch.zeros(8, 68))",
+    cases=_key_cases,
+    ask=_ask_key,
+    criteria=(
+        Criterion("the key is hashable", "reference", 1, _key_hashable),
+        Criterion("one key for every M (M is dynamic)", "reference", 1, _key_reuse),
+        Criterion("a new key for a new dtype, N, strides or alignment", "reference", 2, _key_separates),
+    ),
+)
+
+
+# ---- ch05.sum_dim0 ----------------------------------------------------------------------------------------------
+
+def _dim0_cases(rng):
+    _torch_ready()
+    return [{"M": rng.randint(2, 6), "N": rng.choice([130, 200, 257])},
+            {"M": rng.randint(1, 4), "N": rng.randint(3, 100)},
+            {"M": rng.randint(3, 8), "N": 128 * rng.randint(1, 2)}]
+
+
+def _ask_dim0(answer, case):
+    import torch
+    run, from_dlpack = _on_simulator(answer)
+    generator = torch.Generator().manual_seed(case["M"] * 1000 + case["N"])
+    x = torch.randn(case["M"], case["N"], generator=generator)
+    out = torch.full((case["N"],), float("nan"))
+    run(from_dlpack(x), from_dlpack(out))
+    unwritten = torch.isnan(out)
+    wrong = (~torch.isclose(out, x.sum(dim=0), atol=1e-3) & ~unwritten).nonzero().flatten().tolist()
+    return {"unwritten": int(unwritten.sum()), "first_unwritten": int(unwritten.nonzero()[0]) if unwritten.any() else None,
+            "wrong": len(wrong), "first": wrong[0] if wrong else None}
+
+
+def _dim0_criterion(context) -> Verdict:
+    for outcome in context.outcomes:
+        case = outcome.case
+        where = f"a {case['M']}x{case['N']} sum over dim 0"
+        if outcome.error:
+            return failed(f"{where}: {outcome.error.splitlines()[0][:400]} (view mX as (1, M, N):(M*N, N, 1) and "
+                          "mOut as (1, N):(N, 1))")
+        value = outcome.value
+        if value["unwritten"]:
+            return failed(f"{where}: {value['unwritten']} columns were never written, the first is column "
+                          f"{value['first_unwritten']} (one thread per column: grid = ceil_div(N, 128) blocks)")
+        if value["wrong"]:
+            return failed(f"{where}: {value['wrong']} columns differ from torch.sum(x, dim=0), the first is column "
+                          f"{value['first']} (the reduced mode is M, stride N; the inner mode is N, stride 1)")
+    return passed()
+
+
+SUM_DIM0 = Exercise(
+    id="ch05.sum_dim0",
+    statement="Write sum_dim0(mX, mOut): mOut[n] = sum over m of mX[m, n], by viewing mX as (outer, reduced, inner) "
+              "and launching inner_sum_kernel.",
+    example="sum_dim0 on a 5x200 tensor equals torch.sum(x, dim=0)",
+    cases=_dim0_cases,
+    ask=_ask_dim0,
+    timeout=180.0,
+    criteria=(Criterion("every column's sum, for N that 128 does not divide", "reference", 3, _dim0_criterion),),
+)
+
+
+EXERCISES = [TILED_COPY_FOR, PARTITION_SHAPE, TILED_COPY_ROW_SUM, CACHE_KEY, SUM_DIM0]

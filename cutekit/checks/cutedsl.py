@@ -1,0 +1,182 @@
+"""The `cutedsl-cpu` tier: real CuTeDSL, run in a fresh subprocess with a time limit.
+
+Two facts shape this module:
+  * CuTeDSL compiles only functions whose source file it can read. So a learner's function (a notebook
+    cell, which IPython keeps in `linecache`, or a file) is moved as *source*: `module_source(function)`
+    writes it, and the globals it uses, into a real .py file that the worker imports. `cute` bound to
+    `cutekit.cute` there becomes `cutlass.cute`: the learner's code meets the real library.
+  * Host-side layout code is traced on the CPU; kernels compile for sm_80 without a GPU when
+    CUTE_DSL_ARCH=sm_80, and CUTE_DSL_KEEP=ptx with CUTE_DSL_DUMP_DIR keeps the PTX for inspection.
+
+  run_in_cutedsl(module, function, calls)   call `function(*args)` for each args inside a `cute.jit` trace
+  trace_function(function, calls)           the same for a learner's function, moved by source
+  compile_to_ptx(path, function, arguments) PTX text and opcode counts of a compiled function
+"""
+from __future__ import annotations
+
+import base64
+import inspect
+import os
+import pickle
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import types
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# modules a learner's function may use under a cutekit name, and the real library that replaces them
+REAL_MODULES = {"cutekit.cute": "cutlass.cute"}
+
+
+class NotMovable(Exception):
+    """The learner's function cannot be rebuilt in a fresh process (no source, or a global that does not pickle)."""
+
+
+def _names_used(code: types.CodeType) -> set:
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):  # nested functions, comprehensions, lambdas
+            names |= _names_used(constant)
+    return names
+
+
+def module_source(function, _seen: set | None = None) -> str:
+    """Python source of a module that defines `function` and every global it uses.
+
+    Modules are imported by name (cutekit.cute as cutlass.cute), functions are copied as source,
+    other values are pickled. Raises NotMovable saying what could not be moved.
+    """
+    seen = set() if _seen is None else _seen
+    seen.add(function.__name__)
+    if function.__name__ == "<lambda>":
+        raise NotMovable("a lambda cannot be moved by source; write it as a def")
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+    except (OSError, TypeError) as error:
+        raise NotMovable(f"the source of {function.__name__} cannot be read ({error}); define it in a notebook "
+                         "cell or a .py file, not with exec()") from None
+    lines = []
+    for name in sorted(_names_used(function.__code__)):
+        if name in seen or name not in function.__globals__:
+            continue
+        value = function.__globals__[name]
+        home = getattr(value, "__module__", None) or ""
+        if isinstance(value, types.ModuleType):
+            real = REAL_MODULES.get(value.__name__, value.__name__)
+            lines.append(f"import {real} as {name}")
+        elif home.startswith(("cutekit.cute", "cutlass")) and hasattr(value, "__name__"):
+            # `from cutekit.cute import make_layout`: the real library's function of the same name
+            lines.append(f"from {'cutlass.cute' if home.startswith('cutekit') else home} import {value.__name__} as {name}")
+        elif isinstance(value, types.FunctionType):
+            lines.append(module_source(value, seen))
+        else:
+            try:
+                data = base64.b64encode(pickle.dumps(value)).decode()
+            except Exception as error:
+                raise NotMovable(f"the global {name!r} ({type(value).__name__}) cannot be moved: {error}") from None
+            lines.append(f"{name} = __import__('pickle').loads(__import__('base64').b64decode({data!r}))")
+    return "\n".join(lines + [source])
+
+
+@dataclass(frozen=True)
+class WorkerReply:
+    ok: bool
+    values: list = field(default_factory=list)     # one (value, error) pair per call
+    error: str = ""
+    ptx: str = ""
+
+
+def _run_worker(job: dict, timeout: float, environment: dict | None = None) -> WorkerReply:
+    with tempfile.TemporaryDirectory(prefix="cutekit-check-") as folder:
+        job_path, reply_path = Path(folder) / "job.pickle", Path(folder) / "reply.pickle"
+        job_path.write_bytes(pickle.dumps(job))
+        env = {**os.environ, "CUTE_DSL_ARCH": os.environ.get("CUTE_DSL_ARCH", "sm_80"), **(environment or {})}
+        env = {key: value for key, value in env.items() if value is not None}   # None: leave unset
+        try:
+            finished = subprocess.run([sys.executable, "-m", "cutekit.checks._worker", str(job_path), str(reply_path)],
+                                      capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return WorkerReply(False, error=f"CuTeDSL did not finish within {timeout:g} s")
+        if not reply_path.exists():
+            tail = "\n".join((finished.stderr or finished.stdout).strip().splitlines()[-6:])
+            return WorkerReply(False, error=f"the CuTeDSL process ended without an answer (exit {finished.returncode}):"
+                                            f"\n{tail}")
+        return pickle.loads(reply_path.read_bytes())
+
+
+def run_in_cutedsl(module: str, function: str, calls: list, timeout: float = 120, with_cute: bool = False) -> WorkerReply:
+    """Call `module.function(*args)` (with `cutlass.cute` first when `with_cute`) for each args in `calls`,
+    inside one `cute.jit` trace in a fresh process; each value comes back as its `str`.
+
+    `module` is a dotted name or a .py path."""
+    return _run_worker({"task": "trace", "module": module, "function": function, "calls": list(calls),
+                        "with_cute": with_cute}, timeout)
+
+
+def trace_function(function, calls: list, timeout: float = 120) -> WorkerReply:
+    """Run a learner's function under real CuTeDSL (moved by source, `cute` made `cutlass.cute`)."""
+    try:
+        source = module_source(function)
+    except NotMovable as why:
+        return WorkerReply(False, error=str(why))
+    with tempfile.TemporaryDirectory(prefix="cutekit-answer-") as folder:
+        path = Path(folder) / "learner_answer.py"
+        path.write_text(source + "\n")
+        return run_in_cutedsl(str(path), function.__name__, calls, timeout)
+
+
+@dataclass(frozen=True)
+class FakeTensor:
+    """A shape-only tensor argument for compiling without a GPU: `rank` dynamic modes (the contiguous one a
+    multiple of `divisibility`), or a static `shape`; row-major (the last mode contiguous)."""
+    dtype: str = "Float32"
+    rank: int = 2
+    divisibility: int = 1
+    shape: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Dtype:
+    """A cutlass numeric type passed as a compile-time argument, by name (`Dtype("Float16")`)."""
+    name: str
+
+
+def instruction_counts(ptx: str) -> Counter:
+    """How often each PTX opcode (with its modifiers, predicate guard dropped) occurs."""
+    return Counter(re.findall(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.]*)", ptx, flags=re.MULTILINE))
+
+
+@dataclass(frozen=True)
+class PtxReport:
+    ok: bool
+    ptx: str = ""
+    counts: Counter = field(default_factory=Counter)
+    error: str = ""
+
+    def count(self, prefix: str) -> int:
+        """Occurrences of opcodes starting with `prefix` (`ld.global.v4`, `cp.async`, `ldmatrix`, `mma.sync`)."""
+        return sum(number for opcode, number in self.counts.items() if opcode.startswith(prefix))
+
+    @property
+    def local_memory(self) -> int:
+        """Loads and stores to local memory: register spills or dynamically indexed per-thread arrays."""
+        return self.count("ld.local") + self.count("st.local")
+
+
+def compile_to_ptx(module_path: str, function_name: str, arguments: tuple = (), timeout: float = 300,
+                   arch: str = "sm_80") -> PtxReport:
+    """Compile `function_name` from the .py file `module_path` with `cute.compile(function, *arguments)` for
+    `arch` in a subprocess (no GPU needed) and return its PTX and opcode counts.
+
+    `arguments` may hold plain values (compile-time constants), `FakeTensor(...)` and `Dtype(...)`."""
+    with tempfile.TemporaryDirectory(prefix="cutekit-ptx-") as dump:
+        reply = _run_worker({"task": "ptx", "module": str(module_path), "function": function_name,
+                             "arguments": list(arguments)}, timeout,
+                            {"CUTE_DSL_ARCH": arch, "CUTE_DSL_KEEP": "ptx", "CUTE_DSL_DUMP_DIR": dump})
+    if not reply.ok:
+        return PtxReport(False, error=reply.error)
+    return PtxReport(True, reply.ptx, instruction_counts(reply.ptx))

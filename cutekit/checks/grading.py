@@ -1,0 +1,255 @@
+"""Exercises, criteria and the one call a learner makes: `check(exercise_id, answer)`.
+
+How a check runs:
+  1. The exercise draws its randomized cases from a seeded generator (the seed is reported, so a result
+     reproduces with `check(..., seed=...)`); an answer tuned to the worked example meets other cases.
+  2. The learner's answer is asked every case in a forked child with a time limit (`sandbox`); only plain
+     data (the answer's outcomes, or an error per case) comes back.
+  3. Each criterion judges those outcomes on its tier: `reference` (cutekit's algebra, always),
+     `cutedsl-cpu` (real CuTeDSL in a subprocess, when it is installed), `gpu` (a real kernel, when there is
+     an sm_80+ GPU). A tier that is missing leaves its points waiting; it is never counted as a failure.
+  4. The result is recorded in the learner's progress file and returned as an `ExerciseResult`.
+
+A wrong answer never raises, unless `CUTEKIT_STRICT=1` (for CI: a broken solution must fail the build).
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import random
+import secrets
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .result import CriterionResult, ExerciseResult
+from .sandbox import Isolated, describe_exception, run_isolated
+
+TIERS = ("reference", "cutedsl-cpu", "gpu")
+
+
+class CheckFailed(AssertionError):
+    """Raised by `check` in strict mode (`CUTEKIT_STRICT=1`) when an answer loses points."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One criterion's judgement: passed or not, the hint for a wrong answer, an optional picture's data."""
+    passed: bool
+    hint: str = ""
+    figure: dict | None = None
+
+
+def passed() -> Verdict:
+    return Verdict(True)
+
+
+def failed(hint: str, figure: dict | None = None) -> Verdict:
+    return Verdict(False, hint, figure)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The learner's answer to one case: a plain value, or the error it gave."""
+    case: dict
+    value: object = None
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a criterion sees: the cases, the learner's outcomes (one per case) and the answer itself."""
+    exercise: "Exercise"
+    seed: int
+    outcomes: tuple
+    answer: object
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One thing the answer must get right, worth `points`, judged on `tier` by `judge(context) -> Verdict`."""
+    name: str
+    tier: str
+    points: int
+    judge: Callable[[Context], Verdict]
+
+    def __post_init__(self):
+        if self.tier not in TIERS:
+            raise ValueError(f"tier must be one of {TIERS}, got {self.tier!r}")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """A graded exercise.
+
+    `cases(rng)` draws the randomized inputs (plain dicts); `ask(answer, case)` runs the learner's answer on
+    one case and returns a plain value (it runs in the sandbox, so it may raise freely: wrong type, wrong
+    shape); `criteria` judge the outcomes. `forbidden` names cutekit.cute functions the answer must not call
+    (an exercise that asks for coalescing by hand switches `coalesce` off while the answer runs).
+    """
+    id: str
+    statement: str
+    cases: Callable[[random.Random], list]
+    ask: Callable[[object, dict], object]
+    criteria: tuple
+    forbidden: tuple = ()
+    timeout: float = 10.0
+    example: str = ""
+
+    @property
+    def chapter(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @property
+    def points(self) -> int:
+        return sum(criterion.points for criterion in self.criteria)
+
+
+def strict() -> bool:
+    return os.environ.get("CUTEKIT_STRICT", "") not in ("", "0", "false", "no")
+
+
+def _ask_every_case(exercise: Exercise, answer, cases: list, parent: int) -> list:
+    """Runs in the sandbox child: the forbidden functions are switched off, then every case is asked."""
+    if os.getpid() != parent:  # only in a forked child: the notebook's own cute module stays whole
+        _use_reference_algebra(answer)
+        _switch_off(exercise.forbidden, answer)
+    outcomes = []
+    for case in cases:
+        try:
+            outcomes.append(Outcome(case, value=exercise.ask(answer, case)))
+        except Exception as error:
+            outcomes.append(Outcome(case, error=describe_exception(error)))
+    return outcomes
+
+
+def _use_reference_algebra(answer) -> None:
+    """On a GPU machine the notebook's `cute` is real CuTeDSL after `cutekit.use("auto")`, whose layout
+    functions work only inside a @cute.jit trace; the reference tier grades an answer with the simulator's
+    `cute` instead (cutekit's algebra with the same names, plus the device operations). Only in the forked
+    child: the notebook keeps its names."""
+    import types
+    namespace = getattr(answer, "__globals__", None) or {}
+    real = [key for key, value in namespace.items() if isinstance(value, types.ModuleType)
+            and value.__name__ == "cutlass.cute" and not getattr(value, "__cutekit_sim__", False)]
+    if not real:
+        return
+    try:   # the simulator's cute: the reference algebra plus the device operations, for kernel-shaped answers
+        from cutekit.sim.dsl import build_modules
+        replacement = build_modules()["cutlass.cute"]
+    except ImportError:
+        from cutekit import cute as replacement
+    for key in real:
+        namespace[key] = replacement
+
+
+def _switch_off(names: tuple, answer) -> None:
+    if not names:
+        return
+    from cutekit import cute
+
+    def refuse(name):
+        def refused(*args, **kwargs):
+            raise RuntimeError(f"this exercise asks you to work it out by hand: cute.{name} is switched off here")
+        return refused
+
+    originals = {name: getattr(cute, name, None) for name in names}
+    for name in names:
+        setattr(cute, name, refuse(name))
+    # an answer that did `from cutekit.cute import coalesce` holds its own reference: switch that off too
+    namespace = getattr(answer, "__globals__", {})
+    for key, value in list(namespace.items()):
+        for name, original in originals.items():
+            if original is not None and value is original:
+                namespace[key] = refuse(name)
+
+
+_tier_cache: dict = {}
+
+
+def tier_available(tier: str) -> tuple[bool, str]:
+    """Whether this machine offers `tier`, and why not (probed once per process; `CUTEKIT_TIERS` overrides,
+    e.g. `CUTEKIT_TIERS=reference` to grade on the reference tier alone)."""
+    allowed = os.environ.get("CUTEKIT_TIERS")
+    if allowed is not None and tier not in allowed.replace(",", " ").split():
+        return False, f"the {tier} tier is switched off (CUTEKIT_TIERS={allowed})"
+    if tier == "reference":
+        return True, ""
+    if tier not in _tier_cache:
+        from cutekit import backend
+        probe = backend.probe_cutedsl_cpu if tier == "cutedsl-cpu" else backend.probe_gpu
+        found = probe()
+        _tier_cache[tier] = (found.available, "" if found.available else f"{found.detail}")
+    return _tier_cache[tier]
+
+
+def _waiting_reason(tier: str, why: str) -> str:
+    if tier == "gpu":
+        return f"waits for an sm_80+ GPU ({why}); rerun this check on one to earn these points"
+    return f"waits for CuTeDSL on this machine ({why})"
+
+
+def grade(exercise: Exercise, answer, seed: int) -> ExerciseResult:
+    """Grade `answer` on every tier this machine offers; never raises for a wrong answer."""
+    cases = exercise.cases(random.Random(seed))
+    parent = os.getpid()
+    isolated = run_isolated(lambda: _ask_every_case(exercise, answer, cases, parent), timeout=exercise.timeout)
+    if isolated.ok:
+        outcomes = tuple(isolated.value)
+    else:  # the whole run failed (timeout, crash): every case carries that message
+        outcomes = tuple(Outcome(case, error=isolated.error) for case in cases)
+    context = Context(exercise, seed, outcomes, answer)
+    results, reference_passed = [], True
+    for criterion in exercise.criteria:
+        available, why = tier_available(criterion.tier)
+        if not available:
+            results.append(CriterionResult(criterion.name, criterion.tier, criterion.points, 0, "waiting",
+                                           _waiting_reason(criterion.tier, why)))
+            continue
+        if criterion.tier != "reference" and not reference_passed:
+            results.append(CriterionResult(criterion.name, criterion.tier, criterion.points, 0, "not run",
+                                           "runs once the reference criteria pass"))
+            continue
+        try:
+            verdict = criterion.judge(context)
+        except Exception as error:  # a bug in the check, not in the answer: say so plainly
+            if strict():
+                raise
+            verdict = failed(f"the check itself failed ({describe_exception(error)}); please report this")
+        if criterion.tier == "reference" and not verdict.passed:
+            reference_passed = False
+        results.append(CriterionResult(criterion.name, criterion.tier, criterion.points,
+                                       criterion.points if verdict.passed else 0,
+                                       "passed" if verdict.passed else "failed", verdict.hint, verdict.figure))
+    return ExerciseResult(exercise.id, exercise.statement, seed, tuple(results), isolated.output)
+
+
+def new_seed() -> int:
+    """A fresh seed per check (so each run meets new cases), or `CUTEKIT_SEED` when set."""
+    fixed = os.environ.get("CUTEKIT_SEED")
+    return int(fixed) if fixed else secrets.randbelow(1_000_000)
+
+
+def check(exercise_id: str, answer, seed: int | None = None, record: bool = True) -> ExerciseResult:
+    """Grade `answer` for `exercise_id` and show the result (a table in JupyterLab, lines in a terminal).
+
+    >>> check("ch01.layout_from_grid", layout_for)          # doctest: +SKIP
+    """
+    from .progress import record_result
+    from .registry import exercise as find
+    exercise = find(exercise_id)
+    result = grade(exercise, answer, new_seed() if seed is None else seed)
+    if record:
+        result = record_result(result, exercise)
+    if strict() and any(criterion.status == "failed" for criterion in result.criteria):
+        raise CheckFailed(str(result))
+    return result
+
+
+def unknown_exercise(exercise_id: str, known: list) -> ValueError:
+    close = difflib.get_close_matches(exercise_id, known, n=3)
+    return ValueError(f"no exercise {exercise_id!r}" + (f"; did you mean {', '.join(close)}?" if close else
+                                                      f"; the exercises are {', '.join(known)}"))
+
+
+__all__ = ["Criterion", "Exercise", "Verdict", "Outcome", "Context", "CheckFailed", "check", "grade",
+           "passed", "failed", "Isolated"]

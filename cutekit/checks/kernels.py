@@ -1,0 +1,101 @@
+"""Grading a learner's kernel: on the simulator (reference tier) and on a real GPU (gpu tier).
+
+A learner's kernel is a `@cute.jit` host function plus the `@cute.kernel`s and helpers it calls, written in
+a notebook cell. Both tiers move it by *source* (`kernel_module_source`) into a real .py file and import it
+fresh, so it binds to the `cutlass` of the tier, whatever `cutekit.use(...)` chose in the notebook:
+
+  simulate(host, harness, case)   inside the check's forked sandbox: `cutekit.use("sim")`, import, run
+                                  `harness(host, case)` (the sandbox keeps CUDA out of the fork)
+  on_gpu(host, harness, cases)    a fresh subprocess with real CuTeDSL on the GPU; a kernel that faults
+                                  (illegal address) or hangs ends that process, not the notebook
+
+A harness is a plain function `harness(host, case) -> dict` in a cutekit module: it builds the tensors,
+runs the learner's host function, compares with torch and, on a GPU, times both.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import tempfile
+import textwrap
+import uuid
+from pathlib import Path
+
+from .cutedsl import WorkerReply, _run_worker
+
+
+def _unwrap(function):
+    while True:
+        inner = getattr(function, "__wrapped__", None) or getattr(function, "func", None) \
+            or getattr(function, "function", None)
+        if inner is None or inner is function or not callable(inner):
+            return function
+        function = inner
+
+
+def kernel_module_source(host) -> str:
+    """A module holding the learner's host function and every kernel or function it calls, as source
+    (`import cutlass` / `import cutlass.cute as cute` at the top, plain constants copied)."""
+    pieces, constants, seen = [], [], set()
+
+    def add(function):
+        function = _unwrap(function)
+        if not inspect.isfunction(function) or function.__name__ in seen:
+            return
+        seen.add(function.__name__)
+        closure = dict(zip(function.__code__.co_freevars,
+                           (cell.cell_contents for cell in (function.__closure__ or ()))))
+        for name in sorted(set(function.__code__.co_names) | set(closure)):
+            value = closure[name] if name in closure else function.__globals__.get(name)
+            if value is None or name in seen:
+                continue
+            if callable(value) and not inspect.isclass(value) and not inspect.ismodule(value) \
+                    and getattr(_unwrap(value), "__module__", "") not in ("", None) \
+                    and not getattr(_unwrap(value), "__module__", "").startswith(("cutlass", "cutekit", "torch", "numpy")):
+                add(value)
+            elif isinstance(value, (int, float, bool, str, tuple)) and not name.startswith("__"):
+                seen.add(name)
+                constants.append(f"{name} = {value!r}")
+        pieces.append(textwrap.dedent(inspect.getsource(function)))
+    add(host)
+    return "\n".join(["import cutlass", "import cutlass.cute as cute", ""] + constants + ["", ""]) + \
+        "\n\n".join(pieces)
+
+
+def _import_file(path: Path):
+    name = f"learner_kernel_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def simulate(host, harness, case):
+    """Run `harness(host, case)` with the learner's kernel re-imported on cutekit's simulator. Call it from
+    a check's `ask` (it runs in the forked sandbox, so switching `cutlass` there touches nothing else)."""
+    import cutekit
+    source = kernel_module_source(host)
+    cutekit.use("sim")
+    folder = tempfile.mkdtemp(prefix="cutekit-kernel-")
+    path = Path(folder) / "learner_kernel.py"
+    path.write_text(source)
+    module = _import_file(path)
+    return harness(getattr(module, _unwrap(host).__name__), case)
+
+
+def on_gpu(host, harness: str, cases: list, timeout: float = 300) -> WorkerReply:
+    """Run `harness(host, case)` for each case in a fresh process with real CuTeDSL on the GPU; `harness`
+    is "module:function". One (value, error) pair per case comes back."""
+    try:
+        source = kernel_module_source(host)
+    except (OSError, TypeError) as error:
+        return WorkerReply(False, error=f"the kernel's source cannot be read ({error}); define it in a notebook "
+                                        "cell or a .py file")
+    with tempfile.TemporaryDirectory(prefix="cutekit-gpu-") as folder:
+        path = Path(folder) / "learner_kernel.py"
+        path.write_text(source)
+        return _run_worker({"task": "harness", "module": str(path), "function": _unwrap(host).__name__,
+                            "harness": harness, "cases": list(cases)}, timeout,
+                           environment={"CUTE_DSL_ARCH": None})   # the GPU it finds

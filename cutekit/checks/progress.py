@@ -1,0 +1,290 @@
+"""The learner's progress file and the tables built from it.
+
+Every check appends one JSON line to `~/.cutekit/progress.jsonl` (`CUTEKIT_PROGRESS` names another file;
+`CUTEKIT_PROGRESS=off` records nothing). The line is written with one `write` while holding an exclusive
+`fcntl` lock on the file, so two notebooks checking at once never interleave or lose a line.
+
+`learner_table` shows one learner's best score per exercise; `class_report` gathers many learners' files
+(each file, home folder, or folder of home folders) into one table and CSV for an instructor. Given a hub's
+home folders (`homes=`), every learner with a home gets a row: one with no progress file yet shows as
+"not attempted", one whose file cannot be read as "unreadable", with the reason among the problems.
+"""
+from __future__ import annotations
+
+import csv
+import getpass
+import io
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+try:
+    import fcntl
+except ImportError:  # Windows: appends of one short line are still whole in practice
+    fcntl = None
+
+
+def progress_path() -> Path | None:
+    """Where this learner's results go; None when recording is switched off."""
+    value = os.environ.get("CUTEKIT_PROGRESS", "")
+    if value.lower() in ("off", "0", "none"):
+        return None
+    return Path(value).expanduser() if value else Path.home() / ".cutekit" / "progress.jsonl"
+
+
+def learner_name() -> str:
+    """CUTEKIT_LEARNER, else the hub's user name (on JupyterHub every learner may share one OS user, e.g.
+    `jovyan`), else the OS user."""
+    name = os.environ.get("CUTEKIT_LEARNER") or os.environ.get("JUPYTERHUB_USER")
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except Exception:
+        return "unknown"
+
+
+def append_line(path: Path, record: dict) -> None:
+    """Append `record` as one JSON line, under an exclusive lock (safe with concurrent writers)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if fcntl:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+        written = 0
+        while written < len(line):
+            written += os.write(descriptor, line[written:])
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
+def record_result(result, exercise):
+    """Append `result` to the progress file; a file that cannot be written becomes a note, not an error."""
+    path = progress_path()
+    if path is None:
+        return result
+    record = {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "learner": learner_name(), "exercise": result.exercise_id,
+        "chapter": exercise.chapter, "earned": result.earned, "possible": result.possible,
+        "waiting": result.waiting, "passed": result.passed, "tiers": list(result.tiers), "seed": result.seed,
+    }
+    try:
+        append_line(path, record)
+    except OSError as error:
+        return result.with_note(f"progress not saved to {path}: {error.strerror or error}")
+    return result
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The records read from one file, and the problems met reading it."""
+    source: str
+    records: tuple
+    problems: tuple
+
+
+def read_progress(path: Path) -> Progress:
+    """Read a progress file; an unreadable file or a damaged line is reported in `problems`, not raised."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        return Progress(str(path), (), (cannot_read(path, error),))
+    records, problems = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or not {"exercise", "earned", "possible"} <= record.keys():
+                raise ValueError("not a check record")
+            records.append(record)
+        except ValueError as error:
+            problems.append(f"{path}:{number}: skipped a damaged line ({error})")
+    return Progress(str(path), tuple(records), tuple(problems))
+
+
+def cannot_read(path, error: OSError) -> str:
+    """The problem line for a file or folder that cannot be read, with what to do when it is permissions."""
+    text = f"{path}: cannot be read ({error.strerror or error})"
+    if isinstance(error, PermissionError):
+        text += ("; learners' homes are private: run the report as a user who may read them "
+                 "(on a hub server: `sudo <course venv>/bin/python -m cutekit report --homes /home`)")
+    return text
+
+
+def best_scores(records) -> dict:
+    """For each exercise, the best record (most points, then most tiers, then the latest)."""
+    best = {}
+    for record in records:
+        key = (record["earned"], len(record.get("tiers", [])), record.get("time", ""))
+        current = best.get(record["exercise"])
+        if current is None or key >= (current["earned"], len(current.get("tiers", [])), current.get("time", "")):
+            best[record["exercise"]] = record
+    return best
+
+
+def learner_table(progress: Progress) -> str:
+    """One learner's chapters and exercises: best score, tiers passed, attempts."""
+    from .registry import exercises
+    best = best_scores(progress.records)
+    attempts = {}
+    for record in progress.records:
+        attempts[record["exercise"]] = attempts.get(record["exercise"], 0) + 1
+    known = {exercise.id: exercise for exercise in exercises()}
+    ids = list(known) + sorted(set(best) - set(known))
+    lines = [f"Progress in {progress.source}", ""]
+    earned = possible = 0
+    chapter = None
+    for exercise_id in ids:
+        this_chapter = exercise_id.split(".", 1)[0]
+        if this_chapter != chapter:
+            chapter = this_chapter
+            lines.append(f"{chapter}")
+        record = best.get(exercise_id)
+        points = known[exercise_id].points if exercise_id in known else record["possible"]
+        possible += points
+        if record is None:
+            lines.append(f"  {exercise_id:<32} {'-':>7}  not tried")
+            continue
+        earned += record["earned"]
+        tiers = ", ".join(record.get("tiers", [])) or "none"
+        waiting = f", {record['waiting']} waiting" if record.get("waiting") else ""
+        lines.append(f"  {exercise_id:<32} {record['earned']:>3}/{points:<3}  tiers: {tiers}{waiting}; "
+                     f"{attempts[exercise_id]} attempt{'s' if attempts[exercise_id] > 1 else ''}")
+    lines += ["", f"Total: {earned}/{possible} points"]
+    lines += progress.problems
+    return "\n".join(lines)
+
+
+def find_progress_files(place: Path) -> list:
+    """A file is itself; a home folder gives `.cutekit/progress.jsonl`; any other folder gives its
+    `*.jsonl` files and its sub-folders' `.cutekit/progress.jsonl` (a folder of home folders)."""
+    place = Path(place)
+    if not place.is_dir():
+        return [place]
+    own = place / ".cutekit" / "progress.jsonl"
+    if _exists(own):
+        return [own]
+    return sorted(place.glob("*.jsonl")) + sorted(place.glob("*/.cutekit/progress.jsonl"))
+
+
+def learner_homes(folder: Path) -> list:
+    """The learners' home folders in `folder` (a hub's `/home`): every visible sub-folder but `lost+found`."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{folder}: not a folder of learners' homes")
+    return sorted(home for home in folder.iterdir()
+                  if home.is_dir() and not home.name.startswith(".") and home.name != "lost+found")
+
+
+def _exists(path: Path) -> bool:
+    """Like `Path.exists`, but a folder we may not enter counts as there (reading it then says why not)."""
+    try:
+        path.stat()
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+class Row(NamedTuple):
+    learner: str
+    source: str
+    scores: dict             # exercise id -> best points earned
+    total: int
+    status: str = ""         # "" when scores were read; else "not attempted" or "unreadable"
+
+
+@dataclass(frozen=True)
+class ClassReport:
+    exercise_ids: tuple
+    rows: tuple              # Row per learner
+    possible: dict
+    problems: tuple
+
+    def table(self) -> str:
+        header = ["learner"] + [exercise_id.split(".", 1)[1] for exercise_id in self.exercise_ids] + ["total", ""]
+        body = [[row.learner] + [str(row.scores.get(exercise_id, "-")) for exercise_id in self.exercise_ids]
+                + [str(row.total), row.status] for row in self.rows]
+        out_of = ["(out of)"] + [str(self.possible[exercise_id]) for exercise_id in self.exercise_ids]
+        out_of += [str(sum(self.possible.values())), ""]
+        widths = [max(len(row[column]) for row in [header, out_of] + body) for column in range(len(header))]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+                 for row in [header, out_of] + body]
+        if not self.rows:
+            lines.append("(no progress files found)")
+        lines += [f"problem: {problem}" for problem in self.problems]
+        return "\n".join(lines)
+
+    def csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["learner", "source", "status", *self.exercise_ids, "total", "possible"])
+        for row in self.rows:
+            writer.writerow([row.learner, row.source, row.status,
+                             *(row.scores.get(exercise_id, "") for exercise_id in self.exercise_ids),
+                             row.total, sum(self.possible.values())])
+        return buffer.getvalue()
+
+
+def class_report(places=(), homes=()) -> ClassReport:
+    """Best scores of every learner found under `places` (files, home folders or folders of them), and of
+    every learner with a home in the `homes` folders (a hub's `/home`), tried or not."""
+    from .registry import exercises
+    possible = {exercise.id: exercise.points for exercise in exercises()}
+    rows, problems = [], []
+
+    def add_file(path: Path, learner_hint: str | None = None) -> None:
+        progress = read_progress(path)
+        problems.extend(progress.problems)
+        if not progress.records and progress.problems:
+            if learner_hint:
+                rows.append(Row(learner_hint, str(path), {}, 0, "unreadable"))
+            return
+        learners = {record.get("learner") for record in progress.records} - {None}
+        learner = learner_hint or (learners.pop() if len(learners) == 1 else _name_from_path(path))
+        best = best_scores(progress.records)
+        for exercise_id, record in best.items():
+            possible.setdefault(exercise_id, record["possible"])
+        scores = {exercise_id: record["earned"] for exercise_id, record in best.items()}
+        rows.append(Row(learner, str(path), scores, sum(scores.values()),
+                        "" if scores else "not attempted"))
+
+    for place in places:
+        try:
+            files = find_progress_files(Path(place))
+        except OSError as error:
+            problems.append(cannot_read(place, error))
+            continue
+        if not files:
+            problems.append(f"{place}: no progress files found")
+        for path in files:
+            add_file(path)
+
+    for folder in homes:
+        try:
+            found = learner_homes(Path(folder))
+        except OSError as error:
+            problems.append(cannot_read(folder, error) if not isinstance(error, NotADirectoryError) else str(error))
+            continue
+        if not found:
+            problems.append(f"{folder}: no learners' home folders in it")
+        for home in found:
+            path = home / ".cutekit" / "progress.jsonl"
+            if _exists(path):
+                add_file(path, learner_hint=home.name)
+            else:
+                rows.append(Row(home.name, str(path), {}, 0, "not attempted"))
+    return ClassReport(tuple(possible), tuple(rows), possible, tuple(problems))
+
+
+def _name_from_path(path: Path) -> str:
+    """`/home/ada/.cutekit/progress.jsonl` -> `ada`; `class/ada.jsonl` -> `ada`."""
+    path = Path(path)
+    return path.parent.parent.name if path.parent.name == ".cutekit" else path.stem

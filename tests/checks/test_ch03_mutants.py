@@ -1,0 +1,244 @@
+"""Chapter 03 checks: the correct answers pass in strict mode, and every wrong answer below (each named for
+the mistake it models) loses points with a hint, on every seed tried. The answers live in this real file so
+the cutedsl-cpu tier can move them by source."""
+import pytest
+
+from cutekit import cute
+from cutekit.checks import check, exercises
+
+
+# ---- ch03.logical_divide_by_hand ----
+
+def divide_by_hand(A, B):
+    rest = cute.complement(B, cute.size(A))
+    return cute.composition(A, cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride)))
+
+
+def divide_returns_the_tiler_and_complement_uncomposed(A, B):
+    rest = cute.complement(B, cute.size(A))
+    return cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride))
+
+
+def divide_takes_complement_of_the_wrong_size(A, B):
+    rest = cute.complement(B, cute.size(B))
+    return cute.composition(A, cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride)))
+
+
+def divide_puts_rest_before_tile(A, B):
+    rest = cute.complement(B, cute.size(A))
+    return cute.composition(A, cute.make_layout((rest.shape, B.shape), stride=(rest.stride, B.stride)))
+
+
+def divide_returns_only_the_tile(A, B):
+    return cute.composition(A, B)
+
+
+def divide_hard_coded_worked_example(A, B):
+    return cute.make_layout((4, (2, 3)), stride=(2, (1, 8)))
+
+
+def divide_calls_the_switched_off_logical_divide(A, B):
+    return cute.logical_divide(A, B)
+
+
+# ---- ch03.tiler_from_picture ----
+
+def tiler_from_picture(picture):
+    rows, columns = len(picture), len(picture[0])
+    tile_columns = next(n for n in range(1, columns + 1) if n == columns or picture[0][n] != picture[0][0])
+    same_rows = [m for m in range(rows) if picture[m][0] == picture[0][0]]
+    row_step = same_rows[1] - same_rows[0] if len(same_rows) > 1 else 1
+    return (cute.make_layout(len(same_rows), stride=row_step), cute.make_layout(tile_columns, stride=1))
+
+
+def tiler_ignores_skipped_rows(picture):
+    rows, columns = len(picture), len(picture[0])
+    tile_columns = next(n for n in range(1, columns + 1) if n == columns or picture[0][n] != picture[0][0])
+    same_rows = [m for m in range(rows) if picture[m][0] == picture[0][0]]
+    return (len(same_rows), tile_columns)
+
+
+def tiler_swaps_rows_and_columns(picture):
+    rows_tiler, columns_tiler = tiler_from_picture(picture)
+    return (columns_tiler, rows_tiler)
+
+
+def tiler_counts_tiles_not_tile_size(picture):
+    rows, columns = len(picture), len(picture[0])
+    tiles_across = len({picture[0][n] for n in range(columns)})
+    tiles_down = len({picture[m][0] for m in range(rows)})
+    return (tiles_down, tiles_across)
+
+
+def tiler_hard_coded_worked_example(picture):
+    return (2, 3)
+
+
+def tiler_whole_matrix(picture):
+    return (len(picture), len(picture[0]))
+
+
+def tiler_one_layout_not_a_tuple(picture):
+    rows_tiler, columns_tiler = tiler_from_picture(picture)
+    return cute.make_layout(cute.size(rows_tiler) * cute.size(columns_tiler))
+
+
+# ---- ch03.predict_zipped ----
+
+def zipped_text(M, N, tile_m, tile_n):
+    return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):(({N},1),({tile_m * N},{tile_n}))"
+
+
+def zipped_rest_is_tile_size(M, N, tile_m, tile_n):
+    return f"(({tile_m},{tile_n}),({tile_m},{tile_n})):(({N},1),({tile_m * N},{tile_n}))"
+
+
+def zipped_column_major_strides(M, N, tile_m, tile_n):
+    return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):((1,{M}),({tile_m},{tile_n * M}))"
+
+
+def zipped_tile_step_is_the_tile_width(M, N, tile_m, tile_n):
+    return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):(({N},1),({tile_m},{tile_n}))"
+
+
+def zipped_logical_grouping(M, N, tile_m, tile_n):
+    return f"(({tile_m},{M // tile_m}),({tile_n},{N // tile_n})):(({N},{tile_m * N}),(1,{tile_n}))"
+
+
+def zipped_hard_coded_worked_example(M, N, tile_m, tile_n):
+    return "((16,128),(16,4)):((512,1),(8192,128))"
+
+
+def zipped_rest_stride_one_row(M, N, tile_m, tile_n):
+    return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):(({N},1),({N},{tile_n}))"
+
+
+# ---- ch03.slice_block ----
+
+def block_tile(tensor, tiler, block):
+    return cute.zipped_divide(tensor, tiler)[((None, None), block)]
+
+
+def block_slices_the_tile_mode(tensor, tiler, block):
+    return cute.zipped_divide(tensor, tiler)[(block, (None, None))]
+
+
+def block_numbers_tiles_row_major(tensor, tiler, block):
+    divided = cute.zipped_divide(tensor, tiler)
+    if isinstance(block, int):
+        tiles_n = cute.size(divided, mode=[1, 1])
+        block = (block // tiles_n, block % tiles_n)
+    return divided[((None, None), block)]
+
+
+def block_swaps_the_coordinate(tensor, tiler, block):
+    if isinstance(block, tuple):
+        block = (block[1], block[0])
+    return cute.zipped_divide(tensor, tiler)[((None, None), block)]
+
+
+def block_always_the_first(tensor, tiler, block):
+    return cute.zipped_divide(tensor, tiler)[((None, None), 0)]
+
+
+def block_returns_the_whole_division(tensor, tiler, block):
+    return cute.zipped_divide(tensor, tiler)
+
+
+def block_calls_the_switched_off_local_tile(tensor, tiler, block):
+    return cute.local_tile(tensor, tiler, block)
+
+
+CORRECT = {
+    "ch03.logical_divide_by_hand": divide_by_hand,
+    "ch03.tiler_from_picture": tiler_from_picture,
+    "ch03.predict_zipped": zipped_text,
+    "ch03.slice_block": block_tile,
+}
+
+MUTANTS = [
+    ("ch03.logical_divide_by_hand", "returns_the_tiler_and_complement_uncomposed",
+     divide_returns_the_tiler_and_complement_uncomposed),
+    ("ch03.logical_divide_by_hand", "complement_of_the_wrong_size", divide_takes_complement_of_the_wrong_size),
+    ("ch03.logical_divide_by_hand", "rest_before_tile", divide_puts_rest_before_tile),
+    ("ch03.logical_divide_by_hand", "returns_only_the_tile", divide_returns_only_the_tile),
+    ("ch03.logical_divide_by_hand", "hard_coded_worked_example", divide_hard_coded_worked_example),
+    ("ch03.logical_divide_by_hand", "calls_the_switched_off_logical_divide",
+     divide_calls_the_switched_off_logical_divide),
+    ("ch03.tiler_from_picture", "ignores_skipped_rows", tiler_ignores_skipped_rows),
+    ("ch03.tiler_from_picture", "swaps_rows_and_columns", tiler_swaps_rows_and_columns),
+    ("ch03.tiler_from_picture", "counts_tiles_not_tile_size", tiler_counts_tiles_not_tile_size),
+    ("ch03.tiler_from_picture", "hard_coded_worked_example", tiler_hard_coded_worked_example),
+    ("ch03.tiler_from_picture", "whole_matrix", tiler_whole_matrix),
+    ("ch03.tiler_from_picture", "one_layout_not_a_tuple", tiler_one_layout_not_a_tuple),
+    ("ch03.predict_zipped", "rest_is_the_tile_size", zipped_rest_is_tile_size),
+    ("ch03.predict_zipped", "column_major_strides", zipped_column_major_strides),
+    ("ch03.predict_zipped", "tile_step_down_is_the_tile_height", zipped_tile_step_is_the_tile_width),
+    ("ch03.predict_zipped", "logical_grouping_not_zipped", zipped_logical_grouping),
+    ("ch03.predict_zipped", "hard_coded_worked_example", zipped_hard_coded_worked_example),
+    ("ch03.predict_zipped", "rest_stride_one_row", zipped_rest_stride_one_row),
+    ("ch03.slice_block", "slices_the_tile_mode", block_slices_the_tile_mode),
+    ("ch03.slice_block", "numbers_tiles_row_major", block_numbers_tiles_row_major),
+    ("ch03.slice_block", "swaps_the_coordinate", block_swaps_the_coordinate),
+    ("ch03.slice_block", "always_the_first_tile", block_always_the_first),
+    ("ch03.slice_block", "returns_the_whole_division", block_returns_the_whole_division),
+    ("ch03.slice_block", "calls_the_switched_off_local_tile", block_calls_the_switched_off_local_tile),
+]
+
+SEEDS = (0, 1, 2, 12345, 999_999)
+
+
+def test_every_chapter_03_exercise_has_a_correct_answer_and_five_wrong_ones():
+    ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch03"]
+    assert len(ids) >= 4 and set(ids) == set(CORRECT)
+    for exercise_id in ids:
+        assert sum(1 for mutant in MUTANTS if mutant[0] == exercise_id) >= 5, exercise_id
+
+
+@pytest.mark.parametrize("exercise_id", sorted(CORRECT))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_correct_answer_earns_every_reference_point_in_strict_mode(exercise_id, seed, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check(exercise_id, CORRECT[exercise_id], seed=seed)
+    assert result.passed and result.earned == result.possible - result.waiting
+
+
+@pytest.mark.cutedsl
+@pytest.mark.parametrize("exercise_id", sorted(CORRECT))
+def test_correct_answer_is_confirmed_by_real_cutedsl_in_strict_mode(exercise_id, monkeypatch):
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
+    result = check(exercise_id, CORRECT[exercise_id], seed=7)
+    assert "cutedsl-cpu" in result.tiers, str(result)
+    assert result.earned == result.possible
+
+
+@pytest.mark.parametrize("exercise_id,answer", [pytest.param(e, a, id=f"{e.split('.')[1]}-{m}") for e, m, a in MUTANTS])
+def test_wrong_answer_loses_points_with_a_hint_on_every_seed(exercise_id, answer, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    for seed in SEEDS:
+        result = check(exercise_id, answer, seed=seed)
+        lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+        assert lost and not result.passed, f"seed {seed}: {result}"
+        assert all(criterion.hint for criterion in lost)
+
+
+def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
+    """The mutants are fair models: each is right for the example the notebook shows."""
+    assert str(divide_hard_coded_worked_example(None, None)) == str(
+        divide_by_hand(cute.make_layout(24), cute.make_layout(4, stride=2)))
+    assert zipped_hard_coded_worked_example(256, 512, 16, 128) == zipped_text(256, 512, 16, 128)
+
+
+def test_a_tiler_without_the_row_stride_gets_the_hint_that_names_it(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    hints = " ".join(str(check("ch03.tiler_from_picture", tiler_ignores_skipped_rows, seed=seed)) for seed in SEEDS)
+    assert "its row layout needs a stride" in hints
+
+
+def test_a_row_major_tile_number_gets_the_hint_about_column_major_order(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch03.slice_block", block_numbers_tiles_row_major, seed=0)
+    assert "column-major" in str(result)

@@ -1,0 +1,365 @@
+"""Chapter 05 checks: the correct answers pass in strict mode, and every wrong answer below (each named for
+the mistake it models) loses points with a hint. Kernel answers are rebuilt from source and run on the
+simulator, so the kernel mutants are written out as a real module, one host function per mistake."""
+import sys
+
+import pytest
+
+import cutekit
+from cutekit import cute
+from cutekit.checks import check, exercises
+
+
+# ---- ch05.tiled_copy_for ----
+
+def _atom(dtype, bits):
+    return cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dtype, num_bits_per_copy=bits)
+
+
+def tiled_copy_for(thread_shape, value_shape, dtype):
+    return cute.make_tiled_copy_tv(_atom(dtype, value_shape[1] * dtype.width),
+                                   cute.make_ordered_layout(thread_shape, order=(1, 0)),
+                                   cute.make_ordered_layout(value_shape, order=(1, 0)))
+
+
+def copy_threads_column_major(thread_shape, value_shape, dtype):
+    return cute.make_tiled_copy_tv(_atom(dtype, value_shape[1] * dtype.width), cute.make_layout(thread_shape),
+                                   cute.make_ordered_layout(value_shape, order=(1, 0)))
+
+
+def copy_values_column_major(thread_shape, value_shape, dtype):
+    return cute.make_tiled_copy_tv(_atom(dtype, value_shape[1] * dtype.width),
+                                   cute.make_ordered_layout(thread_shape, order=(1, 0)), cute.make_layout(value_shape))
+
+
+def copy_one_value_per_atom(thread_shape, value_shape, dtype):
+    return cute.make_tiled_copy_tv(_atom(dtype, dtype.width), cute.make_ordered_layout(thread_shape, order=(1, 0)),
+                                   cute.make_ordered_layout(value_shape, order=(1, 0)))
+
+
+def copy_always_128_bits(thread_shape, value_shape, dtype):
+    return cute.make_tiled_copy_tv(_atom(dtype, 128), cute.make_ordered_layout(thread_shape, order=(1, 0)),
+                                   cute.make_ordered_layout(value_shape, order=(1, 0)))
+
+
+def copy_swaps_threads_and_values(thread_shape, value_shape, dtype):
+    return cute.make_tiled_copy_tv(_atom(dtype, value_shape[1] * dtype.width),
+                                   cute.make_ordered_layout(value_shape, order=(1, 0)),
+                                   cute.make_ordered_layout(thread_shape, order=(1, 0)))
+
+
+def copy_hard_coded_worked_example(thread_shape, value_shape, dtype):
+    return tiled_copy_for((4, 32), (1, 4), cute.Float32)
+
+
+# ---- ch05.partition_shape ----
+
+def partition_shape(thread_shape, value_shape, vector, tile_shape):
+    values = value_shape[0] * value_shape[1]
+    return ((vector, values // vector), tile_shape[0] // (thread_shape[0] * value_shape[0]),
+            tile_shape[1] // (thread_shape[1] * value_shape[1]))
+
+
+def shape_flat_mode_0(thread_shape, value_shape, vector, tile_shape):
+    (_, *rest) = partition_shape(thread_shape, value_shape, vector, tile_shape)
+    return (value_shape[0] * value_shape[1], *rest)
+
+
+def shape_swaps_rest_modes(thread_shape, value_shape, vector, tile_shape):
+    mode0, down, across = partition_shape(thread_shape, value_shape, vector, tile_shape)
+    return (mode0, across, down)
+
+
+def shape_divides_by_threads_only(thread_shape, value_shape, vector, tile_shape):
+    mode0 = partition_shape(thread_shape, value_shape, vector, tile_shape)[0]
+    return (mode0, tile_shape[0] // thread_shape[0], tile_shape[1] // thread_shape[1])
+
+
+def shape_ignores_the_vector(thread_shape, value_shape, vector, tile_shape):
+    return partition_shape(thread_shape, value_shape, 1, tile_shape)
+
+
+def shape_hard_coded_worked_example(thread_shape, value_shape, vector, tile_shape):
+    return ((4, 1), 1, 4)
+
+
+def shape_calls_the_switched_off_constructor(thread_shape, value_shape, vector, tile_shape):
+    return tiled_copy_for(thread_shape, value_shape, cute.Float32).get_slice(0).partition_S(
+        cute.make_identity_tensor(tile_shape)).shape
+
+
+# ---- ch05.cache_key ----
+
+def cache_key(x):
+    return (x.dtype, x.shape[1], x.stride(), x.data_ptr() % 16 == 0)
+
+
+def key_dtype_only(x):
+    return f"reduce_sum_{x.dtype}"
+
+
+def key_whole_shape(x):
+    return (x.dtype, tuple(x.shape), x.stride(), x.data_ptr() % 16 == 0)
+
+
+def key_forgets_the_strides(x):
+    return (x.dtype, x.shape[1])
+
+
+def key_forgets_the_alignment(x):
+    return (x.dtype, x.shape[1], x.stride())
+
+
+def key_uses_m_not_n(x):
+    return (x.dtype, x.shape[0], x.stride(), x.data_ptr() % 16 == 0)
+
+
+def key_object_identity(x):
+    return id(x)
+
+
+def key_returns_a_list(x):
+    return [x.dtype, x.shape[1], x.stride(), x.data_ptr() % 16 == 0]
+
+
+# ---- kernels: the row sum (ch05.tiled_copy_row_sum) and the dim-0 host (ch05.sum_dim0) ----
+
+ROW_SUM_KERNEL = '''
+@cute.kernel
+def row_sum_kernel_NAME(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape: cute.Shape,
+                        tiled_copy: cute.TiledCopy):
+    tidx, _, _ = cute.arch.thread_idx()
+    row_block, _, _ = cute.arch.block_idx()
+    thread = tiled_copy.get_slice(tidx)
+    partials = cute.make_fragment_like(thread.partition_S(gX[(None, None), (row_block, 0)]))
+    partials.fill(0.0)
+    fragment = cute.make_fragment_like(partials)
+    for k in cutlass.range(cute.size(gX, mode=[1, 1])):
+        tXgX = thread.partition_S(gX[(None, None), (row_block, k)])
+        tXcX = thread.partition_S(cX[(None, None), (row_block, k)])
+        inside = cute.make_rmem_tensor(cute.make_layout(
+            (cute.size(tXcX, mode=[0, 1]), cute.size(tXcX, mode=[1]), cute.size(tXcX, mode=[2]))), cutlass.Boolean)
+        for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
+            for n in cutlass.range_constexpr(cute.size(inside, mode=[2])):
+                inside[atom, 0, n] = cute.elem_less(tXcX[(0, atom), 0, n], shape)
+        fragment.fill(0.0)
+        cute.copy(tiled_copy, tXgX, fragment, pred=inside)
+        partials.store(partials.load() + fragment.load())
+    row_total = cute.arch.warp_reduction_sum(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0))
+    row = row_block * cute.size(gX, mode=[0, 0]) + cute.arch.warp_idx()
+    if cute.arch.lane_idx() == 0:
+        if row < shape[0]:
+            mOut[row] = row_total
+
+
+@cute.jit
+def row_sum_NAME(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr = 4):
+    threads = cute.make_ordered_layout((4, 32), order=(1, 0))
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=32 * vector)
+    tiled_copy = cute.make_tiled_copy_tv(atom, threads, cute.make_layout((1, vector)))
+    super_tile = (4, 32 * vector * 2)
+    gX = cute.zipped_divide(mX, super_tile)
+    cX = cute.zipped_divide(cute.make_identity_tensor(mX.shape), super_tile)
+    row_sum_kernel_NAME(gX, cX, mOut, mX.shape, tiled_copy).launch(
+        grid=[cute.size(gX, mode=[1, 0]), 1, 1], block=[128, 1, 1])
+'''
+
+ROW_SUM_MISTAKES = {
+    "no_predicate": ("cute.copy(tiled_copy, tXgX, fragment, pred=inside)", "cute.copy(tiled_copy, tXgX, fragment)"),
+    "only_the_first_super_tile": ("cutlass.range(cute.size(gX, mode=[1, 1]))", "cutlass.range(1)"),
+    "no_warp_reduction": ("row_total = cute.arch.warp_reduction_sum(", "row_total = ("),
+    "stale_fragment_between_steps": ("        fragment.fill(0.0)\n", ""),
+    "row_from_the_block_index_only": ("row = row_block * cute.size(gX, mode=[0, 0]) +", "row = row_block +"),
+    "writes_rows_past_the_end": ("        if row < shape[0]:\n            mOut[row] = row_total",
+                                 "        mOut[row] = row_total"),
+}
+
+INNER_SUM_KERNEL = '''
+@cute.kernel
+def inner_sum_kernel(mX: cute.Tensor, mOut: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    inner_block, outer, _ = cute.arch.block_idx()
+    j = inner_block * 128 + tidx
+    if j < cute.size(mX, mode=[2]):
+        total = cutlass.Float32(0.0)
+        for r in cutlass.range(cute.size(mX, mode=[1])):
+            total = total + mX[outer, r, j]
+        mOut[outer, j] = total
+'''
+
+SUM_DIM0 = '''
+@cute.jit
+def sum_dim0_NAME(mX: cute.Tensor, mOut: cute.Tensor):
+    rows, columns = cute.size(mX, mode=[0]), cute.size(mX, mode=[1])
+    view = cute.make_tensor(mX.iterator, cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1)))
+    out_view = cute.make_tensor(mOut.iterator, cute.make_layout((1, columns), stride=(columns, 1)))
+    inner_sum_kernel(view, out_view).launch(grid=[cute.ceil_div(columns, 128), 1, 1], block=[128, 1, 1])
+'''
+
+DIM0_MISTAKES = {
+    "grid_rounds_down": ("grid=[cute.ceil_div(columns, 128), 1, 1]", "grid=[columns // 128, 1, 1]"),
+    "one_block_only": ("grid=[cute.ceil_div(columns, 128), 1, 1]", "grid=[1, 1, 1]"),
+    "column_major_view": ("stride=(rows * columns, columns, 1)", "stride=(rows * columns, 1, rows)"),
+    "reduces_over_n": ("cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1))",
+                       "cute.make_layout((1, columns, rows), stride=(rows * columns, 1, columns))"),
+    "forgets_the_output_view": ("inner_sum_kernel(view, out_view)", "inner_sum_kernel(view, mOut)"),
+    "rows_as_outer": ("cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1))",
+                      "cute.make_layout((rows, 1, columns), stride=(columns, columns, 1))"),
+}
+
+
+def _kernel_source() -> str:
+    pieces = ["import cutlass\nimport cutlass.cute as cute\n", INNER_SUM_KERNEL]
+    for name, (old, new) in {"none": ("", ""), **ROW_SUM_MISTAKES}.items():
+        text = ROW_SUM_KERNEL.replace("NAME", name)
+        assert old in text, name
+        pieces.append(text.replace(old, new) if old else text)
+    for name, (old, new) in {"none": ("", ""), **DIM0_MISTAKES}.items():
+        text = SUM_DIM0.replace("NAME", name)
+        assert old in text, name
+        pieces.append(text.replace(old, new) if old else text)
+    return "\n".join(pieces)
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    """The kernels, imported from a real file with the simulator as `cutlass`; real cutlass given back."""
+    saved = {name: module for name, module in sys.modules.items() if name == "cutlass" or name.startswith("cutlass.")}
+    for name in saved:
+        del sys.modules[name]
+    cutekit.use("sim")
+    folder = tmp_path_factory.mktemp("ch05_kernels")
+    (folder / "ch05_kernels.py").write_text(_kernel_source())
+    sys.path.insert(0, str(folder))
+    import ch05_kernels
+    yield ch05_kernels
+    sys.path.remove(str(folder))
+    sys.modules.pop("ch05_kernels", None)
+    for name in [name for name in sys.modules if name == "cutlass" or name.startswith("cutlass.")]:
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+CORRECT = {
+    "ch05.tiled_copy_for": tiled_copy_for,
+    "ch05.partition_shape": partition_shape,
+    "ch05.cache_key": cache_key,
+}
+
+MUTANTS = [
+    ("ch05.tiled_copy_for", "threads_column_major", copy_threads_column_major),
+    ("ch05.tiled_copy_for", "values_column_major", copy_values_column_major),
+    ("ch05.tiled_copy_for", "one_value_per_atom", copy_one_value_per_atom),
+    ("ch05.tiled_copy_for", "always_128_bits", copy_always_128_bits),
+    ("ch05.tiled_copy_for", "swaps_threads_and_values", copy_swaps_threads_and_values),
+    ("ch05.tiled_copy_for", "hard_coded_worked_example", copy_hard_coded_worked_example),
+    ("ch05.partition_shape", "flat_mode_0", shape_flat_mode_0),
+    ("ch05.partition_shape", "swaps_rest_modes", shape_swaps_rest_modes),
+    ("ch05.partition_shape", "divides_by_threads_only", shape_divides_by_threads_only),
+    ("ch05.partition_shape", "ignores_the_vector", shape_ignores_the_vector),
+    ("ch05.partition_shape", "hard_coded_worked_example", shape_hard_coded_worked_example),
+    ("ch05.partition_shape", "calls_the_switched_off_constructor", shape_calls_the_switched_off_constructor),
+    ("ch05.cache_key", "dtype_only_as_in_the_seed", key_dtype_only),
+    ("ch05.cache_key", "whole_shape", key_whole_shape),
+    ("ch05.cache_key", "forgets_the_strides", key_forgets_the_strides),
+    ("ch05.cache_key", "forgets_the_alignment", key_forgets_the_alignment),
+    ("ch05.cache_key", "uses_m_not_n", key_uses_m_not_n),
+    ("ch05.cache_key", "object_identity", key_object_identity),
+    ("ch05.cache_key", "returns_a_list", key_returns_a_list),
+]
+
+SEEDS = (0, 1, 2, 12345, 999_999)
+KERNEL_SEED = 3     # cases: 4x256 divisible, 7x588 and 5x130 ragged (several super tiles, a masked last one)
+
+
+def test_every_chapter_05_exercise_has_a_correct_answer_and_five_wrong_ones():
+    ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch05"]
+    assert set(ids) == set(CORRECT) | {"ch05.tiled_copy_row_sum", "ch05.sum_dim0"}
+    for exercise_id in CORRECT:
+        assert sum(1 for mutant in MUTANTS if mutant[0] == exercise_id) >= 5, exercise_id
+    assert len(ROW_SUM_MISTAKES) >= 5 and len(DIM0_MISTAKES) >= 5
+
+
+@pytest.mark.parametrize("exercise_id", sorted(CORRECT))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_correct_answer_earns_every_reference_point_in_strict_mode(exercise_id, seed, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check(exercise_id, CORRECT[exercise_id], seed=seed)
+    assert result.passed and result.earned == result.possible - result.waiting
+
+
+@pytest.mark.parametrize("exercise_id,answer", [pytest.param(e, a, id=f"{e.split('.')[1]}-{m}") for e, m, a in MUTANTS])
+def test_wrong_answer_loses_points_with_a_hint_on_every_seed(exercise_id, answer, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    for seed in SEEDS:
+        result = check(exercise_id, answer, seed=seed)
+        lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+        assert lost and not result.passed, f"seed {seed}: {result}"
+        assert all(criterion.hint for criterion in lost)
+
+
+def test_the_seeds_cache_key_is_told_what_it_confuses(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    assert "the key needs the dtype, the static N" in str(check("ch05.cache_key", key_dtype_only, seed=0))
+
+
+def test_a_column_major_thread_layout_is_named_in_the_hint(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    assert "threads are column-major" in str(check("ch05.tiled_copy_for", copy_threads_column_major, seed=0))
+
+
+def test_the_correct_row_sum_kernel_passes_on_the_simulator_in_strict_mode(kernels, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    assert check("ch05.tiled_copy_row_sum", kernels.row_sum_none, seed=KERNEL_SEED).passed
+
+
+@pytest.mark.parametrize("mistake", sorted(ROW_SUM_MISTAKES))
+def test_a_wrong_row_sum_kernel_loses_points_with_a_hint(kernels, mistake, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch05.tiled_copy_row_sum", getattr(kernels, f"row_sum_{mistake}"), seed=KERNEL_SEED)
+    lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+    assert lost and not result.passed, str(result)
+    assert all(criterion.hint for criterion in lost)
+
+
+def test_an_unguarded_row_sum_is_told_to_predicate(kernels, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    assert "cute.copy(..., pred=)" in str(check("ch05.tiled_copy_row_sum", kernels.row_sum_no_predicate,
+                                                seed=KERNEL_SEED))
+
+
+def test_the_correct_dim0_host_passes_on_the_simulator_in_strict_mode(kernels, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    assert check("ch05.sum_dim0", kernels.sum_dim0_none, seed=KERNEL_SEED).passed
+
+
+@pytest.mark.parametrize("mistake", sorted(DIM0_MISTAKES))
+def test_a_wrong_dim0_host_loses_points_with_a_hint(kernels, mistake, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch05.sum_dim0", getattr(kernels, f"sum_dim0_{mistake}"), seed=KERNEL_SEED)
+    lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+    assert lost and not result.passed, str(result)
+    assert all(criterion.hint for criterion in lost)
+
+
+@pytest.mark.cutedsl
+def test_the_correct_row_sum_compiles_to_128_bit_loads_with_real_cutedsl(kernels, monkeypatch):
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
+    result = check("ch05.tiled_copy_row_sum", kernels.row_sum_none, seed=KERNEL_SEED)
+    assert "cutedsl-cpu" in result.tiers and result.earned == result.possible, str(result)
+
+
+@pytest.mark.cutedsl
+def test_real_cutedsl_types_from_dlpack_static_and_a_fake_tensor_with_a_symbolic_m():
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    from cutekit.checks.ch05_tiled_copy import tensor_types_in_cutedsl
+    static, dynamic, fake = tensor_types_in_cutedsl(8, 64)
+    assert static == "Tensor<0x...@generic o (8,64):(64,1)>"
+    assert dynamic == "Tensor<0x...@generic o (?,?):(?{i64},1)>"
+    assert fake == "FakeTensor<Float32, (?{div=1}, 64), (64, 1)>"
+

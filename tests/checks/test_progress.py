@@ -1,0 +1,114 @@
+"""Progress: each check appends one whole line under a lock (two processes at once lose nothing);
+`python -m cutekit progress` shows the learner's best scores; `report` gathers a class, reporting
+unreadable files instead of crashing."""
+import json
+import multiprocessing
+import os
+
+from cutekit.__main__ import main
+from cutekit.checks import check
+from cutekit.checks.progress import append_line, class_report, read_progress
+
+import answers_ch01 as answers
+
+
+def _append_many(path, writer, count):
+    for number in range(count):
+        append_line(path, {"exercise": "ch01.layout_from_grid", "earned": number % 5, "possible": 4,
+                           "writer": writer, "padding": "x" * 3000})
+
+
+def test_two_processes_appending_at_once_lose_and_interleave_nothing(tmp_path):
+    path = tmp_path / "progress.jsonl"
+    spawn = multiprocessing.get_context("spawn")
+    writers = [spawn.Process(target=_append_many, args=(path, writer, 200)) for writer in range(2)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(60)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 400
+    records = [json.loads(line) for line in lines]
+    assert sorted(record["writer"] for record in records) == [0] * 200 + [1] * 200
+
+
+def test_each_check_appends_its_result(private_progress_file, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    monkeypatch.setenv("CUTEKIT_LEARNER", "ada")
+    check("ch01.layout_from_grid", answers.layout_for_column_major, seed=1)
+    check("ch01.layout_from_grid", answers.layout_for, seed=2)
+    records = read_progress(private_progress_file).records
+    assert [(r["learner"], r["earned"], r["possible"], r["seed"], r["tiers"]) for r in records] == [
+        ("ada", 1, 4, 1, []), ("ada", 3, 4, 2, ["reference"])]
+
+
+def test_progress_recording_can_be_switched_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_PROGRESS", "off")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    check("ch01.layout_from_grid", answers.layout_for, seed=2)
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_unwritable_progress_file_becomes_a_note_not_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_PROGRESS", str(tmp_path / "a-file" / "progress.jsonl"))
+    (tmp_path / "a-file").write_text("in the way")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch01.layout_from_grid", answers.layout_for, seed=2)
+    assert result.passed and "progress not saved" in str(result)
+
+
+def test_the_progress_command_shows_best_score_and_tiers_per_exercise(private_progress_file, monkeypatch, capsys):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    check("ch01.layout_from_grid", answers.layout_for, seed=2)
+    check("ch01.layout_from_grid", answers.layout_for_column_major, seed=3)
+    assert main(["progress"]) == 0
+    out = capsys.readouterr().out
+    assert "ch01\n" in out
+    assert "ch01.layout_from_grid" in out and "3/4" in out and "tiers: reference" in out and "2 attempts" in out
+    assert "ch01.coalesce_by_hand" in out and "not tried" in out
+
+
+def _learner_file(folder, name, earned):
+    path = folder / name / ".cutekit" / "progress.jsonl"
+    path.parent.mkdir(parents=True)
+    for points in earned:
+        append_line(path, {"learner": name, "exercise": "ch01.layout_from_grid", "earned": points, "possible": 4,
+                           "tiers": ["reference"], "time": "2025-01-01T00:00:00"})
+    return path
+
+
+def test_the_report_gathers_home_folders_into_a_table_and_csv(tmp_path, capsys):
+    homes = tmp_path / "home"
+    _learner_file(homes, "ada", [1, 4, 2])
+    _learner_file(homes, "grace", [3])
+    csv_path = tmp_path / "class.csv"
+    assert main(["report", str(homes), "--csv", str(csv_path)]) == 0
+    out = capsys.readouterr().out
+    assert "ada" in out and "grace" in out and "layout_from_grid" in out
+    rows = csv_path.read_text().splitlines()
+    header = rows[0].split(",")
+    assert header[:2] == ["learner", "source"] and header[-2:] == ["total", "possible"]
+    column = header.index("ch01.layout_from_grid")
+    assert rows[1].startswith("ada,") and rows[1].split(",")[column] == "4"      # the best of 1, 4, 2
+    assert rows[2].startswith("grace,") and rows[2].split(",")[column] == "3"
+
+
+def test_the_report_names_unreadable_files_and_damaged_lines_without_crashing(tmp_path, capsys):
+    good = _learner_file(tmp_path, "ada", [2])
+    with open(good, "a") as damaged:
+        damaged.write("{not json\n")
+    unreadable = tmp_path / "locked.jsonl"
+    unreadable.write_text("{}")
+    os.chmod(unreadable, 0)
+    missing = tmp_path / "nobody.jsonl"
+    try:
+        report = class_report([tmp_path / "ada", unreadable, missing])
+    finally:
+        os.chmod(unreadable, 0o644)
+    problems = "\n".join(report.problems)
+    assert [row[0] for row in report.rows] == ["ada"]
+    assert "skipped a damaged line" in problems and "nobody.jsonl: cannot be read" in problems
+    if os.geteuid() != 0:  # root reads any file
+        assert "locked.jsonl: cannot be read" in problems
+    assert main(["report", str(missing)]) == 1
+    assert "cannot be read" in capsys.readouterr().out
