@@ -1,0 +1,747 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: CuTe by Hand
+#     language: python
+#     name: cute-by-hand
+# ---
+
+# %% [markdown]
+# # 05 · TiledCopy: a reduction written four ways
+#
+# **Why.** A CUDA reduction over the rows of a matrix starts with the loads: thread `t` of a block reads
+# `x[row * N + t]`, `x[row * N + t + blockDim.x]`, ... and, to use 128-bit loads, casts the pointer to
+# `float4*`, checks that `N` is a multiple of 4 and that the address is 16-byte aligned, and writes a
+# separate loop for the last, partial vector. Each of those formulas is yours to get right.
+#
+# CuTe puts the formulas in one object. A **copy atom** is one copy instruction (for example "move 4 fp32
+# values, 128 bits, at once"). A **TiledCopy** repeats the atom over the threads of a block with a
+# thread-value layout (chapter 02), so it knows which elements of a tile each thread moves and in which
+# vectors. `tiled_copy.get_slice(t).partition_S(tile)` hands thread `t` its elements of any tile the
+# TiledCopy divides, and `cute.copy` moves them with the atom's instruction.
+#
+# This chapter builds a row sum (`torch.sum(x, dim=-1)`) four ways, from CUDA-style index math to a
+# TiledCopy over a "super tile", then any reduced dimension; each version is checked against torch on
+# shapes the tiles do not divide. Then: what `cute.compile` caches, and why a cache keyed by dtype alone
+# breaks.
+
+# %%
+from cutekit import cute, render, widgets
+from cutekit.checks import check
+
+# %% [markdown]
+# ## See it
+#
+# A small TiledCopy: 16 threads as 2 rows of 8 (row-major: thread 1 is right of thread 0), each thread
+# moving 4 contiguous fp32 values with one 128-bit copy. Left, who reads each source element; right, who
+# writes each destination element (the same here: a plain copy does not shuffle values between threads).
+
+# %%
+atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=128)
+small_threads = cute.make_ordered_layout((2, 8), order=(1, 0))
+small_values = cute.make_layout((1, 4))
+small_copy = cute.make_tiled_copy_tv(atom, small_threads, small_values)
+print(small_copy)
+assert str(small_copy.layout_tv_tiled) == "((8,2),4):((8,1),2)"
+render.tiled_copy(small_copy, highlight=1)
+
+# %% [markdown]
+# The printout is CuTeDSL's (C++ prints `_8` for static 8). `Tiler MN` is the tile one round of the copy
+# covers, 2x32; `TV Layout tiled` maps (thread, value) to a position in that tile (column-major index);
+# the atom's `(1,4):(0,1)` says one thread moves 4 consecutive values per instruction.
+#
+# ## Play
+#
+# Predict before you move the slider: with 4x32 threads row-major and 1x4 values each, which 4 elements
+# does thread 33 own?
+
+# %%
+widgets.tv_explorer(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_layout((1, 4)))
+
+# %% [markdown]
+# ## Build it up
+#
+# ### 1. The copy atom: how many bits one instruction moves
+#
+# `make_copy_atom(op, dtype, num_bits_per_copy=...)`: `CopyUniversalOp` is a plain load or store; the bit
+# count picks the vector width. Its TV layout is (thread, value) for one instruction: one thread, and 4
+# fp32 values for 128 bits, 1 for 32 bits.
+
+# %%
+for bits in (32, 64, 128):
+    one = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=bits)
+    print(bits, "bits:", one.layout_src_tv)
+assert str(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32,
+                               num_bits_per_copy=128).layout_src_tv) == "(1,4):(0,1)"
+assert str(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float16,
+                               num_bits_per_copy=128).layout_src_tv) == "(1,8):(0,1)"
+
+# %% [markdown]
+# ### 2. make_tiled_copy_tv: the atom over a thread layout and a value layout
+#
+# The block of the row-sum kernels below: 128 threads as 4 rows of 32 (one warp per row), 1x4 values each.
+# The tile is 4x128, and the TV layout is the same one `make_layout_tv` gives for these two layouts
+# (chapter 02): the TiledCopy adds the instruction.
+
+# %%
+threads = cute.make_ordered_layout((4, 32), order=(1, 0))
+values = cute.make_layout((1, 4))
+tiled_copy = cute.make_tiled_copy_tv(atom, threads, values)
+tiler, tv = cute.make_layout_tv(threads, values)
+print("tiler:", tiled_copy.tiler_mn, " tv:", tiled_copy.layout_tv_tiled, " make_layout_tv:", tiler, tv)
+assert str(tiled_copy.layout_tv_tiled) == str(tv) == "((32,4),4):((16,1),4)"
+assert tuple(t.shape for t in tiled_copy.tiler_mn) == tuple(tiler) == (4, 128)
+render.tv_layout(tv, tiler, highlight=33)
+
+# %% [markdown]
+# ### 3. get_slice and partition_S: one thread's elements of a bigger tile
+#
+# Give the TiledCopy a tile four times wider than its own (a 4x512 **super tile**). Thread 5 gets a
+# tensor of shape `((4,1),1,4)`: mode 0 is (values of one atom, atoms per copy tile) = one 128-bit vector;
+# modes 1 and 2 count how often the 4x128 copy tile repeats down and across the super tile (1 and 4).
+# An identity tensor shows the (m, n) of each element.
+
+# %%
+super_tile = cute.make_identity_tensor((4, 512))
+mine = tiled_copy.get_slice(5).partition_S(super_tile)
+print(mine)
+print(mine.values())
+assert mine.shape == ((4, 1), 1, 4)
+assert mine.values()[:5] == [(0, 20), (0, 21), (0, 22), (0, 23), (0, 148)]
+
+# %% [markdown]
+# Thread 5 is in row 0 (threads 0..31 are the first warp) and reads columns 20..23, then the same 4
+# columns of the next copy tile (148 = 20 + 128), and so on: four independent 128-bit loads per super
+# tile. `partition_D` does the same for a destination (it uses the atom's destination layout).
+#
+# ### 4. What partition_S does to the coordinate space: tidfrg_S
+#
+# `partition_S(tensor)` is two steps. `tidfrg_S` (C++ `tile2thrfrg`) first divides the tensor by the
+# tiler (`zipped_divide`, chapter 03), then composes the tile mode with the TV layout, so the result is
+# indexed `(thread, (atom values, atoms), (rest m, rest n))`; `get_slice(t)` then fixes the thread.
+
+# %%
+by_thread = tiled_copy.tidfrg_S(cute.make_layout((4, 512), stride=(512, 1)))
+print(by_thread)
+assert str(by_thread) == "((32,4),(4,1),(1,4)):((4,512),(1,0),(0,128))"
+
+# %% [markdown]
+# Read it against a row-major 4x512 tensor: thread mode `(32,4):(4,512)` (lane t starts at column 4t, warp
+# w at row w), value mode `(4,1):(1,0)` (4 contiguous elements), rest mode `(1,4):(0,128)` (the next copy
+# tile is 128 columns on). The picture is the one above, repeated four times across.
+#
+# ### 5. Vector width: one 128-bit copy or four 32-bit ones
+#
+# With a 32-bit atom the same threads and values give `((1,4),1,4)`: one value per atom, four atoms. The
+# elements are the same, the instructions are not. `cute.autovec_copy(src, dst)` picks the widest vector
+# the layouts and alignment allow without a TiledCopy.
+
+# %%
+scalar_atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=32)
+scalar_copy = cute.make_tiled_copy_tv(scalar_atom, threads, values)
+scalar_mine = scalar_copy.get_slice(5).partition_S(super_tile)
+print(scalar_mine.shape, mine.shape)
+assert scalar_mine.shape == ((1, 4), 1, 4) and scalar_mine.values() == mine.values()
+
+# %% [markdown]
+# ### 6. The seed's divides, reproduced, and one correction
+#
+# The seed tutorial on reduce-sum divides a 64x32 fp32 tensor by three thread arrangements (one value per
+# thread). The printed layouts match real CuTeDSL (traced on the CPU when this chapter was written):
+
+# %%
+x64 = cute.make_layout((64, 32), stride=(32, 1))
+for thread_layout, expected in [(cute.make_layout((4, 8), stride=(8, 1)), "((4,8),(16,4)):((32,1),(128,8))"),
+                                (cute.make_layout(((2, 4), 8), stride=((32, 8), 1)),
+                                 "((8,8),(8,4)):((32,1),(256,8))")]:
+    tile_mn, _ = cute.make_layout_tv(thread_layout, cute.make_layout((1, 1)))
+    divided = cute.zipped_divide(x64, tile_mn)
+    print(thread_layout, "->", tile_mn, divided)
+    assert str(divided) == expected
+assert cute.zipped_divide(x64, (1, 32)).shape == ((1, 32), (64, 1))     # one 1x32 tile per row: 64 tiles
+
+# %% [markdown]
+# For `(4,8)` threads the seed explains the rest shape `(16,4)` as "64 / 4 == 16 and 32 / 4 == 8": the
+# second is 32 / 8 == 4 (the tile is 8 wide), which is what the printout says.
+
+# %% [markdown]
+# ## Exercises 1 and 2
+#
+# These two are about the algebra, so they come now, while `cute` is still cutekit's reference algebra
+# (after `cutekit.use`, `cute` is the kernel language). Exercises 3 to 5 are at the end.
+#
+# ### Exercise 1 · Build a tiled copy
+#
+# Write `tiled_copy_for(thread_shape, value_shape, dtype)`: a TiledCopy for threads arranged as
+# `thread_shape` **row-major** (thread 1 right of thread 0), each thread owning a row-major `value_shape`
+# block of elements, and a copy atom that moves one row of a thread's values at once
+# (`value_shape[1] * dtype.width` bits). Use `cute.make_copy_atom` and `cute.make_tiled_copy_tv`.
+
+# %%
+def tiled_copy_for(thread_shape, value_shape, dtype):
+    # YOUR CODE HERE
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dtype,
+                               num_bits_per_copy=value_shape[1] * dtype.width)
+    return cute.make_tiled_copy_tv(atom, cute.make_ordered_layout(thread_shape, order=(1, 0)),
+                                   cute.make_ordered_layout(value_shape, order=(1, 0)))
+
+
+check("ch05.tiled_copy_for", tiled_copy_for)
+
+# %% [markdown]
+# ### Exercise 2 · Predict partition_S's shape
+#
+# Threads `thread_shape` row-major, values `value_shape` row-major, and an atom moving `vector` values
+# (`vector` divides `value_shape[1]`; when a thread has several rows of values, `vector` is a whole row). Write `partition_shape(thread_shape, value_shape, vector,
+# tile_shape)`: the shape of `tiled_copy.get_slice(t).partition_S(tensor)` for a tensor of `tile_shape`
+# (a multiple of the copy tile). Work it out: the tiled-copy constructors are switched off while it is
+# checked.
+
+# %%
+def partition_shape(thread_shape, value_shape, vector, tile_shape):
+    # YOUR CODE HERE
+    values = value_shape[0] * value_shape[1]
+    copy_tile = (thread_shape[0] * value_shape[0], thread_shape[1] * value_shape[1])
+    return ((vector, values // vector), tile_shape[0] // copy_tile[0], tile_shape[1] // copy_tile[1])
+
+
+check("ch05.partition_shape", partition_shape)
+
+# %% [markdown]
+# ## Run it
+#
+# From here on the code is a CuTeDSL program. `cutekit.use("auto")` makes `import cutlass` the real
+# CuTeDSL on a machine with an sm_80+ GPU, and cutekit's CPU simulator everywhere else.
+
+# %%
+import cutekit
+
+backend = cutekit.use("auto")
+print(backend)
+
+import torch
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack
+
+# %% [markdown]
+# All four row sums end the same way. Each thread holds a partial sum; `warp_reduction_sum` adds the 32
+# partials of a warp with shuffles; one value per warp goes through shared memory to thread 0. This
+# helper is that ending (a `@cute.jit` function called from a kernel is inlined into it):
+
+# %%
+@cute.jit
+def block_sum(partial: cutlass.Float32, warp_sums: cute.Tensor):
+    warp_total = cute.arch.warp_reduction_sum(partial)
+    warp = cute.arch.warp_idx()          # a warp-wide shuffle: all 32 lanes must be here (see below)
+    if cute.arch.lane_idx() == 0:
+        warp_sums[warp] = warp_total
+    cute.arch.sync_threads()
+    total = cutlass.Float32(0.0)
+    for w in cutlass.range_constexpr(4):         # 4 warps per block in these kernels
+        total = total + warp_sums[w]
+    return total
+
+
+# %% [markdown]
+# **A GPU fact the simulator does not show.** In CuTeDSL `cute.arch.warp_idx()` is not a plain division of
+# the thread index: it broadcasts lane 0's value with a `shfl.sync` over all 32 lanes (so the compiler knows
+# it is the same in the whole warp). Called inside `if lane_idx() == 0:`, only one lane reaches that
+# shuffle, and the warp waits for the other 31 forever: the first version of this chapter hung on an H100
+# exactly so. Compute it where every lane is, as above. (PTX of the hanging version, compiled on the CPU:
+# `shfl.sync.idx.b32 ..., -1` after `@%p3 bra`, the lane-0 branch.)
+#
+# ### Version 1 · CUDA style
+#
+# One block of 128 threads per row; thread t reads elements t, t + 128, ... (consecutive threads,
+# consecutive addresses: coalesced). The loop bound is the tail check.
+
+# %%
+@cute.kernel
+def cuda_style_kernel(mX: cute.Tensor, mOut: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    row, _, _ = cute.arch.block_idx()
+    warp_sums = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
+    partial = cutlass.Float32(0.0)
+    for n in cutlass.range(tidx, cute.size(mX, mode=[1]), 128):
+        partial = partial + mX[row, n]
+    total = block_sum(partial, warp_sums)
+    if tidx == 0:
+        mOut[row] = total
+
+
+@cute.jit
+def sum_rows_cuda_style(mX: cute.Tensor, mOut: cute.Tensor):
+    cuda_style_kernel(mX, mOut).launch(grid=[cute.size(mX, mode=[0]), 1, 1], block=[128, 1, 1])
+
+
+def on_backend(*tensors):
+    return [t.cuda() for t in tensors] if backend.name == "gpu" else list(tensors)
+
+
+generator = torch.Generator().manual_seed(5)
+x = torch.randn(16, 1000, generator=generator)
+out = torch.full((16,), float("nan"))
+x_here, out_here = on_backend(x, out)
+sum_rows_cuda_style(from_dlpack(x_here, assumed_align=16), from_dlpack(out_here))
+assert torch.allclose(out_here.cpu(), x.sum(dim=-1), atol=1e-4)
+print("cuda style, 16x1000: equal to torch.sum on", backend.name)
+
+# %% [markdown]
+# ### Version 2 · composition: the tile seen through the TV layout
+#
+# The row is cut into tiles of 128 * V elements (`zipped_divide`), and each tile is viewed through a TV
+# layout `(128, V):(V, 1)` with `composition(tile, tv)`: entry `[t, None]` is thread t's V contiguous
+# values, so they load as one vector. The last tile may be partial: an identity tensor divided the same
+# way gives each thread its first element's coordinate, and `elem_less(coordinate, shape)` says whether the
+# vector exists (V divides N, so a vector is wholly inside or wholly outside).
+
+# %%
+@cute.kernel
+def composition_kernel(mX: cute.Tensor, mOut: cute.Tensor, tv_layout: cute.Layout):
+    tidx, _, _ = cute.arch.thread_idx()
+    row, _, _ = cute.arch.block_idx()
+    warp_sums = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
+    x_row = mX[row, None]
+    tiles = cute.zipped_divide(x_row, (cute.size(tv_layout),))                    # ((tile), (tiles))
+    coordinates = cute.zipped_divide(cute.make_identity_tensor(x_row.shape), (cute.size(tv_layout),))
+    fragment = cute.make_rmem_tensor(cute.make_layout(cute.size(tv_layout, mode=[1])), cutlass.Float32)
+    partials = cute.make_fragment_like(fragment)
+    partials.fill(0.0)
+    for k in cutlass.range(cute.size(tiles, mode=[1])):
+        mine = cute.composition(tiles[(None, k)], tv_layout)[tidx, None]
+        my_coordinates = cute.composition(coordinates[(None, k)], tv_layout)[tidx, None]
+        fragment.fill(0.0)
+        if cute.elem_less(my_coordinates[0], x_row.shape):
+            cute.autovec_copy(mine, fragment)
+        partials.store(partials.load() + fragment.load())
+    total = block_sum(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0), warp_sums)
+    if tidx == 0:
+        mOut[row] = total
+
+
+@cute.jit
+def sum_rows_composition(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr = 4):
+    tv_layout = cute.make_layout((128, vector), stride=(vector, 1))
+    composition_kernel(mX, mOut, tv_layout).launch(grid=[cute.size(mX, mode=[0]), 1, 1], block=[128, 1, 1])
+
+
+for M, N in [(16, 1000), (3, 7)]:
+    x = torch.randn(M, N, generator=generator)
+    out = torch.full((M,), float("nan"))
+    x_here, out_here = on_backend(x, out)
+    sum_rows_composition(from_dlpack(x_here, assumed_align=16), from_dlpack(out_here), 4 if N % 4 == 0 else 1)
+    assert torch.allclose(out_here.cpu(), x.sum(dim=-1), atol=1e-4), (M, N)
+    print(f"composition, {M}x{N}: equal to torch.sum on {backend.name}")
+
+# %% [markdown]
+# ### Version 3 · TiledCopy over a super tile
+#
+# The TiledCopy of section 2 (4 rows x 32 threads, 1x4 values, 128-bit atom) partitions a super tile two
+# copy tiles wide: 4 rows x 256 columns. The block loops over the super tiles of its 4 rows; per step each
+# thread issues two independent 128-bit loads (more loads in flight per thread hide memory latency; the
+# benchmark version uses four). Each warp owns one row, so a warp reduction finishes the row: no shared
+# memory.
+#
+# **Tails.** The seed tutorial says `partition_S` takes no mask, so ragged shapes need extra "tail logic"
+# in another style of kernel. The mask goes to the copy instead: partition an identity tensor with the same
+# TiledCopy (`tXcX`: each element's (m, n)), make one Boolean per atom (`elem_less` of the atom's first
+# coordinate with the shape), and `cute.copy(tiled_copy, src, dst, pred=inside)` skips the atoms outside.
+# The fragment is zeroed first, so a skipped atom adds nothing.
+
+# %%
+@cute.kernel
+def tiled_copy_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape: cute.Shape,
+                      tiled_copy: cute.TiledCopy):
+    tidx, _, _ = cute.arch.thread_idx()
+    row_block, _, _ = cute.arch.block_idx()
+    thread = tiled_copy.get_slice(tidx)
+    partials = cute.make_fragment_like(thread.partition_S(gX[(None, None), (row_block, 0)]))   # ((4,1),1,SUPER)
+    partials.fill(0.0)
+    fragment = cute.make_fragment_like(partials)
+    for k in cutlass.range(cute.size(gX, mode=[1, 1])):
+        tXgX = thread.partition_S(gX[(None, None), (row_block, k)])
+        tXcX = thread.partition_S(cX[(None, None), (row_block, k)])
+        inside = cute.make_rmem_tensor(cute.make_layout(
+            (cute.size(tXcX, mode=[0, 1]), cute.size(tXcX, mode=[1]), cute.size(tXcX, mode=[2]))), cutlass.Boolean)
+        for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
+            for n in cutlass.range_constexpr(cute.size(inside, mode=[2])):
+                inside[atom, 0, n] = cute.elem_less(tXcX[(0, atom), 0, n], shape)
+        fragment.fill(0.0)
+        cute.copy(tiled_copy, tXgX, fragment, pred=inside)
+        partials.store(partials.load() + fragment.load())
+    row_total = cute.arch.warp_reduction_sum(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0))
+    row = row_block * cute.size(gX, mode=[0, 0]) + cute.arch.warp_idx()
+    if cute.arch.lane_idx() == 0:
+        if row < shape[0]:
+            mOut[row] = row_total
+
+
+@cute.jit
+def sum_rows_tiled_copy(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr = 4):
+    threads = cute.make_ordered_layout((4, 32), order=(1, 0))
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=32 * vector)
+    tiled_copy = cute.make_tiled_copy_tv(atom, threads, cute.make_layout((1, vector)))
+    super_tile = (4, 32 * vector * 2)                    # SUPER = 2 copy tiles per step
+    gX = cute.zipped_divide(mX, super_tile)              # ((4, W), (row blocks, steps))
+    cX = cute.zipped_divide(cute.make_identity_tensor(mX.shape), super_tile)
+    tiled_copy_kernel(gX, cX, mOut, mX.shape, tiled_copy).launch(
+        grid=[cute.size(gX, mode=[1, 0]), 1, 1], block=[128, 1, 1])
+
+
+for M, N in [(16, 1000), (5, 7), (9, 300)]:
+    x = torch.randn(M, N, generator=generator)
+    out = torch.full((M,), float("nan"))
+    x_here, out_here = on_backend(x, out)
+    sum_rows_tiled_copy(from_dlpack(x_here, assumed_align=16), from_dlpack(out_here), 4 if N % 4 == 0 else 1)
+    assert torch.allclose(out_here.cpu(), x.sum(dim=-1), atol=1e-4), (M, N)
+    print(f"tiled copy, {M}x{N}: equal to torch.sum on {backend.name}")
+if backend.name == "sim":
+    print(cutekit.sim.last_launch())
+
+# %% [markdown]
+# ### The seed's super tile: the whole row at once, and no tails
+#
+# The seed's TiledCopy kernel makes the super tile as wide as the row, rounded up to 32 (`(4,
+# ceil_div(N, 32) * 32)`), with one 32-bit value per atom. Here it is, run on a row of 1000: the tile is
+# 1024 wide, so the last 24 columns of the tile do not exist. The simulator stops at the first such access
+# (a GPU would read past the row silently):
+
+# %%
+@cute.kernel
+def whole_row_kernel(mX: cute.Tensor, mOut: cute.Tensor, super_tile: cute.Shape, tiled_copy: cute.TiledCopy):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    tXgX = tiled_copy.get_slice(tidx).partition_S(cute.local_tile(mX, super_tile, (bidx, 0)))
+    registers = cute.make_fragment_like(tXgX)
+    cute.autovec_copy(tXgX, registers)
+    row_total = cute.arch.warp_reduction_sum(registers.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0))
+    row = bidx * 4 + cute.arch.warp_idx()
+    if cute.arch.lane_idx() == 0:
+        mOut[row] = row_total
+
+
+@cute.jit
+def sum_rows_whole_row(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Constexpr):
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=32)
+    tiled_copy = cute.make_tiled_copy_tv(atom, cute.make_ordered_layout((4, 32), order=(1, 0)),
+                                         cute.make_layout((1, 1)))
+    super_tile = (4, cute.ceil_div(n, 32) * 32)
+    whole_row_kernel(mX, mOut, super_tile, tiled_copy).launch(
+        grid=[cute.ceil_div(cute.size(mX, mode=[0]), 4), 1, 1], block=[128, 1, 1])
+
+
+x = torch.randn(8, 1024, generator=generator)
+out = torch.full((8,), float("nan"))
+x_here, out_here = on_backend(x, out)
+sum_rows_whole_row(from_dlpack(x_here), from_dlpack(out_here), 1024)
+assert torch.allclose(out_here.cpu(), x.sum(dim=-1), atol=1e-4)
+print("whole row, 8x1024: right")
+if backend.name == "sim":
+    x = torch.randn(8, 1000, generator=generator)
+    try:
+        sum_rows_whole_row(from_dlpack(x), from_dlpack(torch.zeros(8)), 1000)
+        raise AssertionError("a 1024-wide tile over 1000 columns should go out of bounds")
+    except Exception as error:
+        print("8x1000:", type(error).__name__, ":", str(error)[:200])
+        assert "out-of-bounds" in str(error)
+
+# %% [markdown]
+# The other cost of a whole-row tile: each thread's fragment holds N / 32 values, all loaded at once, and
+# the tile width is a compile-time constant, so every N is a new kernel. Compiled for sm_80 on the CPU
+# (real CuTeDSL, no GPU needed), the seed's kernel for N = 16384 has 512 scalar loads per thread, fully
+# unrolled; the super-tile loop of version 3 has a handful of 128-bit loads whatever N is:
+
+# %%
+from cutekit.checks import ch05_tiled_copy as chapter05
+
+if cutekit.backend.probe_cutedsl_cpu().available:
+    whole = chapter05.compile_notebook_kernel(sum_rows_whole_row, ("Float32", 2, 1), ("Float32", 1, 1), 16384)
+    looped = chapter05.compile_notebook_kernel(sum_rows_tiled_copy, ("Float32", 2, 4), ("Float32", 1, 1), 4)
+    for name, report in (("whole row, N=16384", whole), ("tiled copy, any N", looped)):
+        print(f"{name:20s} global loads: {report.count('ld.global'):4d} (128-bit: {report.count('ld.global.v4')}),"
+              f" PTX {len(report.ptx):6d} characters, local memory {report.local_memory}", report.error[-300:])
+    if backend.name == "sim":     # the sm_80 compile runs in a subprocess; on a GPU host it may target that GPU
+        assert whole.count("ld.global.b32") == 512 and whole.count("ld.global.v4") == 0
+        assert looped.count("ld.global") == looped.count("ld.global.v4") > 0 and looped.local_memory == 0
+else:
+    print("needs the cutedsl-cpu tier (nvidia-cutlass-dsl installed): `python -m cutekit doctor`")
+
+# %% [markdown]
+# ### Version 4 · any reduced dimension
+#
+# A contiguous tensor reduced over dim `d` is a 3-D tensor `(outer, reduced, inner)`: `outer` is the
+# product of the sizes before `d`, `inner` of those after. `cute.make_tensor(mX.iterator, layout)` gives
+# that view without moving data. When `inner` is 1 the reduced dim is the contiguous one and version 3
+# applies. Otherwise the coalesced choice is threads along `inner` (neighbouring threads, neighbouring
+# addresses), each thread adding its column down `reduced`:
+
+# %%
+@cute.kernel
+def inner_sum_kernel(mX: cute.Tensor, mOut: cute.Tensor):
+    """mX: (outer, reduced, inner); mOut: (outer, inner)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    inner_block, outer, _ = cute.arch.block_idx()
+    j = inner_block * 128 + tidx
+    if j < cute.size(mX, mode=[2]):
+        total = cutlass.Float32(0.0)
+        for r in cutlass.range(cute.size(mX, mode=[1])):
+            total = total + mX[outer, r, j]
+        mOut[outer, j] = total
+
+
+@cute.jit
+def sum_any_dim(mX: cute.Tensor, mOut: cute.Tensor, dim: cutlass.Constexpr):
+    shape = mX.shape
+    outer, inner = 1, 1
+    for size in shape[:dim]:
+        outer *= size
+    for size in shape[dim + 1:]:
+        inner *= size
+    reduced = shape[dim]
+    view = cute.make_tensor(mX.iterator, cute.make_layout((outer, reduced, inner), stride=(reduced * inner, inner, 1)))
+    out_view = cute.make_tensor(mOut.iterator, cute.make_layout((outer, inner), stride=(inner, 1)))
+    inner_sum_kernel(view, out_view).launch(grid=[cute.ceil_div(inner, 128), outer, 1], block=[128, 1, 1])
+
+
+for shape, dim in [((3, 50, 40), 1), ((6, 5, 7), 0), ((2, 3, 4, 5), 2)]:
+    x = torch.randn(*shape, generator=generator)
+    out = torch.full(x.sum(dim=dim).shape, float("nan"))
+    x_here, out_here = on_backend(x, out)
+    sum_any_dim(from_dlpack(x_here), from_dlpack(out_here), dim)
+    assert torch.allclose(out_here.cpu(), x.sum(dim=dim), atol=1e-4), (shape, dim)
+    print(f"any dim, {shape} over dim {dim}: equal to torch.sum on {backend.name}")
+
+# %% [markdown]
+# **Two corrections to the seed's N-d kernel.** (1) It computes `after_shape = shape[dim + 1:]`, and its
+# default is `dim=-1`: then `dim + 1` is 0 and "after" is the whole shape, not the empty tuple, so the
+# default reduction views the tensor wrongly (normalize `dim % rank` first):
+
+# %%
+shape, dim = (2, 3, 4), -1
+print("shape[dim + 1:] =", shape[dim + 1:], "  with dim % rank:", shape[dim % len(shape) + 1:])
+assert shape[dim + 1:] == (2, 3, 4) and shape[dim % len(shape) + 1:] == ()
+
+# %% [markdown]
+# (2) It gives each warp one output and puts the warp's 32 lanes along the reduced mode, whose stride is
+# `inner`: for a reduction over dim 1 of a (3, 50, 40) tensor, lane t and lane t + 1 read addresses 40
+# elements (160 bytes) apart, so one warp load touches 32 different 128-byte lines. Version 4 puts the
+# lanes along `inner` (stride 1):
+
+# %%
+view = cute.make_layout((3, 50, 40), stride=(50 * 40, 40, 1))
+print(view, " reduced mode stride:", view.stride[1], " inner mode stride:", view.stride[2])
+assert view.stride[1] == 40 and view.stride[2] == 1
+
+# %% [markdown]
+# ## Compilation in practice
+#
+# Calling a `@cute.jit` function with real CuTeDSL traces and compiles it **every call**; `cute.compile(f,
+# *args)` returns the compiled function to keep. What it was compiled for is the argument *types*, and a
+# tensor's type includes its layout where the layout is static. `from_dlpack(t)` is fully static:
+# shape and stride are part of the type, so the kernel is specialized to that shape.
+# `.mark_layout_dynamic()` makes them run-time values (`?`), except the stride that is 1. Or compile
+# against a fake tensor with a symbolic size (`cute.sym_int()`): here M dynamic and N static. Printed by real
+# CuTeDSL (in a subprocess: this notebook's `cutlass` may be the simulator):
+
+# %%
+if cutekit.backend.probe_cutedsl_cpu().available and backend.name == "sim":
+    static, dynamic, fake = chapter05.tensor_types_in_cutedsl(16, 1024)
+    print("from_dlpack:          ", static)
+    print("mark_layout_dynamic():", dynamic)
+    print("fake, (sym_int, 1024):", fake)
+    assert static == "Tensor<0x...@generic o (16,1024):(1024,1)>"
+    assert dynamic == "Tensor<0x...@generic o (?,?):(?{i64},1)>"
+    assert fake == "FakeTensor<Float32, (?{div=1}, 1024), (1024, 1)>"
+else:
+    print("needs the cutedsl-cpu tier (nvidia-cutlass-dsl installed): `python -m cutekit doctor`")
+
+# %% [markdown]
+# So the seed's cache `key = f"reduce_sum_{dtype}"` hands a kernel compiled for a static 1024x1024 to a
+# 256x256 tensor: the loop bounds and strides baked into it are 1024, and it reads out of bounds (the seed
+# saw "illegal memory access"). A correct key names everything the compiled code depends on: the dtype,
+# every *static* extent and stride, and the alignment that `assumed_align` promised; it leaves out what is
+# dynamic, so that one compiled kernel serves every M (exercise 4).
+#
+# How much a compile costs, measured here (CPU, real CuTeDSL, sm_80; this includes starting a Python
+# process and importing CuTeDSL, about a second of it), against a simulated call:
+
+# %%
+import time
+
+if cutekit.backend.probe_cutedsl_cpu().available:
+    started = time.perf_counter()
+    report = chapter05.compile_notebook_kernel(sum_rows_tiled_copy, ("Float32", 2, 4), ("Float32", 1, 1), 4)
+    compile_seconds = time.perf_counter() - started
+    print(f"compile (with process start): {compile_seconds:.2f} s", report.error[-300:])
+    assert report.ok or backend.name == "gpu"
+else:
+    print("needs the cutedsl-cpu tier to measure compile time")
+if backend.name == "gpu":
+    x = torch.randn(4096, 4096, device="cuda")
+    out = torch.empty(4096, device="cuda")
+    arguments = [from_dlpack(x, assumed_align=16), from_dlpack(out)]
+    started = time.perf_counter()
+    compiled = cute.compile(sum_rows_tiled_copy, *arguments, 4)
+    print(f"cute.compile on this GPU: {time.perf_counter() - started:.2f} s")
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(100):
+        compiled(*arguments)
+    torch.cuda.synchronize()
+    print(f"one call of the compiled kernel (host overhead + kernel): {(time.perf_counter() - started) * 10:.3f} ms")
+else:
+    print("call overheads are measured on the gpu tier only (the simulator compiles nothing)")
+
+# %% [markdown]
+# ## On a GPU: time and bandwidth against torch.sum
+#
+# On a GPU this cell times the four row sums and `torch.sum` on a 16384x16384 fp32 tensor (CUDA events,
+# median of 20 launches) and plots the bandwidth. On the simulator it says where the measured numbers are:
+# `benchmarks/RESULTS.md` (H100, the benchmark versions of these kernels: cuda_style 1.005, composition
+# 1.004, tiled_copy 0.994 of torch.sum's bandwidth, about 3.1 TB/s).
+
+# %%
+if backend.name == "gpu":
+    import statistics
+
+    import matplotlib.pyplot as plt
+
+    x = torch.randn(16384, 16384, device="cuda")
+    out = torch.empty(16384, device="cuda")
+    arguments = [from_dlpack(x, assumed_align=16), from_dlpack(out)]
+    versions = {"cuda style": cute.compile(sum_rows_cuda_style, *arguments),
+                "composition": cute.compile(sum_rows_composition, *arguments, 4),
+                "tiled copy": cute.compile(sum_rows_tiled_copy, *arguments, 4)}
+    runs = {name: (lambda f=f: f(*arguments)) for name, f in versions.items()}
+    runs["torch.sum"] = lambda: torch.sum(x, dim=-1, out=out)
+    bandwidth = {}
+    for name, run in runs.items():
+        run()
+        torch.cuda.synchronize()
+        assert torch.allclose(out, x.sum(dim=-1), rtol=1e-3, atol=1e-2), name
+        times = []
+        for _ in range(20):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            run()
+            stop.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(stop) / 1000)
+        bandwidth[name] = x.numel() * 4 / statistics.median(times) / 1e9
+    for name, rate in bandwidth.items():
+        print(f"{name:12s} {rate:7.0f} GB/s   {rate / bandwidth['torch.sum']:.3f} of torch.sum")
+    figure, axes = plt.subplots(figsize=(6, 2.5))
+    axes.barh(list(bandwidth), list(bandwidth.values()))
+    axes.set_xlabel("GB/s, 16384x16384 fp32 row sum")
+    figure
+else:
+    print("no GPU here: the H100 numbers are in benchmarks/RESULTS.md")
+
+# %% [markdown]
+# ## Exercises 3 to 5
+#
+# ### Exercise 3 · The TiledCopy row sum
+#
+# Complete `my_tiled_copy_kernel`, the kernel of version 3: each thread's partition of every super tile of
+# its block's rows, a predicate per copy atom, predicated copies into a zeroed fragment, a running sum,
+# and a warp reduction whose lane 0 writes its row (if the row exists). The host below launches it; the
+# check runs it on random shapes (on the simulator or your GPU) and, with CuTeDSL installed, compiles it
+# for sm_80 and reads the PTX (128-bit loads, no local memory).
+
+# %%
+@cute.kernel
+def my_tiled_copy_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape: cute.Shape,
+                         tiled_copy: cute.TiledCopy):
+    # YOUR CODE HERE
+    tidx, _, _ = cute.arch.thread_idx()
+    row_block, _, _ = cute.arch.block_idx()
+    thread = tiled_copy.get_slice(tidx)
+    partials = cute.make_fragment_like(thread.partition_S(gX[(None, None), (row_block, 0)]))
+    partials.fill(0.0)
+    fragment = cute.make_fragment_like(partials)
+    for k in cutlass.range(cute.size(gX, mode=[1, 1])):
+        tXgX = thread.partition_S(gX[(None, None), (row_block, k)])
+        tXcX = thread.partition_S(cX[(None, None), (row_block, k)])
+        inside = cute.make_rmem_tensor(cute.make_layout(
+            (cute.size(tXcX, mode=[0, 1]), cute.size(tXcX, mode=[1]), cute.size(tXcX, mode=[2]))), cutlass.Boolean)
+        for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
+            for n in cutlass.range_constexpr(cute.size(inside, mode=[2])):
+                inside[atom, 0, n] = cute.elem_less(tXcX[(0, atom), 0, n], shape)
+        fragment.fill(0.0)
+        cute.copy(tiled_copy, tXgX, fragment, pred=inside)
+        partials.store(partials.load() + fragment.load())
+    row_total = cute.arch.warp_reduction_sum(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0))
+    row = row_block * cute.size(gX, mode=[0, 0]) + cute.arch.warp_idx()
+    if cute.arch.lane_idx() == 0:
+        if row < shape[0]:
+            mOut[row] = row_total
+
+
+# %%
+@cute.jit
+def my_sum_rows(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr = 4):
+    threads = cute.make_ordered_layout((4, 32), order=(1, 0))
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=32 * vector)
+    tiled_copy = cute.make_tiled_copy_tv(atom, threads, cute.make_layout((1, vector)))
+    super_tile = (4, 32 * vector * 2)
+    gX = cute.zipped_divide(mX, super_tile)
+    cX = cute.zipped_divide(cute.make_identity_tensor(mX.shape), super_tile)
+    my_tiled_copy_kernel(gX, cX, mOut, mX.shape, tiled_copy).launch(
+        grid=[cute.size(gX, mode=[1, 0]), 1, 1], block=[128, 1, 1])
+
+
+check("ch05.tiled_copy_row_sum", my_sum_rows)
+
+# %% [markdown]
+# ### Exercise 4 · Fix the cache key
+#
+# `sum_rows_tiled_copy` is compiled once per key with M dynamic, N static, the row-major strides of a
+# contiguous tensor, and `assumed_align=16` (128-bit loads) when the data address is a multiple of 16
+# bytes. Write `cache_key(x)` for a 2-D torch tensor `x`: equal keys exactly when one compiled kernel
+# serves both tensors, and hashable (it goes in a dict). The seed's key was `f"reduce_sum_{x.dtype}"`.
+
+# %%
+def cache_key(x):
+    # YOUR CODE HERE
+    return (x.dtype, x.shape[1], x.stride(), x.data_ptr() % 16 == 0)
+
+
+check("ch05.cache_key", cache_key)
+
+# %% [markdown]
+# ### Exercise 5 · Reduce over dim 0
+#
+# Write the host function `sum_dim0(mX, mOut)`: `mOut[n] = sum over m of mX[m, n]` for a contiguous (M, N)
+# tensor, by viewing `mX` as the 3-D `(outer, reduced, inner)` tensor of version 4 and `mOut` as
+# `(outer, inner)`, and launching `inner_sum_kernel` on enough blocks for every column.
+
+# %%
+@cute.jit
+def sum_dim0(mX: cute.Tensor, mOut: cute.Tensor):
+    # YOUR CODE HERE
+    rows, columns = cute.size(mX, mode=[0]), cute.size(mX, mode=[1])
+    view = cute.make_tensor(mX.iterator, cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1)))
+    out_view = cute.make_tensor(mOut.iterator, cute.make_layout((1, columns), stride=(columns, 1)))
+    inner_sum_kernel(view, out_view).launch(grid=[cute.ceil_div(columns, 128), 1, 1], block=[128, 1, 1])
+
+
+check("ch05.sum_dim0", sum_dim0)
+
+# %% [markdown]
+# ## What to remember
+#
+# - A copy atom is one instruction (`num_bits_per_copy`); `make_tiled_copy_tv(atom, threads, values)` repeats
+#   it over a tile, and `get_slice(t).partition_S(tile)` is `((atom values, atoms), rest m, rest n)`.
+# - A super tile several copy tiles wide gives each thread several independent 128-bit loads per step.
+# - Tails: partition an identity tensor the same way, one `elem_less` per atom, `cute.copy(..., pred=)`.
+# - A compile cache key holds the dtype, every static extent and stride, and the alignment; nothing dynamic.
+#
+# Next: **06**, copies through shared memory.
