@@ -1,0 +1,1 @@
+"""Benchmarks of the course kernels against torch (`make bench`)."""

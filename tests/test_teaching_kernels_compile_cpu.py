@@ -1,0 +1,40 @@
+"""The simulator's test kernels are real CuTeDSL: each compiles for sm_80 with the real package, without a
+GPU (so a kernel that runs on the simulator but not on CuTeDSL cannot slip into the course)."""
+import pytest
+
+pytestmark = pytest.mark.cutedsl
+cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+
+
+def _kernels():
+    import importlib
+    import sys
+    module = sys.modules.get("tests.sim.kernels")
+    if module is not None and getattr(module.cutlass, "__cutekit_sim__", False):
+        del sys.modules["tests.sim.kernels"]
+    return importlib.import_module("tests.sim.kernels")
+
+
+def _cases():
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_compact_tensor
+
+    def fake(*shape):
+        order = tuple(range(len(shape)))[::-1]
+        return make_fake_compact_tensor(cutlass.Float32, shape, stride_order=order, assumed_align=16)
+    kernels = _kernels()
+    return {"add_one_per_thread": (kernels.add_one_per_thread, (fake(20, 20), fake(20, 20), fake(20, 20), False)),
+            "reverse": (kernels.reverse, (fake(64), fake(64), True)),
+            "transpose": (kernels.transpose, (fake(32, 32), fake(32, 32), 1)),
+            "hello": (kernels.hello, ((2, 1, 1), (2, 2, 1))),
+            "warp_sums": (kernels.warp_sums, (fake(96), fake(3))),
+            "staged_copy": (kernels.staged_copy, (fake(128), fake(32), True))}, cute
+
+
+@pytest.mark.parametrize("name", ["add_one_per_thread", "reverse", "transpose", "hello", "warp_sums",
+                                  "staged_copy"])
+def test_each_simulator_test_kernel_compiles_with_real_cutedsl(name):
+    cases, cute = _cases()
+    function, arguments = cases[name]
+    compiled = cute.compile(function, *arguments)
+    assert compiled is not None
