@@ -3,9 +3,12 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: CuTe by Hand
 #     language: python
@@ -536,7 +539,7 @@ assert shape[dim + 1:] == (2, 3, 4) and shape[dim % len(shape) + 1:] == ()
 # lanes along `inner` (stride 1):
 
 # %%
-view = cute.make_layout((3, 50, 40), stride=(50 * 40, 40, 1))
+view = cutekit.cute.make_layout((3, 50, 40), stride=(50 * 40, 40, 1))   # host-side algebra: the reference (real CuTeDSL builds layouts only inside @cute.jit)
 print(view, " reduced mode stride:", view.stride[1], " inner mode stride:", view.stride[2])
 assert view.stride[1] == 40 and view.stride[2] == 1
 

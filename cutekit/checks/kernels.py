@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import linecache
 import sys
 import tempfile
 import textwrap
@@ -32,6 +33,22 @@ def _unwrap(function):
         if inner is None or inner is function or not callable(inner):
             return function
         function = inner
+
+
+def _source_with_decorators(function) -> str:
+    """The function's source from its first decorator line. Once real CuTeDSL has compiled a function, the
+    object its name refers to reports source starting at `def` (its decorators gone), so the decorator lines
+    just above it in the same file (or notebook cell) are put back."""
+    lines, first = inspect.getsourcelines(function)
+    if lines and lines[0].lstrip().startswith("@"):
+        return "".join(lines)
+    above = linecache.getlines(function.__code__.co_filename)[:max(first - 1, 0)]
+    decorators = []
+    for line in reversed(above):
+        if not line.lstrip().startswith("@"):
+            break
+        decorators.insert(0, line)
+    return "".join(decorators + lines)
 
 
 def kernel_module_source(host) -> str:
@@ -57,7 +74,7 @@ def kernel_module_source(host) -> str:
             elif isinstance(value, (int, float, bool, str, tuple)) and not name.startswith("__"):
                 seen.add(name)
                 constants.append(f"{name} = {value!r}")
-        pieces.append(textwrap.dedent(inspect.getsource(function)))
+        pieces.append(textwrap.dedent(_source_with_decorators(function)))
     add(host)
     return "\n".join(["import cutlass", "import cutlass.cute as cute", ""] + constants + ["", ""]) + \
         "\n\n".join(pieces)
