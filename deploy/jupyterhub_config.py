@@ -1,0 +1,105 @@
+"""JupyterHub for a CuTe by Hand workshop on one GPU server (JupyterHub 5).
+
+    sudo CUTEKIT_LEARNERS_PER_GPU=2 /srv/cute-by-hand/.venv/bin/jupyterhub -f /srv/cute-by-hand/deploy/jupyterhub_config.py
+
+Every learner logs in, gets a JupyterLab with their own copy of the course (pulled by nbgitpuller into their
+home, so later course updates merge in without touching their answers) and the course kernel
+`cute-by-hand`, and one GPU of this server through CUDA_VISIBLE_DEVICES (round-robin, at most
+CUTEKIT_LEARNERS_PER_GPU learners per GPU). On a server without GPUs learners get the CPU tiers.
+Idle servers are stopped by jupyterhub-idle-culler. Everything an instructor may change is an environment
+variable read below; deploy/README.md explains each.
+"""
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlencode
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from course_kernel import course_kernel_problem, kernel_names  # noqa: E402
+from gpu_assign import gpu_ids, gpu_note, learners_per_gpu, pick_gpu  # noqa: E402
+from pull_link import FIRST_NOTEBOOK, folder_of  # noqa: E402
+
+c = get_config()  # noqa: F821 (JupyterHub provides it)
+env = os.environ.get
+
+# ---- where the course lives on this server ----------------------------------------------------------------
+COURSE_ROOT = Path(env("CUTEKIT_COURSE_ROOT", str(HERE.parent)))          # a checkout, set up with `make setup`
+COURSE_PYTHON = env("CUTEKIT_COURSE_PYTHON", str(COURSE_ROOT / ".venv" / "bin" / "python"))
+COURSE_REPO = env("CUTEKIT_COURSE_REPO", str(COURSE_ROOT))                # what nbgitpuller clones (URL or path)
+COURSE_BRANCH = env("CUTEKIT_COURSE_BRANCH", "main")
+
+# ---- the hub: address, log-in, who may come ---------------------------------------------------------------
+c.JupyterHub.bind_url = env("CUTEKIT_HUB_URL", "http://:8000")
+# Swap the authenticator with one variable: "pam" (this server's accounts), "dummy" (rehearsals only),
+# "shared-password", "nativeauthenticator.NativeAuthenticator", "oauthenticator.GitHubOAuthenticator", ...
+c.JupyterHub.authenticator_class = env("CUTEKIT_HUB_AUTHENTICATOR", "pam")
+c.Authenticator.admin_users = {name for name in env("CUTEKIT_HUB_ADMINS", "").split(",") if name}
+learners_file = env("CUTEKIT_HUB_LEARNERS")            # one user name a line; without it, anyone who logs in
+if learners_file:
+    c.Authenticator.allowed_users = {line.strip() for line in Path(learners_file).read_text().splitlines()
+                                     if line.strip() and not line.startswith("#")}
+else:
+    c.Authenticator.allow_all = True
+c.JupyterHub.cookie_secret_file = env("CUTEKIT_HUB_STATE", "/srv/jupyterhub") + "/jupyterhub_cookie_secret"
+c.JupyterHub.db_url = "sqlite:///" + env("CUTEKIT_HUB_STATE", "/srv/jupyterhub") + "/jupyterhub.sqlite"
+
+# ---- learners' servers: the course's environment, JupyterLab, the course pulled in ------------------------
+# "localprocess": each learner's server is a process under their own account (they must exist: PAM users).
+# "systemdspawner.SystemdSpawner" (pip install jupyterhub-systemdspawner): each server in a systemd unit,
+# with memory and CPU limits below.
+c.JupyterHub.spawner_class = env("CUTEKIT_HUB_SPAWNER", "localprocess")
+c.Spawner.cmd = [str(Path(COURSE_PYTHON).parent / "jupyterhub-singleuser")]
+c.Spawner.default_url = "/git-pull?" + urlencode({
+    "repo": COURSE_REPO, "branch": COURSE_BRANCH, "targetpath": folder_of(COURSE_REPO),
+    "urlpath": f"lab/tree/{folder_of(COURSE_REPO)}/{FIRST_NOTEBOOK}"})
+c.Spawner.mem_limit = env("CUTEKIT_HUB_MEM_LIMIT", "8G")       # enforced by SystemdSpawner
+c.Spawner.cpu_limit = float(env("CUTEKIT_HUB_CPU_LIMIT", "2"))  # enforced by SystemdSpawner
+c.Spawner.http_timeout = 120                                     # first start imports torch: give it time
+c.Spawner.start_timeout = 180
+
+# ---- the GPUs: one each, or a few learners per GPU --------------------------------------------------------
+GPUS = gpu_ids()
+PER_GPU = learners_per_gpu()
+holders = {}                         # learner -> GPU id, for the servers running now
+_kernel_checked = []
+
+
+def before_spawn(spawner):
+    """Refuse to start a server that would lack the course kernel; give the learner a GPU."""
+    if not _kernel_checked:          # once per hub: the environment does not change under a running hub
+        problem = course_kernel_problem(kernel_names(COURSE_PYTHON), COURSE_PYTHON)
+        if problem:
+            spawner.log.error(problem)
+            raise RuntimeError(problem)
+        _kernel_checked.append(True)
+    name = spawner.user.name
+    extra = {"CUTEKIT_LEARNER": name}
+    if GPUS:
+        gpu = pick_gpu(holders, name, GPUS, PER_GPU)      # RoomFull says how many seats and what to change
+        holders[name] = gpu
+        extra.update(CUDA_VISIBLE_DEVICES=gpu, CUTEKIT_HUB_GPU=gpu_note(gpu, GPUS, PER_GPU))
+    else:
+        extra["CUTEKIT_HUB_GPU"] = "this hub has no GPUs: the CPU tiers grade every exercise"
+    spawner.environment = {**spawner.environment, **extra}    # a new dict: the configured one is shared
+
+
+def after_stop(spawner):
+    holders.pop(spawner.user.name, None)
+
+
+c.Spawner.pre_spawn_hook = before_spawn
+c.Spawner.post_stop_hook = after_stop
+
+# ---- stop idle servers (their GPU seat comes free) --------------------------------------------------------
+IDLE_SECONDS = env("CUTEKIT_HUB_IDLE_SECONDS", "3600")
+c.JupyterHub.load_roles = [{
+    "name": "jupyterhub-idle-culler-role",
+    "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+    "services": ["jupyterhub-idle-culler"],
+}]
+c.JupyterHub.services = [{
+    "name": "jupyterhub-idle-culler",
+    "command": [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={IDLE_SECONDS}"],
+}]

@@ -1,0 +1,278 @@
+"""What deploy/ promises an instructor, piece by piece: GPUs handed out round-robin within a per-GPU limit
+(and a full room refused in words that say so), the nbgitpuller link `make pull-link` prints, the course-kernel
+check a hub runs before spawning, Zero to JupyterHub values with the parts a workshop needs, and
+`cutekit report --homes` over a hub's home folders (tried, not attempted, unreadable)."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import yaml
+
+from cutekit.__main__ import main
+from cutekit.checks.progress import append_line, class_report
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(f"deploy_{name}", DEPLOY / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gpu_assign, pull_link, course_kernel = load("gpu_assign"), load("pull_link"), load("course_kernel")
+
+
+# ---- GPUs ------------------------------------------------------------------------------------------------
+
+def seat_room(names, gpus, per_gpu):
+    holders = {}
+    for name in names:
+        holders[name] = gpu_assign.pick_gpu(holders, name, gpus, per_gpu)
+    return holders
+
+
+def test_learners_get_the_gpus_round_robin():
+    room = seat_room(["a", "b", "c", "d"], ["0", "1", "2", "3"], per_gpu=1)
+    assert room == {"a": "0", "b": "1", "c": "2", "d": "3"}
+
+
+def test_several_learners_share_a_gpu_up_to_the_limit_spread_evenly():
+    room = seat_room(["a", "b", "c", "d", "e"], ["0", "1"], per_gpu=3)
+    assert room == {"a": "0", "b": "1", "c": "0", "d": "1", "e": "0"}
+
+
+def test_a_learner_who_comes_back_keeps_their_gpu_and_a_freed_seat_is_reused():
+    holders = {"a": "0", "b": "1"}
+    assert gpu_assign.pick_gpu(holders, "b", ["0", "1"], per_gpu=1) == "1"
+    del holders["a"]                                              # a's server stopped (or was culled)
+    assert gpu_assign.pick_gpu(holders, "c", ["0", "1"], per_gpu=1) == "0"
+
+
+def test_a_room_larger_than_gpus_times_limit_is_refused_with_the_numbers():
+    holders = seat_room(["a", "b", "c", "d"], ["0", "1"], per_gpu=2)
+    with pytest.raises(gpu_assign.RoomFull) as refused:
+        gpu_assign.pick_gpu(holders, "e", ["0", "1"], per_gpu=2)
+    words = str(refused.value)
+    assert "2 GPUs x 2 learners per GPU = 4 seats, all taken" in words and "'e'" in words
+    assert "CUTEKIT_LEARNERS_PER_GPU" in words
+
+
+@pytest.mark.parametrize("per_gpu", [0, -1])
+def test_a_limit_below_one_learner_per_gpu_is_an_error(per_gpu):
+    with pytest.raises(ValueError, match="1 or more"):
+        gpu_assign.pick_gpu({}, "a", ["0"], per_gpu)
+
+
+def test_the_server_gpus_and_limit_come_from_the_environment():
+    assert gpu_assign.gpu_ids({"CUTEKIT_GPUS": "0, 2,3"}) == ["0", "2", "3"]
+    assert gpu_assign.gpu_ids({"CUTEKIT_GPUS": ""}) == []                     # a CPU-only server
+    assert gpu_assign.learners_per_gpu({}) == 1
+    assert gpu_assign.learners_per_gpu({"CUTEKIT_LEARNERS_PER_GPU": "4"}) == 4
+    with pytest.raises(ValueError, match="whole number"):
+        gpu_assign.learners_per_gpu({"CUTEKIT_LEARNERS_PER_GPU": "two"})
+
+
+def test_the_doctor_line_says_whose_gpu_it_is():
+    assert gpu_assign.gpu_note("1", ["0", "1"], 1) == "the hub gave you GPU 1 of 2 (yours alone)"
+    assert "shared by up to 3 learners" in gpu_assign.gpu_note("0", ["0"], 3)
+
+
+def test_doctor_names_the_gpu_the_hub_gave_and_says_nothing_off_a_hub(monkeypatch):
+    from cutekit import backend
+    monkeypatch.setenv("CUTEKIT_HUB_GPU", "the hub gave you GPU 1 of 2 (yours alone)")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    tiers = (backend.Tier("reference", True, "ok"), backend.Tier("cutedsl-cpu", True, "ok"),
+             backend.Tier("gpu", True, "A100"))
+    assert "JupyterHub: the hub gave you GPU 1 of 2 (yours alone) (CUDA_VISIBLE_DEVICES=1)" in str(
+        backend.DoctorReport(tiers))
+    monkeypatch.delenv("CUTEKIT_HUB_GPU")
+    assert "JupyterHub" not in str(backend.DoctorReport(tiers))
+
+
+# ---- nbgitpuller link --------------------------------------------------------------------------------------
+
+def test_the_pull_link_clones_the_course_and_opens_its_first_notebook():
+    link = pull_link.pull_link("https://hub.example.org/", "https://github.com/org/cute-by-hand.git", "workshop")
+    parts = urlsplit(link)
+    assert f"{parts.scheme}://{parts.netloc}{parts.path}" == "https://hub.example.org/hub/user-redirect/git-pull"
+    assert parse_qs(parts.query) == {"repo": ["https://github.com/org/cute-by-hand.git"], "branch": ["workshop"],
+                                     "targetpath": ["cute-by-hand"],
+                                     "urlpath": ["lab/tree/cute-by-hand/course/00_start_here.ipynb"]}
+
+
+@pytest.mark.parametrize("hub,repo,words", [
+    ("hub.example.org", "https://github.com/org/cute-by-hand", "HUB must be the hub's address"),
+    ("https://hub.example.org", "", "REPO must name"),
+])
+def test_a_bad_pull_link_request_says_what_is_wrong(hub, repo, words):
+    with pytest.raises(ValueError, match=words):
+        pull_link.pull_link(hub, repo)
+
+
+def test_make_pull_link_prints_the_link_and_needs_a_hub():
+    made = subprocess.run(["make", "-s", "pull-link", "HUB=https://hub.example.org",
+                           "REPO=https://github.com/org/cute-by-hand", "BRANCH=main"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip() == pull_link.pull_link("https://hub.example.org", "https://github.com/org/cute-by-hand")
+    missing = subprocess.run(["make", "-s", "pull-link", "HUB=", "REPO=https://github.com/org/cute-by-hand"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert missing.returncode != 0 and "HUB=" in missing.stderr
+
+
+# ---- the course kernel -------------------------------------------------------------------------------------
+
+def test_a_hub_whose_servers_lack_the_course_kernel_is_told_how_to_register_it():
+    problem = course_kernel.course_kernel_problem({"python3"}, "/opt/env/bin/python")
+    assert "lack the course kernel 'cute-by-hand'" in problem and "only python3" in problem
+    assert "/opt/env/bin/python -m ipykernel install --sys-prefix --name cute-by-hand" in problem
+    assert course_kernel.course_kernel_problem({"python3", "cute-by-hand"}, "/opt/env/bin/python") is None
+
+
+def test_the_kernel_list_is_read_from_the_course_python_and_a_wrong_path_is_named(tmp_path):
+    assert "python3" in course_kernel.kernel_names(sys.executable)
+    with pytest.raises(RuntimeError, match="CUTEKIT_COURSE_PYTHON"):
+        course_kernel.kernel_names(str(tmp_path / "no-such-python"))
+
+
+def test_the_hub_config_loads_and_wires_the_hooks_culler_and_spawner(monkeypatch, tmp_path):
+    from traitlets.config import Config
+    monkeypatch.setenv("CUTEKIT_GPUS", "0,1")
+    monkeypatch.setenv("CUTEKIT_LEARNERS_PER_GPU", "2")
+    monkeypatch.setenv("CUTEKIT_HUB_STATE", str(tmp_path))
+    config = Config()
+    namespace = {"get_config": lambda: config, "__file__": str(DEPLOY / "jupyterhub_config.py")}
+    exec(compile((DEPLOY / "jupyterhub_config.py").read_text(), "jupyterhub_config.py", "exec"), namespace)
+    assert config.JupyterHub.authenticator_class == "pam"
+    assert config.JupyterHub.spawner_class == "localprocess"
+    assert config.Spawner.cmd[0].endswith("jupyterhub-singleuser")
+    assert config.Spawner.default_url.startswith("/git-pull?")
+    assert any("jupyterhub_idle_culler" in " ".join(service["command"]) for service in config.JupyterHub.services)
+    assert namespace["GPUS"] == ["0", "1"] and namespace["PER_GPU"] == 2
+
+
+# ---- Zero to JupyterHub values -----------------------------------------------------------------------------
+
+VALUES = yaml.safe_load((DEPLOY / "helm" / "values.yaml").read_text())
+Z2JH_TOP_LEVEL = {"enabled", "fullnameOverride", "nameOverride", "imagePullSecret", "imagePullSecrets", "hub",
+                  "proxy", "singleuser", "scheduling", "ingress", "prePuller", "custom", "cull", "debug", "rbac",
+                  "global", "apps", "Chart", "Release", "Capabilities", "Template"}
+
+
+def test_the_helm_values_use_only_the_charts_top_level_sections():
+    assert set(VALUES) <= Z2JH_TOP_LEVEL, set(VALUES) - Z2JH_TOP_LEVEL
+
+
+def test_each_learner_gets_the_course_image_a_gpu_on_a_gpu_node_and_limits():
+    single = VALUES["singleuser"]
+    assert single["image"]["name"] and single["image"]["tag"]
+    assert single["extraResource"]["limits"]["nvidia.com/gpu"] == "1"
+    assert single["nodeSelector"] and any("gpu" in key for key in single["nodeSelector"])
+    assert single["memory"]["limit"] and single["cpu"]["limit"]
+
+
+def test_progress_files_live_on_the_learners_volume():
+    single = VALUES["singleuser"]
+    assert single["storage"]["type"] == "dynamic"
+    home = single["storage"]["homeMountPath"]
+    assert single["extraEnv"]["CUTEKIT_PROGRESS"].startswith(home + "/")
+
+
+def test_idle_servers_are_culled_and_the_course_is_pulled_in():
+    assert VALUES["cull"]["enabled"] is True and isinstance(VALUES["cull"]["timeout"], int)
+    command = VALUES["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"]
+    assert command[0] == "gitpuller" and len(command) == 4
+
+
+def test_the_helm_values_pass_the_charts_own_schema_when_the_chart_is_at_hand():
+    """Z2JH_CHART names a checkout's `jupyterhub/` chart folder (values.schema.yaml and values.yaml); no pip
+    package ships the schema, so without one this says so and stops."""
+    chart = os.environ.get("Z2JH_CHART")
+    if not chart:
+        pytest.skip("set Z2JH_CHART to a zero-to-jupyterhub-k8s/jupyterhub folder to check against its schema")
+    import jsonschema
+    schema = yaml.safe_load((Path(chart) / "values.schema.yaml").read_text())
+    merged = merge(yaml.safe_load((Path(chart) / "values.yaml").read_text()), VALUES)
+    errors = [f"{'.'.join(map(str, error.path))}: {error.message}"
+              for error in jsonschema.Draft7Validator(schema).iter_errors(merged)]
+    assert not errors, "\n".join(errors)
+
+
+def merge(defaults: dict, ours: dict) -> dict:
+    """Helm's merge: maps are updated key by key, everything else replaced."""
+    out = copy.deepcopy(defaults)
+    for key, value in ours.items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+# ---- the room's table from a hub's home folders ------------------------------------------------------------
+
+def progress_in(home: Path, earned: list, learner: str | None = None):
+    path = home / ".cutekit" / "progress.jsonl"
+    for points in earned:
+        append_line(path, {"learner": learner or home.name, "exercise": "ch01.layout_from_grid", "earned": points,
+                           "possible": 4, "tiers": ["reference"], "time": "2025-01-01T00:00:00"})
+    return path
+
+
+def test_the_report_over_home_folders_lists_every_learner_tried_or_not(tmp_path, capsys):
+    homes = tmp_path / "home"
+    progress_in(homes / "ada", [1, 3])
+    progress_in(homes / "bob", [1])
+    (homes / "cy").mkdir()                                     # logged in, never checked an exercise
+    (homes / "lost+found").mkdir()
+    report = class_report(homes=[homes])
+    assert [(row.learner, row.scores.get("ch01.layout_from_grid"), row.status) for row in report.rows] == [
+        ("ada", 3, ""), ("bob", 1, ""), ("cy", None, "not attempted")]
+    assert main(["report", "--homes", str(homes)]) == 0
+    cy_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("cy "))
+    assert cy_line.endswith("not attempted")
+
+
+def test_on_a_hub_the_row_is_named_for_the_home_not_the_shared_os_user(tmp_path):
+    homes = tmp_path / "home"
+    progress_in(homes / "ada", [2], learner="jovyan")           # every z2jh learner's OS user is jovyan
+    assert [row.learner for row in class_report(homes=[homes]).rows] == ["ada"]
+
+
+def test_a_learners_name_is_the_hub_user_when_the_hub_started_the_kernel(monkeypatch):
+    from cutekit.checks.progress import learner_name
+    monkeypatch.delenv("CUTEKIT_LEARNER", raising=False)
+    monkeypatch.setenv("JUPYTERHUB_USER", "ada")
+    assert learner_name() == "ada"
+
+
+def test_an_unreadable_progress_file_is_a_row_and_a_problem_that_says_why(tmp_path):
+    homes = tmp_path / "home"
+    (homes / "ada" / ".cutekit" / "progress.jsonl").mkdir(parents=True)   # a folder where the file should be
+    locked = progress_in(homes / "bob", [2])
+    os.chmod(locked, 0)
+    try:
+        report = class_report(homes=[homes])
+    finally:
+        os.chmod(locked, 0o644)
+    rows = {row.learner: row for row in report.rows}
+    assert rows["ada"].status == "unreadable"
+    assert any("ada/.cutekit/progress.jsonl: cannot be read" in problem for problem in report.problems)
+    if os.geteuid() != 0:                                                   # root reads any file
+        assert rows["bob"].status == "unreadable"
+        assert any("homes are private" in problem and "sudo" in problem for problem in report.problems)
+    assert main(["report", "--homes", str(homes)]) == 1
+
+
+def test_the_report_needs_somewhere_to_look_and_a_folder_of_homes(tmp_path, capsys):
+    assert main(["report"]) == 2
+    assert "--homes" in capsys.readouterr().err
+    report = class_report(homes=[tmp_path / "nowhere"])
+    assert report.problems == (f"{tmp_path / 'nowhere'}: not a folder of learners' homes",)

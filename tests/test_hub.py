@@ -1,0 +1,258 @@
+"""The course on a real JupyterHub, on loopback: the deploy config (deploy/jupyterhub_config.py) loaded as
+an instructor would, with a dummy authenticator and the simple local spawner (one OS user, a home folder per
+learner under a temporary folder) in place of PAM, and no proxy process: a recording proxy notes where each
+learner's server listens and the test talks to that server directly.
+
+Three learners log in through the hub's REST API (a token for their user name and password), start their
+servers, and in each one's course kernel: ada answers a chapter 01 exercise right, bob wrong, cy not at all.
+`python -m cutekit report --homes` over the hub's home folders must show exactly that. A fourth learner,
+over the GPU server's seat limit, is refused with words that say so.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+from cutekit.checks import exercise
+
+websocket = pytest.importorskip("websocket", reason="websocket-client drives the learners' kernels")
+
+ROOT = Path(__file__).resolve().parents[1]
+LEARNERS = ("ada", "bob", "cy")
+EXERCISE = "ch01.layout_from_grid"
+REFERENCE_POINTS = sum(criterion.points for criterion in exercise(EXERCISE).criteria if criterion.tier == "reference")
+
+RIGHT = """
+from cutekit import cute
+def layout_for(M, N):
+    return cute.make_layout((M, N), stride=(N, 1))
+"""
+WRONG = """
+from cutekit import cute
+def layout_for(M, N):
+    return cute.make_layout((M, N), stride=(1, M))     # column-major: the mistake chapter 01 warns about
+"""
+CHECK = """
+import os
+from cutekit.checks import check
+from cutekit.checks.progress import progress_path
+result = check("%s", layout_for)
+print("RESULT", result.earned, result.possible, os.environ.get("CUDA_VISIBLE_DEVICES"), progress_path())
+from cutekit.backend import hub_note
+print("DOCTOR", hub_note())                           # the line `python -m cutekit doctor` adds on a hub
+""" % EXERCISE
+
+HUB_CONFIG = '''
+import os, json
+from jupyterhub.proxy import Proxy
+
+c = get_config()
+load_subconfig({deploy_config!r})            # the instructor's config, as shipped
+
+class RecordingProxy(Proxy):
+    """No proxy process: remember the routes (the test reads where each server listens)."""
+    should_start = False
+    routes = {{}}
+
+    def _save(self):
+        with open({routes_file!r}, "w") as out:
+            json.dump(self.routes, out)
+
+    async def add_route(self, routespec, target, data):
+        self.routes[routespec] = {{"routespec": routespec, "target": target, "data": data}}
+        self._save()
+
+    async def delete_route(self, routespec):
+        self.routes.pop(routespec, None)
+        self._save()
+
+    async def get_all_routes(self):
+        return dict(self.routes)
+
+c.JupyterHub.proxy_class = RecordingProxy
+c.JupyterHub.bind_url = "http://127.0.0.1:{public_port}"
+c.JupyterHub.hub_bind_url = "http://127.0.0.1:{hub_port}"
+c.JupyterHub.authenticator_class = "dummy"
+c.Authenticator.allowed_users = {learners!r}
+c.Authenticator.allow_all = False
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = {homes!r} + "/{{username}}"
+c.Spawner.environment = {{"CUTEKIT_TIERS": "reference"}}   # the CPU reference tier: seconds, not minutes
+if os.geteuid() == 0:
+    c.Spawner.args = ["--allow-root"]
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Hub:
+    """A JupyterHub process and the calls the test makes to its REST API."""
+
+    def __init__(self, base: Path, gpus: str, per_gpu: int, learners):
+        self.base, self.homes = base, base / "homes"
+        self.homes.mkdir()
+        self.port = free_port()
+        self.api = f"http://127.0.0.1:{self.port}/hub/api"
+        self.routes_file = base / "routes.json"
+        config = base / "test_hub_config.py"
+        config.write_text(HUB_CONFIG.format(
+            deploy_config=str(ROOT / "deploy" / "jupyterhub_config.py"), routes_file=str(self.routes_file),
+            public_port=free_port(), hub_port=self.port, learners=set(learners), homes=str(self.homes)))
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("CUTEKIT_", "JUPYTER"))}
+        env.update(CUTEKIT_HUB_STATE=str(base), CUTEKIT_COURSE_PYTHON=sys.executable,
+                   CUTEKIT_GPUS=gpus, CUTEKIT_LEARNERS_PER_GPU=str(per_gpu))
+        self.log = open(base / "hub.log", "w")
+        self.process = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=base,
+                                        env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.wait_for(lambda: requests.get(f"{self.api}/", timeout=2).ok, "the hub to answer", 60)
+
+    def log_text(self) -> str:
+        self.log.flush()
+        return (self.base / "hub.log").read_text()[-4000:]
+
+    def wait_for(self, ready, what: str, seconds: float):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the hub exited while waiting for {what}:\n{self.log_text()}")
+            try:
+                value = ready()
+                if value:
+                    return value
+            except (requests.ConnectionError, requests.Timeout):
+                pass
+            time.sleep(0.3)
+        raise AssertionError(f"timed out after {seconds} s waiting for {what}:\n{self.log_text()}")
+
+    def log_in(self, name: str) -> str:
+        """A learner's API token, asked for with their user name and password (the hub's REST API)."""
+        answer = requests.post(f"{self.api}/users/{name}/tokens", timeout=30,
+                               json={"auth": {"username": name, "password": "workshop"}, "note": "test"})
+        assert answer.status_code == 201, answer.text
+        return answer.json()["token"]
+
+    def start_server(self, name: str, token: str) -> requests.Response:
+        return requests.post(f"{self.api}/users/{name}/server", headers={"Authorization": f"token {token}"},
+                             timeout=60)
+
+    def server_url(self, name: str, token: str) -> str:
+        """Where the learner's ready server listens (from the recorded route)."""
+        def ready():
+            model = requests.get(f"{self.api}/users/{name}", headers={"Authorization": f"token {token}"},
+                                 timeout=10).json()
+            return model.get("servers", {}).get("", {}).get("ready")
+        self.wait_for(ready, f"{name}'s server", 120)
+        routes = json.loads(self.routes_file.read_text())
+        route = next(route for spec, route in routes.items() if spec.endswith(f"/user/{name}/"))
+        return f"{route['target']}/user/{name}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)       # the hub stops its learners' servers on the way out
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        self.log.close()
+
+
+def run_in_kernel(server: str, token: str, kernel: str, code: str, seconds: float = 120) -> str:
+    """Run `code` in a new `kernel` of the learner's server (its REST API and kernel websocket); its output."""
+    headers = {"Authorization": f"token {token}"}
+    made = requests.post(f"{server}/api/kernels", json={"name": kernel}, headers=headers, timeout=60)
+    assert made.status_code == 201, made.text
+    kernel_id = made.json()["id"]
+    channel = websocket.create_connection(f"{server.replace('http', 'ws', 1)}/api/kernels/{kernel_id}/channels",
+                                          header=[f"Authorization: token {token}"], timeout=seconds)
+    msg_id, output, finished = uuid.uuid4().hex, [], False
+    channel.send(json.dumps({
+        "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": "test", "session": uuid.uuid4().hex,
+                   "version": "5.3"},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
+                    "allow_stdin": False, "stop_on_error": True}}))
+    deadline = time.monotonic() + seconds
+    while not finished and time.monotonic() < deadline:
+        message = json.loads(channel.recv())
+        if message.get("parent_header", {}).get("msg_id") != msg_id:
+            continue
+        kind, content = message["msg_type"], message["content"]
+        if kind == "stream":
+            output.append(content["text"])
+        elif kind == "error":
+            output.append("\n".join(content["traceback"]))
+        finished = kind == "status" and content["execution_state"] == "idle"
+    channel.close()
+    requests.delete(f"{server}/api/kernels/{kernel_id}", headers=headers, timeout=30)
+    assert finished, f"the kernel did not finish within {seconds} s: {''.join(output)}"
+    return "".join(output)
+
+
+def result_line(output: str) -> list:
+    lines = [line.split() for line in output.splitlines() if line.startswith("RESULT ")]
+    assert lines, f"the check printed no result:\n{output}"
+    return lines[-1][1:]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_workshop_on_a_real_hub_reports_each_learner_as_they_left_it(tmp_path):
+    hub = Hub(tmp_path, gpus="0", per_gpu=3, learners=LEARNERS + ("dan",))
+    try:
+        tokens = {name: hub.log_in(name) for name in LEARNERS}
+        for name in LEARNERS:
+            assert hub.start_server(name, tokens[name]).status_code in (201, 202)
+        servers = {name: hub.server_url(name, tokens[name]) for name in LEARNERS}
+
+        specs = requests.get(f"{servers['ada']}/api/kernelspecs", timeout=30,
+                             headers={"Authorization": f"token {tokens['ada']}"}).json()
+        assert "cute-by-hand" in specs["kernelspecs"], "the learners' servers lack the course kernel"
+
+        ada_output = run_in_kernel(servers["ada"], tokens["ada"], "cute-by-hand", RIGHT + CHECK)
+        ada = result_line(ada_output)
+        assert ("DOCTOR the hub gave you GPU 0 of 1 (shared by up to 3 learners) (CUDA_VISIBLE_DEVICES=0)"
+                in ada_output.splitlines()), ada_output
+        bob = result_line(run_in_kernel(servers["bob"], tokens["bob"], "cute-by-hand", WRONG + CHECK))
+        earned = {"ada": int(ada[0]), "bob": int(bob[0])}
+        assert earned["ada"] == REFERENCE_POINTS > earned["bob"]     # right: every point of the tier it ran on
+        assert ada[2] == bob[2] == "0", "every learner shares the one GPU the server has (3 per GPU)"
+        assert ada[3] == str(hub.homes / "ada" / ".cutekit" / "progress.jsonl")
+
+        # A fourth learner on a one-GPU server with 3 learners per GPU: refused, and told why.
+        dan = hub.log_in("dan")
+        hub.start_server("dan", dan)
+        refusal = hub.wait_for(lambda: "seats, all taken" in hub.log_text() and hub.log_text(),
+                               "the hub to refuse a fourth learner", 30)
+        assert "1 GPU x 3 learners per GPU = 3 seats, all taken, so 'dan' cannot start" in refusal
+
+        report = subprocess.run([sys.executable, "-m", "cutekit", "report", "--homes", str(hub.homes),
+                                 "--csv", str(tmp_path / "room.csv")], capture_output=True, text=True, timeout=120)
+        rows = {line.split()[0]: line for line in report.stdout.splitlines()[2:] if line.strip()}
+        assert "ada" in rows and "bob" in rows and "cy" in rows, report.stdout
+        table = [line.split(",") for line in (tmp_path / "room.csv").read_text().splitlines()]
+        column = table[0].index(EXERCISE)
+        by_learner = {row[0]: row for row in table[1:]}
+        assert by_learner["ada"][column] == str(earned["ada"]) and by_learner["ada"][2] == ""
+        assert by_learner["bob"][column] == str(earned["bob"]) and by_learner["bob"][2] == ""
+        assert by_learner["cy"][column] == "" and by_learner["cy"][2] == "not attempted"
+        assert rows["cy"].rstrip().endswith("not attempted")
+        assert report.returncode == 0, report.stdout + report.stderr
+    finally:
+        hub.stop()
+    assert hub.process.returncode is not None
