@@ -110,7 +110,7 @@ def bench_add(repeats):
                                 str(dtype).split(".")[1], ms, torch_ms, bytes_, "GB/s"))
         ms = batched_ms([elementwise_add.prepare(*s) for s in sets], repeats)
         torch_batched = batched_ms([lambda s=s: torch.add(s[0], s[1], out=s[2]) for s in sets], repeats)
-        rows.append(Row("add rows/thread=4 (batched x20)", f"{M}x{N}", str(dtype).split(".")[1], ms,
+        rows.append(Row(f"add {elementwise_add.THREADS_ALONG_ROW} thr/row, {elementwise_add.ROWS_PER_THREAD} rows/thr (batched x20)", f"{M}x{N}", str(dtype).split(".")[1], ms,
                         torch_batched, bytes_, "GB/s"))
         del sets
     return rows

@@ -27,7 +27,7 @@ from . import tensors
 
 THREADS = 256
 THREADS_ALONG_ROW = 32       # 8 rows of 32 threads: a CTA tile of (8 * rows_per_thread, 32 * vector)
-ROWS_PER_THREAD = 4
+ROWS_PER_THREAD = 1          # measured best on an H100 (benchmarks/RESULTS.md)
 
 
 @cute.kernel
