@@ -4,7 +4,10 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 WHEELHOUSE ?=
 JOBS ?= 2
+# Without a GPU, CuTeDSL compiles for sm_80 on the CPU; with one (nvidia-smi present) it targets the GPU it finds.
+ifeq ($(shell command -v nvidia-smi 2>/dev/null),)
 export CUTE_DSL_ARCH ?= sm_80
+endif
 
 .PHONY: setup lab test test-fast gpu-test bench sync clean distclean doctor progress help
 .PHONY: test-hub pull-link
@@ -42,8 +45,12 @@ test: setup
 test-fast: setup
 	$(VPY) -m pytest -n $(JOBS) -m "not slow" tests
 
+# On a GPU: the GPU suite, then every solution notebook (strict) with cutekit.use("auto") choosing the GPU.
 gpu-test: setup
 	$(VPY) -m pytest -m gpu tests/gpu -p no:cacheprovider
+	@if $(VPY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then \
+		CUTEKIT_STRICT=1 CUTEKIT_PROGRESS=off $(VPY) -m pytest -p no:cacheprovider solutions --nbval-lax --nbval-current-env; \
+	else echo "gpu-test: no CUDA GPU here, notebooks not run on the GPU tier"; fi
 
 bench: setup
 	$(VPY) benchmarks/bench.py --out results

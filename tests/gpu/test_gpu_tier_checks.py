@@ -25,13 +25,17 @@ def learner_modules(tmp_path_factory):
     folder = tmp_path_factory.mktemp("gpu_kernels")
     right = solution_kernel_source()
     wrong = right.replace("rC.store(rA.load() + rB.load())", "rC.store(rA.load())")
-    assert wrong != right
-    (folder / "right_add.py").write_text(right)
-    (folder / "wrong_add.py").write_text(wrong)
+    # no predicate on the store and 4096 times too many blocks: writes gigabytes past C (an illegal address)
+    faulting = right.replace("cute.copy(tiled_copy, rC, tCgC, pred=inside)", "cute.copy(tiled_copy, rC, tCgC)") \
+        .replace("grid=[cute.size(gC, mode=[1]), 1, 1]", "grid=[cute.size(gC, mode=[1]) * 4096, 1, 1]")
+    assert wrong != right and faulting.count("* 4096") == 1 and "rC, tCgC)" in faulting
+    names = ("right_add", "wrong_add", "faulting_add")
+    for name, text in zip(names, (right, wrong, faulting)):
+        (folder / f"{name}.py").write_text(text)
     sys.path.insert(0, str(folder))
-    yield importlib.import_module("right_add"), importlib.import_module("wrong_add")
+    yield tuple(importlib.import_module(name) for name in names)
     sys.path.remove(str(folder))
-    for name in ("right_add", "wrong_add"):
+    for name in names:
         sys.modules.pop(name, None)
 
 
@@ -52,3 +56,14 @@ def test_a_wrong_kernel_loses_the_gpu_point_with_a_message(learner_modules, monk
     result = check("ch04.add_with_tails", learner_modules[1].add, seed=0, record=False)
     gpu = _gpu_criterion(result)
     assert gpu.status == "failed" and "differ from torch.add" in gpu.hint, str(result)
+
+
+def test_a_kernel_that_writes_out_of_bounds_is_reported_and_the_caller_keeps_its_gpu(learner_modules, monkeypatch):
+    import torch
+    monkeypatch.setenv("CUTEKIT_TIERS", "gpu")
+    result = check("ch04.add_with_tails", learner_modules[2].add, seed=0, record=False)
+    gpu = _gpu_criterion(result)
+    assert gpu.status == "failed", str(result)
+    assert "illegal" in gpu.hint.lower() or "cuda" in gpu.hint.lower(), gpu.hint
+    # the fault ended the checker's process only: this process's CUDA context still works
+    assert torch.ones(4, device="cuda").add_(1).sum().item() == 8
