@@ -32,7 +32,7 @@ setup:
 	@$(PY) scripts/setup_env.py --venv $(VENV) $(if $(WHEELHOUSE),--wheelhouse $(WHEELHOUSE))
 
 lab: setup
-	cd course && ../$(VPY) -m jupyterlab --ip=127.0.0.1 --ServerApp.root_dir=.
+	cd course && ../$(VPY) -m jupyterlab --ip=127.0.0.1 --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # Course notebooks run as a learner sees them (unsolved exercises say "not yet"); solution notebooks run
 # strict, so a check that fails on its own solution fails the build. Progress files are not written.
