@@ -3,7 +3,8 @@
     python scripts/build_student.py [--out build/student]
 
 The bundle holds what a learner needs and nothing that answers an exercise: the course notebooks
-(outputs cleared, unpaired from their .py twins), the cutekit package, the environment files
+(outputs cleared, unpaired from their .py twins), the cutekit package, the benchmarks package (chapter 07
+runs its kernels; on a GPU chapters 05 and 07 time them), the environment files
 (pyproject.toml, environment.yml, postBuild, the set-up script and a small Makefile) and a README.
 `solution_lines` names the lines only the solution notebooks have; tests/test_workshop.py checks that
 none of them reaches the bundle.
@@ -123,6 +124,8 @@ def write_bundle(out: Path, root: Path = ROOT) -> Path:
         nbformat.write(student_notebook(root / "course" / f"{chapter}.ipynb"),
                        bundle / "course" / f"{chapter}.ipynb")
     shutil.copytree(root / "cutekit", bundle / "cutekit", ignore=IGNORED)
+    # chapter 07 runs the course's GEMM kernels and, on a GPU, chapters 05 and 07 time them with bench.py
+    shutil.copytree(root / "benchmarks", bundle / "benchmarks", ignore=IGNORED)
     for name in ENVIRONMENT_FILES:
         target = bundle / name
         target.parent.mkdir(parents=True, exist_ok=True)

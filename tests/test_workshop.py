@@ -64,6 +64,24 @@ def test_student_bundle_holds_every_course_notebook_the_kit_environment_files_an
     assert "make lab WHEELHOUSE=" in (bundle / "README.md").read_text()
 
 
+def test_every_module_of_this_repository_a_bundle_notebook_imports_is_in_the_bundle(bundle):
+    """Chapter 07 runs the course's GEMM kernels from benchmarks/kernels, and chapters 05 and 07 time them
+    with benchmarks/bench.py on a GPU: a bundle without them breaks those chapters."""
+    ours = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    imported = set()
+    for path in (bundle / "course").glob("*.ipynb"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                imported |= set(re.findall(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)(?:\.[\w.]+)?\s", cell.source, re.M))
+                imported |= set(re.findall(r'"([A-Za-z_]\w*)\.[\w.]+"', cell.source)) & ours   # by module name
+    needed = imported & ours
+    assert {"cutekit", "benchmarks"} <= needed, needed
+    for package in needed:
+        for module in (ROOT / package).rglob("*.py"):
+            if "__pycache__" not in module.parts and not module.name.startswith("test_"):
+                assert (bundle / module.relative_to(ROOT)).is_file(), f"{module.relative_to(ROOT)} is not in the bundle"
+
+
 def test_student_zip_unpacks_to_the_same_files_in_one_folder(bundle):
     with zipfile.ZipFile(bundle.with_suffix(".zip")) as archive:
         names = {n for n in archive.namelist() if not n.endswith("/")}
