@@ -3,9 +3,12 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: CuTe by Hand
 #     language: python
@@ -494,17 +497,20 @@ if backend.name == "gpu":
     plt.show()
 else:
     print("no GPU here. Measured on an H100 (benchmarks/RESULTS.md, 8192^3): SIMT 49.3 TFLOP/s = 0.923 of "
-          "torch fp32 (TF32 off); tensor cores 394.5 TFLOP/s = 0.534 of torch fp16 (739.0).")
+          "torch fp32 (TF32 off); tensor cores 410.9 TFLOP/s = 0.610 of torch fp16 (673.1 in the same run; "
+          "0.61-0.63 over three sessions).")
 
 # %% [markdown]
 # **Honest numbers.** On an H100 the SIMT kernel reaches 0.92 of torch's fp32 GEMM (target 0.85, aim 0.90:
-# met). The tensor-core kernel reaches 0.53 of torch's fp16 GEMM, *below* the 0.64 that NVIDIA's own CuTeDSL
-# Ampere example reaches. The reason is in the kernel's docstring: `mma.sync` is the Ampere instruction.
-# cuBLAS on Hopper uses `wgmma` (warpgroup MMA), which reads its operands straight from shared memory for a
-# 64xNx16 tile per 128 threads, asynchronously, fed by TMA; with `mma.sync` every operand goes through
-# registers via `ldmatrix`, one 16x8x16 per warp instruction, so issue slots and register bandwidth cap it
-# at roughly 60-70% of the wgmma peak. The next steps inside this design (a 128x256 tile on 8 warps, 4
-# stages, a shared-memory epilogue with 128-bit stores) are listed in `benchmarks/RESULTS.md`.
+# met). The tensor-core kernel reaches 0.61-0.63 of torch's fp16 GEMM over three sessions, just *below* the
+# 0.64 that NVIDIA's own CuTeDSL Ampere example reached in an earlier run (on this shared host torch itself
+# moves between 670 and 770 TFLOP/s from run to run). Visiting the tiles `GROUP_M` rows at a time (so CTAs
+# that run together share A and B in L2) took it from 0.53 to 0.62; bigger tiles on 8 warps (128x256,
+# 256x128) gave 0.61 and 0.63, 32-wide k-tiles 0.50 (`benchmarks/RESULTS.md` has the sweep). The ceiling is
+# the instruction: `mma.sync` is Ampere's. cuBLAS on Hopper uses `wgmma` (warpgroup MMA), which reads its
+# operands straight from shared memory for a 64xNx16 tile per 128 threads, asynchronously, fed by TMA; with
+# `mma.sync` every operand goes through registers via `ldmatrix`, one 16x8x16 per warp instruction, so issue
+# slots and register bandwidth cap it at roughly 60-70% of the wgmma peak.
 #
 # ## Exercises
 #
