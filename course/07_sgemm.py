@@ -496,9 +496,9 @@ if backend.name == "gpu":
     axes.legend(fontsize=7)
     plt.show()
 else:
-    print("no GPU here. Measured on an H100 (benchmarks/RESULTS.md, 8192^3): SIMT 49.3 TFLOP/s = 0.923 of "
-          "torch fp32 (TF32 off); tensor cores 410.9 TFLOP/s = 0.610 of torch fp16 (673.1 in the same run; "
-          "0.61-0.63 over three sessions).")
+    from cutekit.results import latest_table
+    print("no GPU here; the latest measured numbers (benchmarks/RESULTS.md, 8192^3, ratio = torch time / ours):")
+    print(latest_table("SGEMM", "GEMM"))
 
 # %% [markdown]
 # **Honest numbers.** On an H100 the SIMT kernel reaches 0.92 of torch's fp32 GEMM (target 0.85, aim 0.90:
