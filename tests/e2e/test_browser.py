@@ -1,6 +1,6 @@
-"""End to end: JupyterLab on 127.0.0.1, a notebook opened in headless Chromium (Playwright driving Debian's
-`chromium` through `executable_path`), its cell run, the explorer's thread slider moved with the keyboard,
-and the picture checked to have changed. Screenshots go to $CUTEKIT_TEST_ARTIFACTS/e2e (default
+"""End to end: JupyterLab on 127.0.0.1, a course notebook (chapter 02) opened in headless Chromium (Playwright
+driving Debian's `chromium` through `executable_path`), run with "Run All Cells", its TV explorer's thread
+slider moved with the keyboard, and the picture checked to have changed. Screenshots go to $CUTEKIT_TEST_ARTIFACTS/e2e (default
 test-artifacts/e2e at the repository root). Skips in one line without playwright or chromium
 (scripts/install_browser.sh installs both)."""
 import os
@@ -16,7 +16,8 @@ import pytest
 
 HERE = pathlib.Path(__file__).parent
 ROOT = HERE.parent.parent
-NOTEBOOK = "tv_explorer.ipynb"
+COURSE = ROOT / "course"
+NOTEBOOK = "02_tv_layouts.ipynb"
 
 
 def chromium_path():
@@ -34,8 +35,8 @@ def free_port() -> int:
 
 @pytest.fixture
 def jupyterlab(tmp_path):
-    """A JupyterLab server on 127.0.0.1 serving a copy of the test notebook; yields its notebook URL."""
-    shutil.copy(HERE / NOTEBOOK, tmp_path / NOTEBOOK)
+    """A JupyterLab server on 127.0.0.1 serving a copy of the course notebook; yields its notebook URL."""
+    shutil.copy(COURSE / NOTEBOOK, tmp_path / NOTEBOOK)
     port, token = free_port(), "cutekit-e2e-" + os.urandom(8).hex()
     environment = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
@@ -63,21 +64,21 @@ def jupyterlab(tmp_path):
             server.kill()
 
 
-def run_first_code_cell(page, attempts=4):
-    """Shift+Enter in the first code cell until its prompt shows it ran ([*] or [1]): a keypress that lands
+def run_all_cells(page, attempts=4):
+    """Run > Run All Cells until the first code cell's prompt shows it ran ([*] or [1]): a command issued
     before the kernel connection is ready runs nothing, so it is retried."""
     for _ in range(attempts):
-        # force: a notification toast or a layout shift must not make the click wait for "actionability"
-        page.locator(".jp-CodeCell").first.locator(".jp-InputArea-editor").click(force=True, timeout=10_000)
-        page.keyboard.press("Control+Enter")
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click(force=True, timeout=10_000)
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click(force=True, timeout=10_000)
         try:
             page.wait_for_function(
                 "() => /\\[(\\*|\\d+)\\]/.test(document.querySelector('.jp-CodeCell .jp-InputPrompt').textContent)",
                 timeout=15_000)
             return
         except Exception:
+            page.keyboard.press("Escape")
             continue
-    raise AssertionError("the notebook's code cell never ran")
+    raise AssertionError("the notebook's cells never ran")
 
 
 @pytest.mark.slow
@@ -99,21 +100,24 @@ def test_moving_the_thread_slider_in_jupyterlab_changes_the_picture(jupyterlab):
             # wait until the kernel is idle, then run the code cell
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
             page.locator("text=Kernel status: Idle").first.wait_for(state="attached", timeout=60_000)
-            run_first_code_cell(page)
-            picture = page.wait_for_selector(".jp-OutputArea-output img", timeout=90_000)
+            run_all_cells(page)
+            # the chapter's first explorer: the output that holds a slider, and its picture
+            explorer = ".jp-OutputArea-output:has(.widget-slider)"
+            picture = page.wait_for_selector(f"{explorer} img", timeout=120_000)
             page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture, timeout=30_000)
             page.screenshot(path=str(artifacts / "before.png"), full_page=True)
             before_source, before_pixels = picture.get_attribute("src"), picture.screenshot()
-            handle = page.wait_for_selector(".jp-OutputArea-output .widget-slider .noUi-handle", timeout=30_000)
+            picture.scroll_into_view_if_needed()
+            handle = page.wait_for_selector(f"{explorer} .widget-slider .noUi-handle", timeout=30_000)
             handle.focus()
             for _ in range(3):
                 page.keyboard.press("ArrowRight")
             page.wait_for_function("([img, old]) => img.src !== old && img.complete", arg=[picture, before_source],
                                    timeout=30_000)
             # the kernel redraws once per slider step: wait for the last one (its caption names thread 3)
-            page.wait_for_selector(".jp-OutputArea-output >> text=thread 3 holds", timeout=30_000)
+            page.wait_for_selector(f"{explorer} >> text=thread 3 holds", timeout=30_000)
             page.wait_for_timeout(500)
-            readout = page.inner_text(".jp-OutputArea-output .widget-readout")
+            readout = page.locator(f"{explorer} .widget-readout").first.inner_text()
             page.screenshot(path=str(artifacts / "after.png"), full_page=True)
             after_pixels = picture.screenshot()
         except Exception:
