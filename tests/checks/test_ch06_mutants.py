@@ -9,6 +9,8 @@ import cutekit
 from cutekit import cute
 from cutekit.checks import check, exercises
 
+from verdicts import assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint, mutant_params
+
 SEEDS = (0, 1, 2)
 
 
@@ -238,20 +240,12 @@ def test_every_chapter_06_exercise_has_a_correct_answer_and_five_wrong_ones():
 @pytest.mark.parametrize("exercise_id", sorted(CORRECT))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_correct_answer_earns_every_reference_point_in_strict_mode(exercise_id, seed, monkeypatch):
-    monkeypatch.setenv("CUTEKIT_STRICT", "1")
-    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    result = check(exercise_id, CORRECT[exercise_id], seed=seed)
-    assert result.passed and result.earned == result.possible - result.waiting
+    assert_right_answer_earns_every_reference_point(exercise_id, CORRECT[exercise_id], seed, monkeypatch)
 
 
-@pytest.mark.parametrize("exercise_id,answer", [pytest.param(e, a, id=f"{e.split('.')[1]}-{m}") for e, m, a in MUTANTS])
+@pytest.mark.parametrize("exercise_id,answer", mutant_params(MUTANTS))
 def test_wrong_answer_loses_points_with_a_hint_on_every_seed(exercise_id, answer, monkeypatch):
-    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    for seed in SEEDS:
-        result = check(exercise_id, answer, seed=seed)
-        lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
-        assert lost and not result.passed, f"seed {seed}: {result}"
-        assert all(criterion.hint for criterion in lost)
+    assert_wrong_answer_loses_points_with_a_hint(exercise_id, answer, SEEDS, monkeypatch)
 
 
 def test_the_dst_side_of_ldmatrix_is_told_it_returned_the_layout_itself(monkeypatch):

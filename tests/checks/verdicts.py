@@ -1,0 +1,37 @@
+"""What every chapter's checks must do with a right and a wrong answer, said once; the chapters' test files
+name the answers (CORRECT, and MUTANTS named for the mistake each models) and call these."""
+import pytest
+
+from cutekit.checks import check
+
+SEEDS = (0, 1, 2, 12345, 999_999)
+
+
+def mutant_params(mutants):
+    """pytest parameters `exercise_id, answer` for (exercise_id, mistake, answer) triples, named by the mistake."""
+    return [pytest.param(e, a, id=f"{e.split('.')[1]}-{m}") for e, m, a in mutants]
+
+
+def assert_right_answer_earns_every_reference_point(exercise_id, answer, seed, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")           # strict: a failing check raises
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check(exercise_id, answer, seed=seed)
+    assert result.passed and result.earned == result.possible - result.waiting
+
+
+def assert_real_cutedsl_confirms_it(exercise_id, answer, monkeypatch):
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
+    result = check(exercise_id, answer, seed=7)
+    assert "cutedsl-cpu" in result.tiers, str(result)
+    assert result.earned == result.possible
+
+
+def assert_wrong_answer_loses_points_with_a_hint(exercise_id, answer, seeds, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    for seed in seeds:
+        result = check(exercise_id, answer, seed=seed)
+        lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+        assert lost and not result.passed, f"seed {seed}: {result}"
+        assert all(criterion.hint for criterion in lost)
