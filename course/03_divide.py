@@ -3,9 +3,12 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: CuTe by Hand
 #     language: python
@@ -235,8 +238,9 @@ render.divide(cute.make_layout((8, 12), stride=(12, 1)), (2, 4), tile=5)
 #
 # A 10x12 matrix divided by `(4,8)` still gets whole tiles: the rest rounds up to `(3,2)`, and the last
 # tiles reach past the matrix. The identity tensor shows it: tile 5 (rest coordinate (2, 1)) covers rows
-# 8..11 and columns 8..15, but the matrix ends at row 9 and column 11. A kernel must not touch those cells:
-# chapter 04 builds the predicate that masks them.
+# 8..11 and columns 8..15, but the matrix ends at row 9 and column 11. A kernel must not touch those cells.
+# `cute.elem_less(coordinate, shape)` says whether a cell exists: True when every mode of the coordinate is
+# less than the shape's.
 
 # %%
 ragged = cute.zipped_divide(cute.make_identity_tensor((10, 12)), (4, 8))
@@ -245,6 +249,9 @@ last_tile = ragged[((None, None), 5)]
 print(last_tile, "last cell:", last_tile[(3, 7)])
 assert str(ragged) == "tensor<(0,0) o ((4,8),(3,2)):((1@0,1@1),(4@0,8@1))>"
 assert last_tile[(3, 7)] == (11, 15)
+print("(1, 3) of the tile:", last_tile[(1, 3)], cute.elem_less(last_tile[(1, 3)], (10, 12)))
+print("(2, 3) of the tile:", last_tile[(2, 3)], cute.elem_less(last_tile[(2, 3)], (10, 12)))
+assert cute.elem_less(last_tile[(1, 3)], (10, 12)) and not cute.elem_less(last_tile[(2, 3)], (10, 12))
 
 # %% [markdown]
 # ## Exercises
@@ -313,12 +320,38 @@ def block_tile(tensor, tiler, block):
 check("ch03.slice_block", block_tile)
 
 # %% [markdown]
+# ### Exercise 5 · Write the predicate
+#
+# A kernel gives every block a whole tile, so when the tiler does not divide the shape (section 7) the edge
+# blocks' tiles reach past the tensor. Each block therefore needs a **predicate**: one bool per element of
+# its tile, True where the element exists. The add kernel with tails in chapter 04 builds this mask for each
+# thread's share of the tile (one entry per copy atom) and passes it to `cute.copy(..., pred=...)`, which
+# skips what is False; without it the copy reads and writes past the end of the tensor. CuTe builds it without `row < M && col < N` index arithmetic: divide an
+# identity tensor of the tensor's shape exactly like the data, take the block's tile, and ask
+# `cute.elem_less(coordinate, shape)` of each element.
+#
+# Write `inside(shape, tiler, block)`: block `block`'s predicate (a tile number or a rest coordinate
+# `(bm, bn)`, as in Exercise 4), a list of `tile_m` rows, each a list of `tile_n` bools, where `mask[i][j]`
+# says whether tile element `(i, j)` lies inside `shape`. For section 7's 10x12 matrix and tiler `(4, 8)`,
+# tile 5's mask is True in rows 0-1, columns 0-3 and False elsewhere. Use an identity tensor,
+# `zipped_divide`, a slice and `cute.elem_less` (`cute.local_tile` is switched off).
+
+# %%
+def inside(shape, tiler, block):
+    # YOUR CODE HERE
+    return None
+
+
+check("ch03.tile_predicate", inside)
+
+# %% [markdown]
 # ## What to remember
 #
 # - `logical_divide(A, B) = composition(A, (B, complement(B, size(A))))`: one tile, then which tile.
 # - A tuple tiler divides mode by mode; sizes `(16,128)` mean `(16:1,128:1)`; one layout divides 1-D.
 # - `zipped_divide` gives `((Tile),(Rest))`: `[(None, None), b]` is block b's tile, no `blockIdx * TILE`.
 # - In a dynamic tensor's tile, `?` is the tensor's own stride (N), not a tile size.
-# - A tiler that does not divide the shape rounds the rest up: the last tiles need a predicate (chapter 04).
+# - A tiler that does not divide the shape rounds the rest up: the edge tiles need a predicate, an identity
+#   tensor divided like the data and `elem_less(coordinate, shape)` per element (chapter 04 copies with it).
 #
 # Next: **04 · local_tile and local_partition**, the two slices as one call each, and the add kernel with tails.

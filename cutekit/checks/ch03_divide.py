@@ -1,4 +1,5 @@
-"""Chapter 03 exercises: dividing a layout into tiles (logical and zipped divides, tilers, slicing a tile).
+"""Chapter 03 exercises: dividing a layout into tiles (logical and zipped divides, tilers, slicing a tile, the
+predicate of an edge tile).
 
 Every answer is a function of the exercise's parameters, asked on cases drawn from the seed, never only on
 the notebook's worked example. Reference criteria use cutekit.cute; on `cutedsl-cpu` real CuTeDSL answers
@@ -378,6 +379,163 @@ SLICE_BLOCK = Exercise(
 )
 
 
+# ---- ch03.tile_predicate -------------------------------------------------------------------------------------
+
+def _predicate_cases(rng):
+    """Shapes the tile does not divide, and blocks of every kind: inside the tensor (all True), on the bottom
+    edge, on the right edge, in the corner, and a tensor smaller than one tile. A block is a tile number (an
+    int, column-major) or a rest coordinate (bm, bn); the first bottom-edge block is asked by number, at
+    bn = 0, where numbering the tiles row-major would name a block that does not reach past the bottom."""
+    cases = []
+    for kind in ("corner", "bottom", "right", "inside", "bottom", "right", "corner"):
+        tile_m, tile_n = rng.randint(2, 4), rng.randint(3, 8)
+        while tile_n == tile_m:
+            tile_n = rng.randint(3, 8)
+        tiles_m, tiles_n = rng.randint(2, 4), rng.randint(2, 3)
+        ragged_rows = kind in ("corner", "bottom") or rng.random() < 0.5
+        ragged_columns = kind in ("corner", "right") or not ragged_rows or rng.random() < 0.5
+        rows = tile_m * tiles_m - (rng.randint(1, tile_m - 1) if ragged_rows else 0)
+        columns = tile_n * tiles_n - (rng.randint(1, tile_n - 1) if ragged_columns else 0)
+        bm = tiles_m - 1 if kind in ("corner", "bottom") else rng.randrange(tiles_m - 1)
+        bn = tiles_n - 1 if kind in ("corner", "right") else rng.randrange(tiles_n - 1)
+        by_number = rng.random() < 0.5
+        if kind == "bottom" and not any(case["_kind"] == "bottom" for case in cases):
+            bn, by_number = 0, True
+        block = bm + tiles_m * bn if by_number else (bm, bn)
+        cases.append({"shape": (rows, columns), "tiler": (tile_m, tile_n), "block": block, "_kind": kind})
+    tile_m, tile_n = rng.choice([(4, 8), (8, 4), (2, 16)])
+    cases.append({"shape": (rng.randint(1, tile_m - 1), rng.randint(1, tile_n - 1)), "tiler": (tile_m, tile_n),
+                  "block": 0, "_kind": "smaller than one tile"})
+    return cases
+
+
+def _ask_predicate(answer, case):
+    import numpy
+    mask = answer(case["shape"], case["tiler"], case["block"])
+    if not isinstance(mask, (list, tuple)) or not all(isinstance(row, (list, tuple)) for row in mask):
+        raise TypeError(f"expected a list of rows, each a list of bools, got {type(mask).__name__}: "
+                        f"{str(mask)[:120]}")
+    for row in mask:
+        for entry in row:
+            if not isinstance(entry, (bool, numpy.bool_)):
+                raise TypeError(f"expected True or False for every element, got {type(entry).__name__} {entry!r}")
+    return [[bool(entry) for entry in row] for row in mask]
+
+
+def _tile_coordinates(shape, tiler, block):
+    """(m, n) of every element of block `block`'s tile, read from a divided identity tensor: rows of columns."""
+    from cutekit import cute
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
+    return [[tile[(i, j)] for j in range(tiler[1])] for i in range(tiler[0])]
+
+
+def _reference_mask(shape, tiler, block):
+    from cutekit import cute
+    return [[cute.elem_less(coordinate, shape) for coordinate in row]
+            for row in _tile_coordinates(shape, tiler, block)]
+
+
+def _rest_coordinate(case, row_major: bool = False):
+    """The (bm, bn) a case's block names: a tile number counts down the rest mode first (column-major);
+    `row_major` decodes it the wrong way, across first."""
+    block = case["block"]
+    if not isinstance(block, int):
+        return tuple(block)
+    tiles_m, tiles_n = (-(-extent // tile) for extent, tile in zip(case["shape"], case["tiler"]))
+    return (block // tiles_n, block % tiles_n) if row_major else (block % tiles_m, block // tiles_m)
+
+
+def _block_text(case) -> str:
+    if isinstance(case["block"], int):
+        return f"block {case['block']} (rest coordinate {_rest_coordinate(case)})"
+    return f"block {case['block']}"
+
+
+def _mask_problem(context) -> Verdict | None:
+    """A failed verdict when an answer raised or its mask is not tile rows x tile columns."""
+    problem = _errors(context.outcomes)
+    if problem:
+        return problem
+    for outcome in context.outcomes:
+        (tile_m, tile_n), got = outcome.case["tiler"], outcome.value
+        if len(got) != tile_m or any(len(row) != tile_n for row in got):
+            lengths = sorted({len(row) for row in got})
+            shape = f"{len(got)} rows of {' or '.join(str(length) for length in lengths) or 'no'} entries"
+            return failed(f"{_case_text(outcome.case)}: a ({tile_m}, {tile_n}) tile needs {tile_m} rows of {tile_n} "
+                          f"entries (mask[i][j] is tile element (i, j)); yours has {shape}")
+    return None
+
+
+def _predicate_shape(context) -> Verdict:
+    return _mask_problem(context) or passed()
+
+
+def _predicate_hint(case, got, want, coordinates, i, j) -> str:
+    (m, n), (rows, columns) = coordinates[i][j], case["shape"]
+    where = "inside" if want[i][j] else "outside"
+    text = (f"{_block_text(case)} of tiler {case['tiler']}: tile element ({i}, {j}) is at ({m}, {n}) of the tensor, "
+            f"which is {where} shape ({rows}, {columns}); you said {'inside' if got[i][j] else 'outside'}")
+    return text + _predicate_why(case, got, coordinates)
+
+
+def _predicate_why(case, got, coordinates) -> str:
+    """The likely mistake behind a wrong mask, when the mask is exactly what that mistake gives."""
+    rows, columns = case["shape"]
+    row_major = _rest_coordinate(case, row_major=True)
+    if row_major != _rest_coordinate(case) and got == _reference_mask(case["shape"], case["tiler"], row_major):
+        return " (tile numbers run down the rest mode first, column-major: tile b is (b % RestM, b // RestM))"
+    if all(all(row) for row in got):
+        return (" (an edge tile reaches past the tensor: the elements outside must be False; compare each "
+                "element's coordinate in the whole tensor, read from the divided identity tensor)")
+    if got == [[m <= rows and n <= columns for m, n in row] for row in coordinates]:
+        return f" (coordinates run from 0 to {rows - 1} and 0 to {columns - 1}: compare with <, not <=)"
+    rows_only = [[m < rows for m, _ in row] for row in coordinates]
+    columns_only = [[n < columns for _, n in row] for row in coordinates]
+    if got in (rows_only, columns_only):
+        return " (both coordinates must be inside: elem_less(coordinate, shape) compares every mode)"
+    return ""
+
+
+def _predicate_on(edge: bool):
+    """Criterion on the blocks whose tile lies inside the tensor (edge=False) or reaches past it (edge=True)."""
+    def judge(context) -> Verdict:
+        problem = _mask_problem(context)
+        if problem:
+            return problem
+        for outcome in context.outcomes:
+            case, got = outcome.case, outcome.value
+            coordinates = _tile_coordinates(case["shape"], case["tiler"], case["block"])
+            want = _reference_mask(case["shape"], case["tiler"], case["block"])
+            if all(all(row) for row in want) == edge:
+                continue
+            for i, row in enumerate(want):
+                for j, inside in enumerate(row):
+                    if got[i][j] != inside:
+                        return failed(_predicate_hint(case, got, want, coordinates, i, j))
+        return passed()
+    return judge
+
+
+TILE_PREDICATE = Exercise(
+    id="ch03.tile_predicate",
+    statement="Write inside(shape, tiler, block): block `block`'s predicate, a list of tile rows of bools, True "
+              "where the element lies inside `shape`, from an identity tensor, zipped_divide, a slice and elem_less.",
+    example="inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False elsewhere",
+    cases=_predicate_cases,
+    ask=_ask_predicate,
+    forbidden=("local_tile",),
+    criteria=(
+        Criterion("one bool per tile element: tile rows x tile columns", "reference", 1, _predicate_shape),
+        Criterion("a tile inside the tensor is True everywhere", "reference", 1, _predicate_on(edge=False)),
+        Criterion("an edge tile is False exactly where it reaches past the tensor", "reference", 2,
+                  _predicate_on(edge=True)),
+        Criterion("real CuTeDSL's identity tensor puts the tile's elements at the same coordinates", "cutedsl-cpu",
+                  1, _cutedsl_agrees("predicate_in_cutedsl",
+                                     lambda case: (case["shape"], case["tiler"], case["block"]), str)),
+    ),
+)
+
+
 # ---- what the CuTeDSL worker calls, with `cute` = cutlass.cute ------------------------------------------------
 
 def logical_divide_in_cutedsl(cute, a, b):
@@ -404,4 +562,11 @@ def slice_in_cutedsl(cute, shape, tiler, block):
     return cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
 
 
-EXERCISES = [LOGICAL_DIVIDE_BY_HAND, TILER_FROM_PICTURE, PREDICT_ZIPPED, SLICE_BLOCK]
+def predicate_in_cutedsl(cute, shape, tiler, block):
+    """The mask from CuTeDSL's own coordinates. Its elem_less gives a run-time Boolean inside a trace, so the
+    comparison, every mode less than the shape, is made here on the static coordinates."""
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
+    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
+
+
+EXERCISES = [LOGICAL_DIVIDE_BY_HAND, TILER_FROM_PICTURE, PREDICT_ZIPPED, SLICE_BLOCK, TILE_PREDICATE]

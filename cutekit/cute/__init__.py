@@ -3,7 +3,7 @@
 Same names, signatures and printed strings as `cutlass.cute` (nvidia-cutlass-dsl 4.8.1), so what a learner
 writes here runs unchanged against the real package. No GPU imports.
 """
-from .inttuple import CuteError
+from .inttuple import CuteError, elem_less
 from .layout import (Basis, ComposedLayout, Layout, Swizzle, append, blocked_product, coalesce, complement,
                      composition, cosize, crd2idx, depth, dice, filter, filter_zeros, flat_divide, flat_product,
                      flatten, get, group_modes, idx2crd, left_inverse, logical_divide, logical_product,

@@ -184,3 +184,17 @@ def prefix_products(shape):
 
 def gcd(a: int, b: int) -> int:
     return math.gcd(a, b)
+
+
+def elem_less(a, b) -> bool:
+    """`cute.elem_less`: every entry of coordinate `a` is less than the matching entry of `b` (shapes compared
+    leaf-wise); the bounds test of a predicate, `elem_less(coordinate, shape)`."""
+    if is_tuple(a) and is_tuple(b):
+        if len(a) != len(b):
+            raise CuteError(f"elem_less: {fmt(a)} and {fmt(b)} have different ranks")
+        return all(elem_less(x, y) for x, y in zip(a, b))
+    if is_tuple(a):
+        return all(elem_less(x, b) for x in a)
+    if is_tuple(b):
+        return elem_less(a, product(b))
+    return a < b

@@ -466,6 +466,9 @@ def _compose_leaf(a: Layout, rest_shape: int, rest_stride):
     if rest_stride == 0:
         return Layout(rest_shape, 0)
     modes = _modes_flat(_coalesce_flat(a))
+    last = _modes_flat(a)[-1]
+    if last[0] == 1:   # as CuTeDSL: a trailing size-1 mode stays, and its stride is the one the extension takes
+        modes = [mode for mode in modes if mode[0] != 1] + [last]
     out = []
     for curr_shape, curr_stride in modes[:-1]:
         if curr_shape % rest_stride != 0 and rest_stride % curr_shape != 0:
@@ -481,6 +484,8 @@ def _compose_leaf(a: Layout, rest_shape: int, rest_stride):
         rest_stride = ceil_div(rest_stride, curr_shape)
     if rest_shape != 1 or not out:
         out.append((rest_shape, modes[-1][1] * rest_stride))
+    if last[0] == 1 and len(out) > 1 and out[-2][0] * out[-2][1] == out[-1][1]:
+        out[-2:] = [(out[-2][0] * out[-1][0], out[-2][1])]   # the extension continues the mode before it
     return _from_modes(out)
 
 

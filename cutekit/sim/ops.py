@@ -10,7 +10,7 @@ import numpy
 
 from ..cute import typing as types
 from ..cute.atom import CopyAtom, MmaAtom, TiledCopy, TiledMma, ThrCopy, ThrMma
-from ..cute.inttuple import CuteError, flatten, fmt, is_int, is_tuple, product
+from ..cute.inttuple import CuteError, elem_less, flatten, fmt, is_int, is_tuple, product
 from ..cute.layout import ComposedLayout, Layout, _layout_of, cosize, make_layout, size
 from ..cute.tensor import Tensor
 from ..cute.nvgpu.common import CopyUniversalOp, MmaUniversalOp
@@ -422,19 +422,6 @@ def _shared_storage(thread, element_type, count: int, alignment: int) -> Storage
 
 
 # --------------------------------------------------------------------------------------------- misc
-
-def elem_less(a, b) -> bool:
-    """Every entry of coordinate `a` is less than the matching entry of `b` (shapes compared leaf-wise)."""
-    if is_tuple(a) and is_tuple(b):
-        if len(a) != len(b):
-            raise CuteError(f"elem_less: {fmt(a)} and {fmt(b)} have different ranks")
-        return all(elem_less(x, y) for x, y in zip(a, b))
-    if is_tuple(a):
-        return all(elem_less(x, b) for x in a)
-    if is_tuple(b):
-        return elem_less(a, product(b))
-    return a < b
-
 
 def printf(fmt_string, *args, **kwargs):
     """cute.printf: printed by the thread that calls it (the simulator keeps the output in order: block by

@@ -149,11 +149,59 @@ def block_calls_the_switched_off_local_tile(tensor, tiler, block):
     return cute.local_tile(tensor, tiler, block)
 
 
+# ---- ch03.tile_predicate ----
+
+def inside(shape, tiler, block):
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
+    return [[cute.elem_less(tile[(i, j)], shape) for j in range(tiler[1])] for i in range(tiler[0])]
+
+
+def inside_compares_with_less_or_equal(shape, tiler, block):
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
+    return [[tile[(i, j)][0] <= shape[0] and tile[(i, j)][1] <= shape[1] for j in range(tiler[1])]
+            for i in range(tiler[0])]
+
+
+def inside_says_every_element_is_inside(shape, tiler, block):
+    return [[True] * tiler[1] for _ in range(tiler[0])]
+
+
+def inside_always_block_zero(shape, tiler, block):
+    return inside(shape, tiler, 0)
+
+
+def inside_compares_only_the_row(shape, tiler, block):
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
+    return [[tile[(i, j)][0] < shape[0] for j in range(tiler[1])] for i in range(tiler[0])]
+
+
+def inside_numbers_blocks_row_major(shape, tiler, block):
+    if isinstance(block, int):
+        tiles_n = -(-shape[1] // tiler[1])
+        block = (block // tiles_n, block % tiles_n)
+    return inside(shape, tiler, block)
+
+
+def inside_rows_and_columns_swapped(shape, tiler, block):
+    mask = inside(shape, tiler, block)
+    return [[mask[i][j] for i in range(tiler[0])] for j in range(tiler[1])]
+
+
+def inside_compares_tile_coordinates_not_tensor_coordinates(shape, tiler, block):
+    return [[cute.elem_less((i, j), shape) for j in range(tiler[1])] for i in range(tiler[0])]
+
+
+def inside_calls_the_switched_off_local_tile(shape, tiler, block):
+    tile = cute.local_tile(cute.make_identity_tensor(shape), tiler, block)
+    return [[cute.elem_less(tile[(i, j)], shape) for j in range(tiler[1])] for i in range(tiler[0])]
+
+
 CORRECT = {
     "ch03.logical_divide_by_hand": divide_by_hand,
     "ch03.tiler_from_picture": tiler_from_picture,
     "ch03.predict_zipped": zipped_text,
     "ch03.slice_block": block_tile,
+    "ch03.tile_predicate": inside,
 }
 
 MUTANTS = [
@@ -183,6 +231,15 @@ MUTANTS = [
     ("ch03.slice_block", "always_the_first_tile", block_always_the_first),
     ("ch03.slice_block", "returns_the_whole_division", block_returns_the_whole_division),
     ("ch03.slice_block", "calls_the_switched_off_local_tile", block_calls_the_switched_off_local_tile),
+    ("ch03.tile_predicate", "less_or_equal_off_by_one", inside_compares_with_less_or_equal),
+    ("ch03.tile_predicate", "every_element_inside", inside_says_every_element_is_inside),
+    ("ch03.tile_predicate", "always_block_zero", inside_always_block_zero),
+    ("ch03.tile_predicate", "compares_only_the_row", inside_compares_only_the_row),
+    ("ch03.tile_predicate", "numbers_blocks_row_major", inside_numbers_blocks_row_major),
+    ("ch03.tile_predicate", "rows_and_columns_swapped", inside_rows_and_columns_swapped),
+    ("ch03.tile_predicate", "tile_coordinates_not_tensor_coordinates",
+     inside_compares_tile_coordinates_not_tensor_coordinates),
+    ("ch03.tile_predicate", "calls_the_switched_off_local_tile", inside_calls_the_switched_off_local_tile),
 ]
 
 SEEDS = (0, 1, 2, 12345, 999_999)
@@ -190,7 +247,7 @@ SEEDS = (0, 1, 2, 12345, 999_999)
 
 def test_every_chapter_03_exercise_has_a_correct_answer_and_five_wrong_ones():
     ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch03"]
-    assert len(ids) >= 4 and set(ids) == set(CORRECT)
+    assert len(ids) >= 5 and set(ids) == set(CORRECT)
     for exercise_id in ids:
         assert sum(1 for mutant in MUTANTS if mutant[0] == exercise_id) >= 5, exercise_id
 
@@ -242,3 +299,21 @@ def test_a_row_major_tile_number_gets_the_hint_about_column_major_order(monkeypa
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
     result = check("ch03.slice_block", block_numbers_tiles_row_major, seed=0)
     assert "column-major" in str(result)
+
+
+@pytest.mark.parametrize("answer,words", [
+    (inside_compares_with_less_or_equal, "compare with <, not <="),
+    (inside_numbers_blocks_row_major, "column-major"),
+    (inside_compares_only_the_row, "both coordinates must be inside"),
+    (inside_says_every_element_is_inside, "the elements outside must be False"),
+])
+def test_a_wrong_predicate_gets_the_hint_that_names_its_mistake(answer, words, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    hints = " ".join(str(check("ch03.tile_predicate", answer, seed=seed)) for seed in SEEDS)
+    assert words in hints
+
+
+def test_a_wrong_predicate_names_the_element_its_coordinate_and_the_shape(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    text = str(check("ch03.tile_predicate", inside_says_every_element_is_inside, seed=0))
+    assert "tile element (" in text and "of the tensor, which is outside shape (" in text and "you said inside" in text

@@ -25,6 +25,13 @@ CASES = [
     "cute.make_identity_tensor(((4, (2, 3)), (5, 6)))[(None, (None, None)), (0, None)]",
     "cute.make_identity_tensor(((4, (2, 3)), (5, 6)))[(None, (1, None)), (None, None)]",
     "cute.make_identity_tensor(((4, (2, 3)), (5, 6)))[(1, (None, None)), None]",
+    # a trailing size-1 mode keeps its stride when a composition reaches past it (a 1-row tensor's edge tile)
+    "cute.composition(cute.make_layout(1, stride=5), cute.make_layout(2))",
+    "cute.composition(cute.make_layout((2, 1), stride=(5, 7)), cute.make_layout(4))",
+    "cute.composition(cute.make_layout((4, 1), stride=(1, 0)), cute.make_layout(8))",
+    "cute.composition(cute.make_layout((3, 1), stride=(1, 3)), cute.make_layout(6))",
+    "cute.zipped_divide(cute.make_identity_tensor((1, 15)), (2, 16))",
+    "cute.zipped_divide(cute.make_identity_tensor((1, 15)), (2, 16))[((None, None), 0)][1, 0]",
     # seed 000: the elementwise-add tiling of a (256, 512) fp32 tensor
     "cute.zipped_divide(cute.make_layout((256, 512), stride=(512, 1)), (16, 128))",
     "cute.make_layout_tv(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_ordered_layout((4, 4), order=(1, 0)))",
