@@ -7,7 +7,7 @@ The `*_in_cutedsl(cute, ...)` functions at the bottom are what the CuTeDSL worke
 """
 from __future__ import annotations
 
-from .cutedsl import run_in_cutedsl, trace_function
+from .cutedsl import cutedsl_agrees, trace_function
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 THIS_MODULE = __name__
@@ -94,18 +94,8 @@ def _cutedsl_builds_same_layouts(arguments, expected_text) -> "callable":
 
 
 def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
-    """Criterion: real CuTeDSL, asked each case's question, gives the learner's answer."""
-    def judge(context) -> Verdict:
-        reply = run_in_cutedsl(THIS_MODULE, function, [arguments(outcome) for outcome in context.outcomes],
-                               with_cute=True)
-        if not reply.ok:
-            return failed(f"CuTeDSL could not run this check: {reply.error}")
-        for outcome, (value, error) in zip(context.outcomes, reply.values):
-            if error or value != learner_text(outcome.value):
-                return failed(f"{_case_text(outcome.case)}: CuTeDSL gives {value or error}, "
-                              f"yours is {learner_text(outcome.value)}")
-        return passed()
-    return judge
+    """Criterion: real CuTeDSL, asked each case's question (`arguments(outcome)`), gives the learner's answer."""
+    return cutedsl_agrees(THIS_MODULE, function, arguments, learner_text, _case_text)
 
 
 def _distinct_sides(rng, count, low=2, high=12):

@@ -8,7 +8,7 @@ the same questions in a subprocess (`*_in_cutedsl(cute, ...)` at the bottom) and
 from __future__ import annotations
 
 from .ch01_layouts import _case_text, _errors, describe_layout
-from .cutedsl import run_in_cutedsl
+from .cutedsl import cutedsl_agrees
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 THIS_MODULE = __name__
@@ -16,19 +16,8 @@ DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
 
 
 def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
-    """Criterion: real CuTeDSL, asked each case's question, prints the learner's answer."""
-    def judge(context) -> Verdict:
-        outcomes = [outcome for outcome in context.outcomes if not outcome.error]
-        reply = run_in_cutedsl(THIS_MODULE, function, [arguments(outcome.case) for outcome in outcomes],
-                               with_cute=True)
-        if not reply.ok:
-            return failed(f"CuTeDSL could not run this check: {reply.error}")
-        for outcome, (value, error) in zip(outcomes, reply.values):
-            if error or value != learner_text(outcome.value):
-                return failed(f"{_case_text(outcome.case)}: CuTeDSL gives {value or error}, "
-                              f"yours is {learner_text(outcome.value)}")
-        return passed()
-    return judge
+    """Criterion: real CuTeDSL, asked each case's question (`arguments(case)`), gives the learner's answer."""
+    return cutedsl_agrees(THIS_MODULE, function, lambda outcome: arguments(outcome.case), learner_text, _case_text)
 
 
 # ---- ch03.logical_divide_by_hand -----------------------------------------------------------------------------

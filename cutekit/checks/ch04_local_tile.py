@@ -7,15 +7,12 @@ compiles the learner's kernel for sm_80 and reads its PTX (128-bit accesses, no 
 """
 from __future__ import annotations
 
-import inspect
 import tempfile
-import textwrap
 from pathlib import Path
 
 from .ch01_layouts import _case_text, _errors
-from .cutedsl import FakeTensor, compile_to_ptx, run_in_cutedsl
+from .cutedsl import FakeTensor, compile_to_ptx, cutedsl_agrees
 from .grading import Criterion, Exercise, Verdict, failed, passed
-from .kernels import kernel_module_source  # noqa: F401  (chapters 05+ import it from here)
 
 THIS_MODULE = __name__
 DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
@@ -29,18 +26,8 @@ def _cells(tensor) -> list:
 
 
 def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
-    def judge(context) -> Verdict:
-        outcomes = [outcome for outcome in context.outcomes if not outcome.error]
-        reply = run_in_cutedsl(THIS_MODULE, function, [arguments(outcome.case) for outcome in outcomes],
-                               with_cute=True)
-        if not reply.ok:
-            return failed(f"CuTeDSL could not run this check: {reply.error}")
-        for outcome, (value, error) in zip(outcomes, reply.values):
-            if error or value != learner_text(outcome.value):
-                return failed(f"{_case_text(outcome.case)}: CuTeDSL gives {value or error}, "
-                              f"yours is {learner_text(outcome.value)}")
-        return passed()
-    return judge
+    """Criterion: real CuTeDSL, asked each case's question (`arguments(case)`), gives the learner's answer."""
+    return cutedsl_agrees(THIS_MODULE, function, lambda outcome: arguments(outcome.case), learner_text, _case_text)
 
 
 # ---- ch04.local_tile_by_hand ---------------------------------------------------------------------------------

@@ -19,10 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .ch01_layouts import _case_text, _errors
-from .ch04_local_tile import kernel_module_source
+from .ch01_layouts import _errors
 from .cutedsl import FakeTensor, compile_to_ptx, run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed
+from .kernels import kernel_module_source
 
 THIS_MODULE = __name__
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 
-from .ch01_layouts import _case_text, _errors
+from .ch01_layouts import _errors
 from .ch05_tiled_copy import _on_simulator, _torch_ready
 from .cutedsl import run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed

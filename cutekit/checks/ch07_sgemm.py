@@ -11,7 +11,7 @@ from __future__ import annotations
 import types
 
 from .ch01_layouts import _case_text, _errors
-from .cutedsl import run_in_cutedsl
+from .cutedsl import cutedsl_agrees
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 THIS_MODULE = __name__
@@ -40,18 +40,8 @@ def reference_tiled_mma(warps_m, warps_n, cute=None):
 
 def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
     """A cutedsl-cpu criterion: real CuTeDSL, given each case, prints what the learner's answer printed."""
-    def judge(context) -> Verdict:
-        outcomes = [outcome for outcome in context.outcomes if not outcome.error]
-        reply = run_in_cutedsl(THIS_MODULE, function, [arguments(outcome.case) for outcome in outcomes],
-                               with_cute=True)
-        if not reply.ok:
-            return failed(f"CuTeDSL could not run this check: {reply.error}")
-        for outcome, (value, error) in zip(outcomes, reply.values):
-            if error or value != learner_text(outcome.value):
-                return failed(f"{_case_text(outcome.case)}: CuTeDSL prints\n{value or error}\nyours is\n"
-                              f"{learner_text(outcome.value)}")
-        return passed()
-    return judge
+    return cutedsl_agrees(THIS_MODULE, function, lambda outcome: arguments(outcome.case), learner_text, _case_text,
+                          multiline=True)
 
 
 # ---- ch07.tiled_mma -------------------------------------------------------------------------------------------

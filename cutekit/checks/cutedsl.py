@@ -180,3 +180,24 @@ def compile_to_ptx(module_path: str, function_name: str, arguments: tuple = (), 
     if not reply.ok:
         return PtxReport(False, error=reply.error)
     return PtxReport(True, reply.ptx, instruction_counts(reply.ptx))
+
+
+def cutedsl_agrees(module: str, function: str, arguments, learner_text, case_text, multiline: bool = False):
+    """A `cutedsl-cpu` criterion: real CuTeDSL, asked each case's question (`module.function(cute,
+    *arguments(outcome))` in a fresh process), gives what the learner's answer gave (`learner_text(value)`).
+    Cases where the learner's code raised are left to the reference criteria, which report them."""
+    from .grading import failed, passed
+
+    def judge(context):
+        outcomes = [outcome for outcome in context.outcomes if not outcome.error]
+        reply = run_in_cutedsl(module, function, [arguments(outcome) for outcome in outcomes], with_cute=True)
+        if not reply.ok:
+            return failed(f"CuTeDSL could not run this check: {reply.error}")
+        for outcome, (value, error) in zip(outcomes, reply.values):
+            theirs, yours = value or error, learner_text(outcome.value)
+            if error or value != yours:
+                if multiline:
+                    return failed(f"{case_text(outcome.case)}: CuTeDSL prints\n{theirs}\nyours is\n{yours}")
+                return failed(f"{case_text(outcome.case)}: CuTeDSL gives {theirs}, yours is {yours}")
+        return passed()
+    return judge

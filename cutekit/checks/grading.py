@@ -18,7 +18,7 @@ import difflib
 import os
 import random
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from .result import CriterionResult, ExerciseResult

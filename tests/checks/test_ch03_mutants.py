@@ -6,6 +6,8 @@ import pytest
 from cutekit import cute
 from cutekit.checks import check, exercises
 
+from verdicts import assert_real_cutedsl_confirms_it, assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint, mutant_params, SEEDS
+
 
 # ---- ch03.logical_divide_by_hand ----
 
@@ -242,7 +244,6 @@ MUTANTS = [
     ("ch03.tile_predicate", "calls_the_switched_off_local_tile", inside_calls_the_switched_off_local_tile),
 ]
 
-SEEDS = (0, 1, 2, 12345, 999_999)
 
 
 def test_every_chapter_03_exercise_has_a_correct_answer_and_five_wrong_ones():
@@ -255,31 +256,18 @@ def test_every_chapter_03_exercise_has_a_correct_answer_and_five_wrong_ones():
 @pytest.mark.parametrize("exercise_id", sorted(CORRECT))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_correct_answer_earns_every_reference_point_in_strict_mode(exercise_id, seed, monkeypatch):
-    monkeypatch.setenv("CUTEKIT_STRICT", "1")
-    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    result = check(exercise_id, CORRECT[exercise_id], seed=seed)
-    assert result.passed and result.earned == result.possible - result.waiting
+    assert_right_answer_earns_every_reference_point(exercise_id, CORRECT[exercise_id], seed, monkeypatch)
 
 
 @pytest.mark.cutedsl
 @pytest.mark.parametrize("exercise_id", sorted(CORRECT))
 def test_correct_answer_is_confirmed_by_real_cutedsl_in_strict_mode(exercise_id, monkeypatch):
-    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
-    monkeypatch.setenv("CUTEKIT_STRICT", "1")
-    monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
-    result = check(exercise_id, CORRECT[exercise_id], seed=7)
-    assert "cutedsl-cpu" in result.tiers, str(result)
-    assert result.earned == result.possible
+    assert_real_cutedsl_confirms_it(exercise_id, CORRECT[exercise_id], monkeypatch)
 
 
-@pytest.mark.parametrize("exercise_id,answer", [pytest.param(e, a, id=f"{e.split('.')[1]}-{m}") for e, m, a in MUTANTS])
+@pytest.mark.parametrize("exercise_id,answer", mutant_params(MUTANTS))
 def test_wrong_answer_loses_points_with_a_hint_on_every_seed(exercise_id, answer, monkeypatch):
-    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    for seed in SEEDS:
-        result = check(exercise_id, answer, seed=seed)
-        lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
-        assert lost and not result.passed, f"seed {seed}: {result}"
-        assert all(criterion.hint for criterion in lost)
+    assert_wrong_answer_loses_points_with_a_hint(exercise_id, answer, SEEDS, monkeypatch)
 
 
 def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():

@@ -70,3 +70,34 @@ def test_compile_to_ptx_of_a_scalar_copy_has_no_vector_loads():
 def test_compile_to_ptx_reports_a_compile_error_in_words():
     report = compile_to_ptx(HERE / "copy_kernel_for_ptx.py", "no_such_function")
     assert not report.ok and "no_such_function" in report.error
+
+
+def _coalesce_context(answers):
+    from cutekit.checks.grading import Context, Outcome
+    cases = [{"shape": (2, 3), "stride": (1, 2)}, {"shape": (4, 2), "stride": (2, 1)}]
+    outcomes = tuple(Outcome(case, value=value, error=error) for case, (value, error) in zip(cases, answers))
+    return Context(exercise=None, seed=0, outcomes=outcomes, answer=None)
+
+
+def test_a_criterion_passes_when_real_cutedsl_gives_what_the_learner_gave():
+    from cutekit.checks.cutedsl import cutedsl_agrees
+    judge = cutedsl_agrees("cutekit.checks.ch01_layouts", "coalesce_in_cutedsl",
+                           lambda outcome: (outcome.case["shape"], outcome.case["stride"]), str, str)
+    assert judge(_coalesce_context([("6:1", ""), ("(4,2):(2,1)", "")])).passed
+
+
+def test_a_criterion_names_the_case_and_both_answers_when_cutedsl_disagrees():
+    from cutekit.checks.cutedsl import cutedsl_agrees
+    judge = cutedsl_agrees("cutekit.checks.ch01_layouts", "coalesce_in_cutedsl",
+                           lambda outcome: (outcome.case["shape"], outcome.case["stride"]), str,
+                           lambda case: f"shape={case['shape']}")
+    verdict = judge(_coalesce_context([("6:1", ""), ("8:1", "")]))
+    assert not verdict.passed
+    assert "shape=(4, 2)" in verdict.hint and "CuTeDSL gives (4,2):(2,1), yours is 8:1" in verdict.hint
+
+
+def test_a_case_the_learner_failed_is_left_to_the_reference_criteria():
+    from cutekit.checks.cutedsl import cutedsl_agrees
+    judge = cutedsl_agrees("cutekit.checks.ch01_layouts", "coalesce_in_cutedsl",
+                           lambda outcome: (outcome.case["shape"], outcome.case["stride"]), str, str)
+    assert judge(_coalesce_context([("6:1", ""), (None, "TypeError: boom")])).passed
