@@ -15,14 +15,17 @@ displays it as the cell's value, and `fig.savefig("x.png")` / `fig.savefig("x.sv
     swizzle(swizzle, layout, element_bits)      shared-memory banks before/after, with the conflict counts
     bank_conflicts(layout, element_bits)        the conflict count itself (an int; see cutekit.render.banks)
 
+A widget redrawing the same picture with another highlight passes `figure=` (only colours, outlines and
+titles are repainted) and shows `frames.png_frame(figure)` (only those artists are drawn again).
+
 Depends on cutekit.cute only (arrows: widgets -> render -> cute).
 """
-from . import banks, facts, grid
+from . import banks, facts, frames, grid
 from .pictures import (bank_conflicts, divide, layout, layout_inverse, ldmatrix, local_partition, local_tile,
                        swizzle, tiled_copy, tiled_mma, tv_layout)
 
 __all__ = ["layout", "layout_inverse", "tv_layout", "divide", "local_tile", "local_partition", "tiled_copy",
-           "tiled_mma", "ldmatrix", "swizzle", "bank_conflicts", "banks", "facts", "grid", "png_bytes"]
+           "tiled_mma", "ldmatrix", "swizzle", "bank_conflicts", "banks", "facts", "frames", "grid", "png_bytes"]
 
 
 def png_bytes(figure, dpi=100) -> bytes:

@@ -4,7 +4,7 @@ Cells are one QuadMesh (gid "cells"), whose face colours are row-major over the 
 PathCollection of glyph outlines (gid "labels", see `add_labels`; `labels_of(ax)` reads them back), so a test
 or a widget can read back or recolour what is drawn without knowing how. Above LABEL_LIMIT cells the labels
 are left out.
-Colours are light fills with black text on an opaque white figure, legible in light and dark notebook themes.
+Colours are light fills with dark text on an opaque white figure, legible in light and dark notebook themes.
 """
 from __future__ import annotations
 
@@ -33,8 +33,11 @@ THREAD_COLOURS = numpy.array([to_rgba(c) for c in (
     "#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2")])
 GREY = numpy.array(to_rgba("#e8e8e8"))
 EMPTY = numpy.array(to_rgba("white"))
+# label colours: every one keeps a WCAG contrast ratio of at least 4.5 against every fill it is drawn on
+# (tests/render/test_legibility.py), so labels stay legible however the notebook theme is set
 TEXT = "black"
-MUTED_TEXT = "#9a9a9a"
+MUTED_TEXT = "#595959"      # labels of greyed-out cells: fainter than black, still 4.5:1 on GREY
+CONFLICT_TEXT = "#800000"   # dark red: a bank asked for several words, still 4.5:1 on the darkest bank colour
 OUTLINE = "#d62728"
 
 
@@ -210,7 +213,48 @@ def _labels(ax, labels, cell, fontsize, text_colours):
             texts.append(str(text))
             paths.append(_label_path(str(text), fontsize))
             colours.append(to_rgba(TEXT if text_colours is None else text_colours[r, c]))
-    return add_labels(ax, cells, texts, paths, colours)
+    collection = add_labels(ax, cells, texts, paths, colours)
+    collection.fontsize = fontsize
+    return collection
+
+
+def relabel(ax, labels) -> None:
+    """Change the texts of the labels drawn on `ax` by `draw_cells` to `labels` (a (rows, columns) array of
+    strings; "" for none), at the size they were drawn; their colours are reset to TEXT. Nothing happens where
+    labels were left out (too many or too small cells)."""
+    collection = artist(ax, "labels")
+    if collection is None:
+        return
+    cells = [(r, c) for (r, c), text in numpy.ndenumerate(labels) if text]
+    texts = [str(labels[cell]) for cell in cells]
+    if texts == collection.texts and cells == collection.cells:
+        return
+    collection.set_paths([_label_path(text, collection.fontsize) for text in texts])
+    collection.set_offsets([(c + 0.5, r + 0.5) for r, c in cells] or numpy.zeros((0, 2)))
+    collection.set_facecolor(to_rgba(TEXT))
+    collection.cells, collection.texts = cells, texts
+
+
+def artist(ax, gid: str):
+    """The collection with this gid on `ax` ("cells", "labels", "outline", "groups"), or None."""
+    return next((c for c in ax.collections if c.get_gid() == gid), None)
+
+
+def recolour(ax, colours: numpy.ndarray, text_colours=None) -> None:
+    """Repaint the grid drawn on `ax` by `draw_cells`: fills `colours` (rows, columns, 4) and label text
+    `text_colours` ((rows, columns) of colour names; None: all TEXT). Only colours change (a widget moving a
+    highlight), so nothing is rebuilt."""
+    artist(ax, "cells").set_facecolor(numpy.asarray(colours).reshape(-1, 4))
+    labels = artist(ax, "labels")
+    if labels is None or not labels.cells:
+        return
+    if text_colours is None:
+        labels.set_facecolor(to_rgba(TEXT))
+        return
+    rows, columns = numpy.asarray(labels.cells).T
+    names, which = numpy.unique(numpy.asarray(text_colours, dtype=object)[rows, columns].astype(str),
+                                return_inverse=True)
+    labels.set_facecolor(numpy.array([to_rgba(name) for name in names])[which.ravel()])
 
 
 def add_labels(ax, cells, texts, paths, colours):
@@ -275,18 +319,23 @@ def _label_path(text: str, fontsize: float) -> Path:
 
 def outline_cells(ax, mask: numpy.ndarray, *, colour=OUTLINE, width=2.2):
     """Draw a thick line around the region of cells where `mask` (rows, columns) is True: one LineCollection
-    (gid "outline") of the cell edges between a masked and an unmasked cell."""
+    (gid "outline") of the cell edges between a masked and an unmasked cell. Called again on the same `ax`,
+    it moves the outline (an all-False mask hides it)."""
     padded = numpy.pad(numpy.asarray(mask, dtype=bool), 1)
-    segments = []
-    horizontal = padded[:-1, 1:-1] != padded[1:, 1:-1]      # edge above row r (r = 0 .. rows)
-    for r, c in zip(*numpy.nonzero(horizontal)):
-        segments.append([(c, r), (c + 1, r)])
-    vertical = padded[1:-1, :-1] != padded[1:-1, 1:]        # edge left of column c (c = 0 .. columns)
-    for r, c in zip(*numpy.nonzero(vertical)):
-        segments.append([(c, r), (c, r + 1)])
-    if segments:
-        ax.add_collection(LineCollection(segments, linewidths=width, colors=colour, gid="outline",
-                                         capstyle="projecting", zorder=3))
+    horizontal = numpy.argwhere(padded[:-1, 1:-1] != padded[1:, 1:-1])     # edge above row r (r = 0 .. rows)
+    vertical = numpy.argwhere(padded[1:-1, :-1] != padded[1:-1, 1:])       # edge left of column c
+    segments = [[(c, r), (c + 1, r)] for r, c in horizontal.tolist()] + \
+               [[(c, r), (c, r + 1)] for r, c in vertical.tolist()]
+    outline = artist(ax, "outline")
+    if outline is None:
+        outline = LineCollection(segments, linewidths=width, colors=colour, gid="outline", capstyle="projecting",
+                                 zorder=3)
+        ax.add_collection(outline, autolim=False)
+    else:
+        outline.set_segments(segments)
+        outline.set_color(colour)
+        outline.set_linewidth(width)
+    return outline
 
 
 def label_grid(rows: int, columns: int, fill="") -> numpy.ndarray:

@@ -1,15 +1,76 @@
 """The pictures: each function takes cute objects, reads their facts (`facts`) and draws them (`grid`).
 
 Every function returns a matplotlib Figure and shows nothing. `figure=` redraws into an existing Figure
-(a widget reuses one); otherwise a new one is made.
+(a widget reuses one); otherwise a new one is made. When that figure already shows the same picture and only
+the highlight (a thread, a tile, a row) or the title differs, nothing is rebuilt: the picture's facts are
+kept with the figure and only colours, outlines and titles are repainted (`_picture`), which is what keeps a
+widget's slider move fast.
 """
 from __future__ import annotations
 
 import numpy
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import TextToPath
 
 from .. import cute
-from ..cute.layout import ComposedLayout
-from . import banks, facts, grid
+from . import banks, facts, frames, grid
+
+_TEXT_SIZES = TextToPath()
+
+
+def _picture(figure, key, build, paint):
+    """The figure for picture `key` (a tuple of the arguments that fix what is drawn), painted by
+    `paint(parts)` for the current highlight and title. If `figure` was last built for an equal key, only
+    `paint` runs on the parts kept from that build; otherwise `build(figure)` draws the fixed parts (the
+    grids, labels and ticks, with the facts they need) and returns (figure, parts)."""
+    if figure is not None and _same(getattr(figure, "_cutekit_key", None), key):
+        paint(figure._cutekit_parts)
+        return figure
+    if figure is not None:
+        figure._cutekit_key = None          # a build that fails half-way leaves nothing to repaint
+    figure, parts = build(figure)
+    paint(parts)
+    grid.finish(figure)
+    figure._cutekit_key, figure._cutekit_parts = key, parts
+    frames.mark_built(figure)
+    return figure
+
+
+def _widen_for(figure, text, fontsize, share=1.0):
+    """Widen `figure` (never narrow it) so a title of `text` at `fontsize`, on an axes that gets `share` of the
+    figure's width, fits with room for a repaint's slightly longer text (a two-digit thread, say)."""
+    points, _, _ = _TEXT_SIZES.get_text_width_height_descent(text, FontProperties(size=fontsize), ismath=False)
+    needed = (points / 72 * 1.08 + 0.3) / share
+    width, height = figure.get_size_inches()
+    if needed > width:
+        figure.set_size_inches(needed, height)
+
+
+def _title(ax, text, *, fontsize, pad):
+    """Set an axes' title; a repaint changes only its text (set_title would also move it back down onto the
+    tick labels, where only a full draw lifts it again). The first one widens the figure to fit."""
+    if ax.get_title():
+        ax.title.set_text(text)
+    else:
+        _widen_for(ax.figure, text, fontsize, share=1.0 / max(1, len(ax.figure.axes)))
+        frames.repainted(ax.set_title(text, fontsize=fontsize, pad=pad))
+
+
+def _suptitle(figure, text, fontsize=10):
+    """Set the figure's title; a repaint changes only its text (the layout placed it when it was built)."""
+    if figure._suptitle is None:
+        _widen_for(figure, text, fontsize)
+        frames.repainted(figure.suptitle(text, fontsize=fontsize))
+    else:
+        figure._suptitle.set_text(text)
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 
 
 def _axes_row(figure, widths, height):
@@ -36,25 +97,29 @@ def layout(layout, *, title=None, highlight=None, figure=None):
 
     A swizzled ComposedLayout is drawn with its swizzled offsets."""
     layout = facts.as_layout(layout)
-    values = facts.grid_values(layout)
-    row_shape, column_shape = facts.mode_shapes(layout)
-    rows, columns = values.shape
-    cell = grid.cell_inches(rows, columns)
-    figure = grid.new_figure(figure, _size(columns, rows, cell))
-    ax = figure.add_subplot()
-    labels = values.astype(str).astype(object)
-    grid.draw_cells(ax, grid.index_colours(values), labels, cell=cell, row_shape=row_shape,
-                    column_shape=column_shape)
-    if highlight is not None:
-        row, column = highlight
-        _check_index("row", row, rows)
-        _check_index("column", column, columns)
-        mask = numpy.zeros_like(values, dtype=bool)
-        mask[row, column] = True
-        grid.outline_cells(ax, mask)
-    ax.set_title(str(layout) if title is None else title, fontsize=10, pad=8)
-    grid.finish(figure)
-    return figure
+
+    def build(figure):
+        values = facts.grid_values(layout)
+        row_shape, column_shape = facts.mode_shapes(layout)
+        rows, columns = values.shape
+        cell = grid.cell_inches(rows, columns)
+        figure = grid.new_figure(figure, _size(columns, rows, cell))
+        ax = figure.add_subplot()
+        grid.draw_cells(ax, grid.index_colours(values), values.astype(str).astype(object), cell=cell,
+                        row_shape=row_shape, column_shape=column_shape)
+        return figure, {"ax": ax, "shape": values.shape}
+
+    def paint(parts):
+        mask = numpy.zeros(parts["shape"], dtype=bool)
+        if highlight is not None:
+            row, column = highlight
+            _check_index("row", row, parts["shape"][0])
+            _check_index("column", column, parts["shape"][1])
+            mask[row, column] = True
+        grid.outline_cells(parts["ax"], mask)
+        _title(parts["ax"], str(layout) if title is None else title, fontsize=10, pad=8)
+
+    return _picture(figure, ("layout", layout), build, paint)
 
 
 def layout_inverse(layout, *, title=None, columns=None, figure=None):
@@ -127,6 +192,13 @@ def draw_tv(ax, threads, values, *, cell, highlight=None, title=None, transpose=
         ax.set_title(title, fontsize=9, pad=6)
 
 
+def paint_tv(ax, threads, highlight, *, transpose=False):
+    """Repaint cells drawn by `draw_tv` for a new `highlight` (a thread, or None for all)."""
+    if transpose:
+        threads = threads.T
+    grid.recolour(ax, _tv_colours(threads, highlight), _text_colours(threads, highlight))
+
+
 def _thread_count(tv_layout):
     return cute.size(facts.modes(tv_layout)[0])
 
@@ -138,16 +210,24 @@ def tv_layout(tv_layout, tiler_mn, *, highlight=None, title=None, figure=None):
     rows, columns = facts.tile_size(tiler_mn)
     if highlight is not None:
         _check_index("thread", highlight, _thread_count(tv_layout))
-    threads, values = facts.tv_cells(tv_layout, (rows, columns))
-    cell = grid.cell_inches(rows, columns, largest=0.5)
-    figure = grid.new_figure(figure, _size(columns, rows, cell))
-    ax = figure.add_subplot()
-    heading = f"TV layout {tv_layout} on a {rows}x{columns} tile"
-    if highlight is not None:
-        heading += f": thread {highlight} holds {int((threads == highlight).sum())} values"
-    draw_tv(ax, threads, values, cell=cell, highlight=highlight, title=heading if title is None else title)
-    grid.finish(figure)
-    return figure
+
+    def build(figure):
+        threads, values = facts.tv_cells(tv_layout, (rows, columns))
+        cell = grid.cell_inches(rows, columns, largest=0.5)
+        figure = grid.new_figure(figure, _size(columns, rows, cell))
+        ax = figure.add_subplot()
+        draw_tv(ax, threads, values, cell=cell)
+        return figure, {"ax": ax, "threads": threads}
+
+    def paint(parts):
+        threads = parts["threads"]
+        paint_tv(parts["ax"], threads, highlight)
+        heading = f"TV layout {tv_layout} on a {rows}x{columns} tile"
+        if highlight is not None:
+            heading += f": thread {highlight} holds {int((threads == highlight).sum())} values"
+        _title(parts["ax"], heading if title is None else title, fontsize=9, pad=6)
+
+    return _picture(figure, ("tv_layout", tv_layout, (rows, columns)), build, paint)
 
 
 # ---- divides ------------------------------------------------------------------------------------------------
@@ -175,36 +255,45 @@ def divide(layout, tiler, *, tile=None, title=None, figure=None):
     same colours, so each coloured cell can be followed. In the zipped panel each column is one tile.
     `tile=k` (the rest mode's index, or its coordinate) keeps that tile's colour and greys the others."""
     layout = facts.as_layout(layout)
-    shape = layout.shape
-    owner, rest_shape = facts.tile_owner(shape, tiler)
-    chosen = None if tile is None else _tile_index(tile, rest_shape)
-    rank = facts.shape_rank(shape)
-    identity = facts.identity_layout(shape)
-    panels = [("source\n" + str(layout), layout, owner, facts.mode_shapes(layout))]
-    for name, operation in (("logical_divide", cute.logical_divide), ("zipped_divide", cute.zipped_divide)):
-        divided = operation(layout, tiler)
-        coordinates = facts.coordinates_of(operation(identity, tiler), rank)
-        panels.append((f"{name}\n{divided}", divided, _owner_cells(owner, coordinates, shape),
-                       facts.mode_shapes(divided)))
-    grids = [facts.grid_values(p[1]) for p in panels]
-    widest = max(g.shape[1] for g in grids) * 0 + sum(g.shape[1] for g in grids)
-    tallest = max(g.shape[0] for g in grids)
-    cell = grid.cell_inches(tallest, widest, most_width=15.0, most_height=8.0, largest=0.4)
-    figure = grid.new_figure(figure, _size(widest, tallest, cell, extra_width=2.5, extra_height=1.4))
-    axes = _axes_row(figure, [g.shape[1] for g in grids], tallest)
-    for ax, (heading, _, tiles, (row_shape, column_shape)), values in zip(axes, panels, grids):
-        colours = grid.palette_colours(tiles, grid.TILE_COLOURS)
-        keep = tiles == chosen if chosen is not None else None
-        if keep is not None:
-            colours = grid.grey_out(colours, keep)
-        grid.draw_cells(ax, colours, values.astype(str).astype(object), cell=cell, row_shape=row_shape,
-                        column_shape=column_shape,
-                        text_colours=None if keep is None else numpy.where(keep, grid.TEXT, grid.MUTED_TEXT))
-        ax.set_title(heading, fontsize=8, pad=6)
-    figure.suptitle(title if title is not None else
-                    f"divide by {_tiler_text(tiler)}" + ("" if chosen is None else f": tile {chosen}"), fontsize=10)
-    grid.finish(figure)
-    return figure
+
+    def build(figure):
+        shape = layout.shape
+        owner, rest_shape = facts.tile_owner(shape, tiler)
+        rank = facts.shape_rank(shape)
+        identity = facts.identity_layout(shape)
+        panels = [("source\n" + str(layout), layout, owner, facts.mode_shapes(layout))]
+        for name, operation in (("logical_divide", cute.logical_divide), ("zipped_divide", cute.zipped_divide)):
+            divided = operation(layout, tiler)
+            coordinates = facts.coordinates_of(operation(identity, tiler), rank)
+            panels.append((f"{name}\n{divided}", divided, _owner_cells(owner, coordinates, shape),
+                           facts.mode_shapes(divided)))
+        grids = [facts.grid_values(p[1]) for p in panels]
+        widest = sum(g.shape[1] for g in grids)
+        tallest = max(g.shape[0] for g in grids)
+        cell = grid.cell_inches(tallest, widest, most_width=15.0, most_height=8.0, largest=0.4)
+        figure = grid.new_figure(figure, _size(widest, tallest, cell, extra_width=2.5, extra_height=1.4))
+        axes = _axes_row(figure, [g.shape[1] for g in grids], tallest)
+        drawn = []
+        for ax, (heading, _, tiles, (row_shape, column_shape)), values in zip(axes, panels, grids):
+            colours = grid.palette_colours(tiles, grid.TILE_COLOURS)
+            grid.draw_cells(ax, colours, values.astype(str).astype(object), cell=cell, row_shape=row_shape,
+                            column_shape=column_shape)
+            ax.set_title(heading, fontsize=8, pad=6)
+            drawn.append((ax, tiles, colours))
+        return figure, {"figure": figure, "panels": drawn, "rest_shape": rest_shape}
+
+    def paint(parts):
+        chosen = None if tile is None else _tile_index(tile, parts["rest_shape"])
+        for ax, tiles, colours in parts["panels"]:
+            if chosen is None:
+                grid.recolour(ax, colours)
+            else:
+                keep = tiles == chosen
+                grid.recolour(ax, grid.grey_out(colours, keep), numpy.where(keep, grid.TEXT, grid.MUTED_TEXT))
+        _suptitle(parts["figure"], title if title is not None else
+                  f"divide by {_tiler_text(tiler)}" + ("" if chosen is None else f": tile {chosen}"))
+
+    return _picture(figure, ("divide", layout, tiler), build, paint)
 
 
 def _tiler_text(tiler):
@@ -217,30 +306,34 @@ def local_tile(shape, tiler, coord, *, title=None, figure=None):
     """Which block owns each element of a `shape` tensor tiled by `tiler` (zipped_divide's rest mode: one
     colour per block, labelled with the block coordinate), with block `coord` outlined and the others faded:
     the tile `cute.local_tile(tensor, tiler, coord)` returns."""
-    identity = cute.make_identity_tensor(shape)
-    chosen = cute.local_tile(identity, tiler, coord)
-    owner, rest_shape = facts.tile_owner(shape, tiler)
-    rows, columns = owner.shape
-    chosen_mask = numpy.zeros_like(owner, dtype=bool)
-    chosen_mask[facts.tensor_cells(chosen, shape)] = True
-    colours = grid.palette_colours(owner, grid.TILE_COLOURS)
-    colours[~chosen_mask] = 0.45 * colours[~chosen_mask] + 0.55 * grid.EMPTY
-    labels = grid.label_grid(rows, columns)
-    rest_layout = cute.make_layout(rest_shape)
-    for (r, c), k in numpy.ndenumerate(owner):
-        if k >= 0:
-            labels[r, c] = cute.idx2crd(int(k), rest_layout.shape).__str__().replace(" ", "")
-    cell = grid.cell_inches(rows, columns, largest=0.42)
-    figure = grid.new_figure(figure, _size(columns, rows, cell))
-    ax = figure.add_subplot()
-    grid.draw_cells(ax, colours, labels, cell=cell,
-                    text_colours=numpy.where(chosen_mask, grid.TEXT, grid.MUTED_TEXT))
-    grid.outline_cells(ax, chosen_mask)
-    ax.set_title(title if title is not None else
-                 f"local_tile(shape {shape}, tiler {_tiler_text(tiler)}, coord {coord}): {chosen}", fontsize=9,
-                 pad=8)
-    grid.finish(figure)
-    return figure
+    def build(figure):
+        owner, rest_shape = facts.tile_owner(shape, tiler)
+        rows, columns = owner.shape
+        labels = grid.label_grid(rows, columns)
+        rest_layout = cute.make_layout(rest_shape)
+        for (r, c), k in numpy.ndenumerate(owner):
+            if k >= 0:
+                labels[r, c] = cute.idx2crd(int(k), rest_layout.shape).__str__().replace(" ", "")
+        colours = grid.palette_colours(owner, grid.TILE_COLOURS)
+        cell = grid.cell_inches(rows, columns, largest=0.42)
+        figure = grid.new_figure(figure, _size(columns, rows, cell))
+        ax = figure.add_subplot()
+        grid.draw_cells(ax, colours, labels, cell=cell)
+        return figure, {"ax": ax, "colours": colours, "identity": cute.make_identity_tensor(shape)}
+
+    def paint(parts):
+        chosen = cute.local_tile(parts["identity"], tiler, coord)
+        colours = parts["colours"].copy()
+        chosen_mask = numpy.zeros(colours.shape[:2], dtype=bool)
+        chosen_mask[facts.tensor_cells(chosen, shape)] = True
+        colours[~chosen_mask] = 0.45 * colours[~chosen_mask] + 0.55 * grid.EMPTY
+        ax = parts["ax"]
+        grid.recolour(ax, colours, numpy.where(chosen_mask, grid.TEXT, grid.MUTED_TEXT))
+        grid.outline_cells(ax, chosen_mask)
+        _title(ax, title if title is not None else
+               f"local_tile(shape {shape}, tiler {_tiler_text(tiler)}, coord {coord}): {chosen}", fontsize=9, pad=8)
+
+    return _picture(figure, ("local_tile", shape, tiler), build, paint)
 
 
 def local_partition(shape, thr_layout, index, *, title=None, figure=None):
@@ -249,25 +342,33 @@ def local_partition(shape, thr_layout, index, *, title=None, figure=None):
     thr_layout-sized tile. Thread `index` keeps its colour (outlined); the others are grey."""
     thr_layout = facts.as_layout(thr_layout)
     _check_index("thread", index, cute.size(thr_layout))
-    owner = facts.thread_owner(shape, thr_layout)
-    mine = cute.local_partition(cute.make_identity_tensor(shape), thr_layout, index)
-    mine_mask = numpy.zeros_like(owner, dtype=bool)
-    mine_mask[facts.tensor_cells(mine, shape)] = True
-    rows, columns = owner.shape
-    labels = grid.label_grid(rows, columns)
-    for (r, c), t in numpy.ndenumerate(owner):
-        if t >= 0:
-            labels[r, c] = f"T{t}"
-    cell = grid.cell_inches(rows, columns, largest=0.42)
-    figure = grid.new_figure(figure, _size(columns, rows, cell))
-    ax = figure.add_subplot()
-    grid.draw_cells(ax, grid.grey_out(grid.palette_colours(owner, grid.THREAD_COLOURS), mine_mask), labels,
-                    cell=cell, text_colours=numpy.where(mine_mask, grid.TEXT, grid.MUTED_TEXT))
-    grid.outline_cells(ax, mine_mask, width=1.6)
-    ax.set_title(title if title is not None else
-                 f"local_partition(shape {shape}, {thr_layout}, {index}): {mine}", fontsize=9, pad=8)
-    grid.finish(figure)
-    return figure
+
+    def build(figure):
+        owner = facts.thread_owner(shape, thr_layout)
+        rows, columns = owner.shape
+        labels = grid.label_grid(rows, columns)
+        for (r, c), t in numpy.ndenumerate(owner):
+            if t >= 0:
+                labels[r, c] = f"T{t}"
+        colours = grid.palette_colours(owner, grid.THREAD_COLOURS)
+        cell = grid.cell_inches(rows, columns, largest=0.42)
+        figure = grid.new_figure(figure, _size(columns, rows, cell))
+        ax = figure.add_subplot()
+        grid.draw_cells(ax, colours, labels, cell=cell)
+        return figure, {"ax": ax, "colours": colours, "identity": cute.make_identity_tensor(shape)}
+
+    def paint(parts):
+        mine = cute.local_partition(parts["identity"], thr_layout, index)
+        mine_mask = numpy.zeros(parts["colours"].shape[:2], dtype=bool)
+        mine_mask[facts.tensor_cells(mine, shape)] = True
+        ax = parts["ax"]
+        grid.recolour(ax, grid.grey_out(parts["colours"], mine_mask),
+                      numpy.where(mine_mask, grid.TEXT, grid.MUTED_TEXT))
+        grid.outline_cells(ax, mine_mask, width=1.6)
+        _title(ax, title if title is not None else
+               f"local_partition(shape {shape}, {thr_layout}, {index}): {mine}", fontsize=9, pad=8)
+
+    return _picture(figure, ("local_partition", shape, thr_layout), build, paint)
 
 
 # ---- copies and MMAs ----------------------------------------------------------------------------------------
@@ -279,17 +380,26 @@ def tiled_copy(tiled_copy, *, highlight=None, title=None, figure=None):
     rows, columns = facts.tile_size(tiled_copy.tiler_mn)
     if highlight is not None:
         _check_index("thread", highlight, tiled_copy.size)
-    cell = grid.cell_inches(rows, 2 * columns, most_width=14.0, largest=0.45)
-    figure = grid.new_figure(figure, _size(2 * columns, rows, cell, extra_width=1.6, extra_height=1.3))
-    axes = _axes_row(figure, [columns, columns], rows)
-    for ax, name, tv in ((axes[0], "source", tiled_copy.layout_src_tv_tiled),
-                         (axes[1], "destination", tiled_copy.layout_dst_tv_tiled)):
-        threads, values = facts.tv_cells(tv, (rows, columns))
-        draw_tv(ax, threads, values, cell=cell, highlight=highlight, title=f"{name}: {tv}")
-    figure.suptitle(title if title is not None else f"TiledCopy on a {rows}x{columns} tile, {tiled_copy.size} "
-                    "threads", fontsize=10)
-    grid.finish(figure)
-    return figure
+
+    def build(figure):
+        cell = grid.cell_inches(rows, 2 * columns, most_width=14.0, largest=0.45)
+        figure = grid.new_figure(figure, _size(2 * columns, rows, cell, extra_width=1.6, extra_height=1.3))
+        axes = _axes_row(figure, [columns, columns], rows)
+        drawn = []
+        for ax, name, tv in ((axes[0], "source", tiled_copy.layout_src_tv_tiled),
+                             (axes[1], "destination", tiled_copy.layout_dst_tv_tiled)):
+            threads, values = facts.tv_cells(tv, (rows, columns))
+            draw_tv(ax, threads, values, cell=cell, title=f"{name}: {tv}")
+            drawn.append((ax, threads))
+        return figure, {"figure": figure, "panels": drawn}
+
+    def paint(parts):
+        for ax, threads in parts["panels"]:
+            paint_tv(ax, threads, highlight)
+        _suptitle(parts["figure"], title if title is not None else
+                  f"TiledCopy on a {rows}x{columns} tile, {tiled_copy.size} threads")
+
+    return _picture(figure, ("tiled_copy", tiled_copy), build, paint)
 
 
 def tiled_mma(tiled_mma, *, highlight=None, title=None, figure=None):
@@ -299,23 +409,34 @@ def tiled_mma(tiled_mma, *, highlight=None, title=None, figure=None):
     m, n, k = (tiled_mma.get_tile_size(i) for i in range(3))
     if highlight is not None:
         _check_index("thread", highlight, tiled_mma.size)
-    cell = grid.cell_inches(k + m, k + n, most_width=13.0, most_height=11.0, largest=0.45)
-    figure = grid.new_figure(figure, _size(k + n, k + m, cell, extra_width=1.8, extra_height=2.0))
-    spec = figure.add_gridspec(2, 2, width_ratios=[k, n], height_ratios=[k, m])
-    corner = figure.add_subplot(spec[0, 0])
-    corner.axis("off")
-    corner.text(0.5, 0.5, f"{tiled_mma.size} threads\nM={m} N={n} K={k}", ha="center", va="center", fontsize=9)
-    operands = [("A", spec[1, 0], tiled_mma.tv_layout_A_tiled, (m, k), False, f"A ({m}x{k}: M x K)"),
-                ("B", spec[0, 1], tiled_mma.tv_layout_B_tiled, (n, k), True, f"B ({n}x{k}: N x K, drawn K x N)"),
-                ("C", spec[1, 1], tiled_mma.tv_layout_C_tiled, (m, n), False, f"C ({m}x{n}: M x N)")]
-    for name, place, tv, tile, transpose, heading in operands:
-        ax = figure.add_subplot(place, gid=name)
-        threads, values = facts.tv_cells(tv, tile)
-        draw_tv(ax, threads, values, cell=cell, highlight=highlight, title=heading, transpose=transpose)
-    figure.suptitle(title if title is not None else "TiledMMA" +
-                    ("" if highlight is None else f": thread {highlight}"), fontsize=10)
-    grid.finish(figure)
-    return figure
+
+    def build(figure):
+        cell = grid.cell_inches(k + m, k + n, most_width=13.0, most_height=11.0, largest=0.45)
+        figure = grid.new_figure(figure, _size(k + n, k + m, cell, extra_width=1.8, extra_height=2.0))
+        spec = figure.add_gridspec(2, 2, width_ratios=[k, n], height_ratios=[k, m])
+        corner = figure.add_subplot(spec[0, 0])
+        corner.axis("off")
+        corner.text(0.5, 0.5, f"{tiled_mma.size} threads\nM={m} N={n} K={k}", ha="center", va="center",
+                    fontsize=9)
+        operands = [("A", spec[1, 0], tiled_mma.tv_layout_A_tiled, (m, k), False, f"A ({m}x{k}: M x K)"),
+                    ("B", spec[0, 1], tiled_mma.tv_layout_B_tiled, (n, k), True,
+                     f"B ({n}x{k}: N x K, drawn K x N)"),
+                    ("C", spec[1, 1], tiled_mma.tv_layout_C_tiled, (m, n), False, f"C ({m}x{n}: M x N)")]
+        drawn = []
+        for name, place, tv, tile, transpose, heading in operands:
+            ax = figure.add_subplot(place, gid=name)
+            threads, values = facts.tv_cells(tv, tile)
+            draw_tv(ax, threads, values, cell=cell, title=heading, transpose=transpose)
+            drawn.append((ax, threads, transpose))
+        return figure, {"figure": figure, "panels": drawn}
+
+    def paint(parts):
+        for ax, threads, transpose in parts["panels"]:
+            paint_tv(ax, threads, highlight, transpose=transpose)
+        _suptitle(parts["figure"], title if title is not None else
+                  "TiledMMA" + ("" if highlight is None else f": thread {highlight}"))
+
+    return _picture(figure, ("tiled_mma", tiled_mma), build, paint)
 
 
 def ldmatrix(num_matrices=4, transpose=False, *, lane=None, title=None, figure=None):
@@ -329,41 +450,45 @@ def ldmatrix(num_matrices=4, transpose=False, *, lane=None, title=None, figure=N
         raise cute.CuteError(f"ldmatrix loads 1, 2 or 4 matrices, not {num_matrices!r}")
     if lane is not None:
         _check_index("lane", lane, 32)
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose=transpose, num_matrices=num_matrices),
-                               cute.Float16)
-    # destination: (thread, value) -> element offset; matrix i is elements 64i .. 64i+63, row-major by 8
-    threads, values = facts.tv_cells(atom.layout_dst_tv, (1, 64 * num_matrices))
-    threads, values = threads.reshape(num_matrices, 8, 8), values.reshape(num_matrices, 8, 8)
-    # source: lane t supplies the address of the row holding its value 0 (lanes past 8*num_matrices repeat
-    # earlier rows: their addresses are ignored by the hardware)
-    source_threads, _ = facts.tv_cells(atom.layout_src_tv, (1, 64 * num_matrices))
-    row_lane = source_threads.reshape(num_matrices, 8, 8)[:, :, 0]
-    grid_columns = 2 if num_matrices == 4 else 1
-    grid_rows = 2 if num_matrices >= 2 else 1
-    cell = 0.5
-    figure = grid.new_figure(figure, (grid_columns * (8 * cell + 1.2) + 0.4, grid_rows * (8 * cell + 0.7) + 0.9))
-    spec = figure.add_gridspec(grid_rows, grid_columns)
-    for matrix in range(num_matrices):
-        ax = figure.add_subplot(spec[matrix % 2, matrix // 2], gid=f"matrix {matrix}")
-        labels = grid.label_grid(8, 8)
-        for (r, c), t in numpy.ndenumerate(threads[matrix]):
-            v = values[matrix][r, c]
-            labels[r, c] = f"T{t}\nR{v // 2}.{'lo' if v % 2 == 0 else 'hi'}"
-        colours = grid.palette_colours(threads[matrix], grid.THREAD_COLOURS)
-        text_colours = None
-        if lane is not None:
-            colours = grid.grey_out(colours, threads[matrix] == lane)
-            text_colours = _text_colours(threads[matrix], lane)
-        grid.draw_cells(ax, colours, labels, cell=cell, text_colours=text_colours,
-                        row_ticks=[f"lane {row_lane[matrix, r]}" for r in range(8)])
-        if lane is not None:
-            grid.outline_cells(ax, numpy.broadcast_to((row_lane[matrix] == lane)[:, None], (8, 8)))
-        ax.set_title(f"matrix {matrix} (register R{matrix})", fontsize=9, pad=6)
-    figure.suptitle(title if title is not None else
-                    f"ldmatrix .x{num_matrices}{' .trans' if transpose else ''}: row addresses from lanes, "
-                    "elements to threads" + ("" if lane is None else f" (lane {lane})"), fontsize=10)
-    grid.finish(figure)
-    return figure
+
+    def build(figure):
+        atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose=transpose,
+                                                                     num_matrices=num_matrices), cute.Float16)
+        # destination: (thread, value) -> element offset; matrix i is elements 64i .. 64i+63, row-major by 8
+        threads, values = facts.tv_cells(atom.layout_dst_tv, (1, 64 * num_matrices))
+        threads, values = threads.reshape(num_matrices, 8, 8), values.reshape(num_matrices, 8, 8)
+        # source: lane t supplies the address of the row holding its value 0 (lanes past 8*num_matrices
+        # repeat earlier rows: their addresses are ignored by the hardware)
+        source_threads, _ = facts.tv_cells(atom.layout_src_tv, (1, 64 * num_matrices))
+        row_lane = source_threads.reshape(num_matrices, 8, 8)[:, :, 0]
+        grid_columns = 2 if num_matrices == 4 else 1
+        grid_rows = 2 if num_matrices >= 2 else 1
+        cell = 0.5
+        figure = grid.new_figure(figure, (grid_columns * (8 * cell + 1.2) + 0.4,
+                                          grid_rows * (8 * cell + 0.7) + 0.9))
+        spec = figure.add_gridspec(grid_rows, grid_columns)
+        drawn = []
+        for matrix in range(num_matrices):
+            ax = figure.add_subplot(spec[matrix % 2, matrix // 2], gid=f"matrix {matrix}")
+            labels = grid.label_grid(8, 8)
+            for (r, c), t in numpy.ndenumerate(threads[matrix]):
+                v = values[matrix][r, c]
+                labels[r, c] = f"T{t}\nR{v // 2}.{'lo' if v % 2 == 0 else 'hi'}"
+            grid.draw_cells(ax, grid.palette_colours(threads[matrix], grid.THREAD_COLOURS), labels, cell=cell,
+                            row_ticks=[f"lane {row_lane[matrix, r]}" for r in range(8)])
+            ax.set_title(f"matrix {matrix} (register R{matrix})", fontsize=9, pad=6)
+            drawn.append((ax, threads[matrix], row_lane[matrix]))
+        return figure, {"figure": figure, "panels": drawn}
+
+    def paint(parts):
+        for ax, threads, row_lane in parts["panels"]:
+            paint_tv(ax, threads, lane)
+            grid.outline_cells(ax, numpy.broadcast_to((row_lane == lane)[:, None], (8, 8)))
+        _suptitle(parts["figure"], title if title is not None else
+                  f"ldmatrix .x{num_matrices}{' .trans' if transpose else ''}: row addresses from lanes, "
+                  "elements to threads" + ("" if lane is None else f" (lane {lane})"))
+
+    return _picture(figure, ("ldmatrix", num_matrices, transpose), build, paint)
 
 
 # ---- shared-memory banks ------------------------------------------------------------------------------------
@@ -374,55 +499,73 @@ def bank_conflicts(layout, *, element_bits=32) -> int:
     return banks.bank_conflicts(layout, element_bits)
 
 
-def _draw_banks(ax, layout, element_bits, cell, highlight_row):
+def _bank_facts(layout, element_bits):
+    """What a banks panel shows of `layout`: its offsets, the bank of each and the conflicts of each row."""
     offsets = facts.grid_values(layout)
-    bank_grid = banks.banks_of(offsets, element_bits)
-    rows, columns = bank_grid.shape
+    return {"offsets": offsets, "banks": banks.banks_of(offsets, element_bits),
+            "per_access": banks.conflicts_per_access(layout, element_bits)}
+
+
+def _conflict_marks(offsets, element_bits, row):
+    """For one row (one request): True for each element whose bank is asked for more than one distinct word."""
+    words = banks.words_of(offsets[row], element_bits)
+    distinct_words = numpy.unique(words)
+    per_bank = numpy.bincount(distinct_words % banks.BANKS, minlength=banks.BANKS)
+    return per_bank[words % banks.BANKS] > 1
+
+
+def _paint_banks(ax, bank_facts, element_bits, highlight_row, heading):
+    """Colour a banks panel (drawn by `swizzle`) for `bank_facts`; `highlight_row` greys the other rows and
+    writes the conflicting banks of that row in dark red."""
+    bank_grid = bank_facts["banks"]
+    grid.relabel(ax, bank_grid.astype(str).astype(object))
     colours = grid.palette_colours(bank_grid, grid.BANK_COLOURS)
-    labels = bank_grid.astype(str).astype(object)
     text_colours = None
+    keep = numpy.zeros_like(bank_grid, dtype=bool)
     if highlight_row is not None:
-        keep = numpy.zeros_like(bank_grid, dtype=bool)
         keep[highlight_row] = True
         colours = grid.grey_out(colours, keep)
-        # in the chosen row, red marks the banks asked for more than one distinct word (the conflict)
-        words = banks.words_of(offsets[highlight_row], element_bits)
-        distinct = {}
-        for word in numpy.unique(words):
-            distinct[word % banks.BANKS] = distinct.get(word % banks.BANKS, 0) + 1
         text_colours = numpy.where(keep, grid.TEXT, grid.MUTED_TEXT).astype(object)
-        for c in range(columns):
-            if distinct[words[c] % banks.BANKS] > 1:
-                text_colours[highlight_row, c] = grid.OUTLINE
-        mask = numpy.zeros_like(keep)
-        mask[highlight_row] = True
-        grid.outline_cells(ax, mask, colour="#202020", width=1.6)
-    row_shape, column_shape = facts.mode_shapes(layout)
-    grid.draw_cells(ax, colours, labels, cell=cell, row_shape=row_shape, column_shape=column_shape,
-                    text_colours=text_colours)
-    return banks.conflicts_per_access(layout, element_bits)
+        conflicting = _conflict_marks(bank_facts["offsets"], element_bits, highlight_row)
+        text_colours[highlight_row, conflicting] = grid.CONFLICT_TEXT
+    grid.recolour(ax, colours, text_colours)
+    grid.outline_cells(ax, keep, colour="#202020", width=1.6)
+    per_access = bank_facts["per_access"]
+    _title(ax, f"{heading}: {sum(per_access)} conflicts (worst {max(per_access, default=0) + 1}-way)",
+           fontsize=9, pad=6)
 
 
 def swizzle(swizzle, layout, *, element_bits=32, highlight_row=None, title=None, figure=None):
     """The shared-memory bank of every element of `layout` (mode 0 down: one row = one request; see
     `cutekit.render.banks`), before and after composing it with `swizzle`, with the bank conflicts of each
-    in the titles. `highlight_row=r` greys the other rows and marks in red the conflicting banks of row r."""
+    in the titles. `highlight_row=r` greys the other rows and writes the conflicting banks of row r in dark red.
+    Redrawn into its own figure for another swizzle or row, only the "after" banks are recomputed."""
     layout = facts.as_layout(layout)
-    swizzled = cute.make_composed_layout(swizzle, 0, layout)
-    rows, columns = facts.grid_values(layout).shape
-    if highlight_row is not None:
-        _check_index("row", highlight_row, rows)
-    cell = grid.cell_inches(rows, 2 * columns, most_width=14.0, largest=0.36)
-    figure = grid.new_figure(figure, _size(2 * columns, rows, cell, extra_width=1.6, extra_height=1.4))
-    axes = _axes_row(figure, [columns, columns], rows)
-    totals = []
-    for ax, name, drawn in ((axes[0], "before", layout), (axes[1], "after " + str(swizzle), swizzled)):
-        per_access = _draw_banks(ax, drawn, element_bits, cell, highlight_row)
-        totals.append(sum(per_access))
-        worst = max(per_access, default=0) + 1
-        ax.set_title(f"{name}: {sum(per_access)} conflicts (worst {worst}-way)", fontsize=9, pad=6)
-    figure.suptitle(title if title is not None else
-                    f"banks of {layout}, {element_bits}-bit elements: conflicts {totals[0]} -> {totals[1]}",
-                    fontsize=10)
-    grid.finish(figure)
-    return figure
+
+    def build(figure):
+        before = _bank_facts(layout, element_bits)
+        rows, columns = before["banks"].shape
+        cell = grid.cell_inches(rows, 2 * columns, most_width=14.0, largest=0.36)
+        figure = grid.new_figure(figure, _size(2 * columns, rows, cell, extra_width=1.6, extra_height=1.4))
+        axes = _axes_row(figure, [columns, columns], rows)
+        row_shape, column_shape = facts.mode_shapes(layout)
+        for ax in axes:
+            grid.draw_cells(ax, grid.palette_colours(before["banks"], grid.BANK_COLOURS),
+                            before["banks"].astype(str).astype(object), cell=cell, row_shape=row_shape,
+                            column_shape=column_shape, fontsize=grid.label_fontsize(cell, 2, 1))
+        return figure, {"figure": figure, "axes": axes, "before": before, "rows": rows, "after": {}}
+
+    def paint(parts):
+        if highlight_row is not None:
+            _check_index("row", highlight_row, parts["rows"])
+        if swizzle not in parts["after"]:
+            parts["after"][swizzle] = _bank_facts(cute.make_composed_layout(swizzle, 0, layout), element_bits)
+        after = parts["after"][swizzle]
+        before_ax, after_ax = parts["axes"]
+        _paint_banks(before_ax, parts["before"], element_bits, highlight_row, "before")
+        _paint_banks(after_ax, after, element_bits, highlight_row, f"after {swizzle}")
+        totals = sum(parts["before"]["per_access"]), sum(after["per_access"])
+        _suptitle(parts["figure"], title if title is not None else
+                  f"banks of {layout}, {element_bits}-bit elements: conflicts {totals[0]} -> {totals[1]}")
+
+    return _picture(figure, ("swizzle", layout, element_bits), build, paint)

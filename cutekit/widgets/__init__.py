@@ -78,6 +78,8 @@ class Explorer(ipywidgets.VBox):
 
     `redraw()` runs after every control change: on success the picture and `figure` update and `error` is
     cleared; on a CuteError (bad input) the message shows in `error` and the last good picture stays.
+    A control that only moves a highlight repaints the same figure (`cutekit.render` keeps its artists and
+    facts) and the PNG is a `render.frames` frame (only the changed artists are drawn again).
     `last_redraw_seconds` is the Python time the last redraw took (drawing plus PNG encoding)."""
 
     def __init__(self, rows, *, images=1):
@@ -116,7 +118,7 @@ class Explorer(ipywidgets.VBox):
             return False
         for i, figure in enumerate(figures):
             self.figures[i] = figure
-            self.images[i].value = render.png_bytes(figure, dpi=90)
+            self.images[i].value = render.frames.png_frame(figure, dpi=90)
         self.error.value = ""
         self.redraw_count += 1
         self.last_redraw_seconds = time.perf_counter() - start
@@ -152,6 +154,7 @@ class LayoutExplorer(Explorer):
         self.row_slider = _slider("row", 0)
         self.column_slider = _slider("column", 0)
         self.current_layout = None      # (`layout` is ipywidgets' CSS trait)
+        self._values = (None, None)     # (layout, its grid of offsets)
         super().__init__([ipywidgets.HBox([self.shape_text, self.stride_text]),
                           ipywidgets.HBox([self.row_slider, self.column_slider])])
 
@@ -159,14 +162,17 @@ class LayoutExplorer(Explorer):
         shape = parse_int_tuple(self.shape_text.value, what="shape")
         stride = parse_int_tuple(self.stride_text.value, what="stride", allow_empty=True)
         layout = cute.make_layout(shape) if stride is None else cute.make_layout(shape, stride=stride)
-        rows, columns = render.facts.grid_values(layout).shape
+        if self._values[0] != layout:
+            self._values = (layout, render.facts.grid_values(layout))
+        values = self._values[1]
+        rows, columns = values.shape
         self._set_quietly(self.row_slider, rows - 1)
         self._set_quietly(self.column_slider, columns - 1)
         row, column = self.row_slider.value, self.column_slider.value
         figure = render.layout(layout, highlight=(row, column), figure=self.figures[0])
         self.current_layout = layout
         self.caption.value = (f"<code>{html.escape(str(layout))}</code>: coordinate ({row}, {column}) &rarr; "
-                              f"offset <b>{int(render.facts.grid_values(layout)[row, column])}</b>")
+                              f"offset <b>{int(values[row, column])}</b>")
         return [figure]
 
 
@@ -183,14 +189,14 @@ class TvExplorer(Explorer):
     def __init__(self, tv_layout, tiler_mn):
         self.tv_layout, self.tiler_mn = tv_layout, tiler_mn
         threads = cute.size(render.facts.modes(tv_layout)[0])
+        self.thread_of_cell, _ = render.facts.tv_cells(tv_layout, render.facts.tile_size(tiler_mn))
         self.thread_slider = _slider("thread", threads - 1)
         super().__init__([self.thread_slider])
 
     def draw(self):
         thread = self.thread_slider.value
         figure = render.tv_layout(self.tv_layout, self.tiler_mn, highlight=thread, figure=self.figures[0])
-        threads, values = render.facts.tv_cells(self.tv_layout, render.facts.tile_size(self.tiler_mn))
-        self.caption.value = f"thread {thread} holds {int((threads == thread).sum())} values"
+        self.caption.value = f"thread {thread} holds {int((self.thread_of_cell == thread).sum())} values"
         return [figure]
 
 
@@ -215,11 +221,14 @@ class DivideExplorer(Explorer):
         self.tiler_text = _text("tiler", _as_text(tiler) if _is_int_tuple(tiler) else "")
         self.tiler_text.disabled = not _is_int_tuple(tiler)
         self.tile_slider = _slider("tile", 0)
+        self._rest_shapes = {}          # tiler -> rest shape
         super().__init__([self.tiler_text, self.tile_slider])
 
     def draw(self):
         tiler = parse_int_tuple(self.tiler_text.value, what="tiler") if not self.tiler_text.disabled else self.tiler
-        _, rest_shape = render.facts.tile_owner(self.source_layout.shape, tiler)
+        if tiler not in self._rest_shapes:
+            self._rest_shapes[tiler] = render.facts.tile_owner(self.source_layout.shape, tiler)[1]
+        rest_shape = self._rest_shapes[tiler]
         self._set_quietly(self.tile_slider, cute.size(rest_shape) - 1)
         tile = self.tile_slider.value
         figure = render.divide(self.source_layout, tiler, tile=tile, figure=self.figures[0])
@@ -289,15 +298,18 @@ class SwizzleExplorer(Explorer):
         self.shift_slider = ipywidgets.IntSlider(value=shift, min=-6, max=6, description="S (shift)")
         self.row_slider = _slider("row", rows - 1)
         self.conflicts = (None, None)
+        self._before = render.bank_conflicts(self.shared_layout, element_bits=element_bits)
+        self._after = {}                # swizzle -> its bank conflicts
         super().__init__([self.bits_slider, self.base_slider, self.shift_slider, self.row_slider])
 
     def draw(self):
         swizzle = cute.make_swizzle(self.bits_slider.value, self.base_slider.value, self.shift_slider.value)
         figure = render.swizzle(swizzle, self.shared_layout, element_bits=self.element_bits,
                                 highlight_row=self.row_slider.value, figure=self.figures[0])
-        before = render.bank_conflicts(self.shared_layout, element_bits=self.element_bits)
-        after = render.bank_conflicts(cute.make_composed_layout(swizzle, 0, self.shared_layout),
-                                      element_bits=self.element_bits)
+        if swizzle not in self._after:
+            self._after[swizzle] = render.bank_conflicts(cute.make_composed_layout(swizzle, 0, self.shared_layout),
+                                                         element_bits=self.element_bits)
+        before, after = self._before, self._after[swizzle]
         self.conflicts = (before, after)
         self.caption.value = f"{swizzle}: bank conflicts <b>{before}</b> before, <b>{after}</b> after"
         return [figure]

@@ -27,6 +27,18 @@ def label_colours(ax) -> dict:
     return {}
 
 
+def contrast_ratio(a, b) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21; 4.5 is the minimum for normal text), each RGBA
+    composited over the white figure background."""
+    def luminance(colour):
+        rgba = numpy.asarray(grid.to_rgba(colour), dtype=float)
+        rgb = rgba[:3] * rgba[3] + (1 - rgba[3])
+        linear = numpy.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+        return float(linear @ (0.2126, 0.7152, 0.0722))
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
 def same_colour(a, b) -> bool:
     return numpy.allclose(a, b, atol=1e-6)
 

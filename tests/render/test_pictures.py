@@ -274,8 +274,8 @@ def test_swizzle_picture_shows_banks_and_conflicts_before_and_after():
     swizzled = cute.make_composed_layout(swizzle, 0, column_reads)
     assert cell_labels(after)[(3, 7)] == str(swizzled((3, 7)) % 32)
     assert cell_labels(before)[(3, 7)] == "3"          # row 3 is elements 3, 35, 67, ...: all bank 3
-    # in the highlighted row every before-cell is a conflict (red text), no after-cell is
-    red = numpy.array(grid.to_rgba(grid.OUTLINE))
+    # in the highlighted row every before-cell is a conflict (dark red text), no after-cell is
+    red = numpy.array(grid.to_rgba(grid.CONFLICT_TEXT))
     assert all(same_colour(label_colours(before)[(3, c)], red) for c in range(32))
     assert not any(same_colour(label_colours(after)[(3, c)], red) for c in range(32))
     assert is_grey(cell_colours(after)[0, 0]) and not is_grey(cell_colours(after)[3, 0])

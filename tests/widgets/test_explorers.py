@@ -1,15 +1,18 @@
 """The explorers, driven from Python as a notebook user drives them: move a slider or type in a field, and
 the picture (and its figure) changes; bad input shows the reference algebra's message, not a traceback."""
 import doctest
+import io
 
 import ipywidgets
 import numpy
 import pytest
+from PIL import Image
 
-from cutekit import cute, widgets
+from cutekit import cute, render, widgets
 from cutekit.render import grid
 
-from tests.render.drawn import axes_named, cell_colours, cell_labels, is_grey, outlined_cells
+from tests.render.drawn import (axes_named, cell_colours, cell_labels, is_grey, label_colours, outlined_cells,
+                                same_colour)
 
 
 def test_parse_int_tuple_doctests_hold():
@@ -112,3 +115,134 @@ def test_mma_explorer_thread_slider_highlights_the_thread_in_a_b_and_c():
         ax = next(a for a in explorer.figure.axes if a.get_gid() == name)
         coloured = {c for c in cell_labels(ax) if not is_grey(cell_colours(ax)[c])}
         assert coloured and all(cell_labels(ax)[c].startswith("T6\n") for c in coloured)
+
+
+# ---- a slider move repaints the picture: what is highlighted after the move is what the algebra says ------
+
+def coloured_cells(ax) -> set:
+    colours = cell_colours(ax)
+    return {cell for cell in numpy.ndindex(*colours.shape[:2]) if not is_grey(colours[cell])}
+
+
+def identity_cells(piece) -> set:
+    return {tuple(piece[i]) for i in range(cute.size(piece.layout))}
+
+
+def test_layout_explorer_row_slider_moves_the_outline_off_the_old_cell():
+    explorer = widgets.layout_explorer(shape=(8, 8), stride=(8, 1))
+    explorer.row_slider.value, explorer.column_slider.value = 6, 2
+    explorer.row_slider.value = 1
+    assert outlined_cells(explorer.figure.axes[0]) == {(1, 2)}
+    assert "offset <b>10</b>" in explorer.caption.value
+
+
+def test_tv_explorer_thread_slider_move_colours_exactly_the_cells_the_tv_layout_gives_the_new_thread():
+    thr, val = cute.make_ordered_layout((4, 8), order=(1, 0)), cute.make_layout((2, 2))
+    (rows, _), tv = cute.make_layout_tv(thr, val)
+    explorer = widgets.tv_explorer(thr, val)
+    explorer.thread_slider.value = 9
+    explorer.thread_slider.value = 22
+    held = {(tv((22, v)) % rows, tv((22, v)) // rows) for v in range(4)}
+    ax = explorer.figure.axes[0]
+    assert coloured_cells(ax) == held
+    assert all(same_colour(label_colours(ax)[cell], grid.to_rgba(grid.TEXT if cell in held else grid.MUTED_TEXT))
+               for cell in cell_labels(ax))
+    assert "thread 22 holds 4 values" in ax.get_title()
+
+
+def test_divide_explorer_tile_slider_move_colours_that_tile_in_all_three_panels():
+    layout, tiler = cute.make_layout((8, 12), stride=(12, 1)), (2, 4)
+    explorer = widgets.divide_explorer(layout, tiler)
+    explorer.tile_slider.value = 5
+    explorer.tile_slider.value = 7
+    tile = cute.zipped_divide(cute.make_identity_tensor((8, 12)), tiler)[((None, None), 7)]
+    assert coloured_cells(axes_named(explorer.figure, "source")) == identity_cells(tile)
+    # zipped_divide: column k is tile k; logical_divide: the same offsets, so the same labels are coloured
+    assert coloured_cells(axes_named(explorer.figure, "zipped_divide")) == {(i, 7) for i in range(8)}
+    logical = axes_named(explorer.figure, "logical_divide")
+    tile_offsets = {str(layout(cell)) for cell in identity_cells(tile)}
+    assert {cell_labels(logical)[cell] for cell in coloured_cells(logical)} == tile_offsets
+    assert explorer.figure._suptitle.get_text().endswith("tile 7")
+
+
+def test_partition_explorer_slider_moves_follow_local_tile_and_local_partition():
+    shape, tiler, thr = (16, 16), (8, 8), cute.make_layout((2, 4))
+    explorer = widgets.partition_explorer(shape=shape, tiler=tiler, thr_layout=thr)
+    explorer.block_row_slider.value, explorer.block_column_slider.value = 1, 1
+    explorer.block_row_slider.value = 0
+    block = cute.local_tile(cute.make_identity_tensor(shape), tiler, (0, 1))
+    assert outlined_cells(explorer.figures[0].axes[0]) == identity_cells(block)
+    explorer.thread_slider.value = 3
+    explorer.thread_slider.value = 6
+    mine = cute.local_partition(cute.make_identity_tensor(tiler), thr, 6)
+    inside = explorer.figures[1].axes[0]
+    assert coloured_cells(inside) == identity_cells(mine) == outlined_cells(inside)
+    assert inside.get_title().startswith("inside block (0, 1): thread 6")
+
+
+def test_swizzle_explorer_row_slider_move_marks_that_rows_conflicting_banks():
+    column_reads = cute.make_layout((32, 32), stride=(1, 32))
+    explorer = widgets.swizzle_explorer(column_reads, element_bits=32, bits=5, base=0, shift=5)
+    explorer.row_slider.value = 3
+    explorer.row_slider.value = 12
+    before, after = axes_named(explorer.figure, "before"), axes_named(explorer.figure, "after")
+    for ax in (before, after):
+        assert coloured_cells(ax) == {(12, c) for c in range(32)}
+    # unswizzled, row 12 asks bank 12 for 32 words (all conflict); swizzled, 32 banks one word each (none)
+    conflict = grid.to_rgba(grid.CONFLICT_TEXT)
+    assert all(same_colour(label_colours(before)[(12, c)], conflict) for c in range(32))
+    assert not any(same_colour(label_colours(after)[(12, c)], conflict) for c in range(32))
+
+
+def test_swizzle_explorer_bits_slider_move_relabels_the_after_banks_from_the_swizzled_layout():
+    column_reads = cute.make_layout((32, 32), stride=(1, 32))
+    explorer = widgets.swizzle_explorer(column_reads, element_bits=32, bits=5, base=0, shift=5)
+    explorer.bits_slider.value = 2
+    swizzled = cute.make_composed_layout(cute.make_swizzle(2, 0, 5), 0, column_reads)
+    after = axes_named(explorer.figure, "after")
+    assert after.get_title().startswith(f"after S<2,0,5>: {explorer.conflicts[1]} conflicts")
+    assert all(text == str(swizzled(cell) % 32) for cell, text in cell_labels(after).items())
+    assert len(cell_labels(after)) == 32 * 32
+
+
+def test_mma_explorer_thread_slider_move_colours_the_new_threads_a_b_and_c_fragments():
+    op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
+    mma = cute.make_tiled_mma(op)
+    explorer = widgets.mma_explorer(mma)
+    explorer.thread_slider.value = 6
+    explorer.thread_slider.value = 17
+    piece = mma.get_slice(17)
+    a, b, c = (next(ax for ax in explorer.figure.axes if ax.get_gid() == name) for name in "ABC")
+    assert coloured_cells(a) == identity_cells(piece.partition_A(cute.make_identity_tensor((16, 16))))
+    b_held = identity_cells(piece.partition_B(cute.make_identity_tensor((8, 16))))
+    assert coloured_cells(b) == {(k, n) for n, k in b_held}          # B is drawn K down, N across
+    assert coloured_cells(c) == identity_cells(piece.partition_C(cute.make_identity_tensor((16, 8))))
+
+
+def explorers_and_sliders():
+    return {
+        "layout row": (lambda: widgets.layout_explorer(shape=(8, 8), stride=(8, 1)), "row_slider"),
+        "tv thread": (widgets.tv_explorer, "thread_slider"),
+        "divide tile": (widgets.divide_explorer, "tile_slider"),
+        "partition block": (widgets.partition_explorer, "block_row_slider"),
+        "partition thread": (widgets.partition_explorer, "thread_slider"),
+        "swizzle row": (widgets.swizzle_explorer, "row_slider"),
+        "swizzle bits": (widgets.swizzle_explorer, "bits_slider"),
+        "mma thread": (widgets.mma_explorer, "thread_slider"),
+    }
+
+
+def pixels(png: bytes) -> numpy.ndarray:
+    with Image.open(io.BytesIO(png)) as image:
+        return numpy.asarray(image.convert("RGBA"))
+
+
+@pytest.mark.parametrize("name", sorted(explorers_and_sliders()))
+def test_the_picture_shown_after_slider_moves_is_the_figure_drawn_in_full(name):
+    make, slider_name = explorers_and_sliders()[name]
+    explorer = make()
+    slider = getattr(explorer, slider_name)
+    for value in (1, 0, 1):          # several moves: the shown frames repaint the kept figure each time
+        slider.value = value
+    for image, figure in zip(explorer.images, explorer.figures):
+        assert numpy.array_equal(pixels(bytes(image.value)), pixels(render.png_bytes(figure, dpi=90)))
