@@ -3,6 +3,7 @@ driving Debian's `chromium` through `executable_path`), run with "Run All Cells"
 slider moved with the keyboard, and the picture checked to have changed. Screenshots go to $CUTEKIT_TEST_ARTIFACTS/e2e (default
 test-artifacts/e2e at the repository root). Skips in one line without playwright or chromium
 (scripts/install_browser.sh installs both)."""
+import io
 import os
 import pathlib
 import shutil
@@ -13,6 +14,7 @@ import time
 import urllib.request
 
 import pytest
+from PIL import Image
 
 HERE = pathlib.Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -40,6 +42,7 @@ def jupyterlab(tmp_path):
     port, token = free_port(), "cutekit-e2e-" + os.urandom(8).hex()
     environment = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
+                       JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),      # the theme switch stays here
                        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
@@ -120,6 +123,15 @@ def test_moving_the_thread_slider_in_jupyterlab_changes_the_picture(jupyterlab):
             readout = page.locator(f"{explorer} .widget-readout").first.inner_text()
             page.screenshot(path=str(artifacts / "after.png"), full_page=True)
             after_pixels = picture.screenshot()
+            # the same picture under JupyterLab's dark theme: the page turns dark, the figure stays light
+            page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click(force=True)
+            page.locator(".lm-Menu-itemLabel", has_text="Theme").first.hover()
+            page.locator(".lm-Menu-itemLabel", has_text="JupyterLab Dark").first.click(force=True)
+            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(artifacts / "dark.png"), full_page=True)
+            dark_page = page.evaluate("() => getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor")
+            dark_pixels = picture.screenshot()
         except Exception:
             page.screenshot(path=str(artifacts / "failure.png"), full_page=True)
             raise
@@ -127,3 +139,8 @@ def test_moving_the_thread_slider_in_jupyterlab_changes_the_picture(jupyterlab):
             browser.close()
     assert readout.strip() == "3"
     assert after_pixels != before_pixels
+    # dark theme: the notebook's background is dark, the picture's own corner still near white
+    red, green, blue = (int(v) for v in dark_page[dark_page.index("(") + 1:dark_page.index(")")].split(",")[:3])
+    assert red + green + blue < 3 * 96, dark_page
+    corner = Image.open(io.BytesIO(dark_pixels)).convert("RGB").getpixel((2, 2))
+    assert min(corner) > 235, corner
