@@ -11,4 +11,4 @@ Rooms, each with one job (arrows point one way: widgets -> render -> cute; check
 __version__ = "0.1.0"
 
 from .backend import doctor  # noqa: E402  (stdlib-only; probes CuTeDSL in subprocesses)
-from .use import use  # noqa: E402
+from .use import use, using  # noqa: E402

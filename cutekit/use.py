@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 
@@ -90,3 +91,28 @@ def use(mode: str = "auto") -> Backend:
         backend = Backend("sim", "cutekit's CPU simulator (no GPU needed; every thread runs on the CPU)")
     _ACTIVE.append(backend)
     return backend
+
+
+@contextlib.contextmanager
+def using(mode: str, fresh: tuple = ()):
+    """`use(mode)` for the length of a `with` block, then what `import cutlass` gave before, back.
+
+    Modules named in `fresh` (and their submodules) are imported anew inside the block, so kernels written
+    against `cutlass` bind to the chosen backend, and the earlier copies return after it. For tests and tools
+    that need the simulator for a while in a process that otherwise uses real CuTeDSL."""
+    prefixes = ("cutlass",) + tuple(fresh)
+
+    def swapped(name):
+        return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+    saved = {name: module for name, module in sys.modules.items() if swapped(name)}
+    for name in saved:
+        del sys.modules[name]
+    chosen = list(_ACTIVE)
+    try:
+        yield use(mode)
+    finally:
+        for name in [name for name in sys.modules if swapped(name)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        _ACTIVE[:] = chosen

@@ -1,13 +1,12 @@
 """Chapter 04 checks: the correct answers pass in strict mode, and every wrong answer below (each named for
 the mistake it models) loses points with a hint, on every seed tried. Kernel answers run on the simulator."""
-import sys
 
 import pytest
 
-import cutekit
 from cutekit import cute
 from cutekit.checks import check, exercises
 
+from simulated import kernels_on_simulator
 from verdicts import assert_real_cutedsl_confirms_it, assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint, mutant_params, SEEDS
 
 
@@ -218,21 +217,9 @@ KERNEL_MISTAKES = ("no_predicate", "predicate_from_the_first_atom_only", "compar
 
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
-    """The add kernels, imported from a real file with the simulator as `cutlass`; real cutlass given back."""
-    saved = {name: module for name, module in sys.modules.items() if name == "cutlass" or name.startswith("cutlass.")}
-    for name in saved:
-        del sys.modules[name]
-    cutekit.use("sim")
-    folder = tmp_path_factory.mktemp("ch04_kernels")
-    (folder / "ch04_add_kernels.py").write_text(KERNEL_SOURCE)
-    sys.path.insert(0, str(folder))
-    import ch04_add_kernels
-    yield ch04_add_kernels
-    sys.path.remove(str(folder))
-    sys.modules.pop("ch04_add_kernels", None)
-    for name in [name for name in sys.modules if name == "cutlass" or name.startswith("cutlass.")]:
-        del sys.modules[name]
-    sys.modules.update(saved)
+    """The kernels, imported from a real file with the simulator as `cutlass`; real cutlass given back."""
+    with kernels_on_simulator(KERNEL_SOURCE, "ch04_add_kernels", tmp_path_factory.mktemp("ch04_kernels")) as module:
+        yield module
 
 
 CORRECT = {

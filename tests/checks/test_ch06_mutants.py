@@ -1,14 +1,13 @@
 """Chapter 06 checks: the correct answers pass in strict mode, and every wrong answer below (each named for
 the mistake it models) loses points with a hint. The kernel answers are rebuilt from source and run on the
 simulator, so the kernel mutants are written out as a real module, one host function per mistake."""
-import sys
 
 import pytest
 
-import cutekit
 from cutekit import cute
 from cutekit.checks import check, exercises
 
+from simulated import kernels_on_simulator
 from verdicts import assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint, mutant_params
 
 SEEDS = (0, 1, 2)
@@ -185,20 +184,8 @@ def _kernel_source() -> str:
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
     """The kernels, imported from a real file with the simulator as `cutlass`; real cutlass given back."""
-    saved = {name: module for name, module in sys.modules.items() if name == "cutlass" or name.startswith("cutlass.")}
-    for name in saved:
-        del sys.modules[name]
-    cutekit.use("sim")
-    folder = tmp_path_factory.mktemp("ch06_kernels")
-    (folder / "ch06_kernels.py").write_text(_kernel_source())
-    sys.path.insert(0, str(folder))
-    import ch06_kernels
-    yield ch06_kernels
-    sys.path.remove(str(folder))
-    sys.modules.pop("ch06_kernels", None)
-    for name in [name for name in sys.modules if name == "cutlass" or name.startswith("cutlass.")]:
-        del sys.modules[name]
-    sys.modules.update(saved)
+    with kernels_on_simulator(_kernel_source(), "ch06_kernels", tmp_path_factory.mktemp("ch06_kernels")) as module:
+        yield module
 
 
 CORRECT = {

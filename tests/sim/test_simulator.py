@@ -213,3 +213,13 @@ def test_a_trace_records_which_thread_touched_which_element(sim, kernels):
     assert len(writes) == 400 and len({offset for _, _, offset in writes}) == 400
     # element (row 17, column 3) is written by block (0, 1) thread (3, 1): row = 1 * 16 + 1, column = 3
     assert ((0, 1, 0), (3, 1, 0), 17 * 20 + 3) in writes
+
+
+def test_using_the_simulator_for_a_block_gives_the_earlier_cutlass_back():
+    import sys
+    import cutekit
+    before = sys.modules.get("cutlass")
+    with cutekit.using("sim") as backend:
+        import cutlass
+        assert backend.name == "sim" and getattr(cutlass, "__cutekit_sim__", False)
+    assert sys.modules.get("cutlass") is before
