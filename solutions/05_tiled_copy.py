@@ -128,16 +128,38 @@ assert mine.values()[:5] == [(0, 20), (0, 21), (0, 22), (0, 23), (0, 148)]
 # `partition_S(tensor)` is two steps. `tidfrg_S` (C++ `tile2thrfrg`) first divides the tensor by the
 # tiler (`zipped_divide`, chapter 03), then composes the tile mode with the TV layout, so the result is
 # indexed `(thread, (atom values, atoms), (rest m, rest n))`; `get_slice(t)` then fixes the thread.
+# CuTeDSL 4.8.1's Python `TiledCopy` does not expose `tidfrg_S` (its methods are `get_slice`, `retile`,
+# the layouts and `tiler_mn`); cutekit's reference has it so we can look inside. In CuTeDSL the same
+# layout is one composition away, shown after this one.
 
 # %%
 by_thread = tiled_copy.tidfrg_S(cute.make_layout((4, 512), stride=(512, 1)))
 print(by_thread)
 assert str(by_thread) == "((32,4),(4,1),(1,4)):((4,512),(1,0),(0,128))"
+# the same with what CuTeDSL has: the tile mode of the divide composed with the TV layout
+as_in_cutedsl = cute.composition(cute.zipped_divide(cute.make_layout((4, 512), stride=(512, 1)), tiled_copy.tiler_mn),
+                                 (tiled_copy.layout_tv_tiled, None))
+print(as_in_cutedsl)
+assert str(as_in_cutedsl) == "(((32,4),4),(1,4)):(((4,512),1),(0,128))"    # printed by real CuTeDSL too
 
 # %% [markdown]
 # Read it against a row-major 4x512 tensor: thread mode `(32,4):(4,512)` (lane t starts at column 4t, warp
 # w at row w), value mode `(4,1):(1,0)` (4 contiguous elements), rest mode `(1,4):(0,128)` (the next copy
 # tile is 128 columns on). The picture is the one above, repeated four times across.
+#
+# Drawn small: 8 threads as 2x4, 2 fp32 each per 64-bit copy, so one copy tile is 2x8, over a 4x16 tensor
+# (four copy tiles). Each cell names the thread whose `partition_S` holds it; thread 5's cells show which
+# of its values (V0, V1) they are and in which copy tile (rest m, rest n): its partition is
+# `((2,1),2,2)`, values first, then the copy tiles.
+
+# %%
+tiny_atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=64)
+tiny_copy = cute.make_tiled_copy_tv(tiny_atom, cute.make_ordered_layout((2, 4), order=(1, 0)),
+                                    cute.make_layout((1, 2)))
+thread_5 = tiny_copy.get_slice(5).partition_S(cute.make_identity_tensor((4, 16)))
+print(thread_5)
+assert str(thread_5) == "tensor<(1,2) o ((2,1),2,2):((1@1,0),2@0,8@1)>"    # as real CuTeDSL prints it
+render.copy_partition(tiny_copy, (4, 16), 5)
 #
 # ### 5. Vector width: one 128-bit copy or four 32-bit ones
 #

@@ -21,11 +21,11 @@ titles are repainted) and shows `frames.png_frame(figure)` (only those artists a
 Depends on cutekit.cute only (arrows: widgets -> render -> cute).
 """
 from . import banks, facts, frames, grid
-from .pictures import (bank_conflicts, divide, layout, layout_inverse, ldmatrix, local_partition, local_tile,
-                       swizzle, tiled_copy, tiled_mma, tv_layout)
+from .pictures import (bank_conflicts, copy_partition, divide, layout, layout_inverse, ldmatrix, local_partition,
+                       local_tile, swizzle, tiled_copy, tiled_mma, tv_layout)
 
 __all__ = ["layout", "layout_inverse", "tv_layout", "divide", "local_tile", "local_partition", "tiled_copy",
-           "tiled_mma", "ldmatrix", "swizzle", "bank_conflicts", "banks", "facts", "frames", "grid", "png_bytes"]
+           "copy_partition", "tiled_mma", "ldmatrix", "swizzle", "bank_conflicts", "banks", "facts", "frames", "grid", "png_bytes"]
 
 
 def png_bytes(figure, dpi=100) -> bytes:

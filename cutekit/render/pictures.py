@@ -373,6 +373,54 @@ def local_partition(shape, thr_layout, index, *, title=None, figure=None):
 
 # ---- copies and MMAs ----------------------------------------------------------------------------------------
 
+def copy_partition(tiled_copy, shape, thread, *, title=None, figure=None):
+    """A whole `shape` tensor (more than one copy tile) as a TiledCopy's partition_S splits it: each element
+    coloured by the thread whose `get_slice(t).partition_S(tensor)` holds it. Thread `thread`'s elements
+    are outlined and labelled V{value} over the copy tile (rest m, rest n) they fall in: the partition's
+    modes ((values, atoms), rest m, rest n), which
+    is what tidfrg_S (C++ tile2thrfrg) builds: the copy tile repeated over the tensor, one thread's values
+    in every repeat."""
+    _check_index("thread", thread, tiled_copy.size)
+
+    def build(figure):
+        identity = cute.make_identity_tensor(shape)
+        owner = numpy.full(facts.shape_extent(shape), -1, dtype=numpy.int64)
+        for t in range(tiled_copy.size):
+            owner[facts.tensor_cells(tiled_copy.get_slice(t).partition_S(identity), shape)] = t
+        rows, columns = owner.shape
+        labels = grid.label_grid(rows, columns)
+        for (r, c), t in numpy.ndenumerate(owner):
+            if t >= 0:
+                labels[r, c] = f"T{t}"
+        colours = grid.palette_colours(owner, grid.THREAD_COLOURS)
+        cell = grid.cell_inches(rows, columns, largest=0.42)
+        figure = grid.new_figure(figure, _size(columns, rows, cell))
+        ax = figure.add_subplot()
+        grid.draw_cells(ax, colours, labels, cell=cell)
+        return figure, {"ax": ax, "colours": colours, "labels": labels, "identity": identity}
+
+    def paint(parts):
+        mine = tiled_copy.get_slice(thread).partition_S(parts["identity"])
+        mine_mask = numpy.zeros(parts["colours"].shape[:2], dtype=bool)
+        rows, columns = facts.tensor_cells(mine, shape)
+        mine_mask[rows, columns] = True
+        labels = parts["labels"].copy()
+        values, rest = cute.size(mine.layout, mode=[0]), mine.layout.shape[1:]
+        for k, (r, c) in enumerate(zip(rows, columns)):
+            where = cute.idx2crd(k // values, rest)
+            labels[r, c] = f"V{k % values}\n" + ",".join(str(i) for i in where)
+        ax = parts["ax"]
+        grid.relabel(ax, labels)
+        grid.recolour(ax, grid.grey_out(parts["colours"], mine_mask),
+                      numpy.where(mine_mask, grid.TEXT, grid.MUTED_TEXT))
+        grid.outline_cells(ax, mine_mask, width=1.6)
+        _title(ax, title if title is not None else
+               f"partition_S of a {shape[0]}x{shape[1]} tensor, thread {thread}: {mine.layout}", fontsize=9, pad=8)
+
+    return _picture(figure, ("copy_partition", tiled_copy, shape), build, paint)
+
+
+
 def tiled_copy(tiled_copy, *, highlight=None, title=None, figure=None):
     """A TiledCopy's source and destination (thread, value) layouts on its tile, side by side, as
     print_latex(TiledCopy) draws them: which thread reads each source element and which writes each

@@ -34,6 +34,7 @@ def pictures():
         "local_tile": lambda: render.local_tile((8, 8), (4, 4), (0, 1)),
         "local_partition": lambda: render.local_partition((8, 8), cute.make_layout((2, 2)), 0),
         "tiled_copy": lambda: render.tiled_copy(copy, highlight=3),
+        "copy_partition": lambda: render.copy_partition(copy, (8, 16), 3),
         "tiled_mma": lambda: render.tiled_mma(cute.make_tiled_mma(op), highlight=5),
         "ldmatrix": lambda: render.ldmatrix(4, lane=9),
         "swizzle": lambda: render.swizzle(cute.make_swizzle(3, 0, 3), conflicting, highlight_row=1),

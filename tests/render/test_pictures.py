@@ -311,3 +311,22 @@ def test_every_picture_is_a_figure_that_saves_as_png_and_svg(name):
     figure.savefig(svg, format="svg")
     assert png.getvalue().startswith(b"\x89PNG") and b"<svg" in svg.getvalue()
     assert figure._repr_png_().startswith(b"\x89PNG")         # a notebook shows it without pyplot's backend
+
+
+def test_copy_partition_names_every_elements_thread_and_labels_the_chosen_threads_values_by_copy_tile():
+    atom = cute.make_copy_atom(nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=64)
+    tiny = cute.make_tiled_copy_tv(atom, cute.make_ordered_layout((2, 4), order=(1, 0)), cute.make_layout((1, 2)))
+    ax = render.copy_partition(tiny, (4, 16), 5).axes[0]
+    labels, colours = cell_labels(ax), cell_colours(ax)
+    identity = cute.make_identity_tensor((4, 16))
+    for thread in range(8):
+        mine = tiny.get_slice(thread).partition_S(identity)     # ((values, atoms), rest m, rest n)
+        for k in range(cute.size(mine)):
+            cell = mine[k]
+            if thread == 5:
+                v, (m, n) = k % 2, divmod(k // 2, 2)[::-1]
+                assert labels[cell] == f"V{v}\n{m},{n}" and not is_grey(colours[cell])
+            else:
+                assert labels[cell] == f"T{thread}" and is_grey(colours[cell])
+    fives = tiny.get_slice(5).partition_S(identity)
+    assert outlined_cells(ax) == {fives[k] for k in range(cute.size(fives))} and len(outlined_cells(ax)) == 8
