@@ -47,7 +47,7 @@ test-fast: setup
 
 # On a GPU: the GPU suite, then every solution notebook (strict) with cutekit.use("auto") choosing the GPU.
 gpu-test: setup
-	$(VPY) -m pytest -m gpu tests/gpu -p no:cacheprovider
+	$(VPY) -m pytest tests/gpu -p no:cacheprovider
 	@if $(VPY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then \
 		CUTEKIT_STRICT=1 CUTEKIT_PROGRESS=off $(VPY) -m pytest -p no:cacheprovider solutions --nbval-lax --nbval-current-env; \
 	else echo "gpu-test: no CUDA GPU here, notebooks not run on the GPU tier"; fi

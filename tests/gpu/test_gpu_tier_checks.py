@@ -9,6 +9,8 @@ import pytest
 
 from cutekit.checks import check
 
+pytestmark = pytest.mark.gpu
+
 SOLUTION = pathlib.Path(__file__).parents[2] / "solutions" / "04_local_tile_partition.py"
 
 

@@ -3,6 +3,8 @@ NumPy's on the simulator (tests/sim), so the two agree."""
 import pytest
 import torch
 
+pytestmark = pytest.mark.gpu
+
 
 @pytest.fixture(scope="module")
 def kernels():
