@@ -218,6 +218,13 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--out", default="results")
     args = parser.parse_args(argv)
+    names = [name for name in args.only.split(",") if name]
+    unknown = [name for name in names if name not in BENCHES]
+    if unknown or not names:
+        parser.error(f"--only: unknown kernel {', '.join(map(repr, unknown)) or '(none given)'}; "
+                     f"choose from {', '.join(BENCHES)}")
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}")
     import torch
     if not torch.cuda.is_available():
         print("bench: torch sees no CUDA device; the benchmarks need an sm_80+ GPU", file=sys.stderr)
@@ -225,7 +232,6 @@ def main(argv=None):
     import cutlass
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, CuTeDSL {cutlass.__version__}")
     rows = []
-    names = [name for name in args.only.split(",") if name]
     failed = []
     for name in tqdm(names, desc="bench"):
         try:
