@@ -79,6 +79,8 @@ def course_requirements(pyproject: Path, torch: str = DEFAULT_TORCH) -> tuple[st
 def make_plan(dest: Path, python_version: str, arch: str, glibc: str, torch: str) -> Plan:
     if not python_version.replace(".", "").isdigit() or python_version.count(".") != 1:
         raise ValueError(f"python version {python_version!r} is not like 3.11")
+    if not (3, 10) <= tuple(int(part) for part in python_version.split(".")) <= (3, 13):
+        raise ValueError(f"python {python_version}: CuTeDSL 4.8.1 has wheels for Python 3.10-3.13 only")
     return Plan(str(dest), python_version, manylinux_platforms(arch, glibc),
                 course_requirements(ROOT / "pyproject.toml", torch))
 

@@ -216,6 +216,7 @@ def test_wheelhouse_plan_asks_pip_for_wheels_of_the_target_python_and_platform(t
     ("x86_64", "2.5", "3.11", "2.17 or newer"),
     ("x86_64", "musl", "3.11", "not a version"),
     ("x86_64", "2.28", "311", "not like 3.11"),
+    ("x86_64", "2.28", "3.9", "Python 3.10-3.13 only"),
 ])
 def test_wheelhouse_names_a_target_it_cannot_serve(tmp_path, arch, glibc, python, words):
     with pytest.raises(ValueError, match=words):
