@@ -128,6 +128,39 @@ def _host_array(tensor) -> numpy.ndarray:
     raise CuteError(f"from_dlpack: expected a torch tensor or a NumPy array, got {type(tensor).__name__}")
 
 
+_SIZES: dict = {}
+
+
+def size(x, mode=()):
+    """cute.size: a tensor's size is its layout's (remembered: a kernel asks it once per thread)."""
+    layout = x.layout if isinstance(x, Tensor) else x
+    if type(layout) is not Layout or type(mode) not in (list, tuple):
+        return reference.size(layout, mode=mode)
+    key = (layout, tuple(mode))
+    try:
+        return _SIZES[key]
+    except KeyError:
+        pass
+    except TypeError:               # an unhashable mode
+        return reference.size(layout, mode=mode)
+    answer = reference.size(layout, mode=mode)
+    if len(_SIZES) > 65536:
+        _SIZES.clear()
+    _SIZES[key] = answer
+    return answer
+
+
+def _divide_on_layout(algebra):
+    """A divide of a simulator tensor is the tensor with its layout divided: asked of the layout, so the
+    algebra's cache answers (a kernel divides the same view once per thread)."""
+    def divide(target, tiler):
+        if isinstance(target, SimTensor):
+            return target.with_layout(algebra(target.layout, tiler))
+        return algebra(target, tiler)
+    functools.update_wrapper(divide, algebra)
+    return divide
+
+
 def make_fake_compact_tensor(*args, **kwargs):
     raise CuteError("fake tensors only describe shapes for compiling without a GPU; the simulator runs on "
                     "data: pass from_dlpack(a torch CPU tensor or NumPy array)")
@@ -203,10 +236,11 @@ class Launchable:
         self.kernel, self.bound = kernel, bound
 
     def launch(self, grid=(1, 1, 1), block=(1, 1, 1), smem=0, stream=None, cluster=None, **kwargs):
-        function, bound = self.kernel.function, self.bound
+        function = self.kernel.function
+        args, kwargs = self.bound.args, self.bound.kwargs     # worked out once, not once per thread
 
         def body():
-            function(*bound.args, **bound.kwargs)
+            function(*args, **kwargs)
         return machine.run(function.__name__, body, grid, block, smem)
 
 
@@ -375,7 +409,9 @@ def build_modules() -> dict:
         "make_fragment_like": ops.make_fragment_like, "elem_less": ops.elem_less, "printf": ops.printf,
         "ReductionOp": ops.ReductionOp, "make_tensor": make_tensor, "make_mma_atom": make_mma_atom,
         "make_tiled_mma": make_tiled_mma, "where": where, "full_like": full_like, "zeros_like": zeros_like,
-        "print_tensor": print_tensor, "ceil_div": reference.ceil_div,
+        "print_tensor": print_tensor, "ceil_div": reference.ceil_div, "size": size,
+        **{name: _divide_on_layout(getattr(reference, name))
+           for name in ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")},
         "exp": _MATH["exp"], "sqrt": _MATH["sqrt"], "sym_int": sym_int,
     })
     cute = _module("cutlass.cute", cute_names, package=True)

@@ -137,7 +137,8 @@ class Thread:
     block_idx: tuple
     linear: int                     # x + y * Bx + z * Bx * By
     block: "Block"
-    coroutine: object = None
+    coroutine: object = None        # the greenlet running it (set when it starts)
+    finished: bool = False
     waiting: str = ""               # "", "barrier" or "warp"
     where: str = ""                 # the kernel line it waits at
     request: object = None          # a warp collective's (key, resolve, payload)
@@ -293,35 +294,51 @@ def run(kernel_name: str, body, grid, block, smem: int = 0) -> LaunchReport:
 
 
 def _run_block(launch: Launch, block_idx: tuple, body):
+    """Run a block's threads in order, each until it returns or waits (at a barrier or a warp collective);
+    open the barrier or compute the collectives; repeat until every thread has returned.
+
+    A thread that returns without waiting needs no stack of its own: one worker greenlet runs threads one
+    after another, and a new worker takes over only when a thread waits (its worker then stays with it).
+    A kernel without barriers runs in one greenlet per block; the order threads run in is the same."""
     bx, by, bz = launch.block_dim
     block = Block(block_idx, launch)
     scheduler = greenlet.getcurrent()
     _SCHEDULER[0] = scheduler
-    threads = []
-    for linear, (tz, ty, tx) in enumerate(itertools.product(range(bz), range(by), range(bx))):
-        thread = Thread((tx, ty, tz), block_idx, linear, block)
-        thread.coroutine = greenlet(body, parent=scheduler)
-        threads.append(thread)
-    live = list(threads)
+    threads = [Thread((tx, ty, tz), block_idx, linear, block)
+               for linear, (tz, ty, tx) in enumerate(itertools.product(range(bz), range(by), range(bx)))]
+    unstarted = iter(threads)
+
+    def worker():
+        for thread in unstarted:
+            thread.coroutine = greenlet.getcurrent()
+            _current[0] = thread
+            body()
+            _current[0] = None
+            thread.finished = True
+            if thread.async_pending or thread.async_groups:   # a returning thread's cp.async copies still land
+                commit_async(thread)
+                complete_async(thread, keep=0)
+
+    def switch(coroutine):
+        try:
+            coroutine.switch()
+        except KernelError as error:
+            raise _located(error, _current[0]) from None
+        finally:
+            _current[0] = None
+
+    while threads[-1].coroutine is None:      # the first round: start every thread
+        switch(greenlet(worker, parent=scheduler))
+    live = [t for t in threads if not t.finished]
     while live:
+        if not _release_warps(live) and not _release_barrier(block, threads, live):
+            raise DeadlockError(_deadlock_story(threads, live))
         for thread in live:
             if thread.waiting:
                 continue
             _current[0] = thread
-            try:
-                thread.coroutine.switch()
-            except KernelError as error:
-                raise _located(error, thread) from None
-            finally:
-                _current[0] = None
-            if thread.coroutine.dead:   # a returning thread's cp.async copies still land
-                commit_async(thread)
-                complete_async(thread, keep=0)
-        live = [t for t in live if not t.coroutine.dead]
-        if not live:
-            break
-        if not _release_warps(live) and not _release_barrier(block, threads, live):
-            raise DeadlockError(_deadlock_story(threads, live))
+            switch(thread.coroutine)
+        live = [t for t in live if not t.finished]
     _count_bank_conflicts(block)
 
 
@@ -396,11 +413,12 @@ def _ranges(ids: list) -> str:
 
 # --------------------------------------------------------------------------------------------- banks
 
-def record_shared_request(thread: Thread, byte_addresses, width: int):
+def record_shared_request(thread: Thread, byte_addresses, width: int, site: tuple | None = None):
     """Note one shared-memory access of `width` bytes per address by this thread, for bank counting:
-    the k-th access a thread issues at a kernel line meets the k-th access of the other lanes of its warp
-    there (a warp instruction)."""
-    site = user_site(3)
+    the k-th access a thread issues at a kernel line (`site`, found when not given) meets the k-th access
+    of the other lanes of its warp there (a warp instruction)."""
+    if site is None:
+        site = user_site(3)
     k = thread.access_counts.get(site, 0)
     thread.access_counts[site] = k + 1
     key = (thread.warp, site, k, width)

@@ -90,6 +90,85 @@ def offsets(layout: Layout) -> numpy.ndarray:
     return result
 
 
+@functools.lru_cache(maxsize=65536)
+def offset_function(layout: Layout):
+    """`layout(coord)` for the common case of element access, an in-range int or tuple of ints (one per
+    top-level mode), as a small function made for this layout; it answers None for anything else (the
+    general algebra then answers, or names the error). None when a stride is not an int (a coordinate
+    layout). Agrees with `Layout.__call__` wherever it answers (tests/sim/test_fast_paths.py)."""
+    shape, stride = layout.shape, layout.stride
+    modes = []
+    for mode_shape, mode_stride in (zip(shape, stride) if is_tuple(shape) else [(shape, stride)]):
+        leaves = tuple(zip(flatten(mode_shape), flatten(mode_stride)))
+        if any(type(extent) is not int or type(step) is not int for extent, step in leaves):
+            return None
+        modes.append((product(mode_shape), leaves))
+    every_leaf = tuple(leaf for _, leaves in modes for leaf in leaves)
+    total, rank_ = product(shape), (len(shape) if is_tuple(shape) else None)
+
+    def of_index(coord):                # an int unfolds column-major over every leaf
+        offset = 0
+        for extent, step in every_leaf:
+            offset += coord % extent * step
+            coord //= extent
+        return offset
+
+    if rank_ is None:
+        (_, ((_, step),)), = modes
+
+        def offset_1d(coord):
+            return coord * step if type(coord) is int and 0 <= coord < total else None
+        return offset_1d
+    if rank_ == 2 and all(len(leaves) == 1 for _, leaves in modes):
+        (rows, ((_, row_step),)), (cols, ((_, col_step),)) = modes
+
+        def offset_2d(coord):
+            if type(coord) is tuple:
+                if len(coord) == 2:
+                    i, j = coord
+                    if type(i) is int and type(j) is int and 0 <= i < rows and 0 <= j < cols:
+                        return i * row_step + j * col_step
+                return None
+            return of_index(coord) if type(coord) is int and 0 <= coord < total else None
+        return offset_2d
+
+    def offset_nd(coord):
+        if type(coord) is int:
+            return of_index(coord) if 0 <= coord < total else None
+        if type(coord) is not tuple or len(coord) != rank_:
+            return None
+        offset = 0
+        for c, (mode_size, leaves) in zip(coord, modes):
+            if type(c) is not int or not 0 <= c < mode_size:
+                return None
+            for extent, step in leaves:
+                offset += c % extent * step
+                c //= extent
+        return offset
+    return offset_nd
+
+
+@functools.lru_cache(maxsize=65536)
+def offsets_and_range(layout: Layout) -> tuple:
+    """(offsets(layout), smallest, largest): a bounds check of a whole view without touching every address."""
+    values = offsets(layout)
+    return values, int(values.min()), int(values.max())
+
+
+_SLICES: dict = {}     # (layout, coordinate with Nones) -> _slice's answer
+
+
+@functools.lru_cache(maxsize=65536)
+def _slice(layout: Layout, coord) -> tuple:
+    """(the kept layout, the offset moved by or the CuteError saying why not) of `tensor[coord]` with
+    Nones in coord; the slicing errors are the algebra's own."""
+    kept = slice_(coord, layout)
+    try:
+        return kept, slice_offset(coord, layout)
+    except CuteError as error:
+        return kept, error
+
+
 def _apply_swizzle(swizzle: Swizzle | None, values):
     if swizzle is None:
         return values
@@ -112,6 +191,7 @@ class SimTensor(Tensor):
         self.storage = storage
         self.base = base
         self.swizzle = swizzle
+        self._offset_of = False         # offset_function(layout), worked out at the first element access
 
     # ---- the reference algebra builds new views through these two
     def with_layout(self, layout) -> "SimTensor":
@@ -139,15 +219,60 @@ class SimTensor(Tensor):
                                    f"{fmt_coord(coord) if isinstance(coord, tuple) else coord}: {error}") from None
         return offset
 
+    def _fast_address(self, coord):
+        """The storage address of an in-range int or tuple-of-ints coordinate, or None (then the general
+        path answers, with its checks and messages)."""
+        offset_of = self._offset_of
+        if offset_of is False:
+            offset_of = self._offset_of = offset_function(self.layout)
+        if offset_of is None:
+            return None
+        offset = offset_of(coord)
+        if offset is None:
+            return None
+        address = self.base + offset
+        if self.swizzle is not None:
+            address = self.swizzle(address)
+        if not 0 <= address < self.storage.array.size:
+            return None
+        return address
+
     def __getitem__(self, coord):
+        address = self._fast_address(coord)
+        if address is not None:
+            storage = self.storage
+            if storage.space == "gmem":
+                if machine.SETTINGS.trace:
+                    read(storage, numpy.array([address]), self, coord)
+                return storage.array[address].item()
+            if storage.space == "smem" or machine.SETTINGS.trace:
+                read(storage, numpy.array([address]), self, coord)
+            value = storage.array[address]
+            return value.item() if storage.space != "rmem" or storage.array.dtype == numpy.bool_ else value
         if isinstance(coord, list):
             coord = tuple(coord)
-        if _has_none(coord):
-            kept = slice_(coord, self.layout)
+        if type(coord) is tuple:
             try:
-                moved = slice_offset(coord, self.layout)
-            except CuteError as error:
-                raise OutOfBoundsError(f"{self._label()}: {error}") from None
+                kept, moved = _SLICES[(self.layout, coord)]     # a slice this kernel made before
+                if isinstance(moved, CuteError):
+                    raise OutOfBoundsError(f"{self._label()}: {moved}") from None
+                return SimTensor(self.storage, kept, self.base + moved, self.swizzle, self.name)
+            except (KeyError, TypeError):
+                pass
+        if _has_none(coord):
+            try:
+                kept, moved = _slice(self.layout, coord)
+                if len(_SLICES) > 65536:
+                    _SLICES.clear()
+                _SLICES[(self.layout, coord)] = kept, moved
+            except TypeError:       # an unhashable part: no cache
+                kept = slice_(coord, self.layout)
+                try:
+                    moved = slice_offset(coord, self.layout)
+                except CuteError as error:
+                    moved = error
+            if isinstance(moved, CuteError):
+                raise OutOfBoundsError(f"{self._label()}: {moved}") from None
             return SimTensor(self.storage, kept, self.base + moved, self.swizzle, self.name)
         address = self._address(self._locate(coord), coord)
         if self.storage.space == "smem" or machine.SETTINGS.trace:
@@ -156,9 +281,11 @@ class SimTensor(Tensor):
         return value.item() if self.storage.space != "rmem" or self.storage.array.dtype == numpy.bool_ else value
 
     def __setitem__(self, coord, value):
-        if isinstance(coord, list):
-            coord = tuple(coord)
-        address = self._address(self._locate(coord), coord)
+        address = self._fast_address(coord)
+        if address is None:
+            if isinstance(coord, list):
+                coord = tuple(coord)
+            address = self._address(self._locate(coord), coord)
         if self.storage.space == "smem" or machine.SETTINGS.trace:
             write(self.storage, numpy.array([address]), self, coord)
         self.storage.array[address] = value
@@ -173,6 +300,17 @@ class SimTensor(Tensor):
         """Storage offsets of every element, in layout order."""
         return _apply_swizzle(self.swizzle, self.base + offsets(self.layout))
 
+    def checked_addresses(self) -> numpy.ndarray:
+        """`addresses()`, every one checked to be inside the storage (`check_bounds`); a view whose offsets
+        all fall inside is checked by its smallest and largest offset alone."""
+        if self.swizzle is None:
+            values, lowest, highest = offsets_and_range(self.layout)
+            if 0 <= self.base + lowest and self.base + highest < self.storage.array.size:
+                return self.base + values
+        addresses = self.addresses()
+        check_bounds(self, addresses)
+        return addresses
+
     def _label(self) -> str:
         return self.storage.describe() if self.name in (None, self.storage.name) else \
             f"{self.name} (a view of {self.storage.describe()})"
@@ -185,8 +323,7 @@ class SimTensor(Tensor):
     # ---- whole-tensor operations
     def load(self) -> "TensorSSA":
         """All elements as a value (CuTeDSL's TensorSSA), in layout order."""
-        addresses = self.addresses()
-        check_bounds(self, addresses)
+        addresses = self.checked_addresses()
         read(self.storage, addresses, self)
         return TensorSSA(self.storage.array[addresses].copy(), self.layout.shape, self.element_type)
 
@@ -298,6 +435,23 @@ def write(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None =
 
 
 def vector_length(addresses: numpy.ndarray, bytes_per_element: int) -> int:
+    """`_vector_length`, remembered for the few address patterns a kernel's copies repeat."""
+    if addresses.size > 1024:
+        return _vector_length(addresses, bytes_per_element)
+    key = (addresses.tobytes(), addresses.dtype.str, bytes_per_element)
+    width = _VECTOR_LENGTHS.get(key)
+    if width is None:
+        width = _vector_length(addresses, bytes_per_element)
+        if len(_VECTOR_LENGTHS) > 4096:
+            _VECTOR_LENGTHS.clear()
+        _VECTOR_LENGTHS[key] = width
+    return width
+
+
+_VECTOR_LENGTHS: dict = {}
+
+
+def _vector_length(addresses: numpy.ndarray, bytes_per_element: int) -> int:
     """The widest access (elements, a power of two, at most 16 bytes) that cuts `addresses` into aligned
     runs of consecutive elements.
 
@@ -319,26 +473,27 @@ def _record_requests(thread, storage: Storage, addresses: numpy.ndarray, vector:
         vector = vector_length(addresses, storage.bytes_per_element)
     starts = storage.byte_base + addresses[::vector] * storage.bytes_per_element
     width = vector * storage.bytes_per_element
+    site = machine.user_site(1)
     for start in starts.tolist():
-        machine.record_shared_request(thread, [start], width)
+        machine.record_shared_request(thread, [start], width, site)
 
 
 def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, tensor):
     if machine.SETTINGS.races == "off":
         return
     epoch, me = thread.block.epoch, thread.linear
+    clash = (storage.write_epoch[addresses] == epoch) & (storage.writer[addresses] != me)
     if kind == "read":
-        clash = (storage.write_epoch[addresses] == epoch) & (storage.writer[addresses] != me)
-        other = storage.writer
+        readers = storage.reader[addresses]
     else:
-        clash_write = (storage.write_epoch[addresses] == epoch) & (storage.writer[addresses] != me)
-        clash_read = (storage.read_epoch[addresses] == epoch) & (storage.reader[addresses] != me)
-        clash = clash_write | clash_read
-        other = numpy.where(storage.write_epoch == epoch, storage.writer, storage.reader)
+        clash |= (storage.read_epoch[addresses] == epoch) & (storage.reader[addresses] != me)
     if clash.any():
         first = int(numpy.argmax(clash))
         address = int(addresses[first])
-        culprit = int(other[address])
+        if kind == "read" or storage.write_epoch[address] == epoch:
+            culprit = int(storage.writer[address])
+        else:
+            culprit = int(storage.reader[address])
         who = f"thread {culprit}" if culprit >= 0 else "several other threads"
         label = tensor._label() if tensor is not None else storage.describe()
         what = ("reads a value that " + who + " wrote" if kind == "read"
@@ -350,9 +505,8 @@ def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, t
         thread.block.launch.report.races.append(f"{thread.describe()}: {message}")
     if kind == "read":
         fresh = storage.read_epoch[addresses] != epoch
-        shared_with_other = (~fresh) & (storage.reader[addresses] != me)
-        storage.reader[addresses] = numpy.where(fresh, me, numpy.where(shared_with_other, -2,
-                                                                         storage.reader[addresses]))
+        shared_with_other = (~fresh) & (readers != me)
+        storage.reader[addresses] = numpy.where(fresh, me, numpy.where(shared_with_other, -2, readers))
         storage.read_epoch[addresses] = epoch
     else:
         storage.writer[addresses] = me

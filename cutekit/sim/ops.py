@@ -204,9 +204,12 @@ def copy(atom_or_tiled_copy, src, dst, *, pred=None, **kwargs):
     if atom.value_type.width * per_atom > 128 and not isinstance(atom.op, CopyUniversalOp):
         raise CuteError(f"cute.copy: {atom.op} moves at most 128 bits per instruction")
     mask = _predicate_mask(pred, src, per_atom, size(src.layout))
-    source, destination = src.addresses(), dst.addresses()
-    check_bounds(src, source, mask)
-    check_bounds(dst, destination, mask)
+    if mask is None:
+        source, destination = src.checked_addresses(), dst.checked_addresses()
+    else:
+        source, destination = src.addresses(), dst.addresses()
+        check_bounds(src, source, mask)
+        check_bounds(dst, destination, mask)
     check_alignment(src, source, per_atom, "cute.copy source")
     check_alignment(dst, destination, per_atom, "cute.copy destination")
     if mask is not None:
@@ -225,9 +228,7 @@ def autovec_copy(src, dst):
     if size(src.layout) != size(dst.layout):
         raise CuteError(f"autovec_copy: source {fmt(src.layout.shape)} and destination "
                         f"{fmt(dst.layout.shape)} differ in size")
-    source, destination = src.addresses(), dst.addresses()
-    check_bounds(src, source)
-    check_bounds(dst, destination)
+    source, destination = src.checked_addresses(), dst.checked_addresses()
     read(src.storage, source, src)
     values = src.storage.array[source]
     write(dst.storage, destination, dst)
@@ -316,11 +317,16 @@ def gemm(mma, d, a, b, c, **kwargs):
 
 def _values_3d(tensor: SimTensor) -> numpy.ndarray:
     """(V, X, Y) values of a fragment (a 2-mode fragment gets Y = 1)."""
-    shape = tensor.layout.shape if is_tuple(tensor.layout.shape) else (tensor.layout.shape,)
+    addresses = tensor.checked_addresses()
+    return tensor.storage.array[addresses].reshape(_reversed_extents(tensor.layout.shape)).transpose(2, 1, 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _reversed_extents(shape) -> tuple:
+    """The sizes of a 2- or 3-mode shape's modes (1 for a missing third), last first."""
+    shape = shape if is_tuple(shape) else (shape,)
     extents = [product(mode) for mode in shape] + [1] * (3 - len(shape))
-    addresses = tensor.addresses()
-    check_bounds(tensor, addresses)
-    return tensor.storage.array[addresses].reshape(extents[::-1]).transpose(2, 1, 0)
+    return tuple(extents[::-1])
 
 
 def _store_3d(tensor: SimTensor, values: numpy.ndarray):
