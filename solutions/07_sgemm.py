@@ -137,24 +137,22 @@ assert str(unpermuted.tv_layout_B_tiled) == "((4,8,2,2),((2,2),(1,1))):((32,1,0,
 C_32 = cute.make_layout((32, 32))
 by_atom = cute.zipped_divide(C_32, (16, 8))                       # ((AtomM,AtomN),(RestM,RestN))
 as_thread_value = cute.composition(by_atom, (tiled_mma.tv_layout_C, None))   # ((ThrV,FrgV),(RestM,RestN))
-rest = cute.get(as_thread_value, mode=[1])
-by_warp = cute.zipped_divide(rest, (2, 2))                        # ((ThrM,ThrN),(RestM',RestN'))
+by_warp = cute.zipped_divide(as_thread_value, (None, (2, 2)))     # rest mode -> ((ThrM,ThrN),(RestM',RestN'))
 print("step 2:", by_atom)
 print("step 3:", as_thread_value)
-print("step 4, rest mode:", by_warp)
+print("step 4:", by_warp)
 assert str(by_atom) == "((16,8),(2,4)):((1,32),(16,256))"
 assert str(as_thread_value) == "(((4,8),(2,2)),(2,4)):(((64,1),(32,8)),(16,256))"
-assert str(by_warp) == "((2,2),(1,2)):((16,256),(0,512))"
+assert str(by_warp) == "(((4,8),(2,2)),((2,2),(1,2))):(((64,1),(16,256)),((32,8),(0,512)))"   # as real CuTeDSL prints it
 
 # %% [markdown]
 # Step 2 cuts the tile into 16x8 atom blocks: 2 down, 4 across. Step 3 reads each block through the atom's
 # C layout, so mode 0 becomes (thread, value); the strides grew (32 -> 64) because a column of the 32x32
-# tile is 32 long. Step 4 hands the 2x4 blocks to the 2x2 warps: `(ThrM,ThrN) = (2,2):(16,256)`, and each warp
-# keeps `(1,2):(0,512)`: its two n8 blocks, 16 columns apart. Gathering the thread modes
-# `((4,8),(2,2)):((64,1),(16,256))` and value modes `((2,2),(1,2)):((32,8),(0,512))` gives exactly
-# `tv_layout_C_tiled` above, and the seed's step-4 shape `((32,(2,2)),(4,(1,2)))`. (CuTeDSL does step 4
-# in one call, `zipped_divide(step3, (None, (2, 2)))`; cutekit's reference algebra does not yet agree with it
-# on that nested tiler, so the rest mode is divided on its own here.)
+# tile is 32 long. Step 4, `zipped_divide(step3, (None, (2, 2)))`, leaves mode 0 alone (`None`) and hands
+# the 2x4 blocks of the rest mode to the 2x2 warps: `(ThrM,ThrN) = (2,2):(16,256)`, and each warp keeps
+# `(1,2):(0,512)`, its two n8 blocks, 16 columns apart; zipped, the thread modes gather in mode 0,
+# `((4,8),(2,2)):((64,1),(16,256))`, and the value modes in mode 1, `((2,2),(1,2)):((32,8),(0,512))`: exactly
+# `tv_layout_C_tiled` above, and the seed's step-4 shape `((32,(2,2)),(4,(1,2)))`.
 
 # %%
 render.tv_layout(tiled_mma.tv_layout_C_tiled, (32, 32), highlight=0)

@@ -19,6 +19,8 @@ CASES = [
     "cute.flat_divide(cute.make_layout((8, (4, 6))), (4, (2, 3)))",
     "cute.zipped_divide(cute.make_layout(((4, 2), (4, 6))), (None, (2, 3)))",
     "cute.zipped_divide(cute.make_layout(((4, 8), ((2, 2), (2, 2)))), (None, (2, 2)))",
+    # chapter 07's thrfrg_C step 4: the rest mode of ((ThrV,FrgV),(RestM,RestN)) handed to 2x2 warps in one call
+    "cute.zipped_divide(cute.make_layout((((4, 8), (2, 2)), (2, 4)), stride=(((64, 1), (32, 8)), (16, 256))), (None, (2, 2)))",
     # identity tensors of hierarchical shapes hold hierarchical coordinates
     "cute.make_identity_tensor(((4, 2), 8))",
     "cute.make_identity_tensor(((4, 2), 8))[5, 3]",
