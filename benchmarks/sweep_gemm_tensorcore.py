@@ -2,7 +2,7 @@
 
     python benchmarks/sweep_gemm_tensorcore.py [--size 8192] [--repeats 20]
 
-Each configuration (BM, BN, BK, STAGES, GROUP_M, warps) is compiled, checked against torch, and timed; prints TFLOP/s and
+Each configuration (BM, BN, BK, STAGES, GROUP_M, warps, swizzle on or off) is compiled, checked against torch, and timed; prints TFLOP/s and
 the ratio to torch.matmul fp16. Needs an sm_80+ GPU and CuTeDSL.
 """
 from __future__ import annotations
@@ -13,10 +13,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# (BM, BN, BK, STAGES, GROUP_M, WARPS_M, WARPS_N)
-CONFIGS = [(128, 128, 64, 3, 8, 2, 2), (128, 128, 64, 3, 8, 2, 4), (128, 128, 64, 3, 8, 4, 2),
-           (128, 256, 64, 3, 8, 2, 4), (256, 128, 64, 3, 8, 4, 2), (128, 256, 32, 4, 8, 2, 4),
-           (128, 128, 32, 4, 8, 2, 2), (256, 128, 64, 4, 8, 4, 2), (256, 128, 64, 3, 16, 4, 2)]
+# (BM, BN, BK, STAGES, GROUP_M, WARPS_M, WARPS_N, SWIZZLE)
+CONFIGS = [(128, 128, 64, 3, 8, 2, 2, True), (128, 128, 64, 3, 8, 2, 2, False),     # the swizzle's worth, timed
+           (128, 128, 64, 3, 8, 2, 4, True), (128, 128, 64, 3, 8, 4, 2, True),
+           (128, 256, 64, 3, 8, 2, 4, True), (256, 128, 64, 3, 8, 4, 2, True), (128, 256, 32, 4, 8, 2, 4, True),
+           (128, 128, 32, 4, 8, 2, 2, True), (256, 128, 64, 4, 8, 4, 2, True), (256, 128, 64, 3, 16, 4, 2, True)]
 
 
 def main(argv=None) -> int:
@@ -37,10 +38,11 @@ def main(argv=None) -> int:
     torch_ms = median_ms([lambda s=s: torch.matmul(s[0], s[1].T, out=s[2]) for s in sets], args.repeats)
     print(f"torch.matmul fp16: {flops / torch_ms / 1e9:.1f} TFLOP/s")
     for config in CONFIGS:
-        bm, bn, bk, stages, group_m, warps_m, warps_n = config
-        name = f"BM={bm} BN={bn} BK={bk} STAGES={stages} GROUP_M={group_m} warps={warps_m}x{warps_n}"
+        bm, bn, bk, stages, group_m, warps_m, warps_n, swizzle = config
+        name = (f"BM={bm} BN={bn} BK={bk} STAGES={stages} GROUP_M={group_m} warps={warps_m}x{warps_n}"
+                + ("" if swizzle else " NO SWIZZLE"))
         (gemm_tensorcore.BM, gemm_tensorcore.BN, gemm_tensorcore.BK, gemm_tensorcore.STAGES,
-         gemm_tensorcore.GROUP_M, gemm_tensorcore.WARPS_M, gemm_tensorcore.WARPS_N) = config
+         gemm_tensorcore.GROUP_M, gemm_tensorcore.WARPS_M, gemm_tensorcore.WARPS_N, gemm_tensorcore.SWIZZLE) = config
         gemm_tensorcore._compiled.clear()
         try:
             launches = [gemm_tensorcore.prepare(*s) for s in sets]

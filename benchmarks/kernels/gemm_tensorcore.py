@@ -38,6 +38,7 @@ from . import tensors
 BM, BN, BK = 128, 128, 64
 STAGES = 3
 GROUP_M = 8
+SWIZZLE = True                  # False: the same kernel with plain row-major shared memory (bank conflicts)
 WARPS_M, WARPS_N = 2, 2        # 4 warps; each computes a (BM / WARPS_M) x (BN / WARPS_N) piece of the tile
 THREADS = 32 * WARPS_M * WARPS_N
 
@@ -182,7 +183,8 @@ def gemm_tn(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
     # 8 rows of BK fp16; the swizzle XORs the 16-byte chunk index with row bits, so 8 rows of one chunk
     # column land in 8 different bank groups: S<3,3,3> for 128-byte rows (BK 64), S<2,3,3> for 64-byte rows
     chunks_per_row = BK * 2 // 16
-    swizzled_atom = cute.make_composed_layout(cute.make_swizzle(chunks_per_row.bit_length() - 1, 3, 3), 0,
+    bits = chunks_per_row.bit_length() - 1 if SWIZZLE else 0      # S<0,3,3> changes nothing: the unswizzled baseline
+    swizzled_atom = cute.make_composed_layout(cute.make_swizzle(bits, 3, 3), 0,
                                               cute.make_layout((8, BK), stride=(BK, 1)))
     sA_layout = cute.tile_to_shape(swizzled_atom, (BM, BK, STAGES), (0, 1, 2))
     sB_layout = cute.tile_to_shape(swizzled_atom, (BN, BK, STAGES), (0, 1, 2))
