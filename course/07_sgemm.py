@@ -469,30 +469,21 @@ assert ptx.local_memory == 0
 # ### How fast (GPU only)
 #
 # TFLOP/s against `torch.matmul` on the same shapes: fp32 with TF32 off for SIMT (FFMA against FFMA), fp16 for
-# tensor cores. This cell runs only on a GPU; the measured numbers for an H100 are in
-# `benchmarks/RESULTS.md`.
+# tensor cores, drawn as a roofline: each measurement at its arithmetic intensity (flops per byte of A, B and
+# C), under the device's memory roof and its fp16 tensor-core and fp32 ceilings. Every GEMM here sits far
+# right of the roof's knee: compute-bound, so the distance to a ceiling is instruction throughput, not
+# memory. This cell runs only on a GPU; the measured numbers for an H100 are in `benchmarks/RESULTS.md`.
 
 # %%
 if backend.name == "gpu":
-    import matplotlib.pyplot as plt
+    from IPython.display import display
 
-    from benchmarks import bench
+    from benchmarks import bench, roofline
     rows = []
     for size in (2048, 4096, 8192):
         rows += bench.bench_sgemm(50, size) + bench.bench_gemm_tensorcore(50, size)
     bench.print_table(rows)
-    figure, axes = plt.subplots(figsize=(7, 4))
-    for kernel in sorted({row.kernel for row in rows}):
-        mine = [row for row in rows if row.kernel == kernel]
-        sizes = [int(row.shape.split("x")[0]) for row in mine]
-        axes.plot(sizes, [row.rate for row in mine], "o-", label=kernel)
-        axes.plot(sizes, [row.torch_rate for row in mine], "x--", label=f"torch.matmul, {mine[0].dtype}")
-    axes.set_xscale("log", base=2)
-    axes.set_yscale("log")
-    axes.set_xlabel("M = N = K")
-    axes.set_ylabel("TFLOP/s")
-    axes.legend(fontsize=7)
-    plt.show()
+    display(roofline.figure(rows, torch.cuda.get_device_name()))
 else:
     from cutekit.results import latest_table
     print("no GPU here; the latest measured numbers (benchmarks/RESULTS.md, 8192^3, ratio = torch time / ours):")
