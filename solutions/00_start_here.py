@@ -3,9 +3,12 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: CuTe by Hand
 #     language: python
@@ -125,7 +128,9 @@ if backend.name == "sim":
 #
 # Write `predict(grid, block)`: the list of lines `hello(grid, block)` prints. The check launches grids and
 # blocks of one, two and three dimensions; any order is fine for most of the points, the simulator's order
-# earns the last one.
+# earns the last one. Every exercise works the same way: replace the placeholder under `# YOUR CODE HERE` and
+# run the cell. Until then its check says *not attempted yet* (and records nothing); a wrong answer loses
+# points with a hint naming the first case it got wrong; run it again for fresh random cases (the seed is shown).
 
 # %%
 from cutekit.checks import check

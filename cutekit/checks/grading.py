@@ -188,8 +188,40 @@ def _waiting_reason(tier: str, why: str) -> str:
     return f"waits for CuTeDSL on this machine ({why})"
 
 
+MARKER = "# YOUR CODE HERE"
+PLACEHOLDERS = ("return None", "pass")
+
+
+def untouched(answer) -> bool:
+    """Whether `answer` (or a kernel or function it calls) still has the course's placeholder as the whole
+    body under `# YOUR CODE HERE`: the exercise has not been attempted, so there is nothing to grade."""
+    try:
+        from .kernels import kernel_module_source
+        lines = kernel_module_source(answer).splitlines()
+    except Exception:  # a lambda, a builtin, source not readable: grade it as it is
+        return False
+    for i, line in enumerate(lines):
+        if line.strip() != MARKER:
+            continue
+        indent, body = len(line) - len(line.lstrip()), []
+        for following in lines[i + 1:]:
+            if following.strip() and len(following) - len(following.lstrip()) < indent:
+                break
+            if following.strip():
+                body.append(following.strip())
+        if body and all(statement in PLACEHOLDERS for statement in body):
+            return True
+    return False
+
+
 def grade(exercise: Exercise, answer, seed: int) -> ExerciseResult:
     """Grade `answer` on every tier this machine offers; never raises for a wrong answer."""
+    if untouched(answer):
+        return ExerciseResult(
+            exercise.id, exercise.statement, seed,
+            tuple(CriterionResult(c.name, c.tier, c.points, 0, "not run", "") for c in exercise.criteria),
+            note=f"write your answer in place of the placeholder under {MARKER}, then run this cell again",
+            attempted=False)
     cases = exercise.cases(random.Random(seed))
     parent = os.getpid()
     isolated = run_isolated(lambda: _ask_every_case(exercise, answer, cases, parent), timeout=exercise.timeout)
@@ -238,9 +270,9 @@ def check(exercise_id: str, answer, seed: int | None = None, record: bool = True
     from .registry import exercise as find
     exercise = find(exercise_id)
     result = grade(exercise, answer, new_seed() if seed is None else seed)
-    if record:
+    if record and result.attempted:
         result = record_result(result, exercise)
-    if strict() and any(criterion.status == "failed" for criterion in result.criteria):
+    if strict() and (not result.attempted or any(criterion.status == "failed" for criterion in result.criteria)):
         raise CheckFailed(str(result))
     return result
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from html import escape
+import re
 
 STATUS_MARK = {"passed": "pass", "failed": "FAIL", "waiting": "wait", "not run": "----"}
 STATUS_COLOUR = {"passed": "#1a7f37", "failed": "#cf222e", "waiting": "#9a6700", "not run": "#6e7781"}
@@ -24,6 +25,11 @@ def set_figure_renderer(renderer) -> None:
     """Register `renderer(figure: dict) -> str (HTML) | None`, used for criteria that carry a figure."""
     global _figure_renderer
     _figure_renderer = renderer
+
+
+def _html_text(text: str) -> str:
+    """Plain text for HTML, with `code` spans (as the statements and hints write them) shown as code."""
+    return re.sub(r"`([^`\n]+)`", r"<code>\1</code>", escape(text))
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class ExerciseResult:
     criteria: tuple
     output: str = ""           # what the answer printed while it was checked
     note: str = ""             # e.g. the progress file could not be written
+    attempted: bool = True     # False: the exercise still holds the course's placeholder (nothing graded)
 
     @property
     def earned(self) -> int:
@@ -77,6 +84,8 @@ class ExerciseResult:
         return replace(self, note=note)
 
     def _summary(self) -> str:
+        if not self.attempted:
+            return f"0/{self.possible} points, not attempted yet"
         verdict = "passed" if self.passed else "not yet"
         wait = f", {self.waiting} waiting for another tier" if self.waiting else ""
         return f"{self.earned}/{self.possible} points{wait}, {verdict}"
@@ -98,13 +107,14 @@ class ExerciseResult:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        headline_colour = STATUS_COLOUR["passed" if self.passed else "failed"]
+        headline_colour = STATUS_COLOUR["not run" if not self.attempted else "passed" if self.passed else "failed"]
         rows = []
         for criterion in self.criteria:
             colour = STATUS_COLOUR[criterion.status]
             badge = (f"<span style='background:{TIER_COLOUR.get(criterion.tier, '#6e7781')};color:white;"
-                     f"border-radius:8px;padding:1px 7px;font-size:85%'>{escape(criterion.tier)}</span>")
-            hint = escape(criterion.hint).replace("\n", "<br>")
+                     f"border-radius:8px;padding:1px 7px;font-size:85%;white-space:nowrap'>"
+                     f"{escape(criterion.tier)}</span>")
+            hint = _html_text(criterion.hint).replace("\n", "<br>")
             if criterion.figure is not None and _figure_renderer is not None:
                 try:
                     hint += _figure_renderer(criterion.figure) or ""
@@ -113,7 +123,7 @@ class ExerciseResult:
             rows.append(
                 f"<tr><td style='color:{colour};font-weight:bold'>{criterion.status}</td><td>{badge}</td>"
                 f"<td style='text-align:right'>{criterion.earned}/{criterion.points}</td>"
-                f"<td style='text-align:left'>{escape(criterion.name)}"
+                f"<td style='text-align:left'>{_html_text(criterion.name)}"
                 + (f"<div style='color:{colour};margin-top:2px'>{hint}</div>" if hint else "") + "</td></tr>")
         extra = ""
         if self.output.strip():
@@ -123,7 +133,7 @@ class ExerciseResult:
             extra += f"<div style='color:#9a6700'>note: {escape(self.note)}</div>"
         return (f"<div><b><code>{escape(self.exercise_id)}</code></b> "
                 f"<span style='color:{headline_colour};font-weight:bold'>{escape(self._summary())}</span> "
-                f"<span style='color:#6e7781'>seed {self.seed}</span><br><i>{escape(self.statement)}</i>"
+                f"<span style='color:#6e7781'>seed {self.seed}</span><br><i>{_html_text(self.statement)}</i>"
                 "<table><thead><tr><th>status</th><th>tier</th><th>points</th>"
                 "<th style='text-align:left'>criterion</th></tr></thead>"
                 f"<tbody>{''.join(rows)}</tbody></table>{extra}</div>")

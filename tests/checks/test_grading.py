@@ -174,3 +174,51 @@ def test_a_registered_figure_renderer_draws_the_mistake_under_its_hint(monkeypat
     monkeypatch.setattr(result_module, "_figure_renderer", lambda figure: f"<svg data-got='{figure['got']}'/>")
     html = check("ch01.layout_from_grid", layout_for_column_major, seed=0)._repr_html_()
     assert "<svg data-got=" in html
+
+
+def test_the_courses_placeholder_is_not_attempted_not_wrong_and_is_not_recorded(private_progress_file):
+    def double(x):
+        # YOUR CODE HERE
+        return None
+    result = check("ch01.layout_from_grid", double, seed=3)
+    assert not result.attempted and result.earned == 0
+    assert "not attempted yet" in str(result) and "YOUR CODE HERE" in str(result)
+    assert all(criterion.status == "not run" and not criterion.hint for criterion in result.criteria)
+    assert not private_progress_file.exists()
+
+
+def test_a_placeholder_in_a_kernel_the_answer_launches_counts_as_not_attempted():
+    def tails_kernel(x):
+        # YOUR CODE HERE
+        pass
+
+    def add_with_tails(x):
+        tails_kernel(x)
+    assert grading.untouched(add_with_tails)
+
+
+def test_an_answer_written_under_the_marker_is_graded():
+    def double(x):
+        # YOUR CODE HERE
+        return 2 * x
+    assert not grading.untouched(double)
+    assert grade(doubling_exercise(), double, seed=1).passed
+
+
+def test_a_placeholder_in_strict_mode_raises(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+
+    def double(x):
+        # YOUR CODE HERE
+        return None
+    with pytest.raises(grading.CheckFailed, match="not attempted"):
+        check("ch01.layout_from_grid", double, seed=3)
+
+
+def test_the_html_shows_code_spans_as_code_and_keeps_tier_badges_on_one_line():
+    html = grade(doubling_exercise(), lambda x: x + 1, seed=9)._repr_html_()
+    assert "white-space:nowrap" in html
+    exercise = Exercise(id="ch99.code", statement="Write `f(x)`.", cases=lambda rng: [{}],
+                        ask=lambda answer, case: answer(), criteria=(Criterion("c", "reference", 1,
+                                                                               lambda context: passed()),))
+    assert "<code>f(x)</code>" in grade(exercise, lambda: 1, seed=0)._repr_html_()
