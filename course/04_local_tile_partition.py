@@ -494,4 +494,5 @@ check("ch04.add_with_tails", add_with_tails)
 # - `proj=(1, None, 1)` lets one GEMM tiler `(BLK_M, BLK_N, BLK_K)` tile A, B and C.
 # - Tails: an identity tensor divided and partitioned like the data, `elem_less(coord, shape)`, `copy(pred=)`.
 #
-# Next: **05**, copies through shared memory.
+# Next: **05 · TiledCopy**, the copy described once for the whole block (threads, values, vector width), and a
+# reduction written four ways, from CUDA style to TiledCopy.

@@ -742,4 +742,4 @@ check("ch05.sum_dim0", sum_dim0)
 # - Tails: partition an identity tensor the same way, one `elem_less` per atom, `cute.copy(..., pred=)`.
 # - A compile cache key holds the dtype, every static extent and stride, and the alignment; nothing dynamic.
 #
-# Next: **06**, copies through shared memory.
+# Next: **06 · ldmatrix and retile**, from shared memory into the registers a tensor-core MMA reads.
