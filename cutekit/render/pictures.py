@@ -336,6 +336,28 @@ def local_tile(shape, tiler, coord, *, title=None, figure=None):
     return _picture(figure, ("local_tile", shape, tiler), build, paint)
 
 
+def _owner_grid(figure, owner):
+    """Draw `owner` (rows, columns) of thread indices (-1: nobody): each cell in its thread's colour, labelled
+    T{t}. Returns (figure, ax, colours, labels)."""
+    rows, columns = owner.shape
+    labels = grid.label_grid(rows, columns)
+    for (r, c), t in numpy.ndenumerate(owner):
+        if t >= 0:
+            labels[r, c] = f"T{t}"
+    colours = grid.palette_colours(owner, grid.THREAD_COLOURS)
+    cell = grid.cell_inches(rows, columns, largest=0.42)
+    figure = grid.new_figure(figure, _size(columns, rows, cell))
+    ax = figure.add_subplot()
+    grid.draw_cells(ax, colours, labels, cell=cell)
+    return figure, ax, colours, labels
+
+
+def _single_out(ax, colours, mask):
+    """Keep the colours of the cells in `mask` (outlined), grey the others and mute their labels."""
+    grid.recolour(ax, grid.grey_out(colours, mask), numpy.where(mask, grid.TEXT, grid.MUTED_TEXT))
+    grid.outline_cells(ax, mask, width=1.6)
+
+
 def local_partition(shape, thr_layout, index, *, title=None, figure=None):
     """Which thread owns each element of a `shape` tensor under local_partition(tensor, thr_layout, t): the
     thread layout is repeated over the tensor (an outer partition), so thread t owns one element of every
@@ -344,17 +366,7 @@ def local_partition(shape, thr_layout, index, *, title=None, figure=None):
     _check_index("thread", index, cute.size(thr_layout))
 
     def build(figure):
-        owner = facts.thread_owner(shape, thr_layout)
-        rows, columns = owner.shape
-        labels = grid.label_grid(rows, columns)
-        for (r, c), t in numpy.ndenumerate(owner):
-            if t >= 0:
-                labels[r, c] = f"T{t}"
-        colours = grid.palette_colours(owner, grid.THREAD_COLOURS)
-        cell = grid.cell_inches(rows, columns, largest=0.42)
-        figure = grid.new_figure(figure, _size(columns, rows, cell))
-        ax = figure.add_subplot()
-        grid.draw_cells(ax, colours, labels, cell=cell)
+        figure, ax, colours, _ = _owner_grid(figure, facts.thread_owner(shape, thr_layout))
         return figure, {"ax": ax, "colours": colours, "identity": cute.make_identity_tensor(shape)}
 
     def paint(parts):
@@ -362,9 +374,7 @@ def local_partition(shape, thr_layout, index, *, title=None, figure=None):
         mine_mask = numpy.zeros(parts["colours"].shape[:2], dtype=bool)
         mine_mask[facts.tensor_cells(mine, shape)] = True
         ax = parts["ax"]
-        grid.recolour(ax, grid.grey_out(parts["colours"], mine_mask),
-                      numpy.where(mine_mask, grid.TEXT, grid.MUTED_TEXT))
-        grid.outline_cells(ax, mine_mask, width=1.6)
+        _single_out(ax, parts["colours"], mine_mask)
         _title(ax, title if title is not None else
                f"local_partition(shape {shape}, {thr_layout}, {index}): {mine}", fontsize=9, pad=8)
 
@@ -377,9 +387,8 @@ def copy_partition(tiled_copy, shape, thread, *, title=None, figure=None):
     """A whole `shape` tensor (more than one copy tile) as a TiledCopy's partition_S splits it: each element
     coloured by the thread whose `get_slice(t).partition_S(tensor)` holds it. Thread `thread`'s elements
     are outlined and labelled V{value} over the copy tile (rest m, rest n) they fall in: the partition's
-    modes ((values, atoms), rest m, rest n), which
-    is what tidfrg_S (C++ tile2thrfrg) builds: the copy tile repeated over the tensor, one thread's values
-    in every repeat."""
+    modes ((values, atoms), rest m, rest n), which is what tidfrg_S (C++ tile2thrfrg) builds: the copy tile
+    repeated over the tensor, one thread's values in every repeat."""
     _check_index("thread", thread, tiled_copy.size)
 
     def build(figure):
@@ -387,16 +396,7 @@ def copy_partition(tiled_copy, shape, thread, *, title=None, figure=None):
         owner = numpy.full(facts.shape_extent(shape), -1, dtype=numpy.int64)
         for t in range(tiled_copy.size):
             owner[facts.tensor_cells(tiled_copy.get_slice(t).partition_S(identity), shape)] = t
-        rows, columns = owner.shape
-        labels = grid.label_grid(rows, columns)
-        for (r, c), t in numpy.ndenumerate(owner):
-            if t >= 0:
-                labels[r, c] = f"T{t}"
-        colours = grid.palette_colours(owner, grid.THREAD_COLOURS)
-        cell = grid.cell_inches(rows, columns, largest=0.42)
-        figure = grid.new_figure(figure, _size(columns, rows, cell))
-        ax = figure.add_subplot()
-        grid.draw_cells(ax, colours, labels, cell=cell)
+        figure, ax, colours, labels = _owner_grid(figure, owner)
         return figure, {"ax": ax, "colours": colours, "labels": labels, "identity": identity}
 
     def paint(parts):
@@ -411,9 +411,7 @@ def copy_partition(tiled_copy, shape, thread, *, title=None, figure=None):
             labels[r, c] = f"V{k % values}\n" + ",".join(str(i) for i in where)
         ax = parts["ax"]
         grid.relabel(ax, labels)
-        grid.recolour(ax, grid.grey_out(parts["colours"], mine_mask),
-                      numpy.where(mine_mask, grid.TEXT, grid.MUTED_TEXT))
-        grid.outline_cells(ax, mine_mask, width=1.6)
+        _single_out(ax, parts["colours"], mine_mask)
         _title(ax, title if title is not None else
                f"partition_S of a {shape[0]}x{shape[1]} tensor, thread {thread}: {mine.layout}", fontsize=9, pad=8)
 
