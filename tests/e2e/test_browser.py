@@ -67,21 +67,37 @@ def jupyterlab(tmp_path):
             server.kill()
 
 
-def run_all_cells(page, attempts=4):
-    """Run > Run All Cells until the first code cell's prompt shows it ran ([*] or [1]): a command issued
-    before the kernel connection is ready runs nothing, so it is retried."""
-    for _ in range(attempts):
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click(force=True, timeout=10_000)
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click(force=True, timeout=10_000)
+FIRST_PROMPT = "document.querySelector('.jp-CodeCell .jp-InputPrompt').textContent"
+
+
+def _menu(page, menu: str, item: str):
+    page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click(force=True, timeout=10_000)
+    page.locator(".lm-Menu-itemLabel", has_text=item).first.click(force=True, timeout=10_000)
+
+
+def run_all_cells(page):
+    """Run > Run All Cells until the first code cell shows it started ([*] or [1]): a command issued while
+    the kernel's connection is still being made is dropped, so it is repeated. Then wait until that cell
+    has finished; a kernel that never answers (its websocket failed on a loaded machine) is restarted with
+    Kernel > Restart Kernel and Run All Cells."""
+    started = f"() => /\\[(\\*|\\d+)\\]/.test({FIRST_PROMPT})"
+    finished = f"() => /\\[\\d+\\]/.test({FIRST_PROMPT})"
+    for _ in range(8):
+        _menu(page, "Run", "Run All Cells")
         try:
-            page.wait_for_function(
-                "() => /\\[(\\*|\\d+)\\]/.test(document.querySelector('.jp-CodeCell .jp-InputPrompt').textContent)",
-                timeout=15_000)
-            return
+            page.wait_for_function(started, timeout=8_000)
+            break
         except Exception:
             page.keyboard.press("Escape")
-            continue
-    raise AssertionError("the notebook's cells never ran")
+    else:
+        raise AssertionError("Run All Cells never started the notebook")
+    try:
+        page.wait_for_function(finished, timeout=90_000)
+        return
+    except Exception:
+        _menu(page, "Kernel", "Restart Kernel and Run All Cells")
+        page.locator(".jp-Dialog-button.jp-mod-accept").first.click(timeout=10_000)
+        page.wait_for_function(finished, timeout=90_000)
 
 
 @pytest.mark.slow
