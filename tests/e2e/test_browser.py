@@ -119,10 +119,18 @@ def test_moving_the_thread_slider_in_jupyterlab_changes_the_picture(jupyterlab):
             # wait until the kernel is idle, then run the code cell
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
             page.locator("text=Kernel status: Idle").first.wait_for(state="attached", timeout=60_000)
+            page.wait_for_timeout(3_000)       # JupyterLab may still swap the session's first kernel for another
             run_all_cells(page)
             # the chapter's first explorer: the output that holds a slider, and its picture
             explorer = ".jp-OutputArea-output:has(.widget-slider)"
-            picture = page.wait_for_selector(f"{explorer} img", timeout=120_000)
+            try:
+                picture = page.wait_for_selector(f"{explorer} img", timeout=90_000)
+            except Exception:
+                # seen in fresh clones: the session's first kernel was shut down and replaced as the cells
+                # started, and the explorer never drew; a restarted kernel draws it
+                _menu(page, "Kernel", "Restart Kernel and Run All Cells")
+                page.locator(".jp-Dialog-button.jp-mod-accept").first.click(timeout=10_000)
+                picture = page.wait_for_selector(f"{explorer} img", timeout=120_000)
             page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture, timeout=30_000)
             page.screenshot(path=str(artifacts / "before.png"), full_page=True)
             before_source, before_pixels = picture.get_attribute("src"), picture.screenshot()
