@@ -2,6 +2,8 @@
 the mistake it models) loses points with a hint. Kernel answers are rebuilt from source and run on the
 simulator, so the kernel mutants are written out as a real module, one host function per mistake."""
 
+import pathlib
+
 import pytest
 
 from cutekit import cute
@@ -125,45 +127,21 @@ def key_returns_a_list(x):
 
 # ---- kernels: the row sum (ch05.tiled_copy_row_sum) and the dim-0 host (ch05.sum_dim0) ----
 
-ROW_SUM_KERNEL = '''
-@cute.kernel
-def row_sum_kernel_NAME(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape: cute.Shape,
-                        tiled_copy: cute.TiledCopy):
-    tidx, _, _ = cute.arch.thread_idx()
-    row_block, _, _ = cute.arch.block_idx()
-    thread = tiled_copy.get_slice(tidx)
-    partials = cute.make_fragment_like(thread.partition_S(gX[(None, None), (row_block, 0)]))
-    partials.fill(0.0)
-    fragment = cute.make_fragment_like(partials)
-    for k in cutlass.range(cute.size(gX, mode=[1, 1])):
-        tXgX = thread.partition_S(gX[(None, None), (row_block, k)])
-        tXcX = thread.partition_S(cX[(None, None), (row_block, k)])
-        inside = cute.make_rmem_tensor(cute.make_layout(
-            (cute.size(tXcX, mode=[0, 1]), cute.size(tXcX, mode=[1]), cute.size(tXcX, mode=[2]))), cutlass.Boolean)
-        for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
-            for n in cutlass.range_constexpr(cute.size(inside, mode=[2])):
-                inside[atom, 0, n] = cute.elem_less(tXcX[(0, atom), 0, n], shape)
-        fragment.fill(0.0)
-        cute.copy(tiled_copy, tXgX, fragment, pred=inside)
-        partials.store(partials.load() + fragment.load())
-    row_total = cute.arch.warp_reduction_sum(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0))
-    row = row_block * cute.size(gX, mode=[0, 0]) + cute.arch.warp_idx()
-    if cute.arch.lane_idx() == 0:
-        if row < shape[0]:
-            mOut[row] = row_total
+SOLUTION = pathlib.Path(__file__).parents[2] / "solutions" / "05_tiled_copy.py"
 
 
-@cute.jit
-def row_sum_NAME(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr = 4):
-    threads = cute.make_ordered_layout((4, 32), order=(1, 0))
-    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=32 * vector)
-    tiled_copy = cute.make_tiled_copy_tv(atom, threads, cute.make_layout((1, vector)))
-    super_tile = (4, 32 * vector * 2)
-    gX = cute.zipped_divide(mX, super_tile)
-    cX = cute.zipped_divide(cute.make_identity_tensor(mX.shape), super_tile)
-    row_sum_kernel_NAME(gX, cX, mOut, mX.shape, tiled_copy).launch(
-        grid=[cute.size(gX, mode=[1, 0]), 1, 1], block=[128, 1, 1])
-'''
+def solution_code(start: str, end: str) -> str:
+    """The solved chapter's code from `start` up to `end` (cell markers and the exercise marker left out):
+    the wrong kernels below are the shipped solution with one mistake each, so they stay in step with it."""
+    text = SOLUTION.read_text()
+    begin = text.index(start)
+    code = text[begin:text.index(end, begin)]
+    return "\n".join(line for line in code.splitlines() if not line.startswith("# %%")
+                     and line.strip() != "# YOUR CODE HERE") + "\n"
+
+
+ROW_SUM_KERNEL = solution_code("@cute.kernel\ndef my_tiled_copy_kernel", 'check("ch05.tiled_copy_row_sum"') \
+    .replace("my_tiled_copy_kernel", "row_sum_kernel_NAME").replace("my_sum_rows", "row_sum_NAME")
 
 ROW_SUM_MISTAKES = {
     "no_predicate": ("cute.copy(tiled_copy, tXgX, fragment, pred=inside)", "cute.copy(tiled_copy, tXgX, fragment)"),
@@ -175,27 +153,9 @@ ROW_SUM_MISTAKES = {
                                  "        mOut[row] = row_total"),
 }
 
-INNER_SUM_KERNEL = '''
-@cute.kernel
-def inner_sum_kernel(mX: cute.Tensor, mOut: cute.Tensor):
-    tidx, _, _ = cute.arch.thread_idx()
-    inner_block, outer, _ = cute.arch.block_idx()
-    j = inner_block * 128 + tidx
-    if j < cute.size(mX, mode=[2]):
-        total = cutlass.Float32(0.0)
-        for r in cutlass.range(cute.size(mX, mode=[1])):
-            total = total + mX[outer, r, j]
-        mOut[outer, j] = total
-'''
+INNER_SUM_KERNEL = solution_code("@cute.kernel\ndef inner_sum_kernel", "\n@cute.jit")
 
-SUM_DIM0 = '''
-@cute.jit
-def sum_dim0_NAME(mX: cute.Tensor, mOut: cute.Tensor):
-    rows, columns = cute.size(mX, mode=[0]), cute.size(mX, mode=[1])
-    view = cute.make_tensor(mX.iterator, cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1)))
-    out_view = cute.make_tensor(mOut.iterator, cute.make_layout((1, columns), stride=(columns, 1)))
-    inner_sum_kernel(view, out_view).launch(grid=[cute.ceil_div(columns, 128), 1, 1], block=[128, 1, 1])
-'''
+SUM_DIM0 = solution_code("@cute.jit\ndef sum_dim0", 'check("ch05.sum_dim0"').replace("def sum_dim0(", "def sum_dim0_NAME(")
 
 DIM0_MISTAKES = {
     "grid_rounds_down": ("grid=[cute.ceil_div(columns, 128), 1, 1]", "grid=[columns // 128, 1, 1]"),
