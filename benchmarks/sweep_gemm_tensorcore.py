@@ -2,7 +2,7 @@
 
     python benchmarks/sweep_gemm_tensorcore.py [--size 8192] [--repeats 20]
 
-Each configuration (BM, BN, BK, STAGES, GROUP_M, warps, swizzle on or off) is compiled, checked against torch, and timed; prints TFLOP/s and
+Each configuration (BM, BN, BK, STAGES, GROUP_M, warps, swizzle on or off, epilogue through shared memory or not) is compiled, checked against torch, and timed; prints TFLOP/s and
 the ratio to torch.matmul fp16. Needs an sm_80+ GPU and CuTeDSL.
 """
 from __future__ import annotations
@@ -13,11 +13,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# (BM, BN, BK, STAGES, GROUP_M, WARPS_M, WARPS_N, SWIZZLE)
-CONFIGS = [(128, 128, 64, 3, 8, 2, 2, True), (128, 128, 64, 3, 8, 2, 2, False),     # the swizzle's worth, timed
-           (128, 128, 64, 3, 8, 2, 4, True), (128, 128, 64, 3, 8, 4, 2, True),
-           (128, 256, 64, 3, 8, 2, 4, True), (256, 128, 64, 3, 8, 4, 2, True), (128, 256, 32, 4, 8, 2, 4, True),
-           (128, 128, 32, 4, 8, 2, 2, True), (256, 128, 64, 4, 8, 4, 2, True), (256, 128, 64, 3, 16, 4, 2, True)]
+# (BM, BN, BK, STAGES, GROUP_M, WARPS_M, WARPS_N, SWIZZLE, EPILOGUE_SMEM)
+CONFIGS = [(128, 128, 64, 3, 8, 2, 2, True, True), (128, 128, 64, 3, 8, 2, 2, True, False),    # the epilogue's worth
+           (128, 128, 64, 3, 8, 2, 2, False, True),                                            # the swizzle's worth
+           (128, 128, 64, 3, 16, 2, 2, True, True), (128, 128, 32, 4, 8, 2, 2, True, True),
+           (256, 128, 64, 3, 8, 4, 2, True, True), (256, 128, 64, 3, 16, 4, 2, True, True),
+           (256, 128, 64, 3, 16, 4, 2, True, False), (256, 128, 32, 4, 16, 4, 2, True, True),
+           (128, 256, 64, 3, 8, 2, 4, True, False)]
 
 
 def main(argv=None) -> int:
@@ -38,14 +40,12 @@ def main(argv=None) -> int:
     torch_ms = median_ms([lambda s=s: torch.matmul(s[0], s[1].T, out=s[2]) for s in sets], args.repeats)
     print(f"torch.matmul fp16: {flops / torch_ms / 1e9:.1f} TFLOP/s")
     for config in CONFIGS:
-        bm, bn, bk, stages, group_m, warps_m, warps_n, swizzle = config
+        bm, bn, bk, stages, group_m, warps_m, warps_n, swizzle, epilogue_smem = config
         name = (f"BM={bm} BN={bn} BK={bk} STAGES={stages} GROUP_M={group_m} warps={warps_m}x{warps_n}"
-                + ("" if swizzle else " NO SWIZZLE"))
-        (gemm_tensorcore.BM, gemm_tensorcore.BN, gemm_tensorcore.BK, gemm_tensorcore.STAGES,
-         gemm_tensorcore.GROUP_M, gemm_tensorcore.WARPS_M, gemm_tensorcore.WARPS_N, gemm_tensorcore.SWIZZLE) = config
-        gemm_tensorcore._compiled.clear()
+                + ("" if swizzle else " NO SWIZZLE") + (" epilogue smem" if epilogue_smem else " epilogue direct"))
+        knobs = dict(zip(gemm_tensorcore.KNOBS, config))
         try:
-            launches = [gemm_tensorcore.prepare(*s) for s in sets]
+            launches = [gemm_tensorcore.prepare(*s, **knobs) for s in sets]
         except Exception as error:  # noqa: BLE001 - a configuration that does not compile is reported
             print(f"{name}: {type(error).__name__}: {str(error)[:200]}", flush=True)
             continue

@@ -61,6 +61,37 @@ def test_tensorcore_gemm_uses_cp_async_ldmatrix_and_mma_sync_m16n8k16():
     assert_no_local_memory(ptx)
 
 
+@pytest.mark.parametrize("knobs", [{}, "FAST"])
+def test_tensorcore_gemm_epilogue_goes_through_shared_memory_and_stores_128_bits(knobs):
+    from benchmarks.kernels import gemm_tensorcore
+    knobs = gemm_tensorcore.FAST if knobs == "FAST" else knobs
+    ptx = gemm_tensorcore.compile_for_cpu(**knobs).__ptx__
+    ops = instructions(ptx)
+    assert "st.global.v4.b32" in ops and "ld.shared.v4.b32" in ops
+    # the fp16 pairs of the accumulator layout are never stored to global memory 32 bits at a time
+    assert "st.global.b32" not in ops
+    # each warp computes 64x64 in both configurations: 128 MMAs per 64-deep k-tile
+    assert ptx.count("mma.sync.aligned.m16n8k16") >= 128
+    assert_no_local_memory(ptx)
+
+
+def test_tensorcore_gemm_without_the_shared_memory_epilogue_stores_fp16_pairs():
+    from benchmarks.kernels import gemm_tensorcore
+    ops = instructions(gemm_tensorcore.compile_for_cpu(EPILOGUE_SMEM=False).__ptx__)
+    assert "st.global.b32" in ops and "st.global.v4.b32" not in ops
+
+
+def test_tensorcore_gemm_settings_are_restored_and_unknown_ones_named():
+    from benchmarks.kernels import gemm_tensorcore
+    before = gemm_tensorcore.BM
+    with gemm_tensorcore.configured(BM=256):
+        assert gemm_tensorcore.BM == 256
+    assert gemm_tensorcore.BM == before
+    with pytest.raises(ValueError, match="BLOCK_M"):
+        with gemm_tensorcore.configured(BLOCK_M=64):
+            pass
+
+
 def test_simt_sgemm_feeds_ffma_from_128_bit_shared_loads():
     from benchmarks.kernels import sgemm_simt
     ptx = sgemm_simt.compile_for_cpu().__ptx__

@@ -30,6 +30,8 @@ mma.sync on H100 are roughly 60-70% of the wgmma peak.
 """
 from __future__ import annotations
 
+import contextlib
+
 import cutlass
 import cutlass.cute as cute
 
@@ -39,6 +41,7 @@ BM, BN, BK = 128, 128, 64
 STAGES = 3
 GROUP_M = 8
 SWIZZLE = True                  # False: the same kernel with plain row-major shared memory (bank conflicts)
+EPILOGUE_SMEM = True            # C through shared memory and 128-bit stores (False: 32-bit stores from registers)
 WARPS_M, WARPS_N = 2, 2        # 4 warps; each computes a (BM / WARPS_M) x (BN / WARPS_N) piece of the tile
 THREADS = 32 * WARPS_M * WARPS_N
 
@@ -165,16 +168,48 @@ def gemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
 
     cute.arch.cp_async_wait_group(0)
 
-    # ---- epilogue: fp32 -> fp16, stored straight from the accumulator layout
+    # ---- epilogue: fp32 -> fp16
     result = cute.make_fragment_like(accumulators, cutlass.Float16)
     result.store(accumulators.load().to(cutlass.Float16))
-    last = cC[cute.size(cC) - 1]
-    if cute.elem_less(last, mC.shape):
-        cute.autovec_copy(result, tCgC)
+    if cutlass.const_expr(EPILOGUE_SMEM and BM * BN <= cute.cosize(sA_layout)):
+        # through shared memory: the accumulator layout gives each thread 2 neighbouring fp16 of a row (32-bit
+        # stores); re-read as 8 fp16 per thread along rows, C is written with 128-bit stores. sC reuses sA's
+        # bytes once every warp is done with the last k-tile; rows of BN fp16, XOR-swizzled in 16-byte chunks
+        # (Swizzle<3,3,log2 BN>) so that the 8 rows of one fragment store fall in 8 different bank groups.
+        cute.arch.sync_threads()
+        sC_atom = cute.make_composed_layout(cute.make_swizzle(3, 3, BN.bit_length() - 4), 0,
+                                            cute.make_layout((8, BN), stride=(BN, 1)))
+        sC = cute.make_tensor(sA.iterator, cute.tile_to_shape(sC_atom, (BM, BN), (0, 1)))
+        cute.autovec_copy(result, thr_mma.partition_C(sC))
+        cute.arch.sync_threads()
+        s2g = cute.make_tiled_copy_tv(
+            cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float16, num_bits_per_copy=128),
+            cute.make_layout((32 * WARPS_M * WARPS_N // (BN // 8), BN // 8), stride=(BN // 8, 1)),
+            cute.make_layout((1, 8)))
+        thr_s2g = s2g.get_slice(tidx)
+        tDsC = thr_s2g.partition_S(sC)                                  # (CPY, CPY_M, CPY_N)
+        tDgC = thr_s2g.partition_D(gC)
+        tDcC = thr_s2g.partition_D(cC)
+        rows = cute.make_fragment_like(tDsC)
+        cute.autovec_copy(tDsC, rows)
+        last = cC[cute.size(cC) - 1]
+        if cute.elem_less(last, mC.shape):
+            cute.copy(s2g, rows, tDgC)
+        else:
+            # N is a multiple of 8, so each 8-wide vector is wholly inside C or wholly outside
+            for m in cutlass.range_constexpr(cute.size(tDgC, mode=[1])):
+                for n in cutlass.range_constexpr(cute.size(tDgC, mode=[2])):
+                    if cute.elem_less(tDcC[0, m, n], mC.shape):
+                        cute.autovec_copy(rows[None, m, n], tDgC[None, m, n])
     else:
-        for i in cutlass.range_constexpr(cute.size(result)):
-            if cute.elem_less(tCcC[i], mC.shape):
-                tCgC[i] = result[i]
+        # straight from the accumulator layout: 32-bit stores of 2 fp16 (edge tiles predicated per element)
+        last = cC[cute.size(cC) - 1]
+        if cute.elem_less(last, mC.shape):
+            cute.autovec_copy(result, tCgC)
+        else:
+            for i in cutlass.range_constexpr(cute.size(result)):
+                if cute.elem_less(tCcC[i], mC.shape):
+                    tCgC[i] = result[i]
 
 
 @cute.jit
@@ -210,16 +245,38 @@ def gemm_tn(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
         grid=[tiles, 1, 1], block=[threads, 1, 1], smem=smem_bytes)
 
 
-def compile_for_cpu():
-    """Compile `gemm_tn` for fake fp16 tensors (no GPU needed with CUTE_DSL_ARCH=sm_80)."""
+def compile_for_cpu(**knobs):
+    """Compile `gemm_tn` for fake fp16 tensors (no GPU needed with CUTE_DSL_ARCH=sm_80), with `knobs`
+    overriding the module's settings as in `prepare`."""
     fakes = [tensors.fake_tensor(cutlass.Float16, 2, 8) for _ in range(3)]
-    return tensors.compile_with_ptx(gemm_tn, *fakes)
+    with configured(**knobs):
+        return tensors.compile_with_ptx(gemm_tn, *fakes)
 
+
+# The teaching configuration above is what chapter 07 draws (2x2 warps, the seed's layouts). The fastest one
+# measured on an H100 (benchmarks/sweep_gemm_tensorcore.py): a 256x128 tile on 8 warps (each warp still
+# computes 64x64, so the ldmatrix bytes per MMA stay the same), 16 tile-rows per CTA group for L2 reuse.
+FAST = {"BM": 256, "BN": 128, "BK": 64, "STAGES": 3, "GROUP_M": 16, "WARPS_M": 4, "WARPS_N": 2}
+KNOBS = ("BM", "BN", "BK", "STAGES", "GROUP_M", "WARPS_M", "WARPS_N", "SWIZZLE", "EPILOGUE_SMEM")
 
 _compiled = {}
 
 
-def check_shapes(M: int, N: int, K: int):
+@contextlib.contextmanager
+def configured(**knobs):
+    """Trace with these module settings (the kernel reads them as compile-time constants), then restore."""
+    unknown = sorted(set(knobs) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"unknown gemm_tensorcore setting(s) {unknown}: use some of {list(KNOBS)}")
+    saved = {name: globals()[name] for name in knobs}
+    globals().update(knobs)
+    try:
+        yield
+    finally:
+        globals().update(saved)
+
+
+def check_shapes(M: int, N: int, K: int, BK: int = BK):
     """Raise ValueError with the rule broken, if (M, N, K) is outside what the kernel supports."""
     if K % BK:
         raise ValueError(f"gemm_tensorcore needs K to be a multiple of {BK}, got K={K}")
@@ -229,8 +286,9 @@ def check_shapes(M: int, N: int, K: int):
         raise ValueError(f"empty problem M={M}, N={N}")
 
 
-def prepare(a, b, c):
-    """`launch()` computing c = a @ b.T for fp16 CUDA tensors a (M, K), b (N, K), c (M, N), all row-major."""
+def prepare(a, b, c, **knobs):
+    """`launch()` computing c = a @ b.T for fp16 CUDA tensors a (M, K), b (N, K), c (M, N), all row-major.
+    `knobs` override the module's settings for this compilation (e.g. `**FAST`)."""
     import torch
     if not (a.dtype == b.dtype == c.dtype == torch.float16):
         raise ValueError("gemm_tensorcore needs float16 a, b and c")
@@ -238,19 +296,21 @@ def prepare(a, b, c):
     N = b.shape[0]
     if b.shape[1] != K or tuple(c.shape) != (M, N):
         raise ValueError(f"shapes do not chain: a {tuple(a.shape)}, b {tuple(b.shape)}, c {tuple(c.shape)}")
-    check_shapes(M, N, K)
+    check_shapes(M, N, K, knobs.get("BK", BK))
     if not all(t.is_contiguous() and t.data_ptr() % 16 == 0 for t in (a, b, c)):
         raise ValueError("gemm_tensorcore needs contiguous, 16-byte aligned tensors")
     args = [tensors.from_torch(t, 8) for t in (a, b, c)]
-    if "tn" not in _compiled:
-        _compiled["tn"] = cute.compile(gemm_tn, *args)
-    compiled = _compiled["tn"]
+    key = tuple(sorted(knobs.items()))
+    if key not in _compiled:
+        with configured(**knobs):
+            _compiled[key] = cute.compile(gemm_tn, *args)
+    compiled = _compiled[key]
     return lambda: compiled(*args)
 
 
-def run(a, b):
+def run(a, b, **knobs):
     """a @ b.T (fp16, fp32 accumulation) with the CuTe tensor-core kernel."""
     import torch
     c = torch.empty(a.shape[0], b.shape[0], device=a.device, dtype=torch.float16)
-    prepare(a, b, c)()
+    prepare(a, b, c, **knobs)()
     return c

@@ -27,10 +27,10 @@ def learner_modules(tmp_path_factory):
     folder = tmp_path_factory.mktemp("gpu_kernels")
     right = solution_kernel_source()
     wrong = right.replace("rC.store(rA.load() + rB.load())", "rC.store(rA.load())")
-    # no predicate on the store and 4096 times too many blocks: writes gigabytes past C (an illegal address)
-    faulting = right.replace("cute.copy(tiled_copy, rC, tCgC, pred=inside)", "cute.copy(tiled_copy, rC, tCgC)") \
-        .replace("grid=[cute.size(gC, mode=[1]), 1, 1]", "grid=[cute.size(gC, mode=[1]) * 4096, 1, 1]")
-    assert wrong != right and faulting.count("* 4096") == 1 and "rC, tCgC)" in faulting
+    # every store lands 1 TiB (2**38 fp32) past C: far outside anything allocated, an illegal address
+    faulting = right.replace("cute.copy(tiled_copy, rC, tCgC, pred=inside)",
+                             "cute.copy(tiled_copy, rC, cute.make_tensor(tCgC.iterator + (1 << 38), tCgC.layout))")
+    assert wrong != right and faulting.count("1 << 38") == 1
     names = ("right_add", "wrong_add", "faulting_add")
     for name, text in zip(names, (right, wrong, faulting)):
         (folder / f"{name}.py").write_text(text)
@@ -68,4 +68,47 @@ def test_a_kernel_that_writes_out_of_bounds_is_reported_and_the_caller_keeps_its
     assert gpu.status == "failed", str(result)
     assert "illegal" in gpu.hint.lower() or "cuda" in gpu.hint.lower(), gpu.hint
     # the fault ended the checker's process only: this process's CUDA context still works
+    assert torch.ones(4, device="cuda").add_(1).sum().item() == 8
+
+
+CHAPTER_07 = pathlib.Path(__file__).parents[2] / "solutions" / "07_sgemm.py"
+
+
+@pytest.fixture(scope="module")
+def main_loops(tmp_path_factory):
+    """Chapter 07's solved main loop, and the same loop without its two sync_threads() (a race: warps read
+    shared memory before the others' copies landed, and the next copy overwrites what they still read)."""
+    text = CHAPTER_07.read_text()
+    start = text.index("def main_loop(")
+    right = "import cutlass\nimport cutlass.cute as cute\n\n\n" + text[start:text.index("\n\ncheck(", start)]
+    unsynchronized = right.replace("        cute.arch.sync_threads()\n", "")
+    assert right.count("sync_threads") == 2 and "sync_threads" not in unsynchronized
+    folder = tmp_path_factory.mktemp("main_loops")
+    modules = []
+    for name, source in (("right_main_loop", right), ("unsynchronized_main_loop", unsynchronized)):
+        (folder / f"{name}.py").write_text(source)
+    sys.path.insert(0, str(folder))
+    yield tuple(importlib.import_module(name) for name in ("right_main_loop", "unsynchronized_main_loop"))
+    sys.path.remove(str(folder))
+    for name in ("right_main_loop", "unsynchronized_main_loop"):
+        sys.modules.pop(name, None)
+
+
+def test_the_solved_main_loop_earns_the_gpu_point_and_is_timed(main_loops, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "gpu")
+    result = check("ch07.main_loop", main_loops[0].main_loop, seed=0, record=False)
+    gpu = _gpu_criterion(result)
+    assert gpu.status == "passed" and "torch.matmul" in gpu.hint, str(result)
+
+
+def test_a_main_loop_without_barriers_is_caught_by_the_simulator_and_by_the_gpu(main_loops, monkeypatch):
+    import torch
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    simulated = check("ch07.main_loop", main_loops[1].main_loop, seed=0, record=False)
+    several = next(c for c in simulated.criteria if c.name.startswith("several k-tiles"))
+    assert several.status == "failed" and "race" in several.hint.lower(), several.hint
+    # the gpu tier runs only once the reference tier passes; alone, it runs the racy loop on the hardware
+    monkeypatch.setenv("CUTEKIT_TIERS", "gpu")
+    on_gpu = _gpu_criterion(check("ch07.main_loop", main_loops[1].main_loop, seed=0, record=False))
+    assert on_gpu.status == "failed" and "differ from torch.matmul" in on_gpu.hint, on_gpu.hint
     assert torch.ones(4, device="cuda").add_(1).sum().item() == 8
