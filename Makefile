@@ -51,7 +51,8 @@ test-fast: setup
 gpu-test: setup
 	$(VPY) -m pytest tests/gpu -p no:cacheprovider
 	@if $(VPY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then \
-		CUTEKIT_STRICT=1 CUTEKIT_PROGRESS=off $(VPY) -m pytest -p no:cacheprovider solutions --nbval-lax --nbval-current-env; \
+		CUTEKIT_PROGRESS=off $(VPY) -m pytest -n $(JOBS) --dist loadfile -p no:cacheprovider course --nbval-lax --nbval-current-env && \
+		CUTEKIT_STRICT=1 CUTEKIT_PROGRESS=off $(VPY) -m pytest -n $(JOBS) --dist loadfile -p no:cacheprovider solutions --nbval-lax --nbval-current-env; \
 	else echo "gpu-test: no CUDA GPU here, notebooks not run on the GPU tier"; fi
 
 bench: setup

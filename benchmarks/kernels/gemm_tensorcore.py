@@ -171,15 +171,17 @@ def gemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
     # ---- epilogue: fp32 -> fp16
     result = cute.make_fragment_like(accumulators, cutlass.Float16)
     result.store(accumulators.load().to(cutlass.Float16))
-    if cutlass.const_expr(EPILOGUE_SMEM and BM * BN <= cute.cosize(sA_layout)):
+    if cutlass.const_expr(EPILOGUE_SMEM and BM * BN <= max(cute.cosize(sA_layout), cute.cosize(sB_layout))):
         # through shared memory: the accumulator layout gives each thread 2 neighbouring fp16 of a row (32-bit
         # stores); re-read as 8 fp16 per thread along rows, C is written with 128-bit stores. sC reuses sA's
-        # bytes once every warp is done with the last k-tile; rows of BN fp16, XOR-swizzled in 16-byte chunks
-        # (Swizzle<3,3,log2 BN>) so that the 8 rows of one fragment store fall in 8 different bank groups.
+        # bytes (sB's if sA is too small) once every warp is done with the last k-tile; rows of BN fp16,
+        # XOR-swizzled in 16-byte chunks (Swizzle<3,3,log2 BN>) so that the 8 rows of one fragment store
+        # fall in 8 different bank groups.
         cute.arch.sync_threads()
         sC_atom = cute.make_composed_layout(cute.make_swizzle(3, 3, BN.bit_length() - 4), 0,
                                             cute.make_layout((8, BN), stride=(BN, 1)))
-        sC = cute.make_tensor(sA.iterator, cute.tile_to_shape(sC_atom, (BM, BN), (0, 1)))
+        reused = sA if BM * BN <= cute.cosize(sA_layout) else sB
+        sC = cute.make_tensor(reused.iterator, cute.tile_to_shape(sC_atom, (BM, BN), (0, 1)))
         cute.autovec_copy(result, thr_mma.partition_C(sC))
         cute.arch.sync_threads()
         s2g = cute.make_tiled_copy_tv(

@@ -356,10 +356,11 @@ def simulator_add(host, case):
 def gpu_add(host, case):
     """Harness (runs on the GPU, real CuTeDSL): correctness against torch.add, then the median time of the
     learner's compiled add and of torch.add on the same tensors."""
-    import statistics
     import torch
     import cutlass.cute as cute
     from cutlass.cute.runtime import from_dlpack
+
+    from .kernels import gpu_median_ms
     generator = torch.Generator(device="cuda").manual_seed(case["M"] * 1000 + case["N"])
     a = torch.randn(case["M"], case["N"], device="cuda", generator=generator)
     b = torch.randn(case["M"], case["N"], device="cuda", generator=generator)
@@ -371,22 +372,8 @@ def gpu_add(host, case):
     torch.cuda.synchronize()
     wrong = (c != a + b).nonzero().tolist()
     result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
-
-    def median_ms(launch):
-        for _ in range(3):
-            launch()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(20):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            launch()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-        return statistics.median(times)
-    result["ms"] = median_ms(lambda: compiled(*views))
-    result["torch_ms"] = median_ms(lambda: torch.add(a, b, out=c))
+    result["ms"] = gpu_median_ms(lambda: compiled(*views))
+    result["torch_ms"] = gpu_median_ms(lambda: torch.add(a, b, out=c))
     return result
 
 

@@ -522,11 +522,11 @@ def _one_tile_gemm(answer, k_tiles: int, seed: int) -> dict:
 def gpu_main_loop(answer, case):
     """Harness (runs on the GPU, real CuTeDSL): the learner's main loop in the one-stage GEMM on a grid of
     32x32 tiles, compared with torch.matmul in fp32, then timed (median of 20 launches) next to it."""
-    import statistics
-
     import torch
     import cutlass.cute as cute
     from cutlass.cute.runtime import from_dlpack
+
+    from .kernels import gpu_median_ms
     M, N, K = case["M"], case["N"], case["K"]
     generator = torch.Generator(device="cuda").manual_seed(M + N + K)
     a = torch.randn(M, K, device="cuda", generator=generator).half()
@@ -539,22 +539,8 @@ def gpu_main_loop(answer, case):
     reference = a.float() @ b.float().T
     wrong = (~torch.isclose(c, reference, rtol=1e-3, atol=1e-2)).nonzero().tolist()
     result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
-
-    def median_ms(launch):
-        for _ in range(3):
-            launch()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(20):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            launch()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-        return statistics.median(times)
-    result["ms"] = median_ms(lambda: compiled(*views))
-    result["torch_ms"] = median_ms(lambda: torch.matmul(a, b.T))
+    result["ms"] = gpu_median_ms(lambda: compiled(*views))
+    result["torch_ms"] = gpu_median_ms(lambda: torch.matmul(a, b.T))
     return result
 
 

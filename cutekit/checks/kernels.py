@@ -116,3 +116,23 @@ def on_gpu(host, harness: str, cases: list, timeout: float = 300) -> WorkerReply
         return _run_worker({"task": "harness", "module": str(path), "function": _unwrap(host).__name__,
                             "harness": harness, "cases": list(cases)}, timeout,
                            environment={"CUTE_DSL_ARCH": None})   # the GPU it finds
+
+
+def gpu_median_ms(launch, warmup: int = 3, repeats: int = 20) -> float:
+    """For harnesses on the GPU: the median time of `launch()` in ms, CUDA events around each launch after
+    `warmup` launches (the learner's kernel and torch's op are timed alike)."""
+    import statistics
+
+    import torch
+    for _ in range(warmup):
+        launch()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        launch()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)

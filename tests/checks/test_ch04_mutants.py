@@ -6,7 +6,7 @@ import pytest
 from cutekit import cute
 from cutekit.checks import check, exercises
 
-from simulated import kernels_on_simulator
+from simulated import kernels_on_simulator, solution_code, with_mistakes
 from verdicts import assert_real_cutedsl_confirms_it, assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint, mutant_params, SEEDS
 
 
@@ -151,68 +151,20 @@ def gemm_hard_coded_worked_example(mA, mB, mC, tiler, m, n):
 
 # ---- ch04.add_with_tails: kernels, defined once the simulator is `cutlass` ----
 
-KERNEL_SOURCE = '''
-import cutlass
-import cutlass.cute as cute
+ADD_WITH_TAILS = solution_code("04_local_tile_partition", "@cute.kernel\ndef tails_kernel", 'check("ch04.add_with_tails"') \
+    .replace("tails_kernel", "tails_kernel_NAME").replace("def add_with_tails(", "def add_with_tails_NAME(")
 
-
-def _partition(gA, gB, gC, cC, block, tiled_copy):
-    tidx, _, _ = cute.arch.thread_idx()
-    thread = tiled_copy.get_slice(tidx)
-    return (thread.partition_S(gA[block]), thread.partition_S(gB[block]), thread.partition_D(gC[block]),
-            thread.partition_S(cC[block]))
-
-
-def _predicate(tCcC, shape, first_atom_only=False, shape_is_tile=False):
-    inside = cute.make_rmem_tensor(
-        cute.make_layout((cute.size(tCcC, mode=[0, 1]), cute.size(tCcC, mode=[1]), cute.size(tCcC, mode=[2]))),
-        cutlass.Boolean)
-    for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
-        inside[atom, 0, 0] = cute.elem_less(tCcC[(0, 0 if first_atom_only else atom), 0, 0],
-                                            (16, 128) if shape_is_tile else shape)
-    return inside
-
-
-@cute.kernel
-def tails_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, cC: cute.Tensor, shape: cute.Shape,
-                 tiled_copy: cute.TiledCopy, mistake: cutlass.Constexpr):
-    bidx, _, _ = cute.arch.block_idx()
-    block = ((None, None), 0 if mistake == "always_block_zero" else bidx)
-    tAgA, tBgB, tCgC, tCcC = _partition(gA, gB, gC, cC, block, tiled_copy)
-    rA, rB, rC = cute.make_fragment_like(tAgA), cute.make_fragment_like(tBgB), cute.make_fragment_like(tCgC)
-    inside = _predicate(tCcC, shape, mistake == "predicate_from_the_first_atom_only",
-                        mistake == "compares_with_the_tile_shape")
-    rA.fill(0)
-    rB.fill(0)
-    if mistake == "no_predicate":
-        cute.copy(tiled_copy, tAgA, rA)
-        cute.copy(tiled_copy, tBgB, rB)
-    else:
-        cute.copy(tiled_copy, tAgA, rA, pred=inside)
-        cute.copy(tiled_copy, tBgB, rB, pred=inside)
-    rC.store(rA.load() if mistake == "stores_a_not_the_sum" else rA.load() + rB.load())
-    if mistake != "forgets_the_store":
-        cute.copy(tiled_copy, rC, tCgC, pred=inside)
-
-
-def host(mistake):
-    @cute.jit
-    def add_with_tails(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, vector: cutlass.Constexpr = 4):
-        threads = cute.make_ordered_layout((4, 32), order=(1, 0))
-        values = cute.make_ordered_layout((4, 4), order=(1, 0))
-        tiler, tv = cute.make_layout_tv(threads, values)
-        atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mA.element_type,
-                                   num_bits_per_copy=vector * mA.element_type.width)
-        tiled_copy = cute.make_tiled_copy_tv(atom, threads, values)
-        gA, gB, gC = (cute.zipped_divide(t, tiler) for t in (mA, mB, mC))
-        cC = cute.zipped_divide(cute.make_identity_tensor(mC.shape), tiler)
-        tails_kernel(gA, gB, gC, cC, mC.shape, tiled_copy, mistake).launch(
-            grid=[cute.size(gC, mode=[1]), 1, 1], block=[cute.size(tv, mode=[0]), 1, 1])
-    return add_with_tails
-'''
-
-KERNEL_MISTAKES = ("no_predicate", "predicate_from_the_first_atom_only", "compares_with_the_tile_shape",
-                   "stores_a_not_the_sum", "forgets_the_store", "always_block_zero")
+KERNEL_MISTAKES = {
+    "no_predicate": ("    cute.copy(tiled_copy, tAgA, rA, pred=inside)\n    cute.copy(tiled_copy, tBgB, rB, pred=inside)",
+                     "    cute.copy(tiled_copy, tAgA, rA)\n    cute.copy(tiled_copy, tBgB, rB)"),
+    "predicate_from_the_first_atom_only": ("tCcC[(0, atom), 0, 0]", "tCcC[(0, 0), 0, 0]"),
+    "compares_with_the_tile_shape": ("cute.elem_less(tCcC[(0, atom), 0, 0], shape)",
+                                     "cute.elem_less(tCcC[(0, atom), 0, 0], (16, 128))"),
+    "stores_a_not_the_sum": ("rC.store(rA.load() + rB.load())", "rC.store(rA.load())"),
+    "forgets_the_store": ("    cute.copy(tiled_copy, rC, tCgC, pred=inside)\n", ""),
+    "always_block_zero": ("block = ((None, None), bidx)", "block = ((None, None), 0)"),
+}
+KERNEL_SOURCE = "import cutlass\nimport cutlass.cute as cute\n\n" + with_mistakes(ADD_WITH_TAILS, KERNEL_MISTAKES)
 
 
 @pytest.fixture(scope="module")
@@ -284,13 +236,13 @@ def test_the_correct_kernel_passes_on_the_simulator_in_strict_mode(kernels, monk
     monkeypatch.setenv("CUTEKIT_STRICT", "1")
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
     for seed in (0, 1):
-        assert check("ch04.add_with_tails", kernels.host("none"), seed=seed).passed
+        assert check("ch04.add_with_tails", kernels.add_with_tails_none, seed=seed).passed
 
 
 @pytest.mark.parametrize("mistake", KERNEL_MISTAKES)
 def test_a_wrong_kernel_loses_points_with_a_hint(kernels, mistake, monkeypatch):
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    result = check("ch04.add_with_tails", kernels.host(mistake), seed=3)
+    result = check("ch04.add_with_tails", getattr(kernels, f"add_with_tails_{mistake}"), seed=3)
     lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
     assert lost and not result.passed, str(result)
     assert all(criterion.hint for criterion in lost)
@@ -298,7 +250,7 @@ def test_a_wrong_kernel_loses_points_with_a_hint(kernels, mistake, monkeypatch):
 
 def test_an_unguarded_kernel_is_told_to_predicate(kernels, monkeypatch):
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    assert "copy with pred=" in str(check("ch04.add_with_tails", kernels.host("no_predicate"), seed=3))
+    assert "copy with pred=" in str(check("ch04.add_with_tails", kernels.add_with_tails_no_predicate, seed=3))
 
 
 def test_logical_divide_sliced_per_mode_is_also_accepted(monkeypatch):

@@ -2,14 +2,13 @@
 the mistake it models) loses points with a hint. Kernel answers are rebuilt from source and run on the
 simulator, so the kernel mutants are written out as a real module, one host function per mistake."""
 
-import pathlib
 
 import pytest
 
 from cutekit import cute
 from cutekit.checks import check, exercises
 
-from simulated import kernels_on_simulator
+from simulated import kernels_on_simulator, solution_code, with_mistakes
 from verdicts import assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint, mutant_params, SEEDS
 
 
@@ -127,20 +126,7 @@ def key_returns_a_list(x):
 
 # ---- kernels: the row sum (ch05.tiled_copy_row_sum) and the dim-0 host (ch05.sum_dim0) ----
 
-SOLUTION = pathlib.Path(__file__).parents[2] / "solutions" / "05_tiled_copy.py"
-
-
-def solution_code(start: str, end: str) -> str:
-    """The solved chapter's code from `start` up to `end` (cell markers and the exercise marker left out):
-    the wrong kernels below are the shipped solution with one mistake each, so they stay in step with it."""
-    text = SOLUTION.read_text()
-    begin = text.index(start)
-    code = text[begin:text.index(end, begin)]
-    return "\n".join(line for line in code.splitlines() if not line.startswith("# %%")
-                     and line.strip() != "# YOUR CODE HERE") + "\n"
-
-
-ROW_SUM_KERNEL = solution_code("@cute.kernel\ndef my_tiled_copy_kernel", 'check("ch05.tiled_copy_row_sum"') \
+ROW_SUM_KERNEL = solution_code("05_tiled_copy", "@cute.kernel\ndef my_tiled_copy_kernel", 'check("ch05.tiled_copy_row_sum"') \
     .replace("my_tiled_copy_kernel", "row_sum_kernel_NAME").replace("my_sum_rows", "row_sum_NAME")
 
 ROW_SUM_MISTAKES = {
@@ -153,9 +139,9 @@ ROW_SUM_MISTAKES = {
                                  "        mOut[row] = row_total"),
 }
 
-INNER_SUM_KERNEL = solution_code("@cute.kernel\ndef inner_sum_kernel", "\n@cute.jit")
+INNER_SUM_KERNEL = solution_code("05_tiled_copy", "@cute.kernel\ndef inner_sum_kernel", "\n@cute.jit")
 
-SUM_DIM0 = solution_code("@cute.jit\ndef sum_dim0", 'check("ch05.sum_dim0"').replace("def sum_dim0(", "def sum_dim0_NAME(")
+SUM_DIM0 = solution_code("05_tiled_copy", "@cute.jit\ndef sum_dim0", 'check("ch05.sum_dim0"').replace("def sum_dim0(", "def sum_dim0_NAME(")
 
 DIM0_MISTAKES = {
     "grid_rounds_down": ("grid=[cute.ceil_div(columns, 128), 1, 1]", "grid=[columns // 128, 1, 1]"),
@@ -170,16 +156,8 @@ DIM0_MISTAKES = {
 
 
 def _kernel_source() -> str:
-    pieces = ["import cutlass\nimport cutlass.cute as cute\n", INNER_SUM_KERNEL]
-    for name, (old, new) in {"none": ("", ""), **ROW_SUM_MISTAKES}.items():
-        text = ROW_SUM_KERNEL.replace("NAME", name)
-        assert old in text, name
-        pieces.append(text.replace(old, new) if old else text)
-    for name, (old, new) in {"none": ("", ""), **DIM0_MISTAKES}.items():
-        text = SUM_DIM0.replace("NAME", name)
-        assert old in text, name
-        pieces.append(text.replace(old, new) if old else text)
-    return "\n".join(pieces)
+    return "\n".join(["import cutlass\nimport cutlass.cute as cute\n", INNER_SUM_KERNEL,
+                      with_mistakes(ROW_SUM_KERNEL, ROW_SUM_MISTAKES), with_mistakes(SUM_DIM0, DIM0_MISTAKES)])
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pytest
 from cutekit import cute
 from cutekit.checks import check, exercises
 
-from simulated import kernels_on_simulator
+from simulated import kernels_on_simulator, solution_code, with_mistakes
 from verdicts import assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint, mutant_params
 
 SEEDS = (0, 1, 2)
@@ -131,33 +131,8 @@ def choose_calls_the_switched_off_constructor(operand, tile_mnk):
 
 # ---- ch06.s2r_k_block (kernels) ----
 
-S2R_KERNEL = '''
-@cute.kernel
-def s2r_kernel_NAME(mA: cute.Tensor, mOut: cute.Tensor, tiled_mma: cute.TiledMma, s2r: cute.TiledCopy,
-                    k_block: cutlass.Constexpr):
-    tidx, _, _ = cute.arch.thread_idx()
-    sA = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)),
-                                                       16)
-    for i in cutlass.range_constexpr(16):
-        sA[tidx * 16 + i] = mA[tidx * 16 + i]
-    cute.arch.sync_threads()
-    tCrA = tiled_mma.make_fragment_A(tiled_mma.get_slice(tidx).partition_A(sA))
-    tCrA.fill(-1.0)
-    thread_copy = s2r.get_slice(tidx)
-    tXsA = thread_copy.partition_S(sA)
-    tXrA = thread_copy.retile(tCrA)
-    cute.copy(s2r, tXsA[None, None, k_block], tXrA[None, None, k_block])
-    for v in cutlass.range_constexpr(cute.size(tCrA, mode=[0])):
-        mOut[tidx, v] = tCrA[v, 0, k_block]
-
-
-@cute.jit
-def load_k_block_NAME(mA: cute.Tensor, mOut: cute.Tensor, k_block: cutlass.Constexpr):
-    tiled_mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)))
-    s2r = cute.make_tiled_copy_A(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4),
-                                                     cutlass.Float16), tiled_mma)
-    s2r_kernel_NAME(mA, mOut, tiled_mma, s2r, k_block).launch(grid=[1, 1, 1], block=[32, 1, 1])
-'''
+S2R_KERNEL = solution_code("06_ldmatrix_retile", "@cute.kernel\ndef s2r_kernel", 'check("ch06.s2r_k_block"') \
+    .replace("s2r_kernel", "s2r_kernel_NAME").replace("def load_k_block(", "def load_k_block_NAME(")
 
 S2R_MISTAKES = {
     "always_k_block_0": ("tXsA[None, None, k_block], tXrA[None, None, k_block]",
@@ -173,12 +148,7 @@ S2R_MISTAKES = {
 
 
 def _kernel_source() -> str:
-    pieces = ["import cutlass\nimport cutlass.cute as cute\n"]
-    for name, (old, new) in {"none": ("", ""), **S2R_MISTAKES}.items():
-        text = S2R_KERNEL.replace("NAME", name)
-        assert old in text, name
-        pieces.append(text.replace(old, new) if old else text)
-    return "\n".join(pieces)
+    return "import cutlass\nimport cutlass.cute as cute\n\n" + with_mistakes(S2R_KERNEL, S2R_MISTAKES)
 
 
 @pytest.fixture(scope="module")

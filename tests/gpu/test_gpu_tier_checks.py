@@ -24,20 +24,24 @@ def solution_kernel_source() -> str:
 
 @pytest.fixture(scope="module")
 def learner_modules(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("gpu_kernels")
     right = solution_kernel_source()
     wrong = right.replace("rC.store(rA.load() + rB.load())", "rC.store(rA.load())")
     # every store lands 1 TiB (2**38 fp32) past C: far outside anything allocated, an illegal address
     faulting = right.replace("cute.copy(tiled_copy, rC, tCgC, pred=inside)",
                              "cute.copy(tiled_copy, rC, cute.make_tensor(tCgC.iterator + (1 << 38), tCgC.layout))")
     assert wrong != right and faulting.count("1 << 38") == 1
-    names = ("right_add", "wrong_add", "faulting_add")
-    for name, text in zip(names, (right, wrong, faulting)):
+    yield from _imported(tmp_path_factory.mktemp("gpu_kernels"),
+                         {"right_add": right, "wrong_add": wrong, "faulting_add": faulting})
+
+
+def _imported(folder, sources):
+    """Each source written to folder/<name>.py and imported (a fixture's value); forgotten afterwards."""
+    for name, text in sources.items():
         (folder / f"{name}.py").write_text(text)
     sys.path.insert(0, str(folder))
-    yield tuple(importlib.import_module(name) for name in names)
+    yield tuple(importlib.import_module(name) for name in sources)
     sys.path.remove(str(folder))
-    for name in names:
+    for name in sources:
         sys.modules.pop(name, None)
 
 
@@ -83,15 +87,8 @@ def main_loops(tmp_path_factory):
     right = "import cutlass\nimport cutlass.cute as cute\n\n\n" + text[start:text.index("\n\ncheck(", start)]
     unsynchronized = right.replace("        cute.arch.sync_threads()\n", "")
     assert right.count("sync_threads") == 2 and "sync_threads" not in unsynchronized
-    folder = tmp_path_factory.mktemp("main_loops")
-    modules = []
-    for name, source in (("right_main_loop", right), ("unsynchronized_main_loop", unsynchronized)):
-        (folder / f"{name}.py").write_text(source)
-    sys.path.insert(0, str(folder))
-    yield tuple(importlib.import_module(name) for name in ("right_main_loop", "unsynchronized_main_loop"))
-    sys.path.remove(str(folder))
-    for name in ("right_main_loop", "unsynchronized_main_loop"):
-        sys.modules.pop(name, None)
+    yield from _imported(tmp_path_factory.mktemp("main_loops"),
+                         {"right_main_loop": right, "unsynchronized_main_loop": unsynchronized})
 
 
 def test_the_solved_main_loop_earns_the_gpu_point_and_is_timed(main_loops, monkeypatch):
