@@ -505,7 +505,7 @@ else:
 # **Honest numbers.** On an H100 the SIMT kernel reaches 0.92-0.93 of torch's fp32 GEMM (target 0.85, aim
 # 0.90: met) and beats NVIDIA's CuTeDSL `sgemm.py` example (47.7-48.0 TFLOP/s to our 49.3-49.7). For the
 # tensor cores, `gemm_tensorcore.FAST` (a 256x128 tile on 8 warps, each warp still 64x64; tiles visited 16
-# rows at a time; the shared-memory epilogue) reaches 0.60-0.73 of torch.matmul fp16 at 8192^3, round by
+# rows at a time; the shared-memory epilogue) reaches 0.59-0.73 of torch.matmul fp16 at 8192^3, round by
 # round, and the 128x128 teaching configuration above 0.58-0.66.
 #
 # **A claim to check: "NVIDIA's Ampere example reaches 0.64 of torch".** That number comes from the
