@@ -19,7 +19,6 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-os.environ["CUTE_DSL_ARCH"] = "sm_80"        # before cutlass is imported: PTX for sm_80, assembled for --arch
 
 
 def tool(name: str) -> str:
@@ -72,6 +71,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not re.fullmatch(r"sm_\d{2,3}a?", args.arch):
         parser.error(f"--arch must look like sm_90, got {args.arch!r}")
+    os.environ["CUTE_DSL_ARCH"] = "sm_80"    # before cutlass is imported: PTX for sm_80, assembled for --arch
     from benchmarks.kernels import gemm_tensorcore
     configs = {"teaching": {}, "fast": gemm_tensorcore.FAST}
     for name in (("teaching", "fast") if args.config == "both" else (args.config,)):

@@ -1,0 +1,66 @@
+"""The GPU benchmark scripts refuse bad arguments with a message naming the argument, before touching a GPU;
+sass_report's loop finder reads a disassembly correctly (no GPU needed for either)."""
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def refusal(capsys, module, argv):
+    with pytest.raises(SystemExit) as stop:
+        importlib.import_module(f"benchmarks.{module}").main(argv)
+    assert stop.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module,argv,named", [
+    ("bench", ["--only", "gemm,nope"], "'nope'"),
+    ("bench", ["--repeats", "0"], "--repeats"),
+    ("sweep_gemm_tensorcore", ["--size", "100"], "--size must be a positive multiple of 64"),
+    ("compare_nvidia_examples", ["--examples", "/nowhere"], "lacks tensorop_gemm.py"),
+    ("compare_nvidia_examples", ["--examples", str(ROOT), "--rounds", "0"], "--rounds"),
+    ("sass_report", ["--arch", "hopper"], "--arch must look like sm_90"),
+    ("sass_report", ["--config", "fastest"], "invalid choice: 'fastest'"),
+])
+def test_a_bad_argument_is_named(capsys, module, argv, named):
+    assert named in refusal(capsys, module, argv)
+
+
+def test_compare_checks_the_size_after_finding_the_examples(capsys, tmp_path):
+    for name in ("tensorop_gemm.py", "sgemm.py", "elementwise_add.py"):
+        (tmp_path / name).write_text("")
+    assert "--size must be a positive multiple of 128" in refusal(
+        capsys, "compare_nvidia_examples", ["--examples", str(tmp_path), "--size", "1000"])
+
+
+SASS = """
+        /*0100*/                   MOV R1, c[0x0][0x28] ;
+        /*0110*/                   HMMA.16816.F32 R4, R8, R12, R4 ;
+        /*0120*/                   LDSM.16.M88.4 R8, [R2] ;
+        /*0130*/                   HMMA.16816.F32 R16, R8, R14, R16 ;
+        /*0140*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0150*/               @P0 BRA 0x110 ;
+        /*0160*/                   STG.E.128 [R20.64], R4 ;
+        /*0170*/                   EXIT ;
+        /*0180*/                   BRA 0x180;
+"""
+
+
+def test_the_loop_is_the_body_of_the_backward_branch():
+    from benchmarks.sass_report import loop_mix
+    count, opcodes = loop_mix(SASS)
+    assert count == 5                      # 0x110 .. 0x150; the self-branch at 0x180 is one instruction
+    assert opcodes["HMMA"] == 2 and opcodes["LDSM"] == 1 and opcodes["BAR"] == 1 and opcodes["BRA"] == 1
+    assert "STG" not in opcodes and "MOV" not in opcodes
+
+
+def test_a_missing_tool_is_named(monkeypatch):
+    from benchmarks import sass_report
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("CUOBJDUMP", raising=False)
+    with pytest.raises(SystemExit, match="`cuobjdump` not found"):
+        sass_report.tool("cuobjdump")
