@@ -478,16 +478,25 @@ def _main_loop_program(answer):
 
 
 def _decorated_with_jit(function):
-    """`function` loaded again from a copy of its module file in which its `def` carries `@cute.jit`."""
+    """`function` loaded again from a copy of its module file in which its `def` carries `@cute.jit`
+    (as it is, if the learner decorated it already)."""
     import importlib.util
     import inspect
     import tempfile
     from pathlib import Path
-    lines = Path(inspect.getsourcefile(function)).read_text().splitlines(keepends=True)
-    first = function.__code__.co_firstlineno - 1
+    source_file = Path(inspect.getsourcefile(inspect.unwrap(function)))
+    lines = source_file.read_text().splitlines(keepends=True)
+    first = inspect.unwrap(function).__code__.co_firstlineno - 1
+    header = []
+    for line in lines[first:]:
+        header.append(line)
+        if line.lstrip().startswith(("def ", "async def ")):
+            break
+    if any(line.lstrip().startswith("@") and "jit" in line for line in header):
+        return function
     lines.insert(first, "@cute.jit\n")
     folder = Path(tempfile.mkdtemp(prefix="cutekit-jit-"))
-    path = folder / f"jit_{Path(inspect.getsourcefile(function)).name}"
+    path = folder / f"jit_{source_file.name}"
     path.write_text("".join(lines))
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
