@@ -13,10 +13,11 @@ The pieces, each one CuTe idea:
   * S2R: `ldmatrix` TiledCopies made from the TiledMMA (make_tiled_copy_A/B), whose destinations are the
     MMA fragments seen through `retile`; k-block kb + 1 is loaded while kb is multiplied (register double
     buffering).
-  * Epilogue: fp32 accumulators converted to fp16 and stored with the MMA's C partition; edge tiles
-    predicated with an identity tensor.
-  * CTA order: tiles are visited GROUP_M tile-rows at a time, so the CTAs resident together share A and B
-    tiles in L2 instead of streaming all of A once per wave.
+  * Epilogue: fp32 accumulators converted to fp16, written to a swizzled copy of C in shared memory with the
+    MMA's C partition, read back 8 fp16 per thread and stored with 128-bit stores (EPILOGUE_SMEM; edge tiles
+    predicated with an identity tensor).
+  * CTA order (cta.py, shared with the SIMT kernel): tiles are visited GROUP_M tile-rows at a time, so the
+    CTAs resident together share A and B tiles in L2 instead of streaming all of A once per wave.
 
 Constraints (asserted in `prepare`): K a multiple of BK = 64; K and N multiples of 8 (16-byte rows);
 M and N otherwise arbitrary (partial tiles masked).
@@ -35,7 +36,7 @@ import contextlib
 import cutlass
 import cutlass.cute as cute
 
-from . import tensors
+from . import cta, tensors
 
 BM, BN, BK = 128, 128, 64
 STAGES = 3
@@ -46,36 +47,12 @@ WARPS_M, WARPS_N = 2, 2        # 4 warps; each computes a (BM / WARPS_M) x (BN /
 THREADS = 32 * WARPS_M * WARPS_N
 
 
-@cute.jit
-def grouped_tile(linear: cutlass.Int32, tiles_m: cutlass.Int32, tiles_n: cutlass.Int32):
-    """Map a linear CTA index to (m, n) tile coordinates, GROUP_M tile-rows at a time (column-major inside
-    a group), so that consecutive CTAs reuse the same B columns and A rows."""
-    per_group = GROUP_M * tiles_n
-    group = linear // per_group
-    first_m = group * GROUP_M
-    rows_in_group = cutlass.min(tiles_m - first_m, GROUP_M)
-    within = linear - group * per_group
-    return first_m + within % rows_in_group, within // rows_in_group
-
-
 @cute.kernel
 def gemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
                 sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
                 g2s_copy: cute.TiledCopy, tiled_mma: cute.TiledMma):
     tidx, _, _ = cute.arch.thread_idx()
-    linear, _, _ = cute.arch.block_idx()
-    tiles_m = cute.ceil_div(cute.size(mC, mode=[0]), BM)
-    tiles_n = cute.ceil_div(cute.size(mC, mode=[1]), BN)
-    m_tile, n_tile = grouped_tile(linear, tiles_m, tiles_n)
-    cta_tiler = (BM, BN, BK)
-    coord = (m_tile, n_tile, None)
-
-    gA = cute.local_tile(mA, cta_tiler, coord, proj=(1, None, 1))     # (BM, BK, k_tiles)
-    gB = cute.local_tile(mB, cta_tiler, coord, proj=(None, 1, 1))     # (BN, BK, k_tiles)
-    gC = cute.local_tile(mC, cta_tiler, coord, proj=(1, 1, None))     # (BM, BN)
-    cA = cute.local_tile(cute.make_identity_tensor(mA.shape), cta_tiler, coord, proj=(1, None, 1))
-    cB = cute.local_tile(cute.make_identity_tensor(mB.shape), cta_tiler, coord, proj=(None, 1, 1))
-    cC = cute.local_tile(cute.make_identity_tensor(mC.shape), cta_tiler, coord, proj=(1, 1, None))
+    gA, gB, gC, cA, cB, cC = cta.cta_tiles(mA, mB, mC, (BM, BN, BK), GROUP_M)   # (BM|BN, BK, k_tiles), (BM, BN)
 
     smem = cutlass.utils.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float16, sA_layout, 128)       # (BM, BK, STAGES)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import cutlass
 import cutlass.cute as cute
 
-from . import tensors
+from . import cta, tensors
 
 BM, BN, BK = 128, 128, 8
 STAGES = 3
@@ -32,35 +32,12 @@ THREADS = 256
 GROUP_M = 8
 
 
-@cute.jit
-def grouped_tile(linear: cutlass.Int32, tiles_m: cutlass.Int32, tiles_n: cutlass.Int32):
-    """Linear CTA index -> (m, n) tile, GROUP_M tile-rows at a time, for L2 reuse between resident CTAs."""
-    per_group = GROUP_M * tiles_n
-    group = linear // per_group
-    first_m = group * GROUP_M
-    rows_in_group = cutlass.min(tiles_m - first_m, GROUP_M)
-    within = linear - group * per_group
-    return first_m + within % rows_in_group, within // rows_in_group
-
-
 @cute.kernel
 def sgemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
                  sA_layout: cute.Layout, sB_layout: cute.Layout,
                  g2s_A: cute.TiledCopy, g2s_B: cute.TiledCopy, tiled_mma: cute.TiledMma):
     tidx, _, _ = cute.arch.thread_idx()
-    linear, _, _ = cute.arch.block_idx()
-    tiles_m = cute.ceil_div(cute.size(mC, mode=[0]), BM)
-    tiles_n = cute.ceil_div(cute.size(mC, mode=[1]), BN)
-    m_tile, n_tile = grouped_tile(linear, tiles_m, tiles_n)
-    cta_tiler = (BM, BN, BK)
-    coord = (m_tile, n_tile, None)
-
-    gA = cute.local_tile(mA, cta_tiler, coord, proj=(1, None, 1))     # (BM, BK, k_tiles)
-    gB = cute.local_tile(mB, cta_tiler, coord, proj=(None, 1, 1))     # (BN, BK, k_tiles)
-    gC = cute.local_tile(mC, cta_tiler, coord, proj=(1, 1, None))     # (BM, BN)
-    cA = cute.local_tile(cute.make_identity_tensor(mA.shape), cta_tiler, coord, proj=(1, None, 1))
-    cB = cute.local_tile(cute.make_identity_tensor(mB.shape), cta_tiler, coord, proj=(None, 1, 1))
-    cC = cute.local_tile(cute.make_identity_tensor(mC.shape), cta_tiler, coord, proj=(1, 1, None))
+    gA, gB, gC, cA, cB, cC = cta.cta_tiles(mA, mB, mC, (BM, BN, BK), GROUP_M)   # (BM|BN, BK, k_tiles), (BM, BN)
 
     smem = cutlass.utils.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float32, sA_layout, 16)         # (BM, BK, STAGES), M contiguous
