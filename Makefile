@@ -18,7 +18,7 @@ help:
 	@echo "make test-fast  unit tests only (no notebooks, no slow suites)"
 	@echo "make gpu-test  real CuTeDSL kernels on an sm_80+ GPU vs torch (skips with one line without one)"
 	@echo "make bench  time every course kernel against torch (GPU); table, CSV and plot under results/"
-	@echo "make sync   re-pair course/ and solutions/ notebooks from their .py files (jupytext)"
+	@echo "make sync   regenerate course/ (and every notebook) from the chapter sources solutions/NN_topic.py"
 	@echo "make doctor which tiers this machine offers"
 	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
 	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=main]  the nbgitpuller link for learners"
@@ -58,9 +58,9 @@ gpu-test: setup
 bench: setup
 	$(VPY) benchmarks/bench.py --out results
 
+# One source per chapter: solutions/NN_topic.py, answers between ### BEGIN SOLUTION / ### END SOLUTION.
 sync: setup
-	$(VPY) -m jupytext --sync course/[0-9][0-9]_*.py solutions/[0-9][0-9]_*.py
-	$(VPY) -m jupyter nbconvert --clear-output --inplace --log-level=WARN course/[0-9][0-9]_*.ipynb solutions/[0-9][0-9]_*.ipynb
+	$(VPY) scripts/generate_course.py
 
 # Workshops on JupyterHub (deploy/README.md): the loopback hub test (also part of `make test`), and the link
 # that gives learners the course and its updates.

@@ -24,6 +24,9 @@ from urllib.parse import quote
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generate_course  # noqa: E402  (the course's one generator)
+
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_DIR = ROOT / "scripts" / "site"
 SITE_TITLE = "CuTe by Hand"
@@ -47,6 +50,15 @@ def chapter_title(nb: nbformat.NotebookNode, fallback: str) -> str:
     return fallback
 
 
+def load(notebook: Path) -> nbformat.NotebookNode:
+    """The chapter at `notebook`, made by the course's generator from its percent-format .py twin when it has
+    one (a chapter source in solutions/), so the site shows what the source says even before `make sync`."""
+    twin = notebook.with_suffix(".py")
+    if twin.exists():
+        return nbformat.reads(generate_course.notebook_text(twin.read_text()), as_version=4)
+    return nbformat.read(notebook, as_version=4)
+
+
 def find_chapters(source: Path, wanted: list[str] | None = None) -> list[Chapter]:
     """The numbered notebooks (`NN_topic.ipynb`) in `source`, only those whose number is in `wanted` if given."""
     notebooks = sorted(source.glob("[0-9][0-9]_*.ipynb"))
@@ -57,7 +69,7 @@ def find_chapters(source: Path, wanted: list[str] | None = None) -> list[Chapter
         notebooks = [p for p in notebooks if p.name[:2] in wanted]
     if not notebooks:
         raise SystemExit(f"build_site: no NN_topic.ipynb notebooks in {source}")
-    return [Chapter(p, p.stem + ".html", chapter_title(nbformat.read(p, as_version=4), p.stem)) for p in notebooks]
+    return [Chapter(p, p.stem + ".html", chapter_title(load(p), p.stem)) for p in notebooks]
 
 
 def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int) -> nbformat.NotebookNode:
@@ -140,7 +152,7 @@ def build(out: Path, source: Path, wanted: list[str] | None, timeout: int, run: 
     entries, summaries = [], {}
     for i, chapter in enumerate(chapters):
         started = time.monotonic()
-        nb = nbformat.read(chapter.notebook, as_version=4)
+        nb = load(chapter.notebook)
         if run:
             execute(nb, chapter.notebook.parent, timeout)
         (out / chapter.page).write_text(export_page(nb, navigation(chapters, i), chapter.title))

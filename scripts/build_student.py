@@ -12,12 +12,14 @@ none of them reaches the bundle.
 from __future__ import annotations
 
 import argparse
-import difflib
 import shutil
 import sys
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generate_course  # noqa: E402  (the course's one generator)
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "cute-by-hand-student"
@@ -28,38 +30,28 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "
 
 
 def chapters(root: Path = ROOT) -> list[str]:
-    """The chapter names (`00_start_here`, ...) that have a notebook in course/."""
-    return sorted(p.stem for p in (root / "course").glob("[0-9][0-9]_*.ipynb"))
+    """The chapter names (`00_start_here`, ...): one per source in solutions/."""
+    return generate_course.chapters(root)
 
 
-def student_notebook(path: Path) -> nbformat.NotebookNode:
-    """A course notebook as a learner gets it: no outputs, no execution counts, no jupytext pairing
-    (saving it in the lab should not write a .py next to it)."""
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
+def student_notebook(chapter: str, root: Path = ROOT) -> nbformat.NotebookNode:
+    """A chapter as a learner gets it, made from its source by the course's generator: the answers replaced
+    by `# YOUR CODE HERE`, no outputs, no jupytext pairing (saving it in the lab should not write a .py)."""
+    source = (root / "solutions" / f"{chapter}.py").read_text()
+    text = generate_course.student_text(source, f"solutions/{chapter}.py")
+    nb = nbformat.reads(generate_course.notebook_text(text), as_version=4)
     nb.metadata.pop("jupytext", None)
     nb.metadata.pop("widgets", None)
     return nb
 
 
-def _course_and_solution(chapter: str, root: Path) -> tuple[list[str], list[str]]:
-    return ((root / "course" / f"{chapter}.py").read_text().splitlines(),
-            (root / "solutions" / f"{chapter}.py").read_text().splitlines())
-
-
 def solution_blocks(chapter: str, root: Path = ROOT) -> list[list[str]]:
-    """The runs of code the solution of `chapter` adds to or changes in the course version (the answers),
-    each as its stripped, non-blank, non-comment lines."""
-    course, solved = _course_and_solution(chapter, root)
-    blocks = []
-    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=course, b=solved, autojunk=False).get_opcodes():
-        if tag in ("replace", "insert"):
-            block = [line.strip() for line in solved[j1:j2] if line.strip() and not line.strip().startswith("#")]
-            if block:
-                blocks.append(block)
-    return blocks
+    """The answers of `chapter` (the lines between its solution markers), each as its stripped, non-blank,
+    non-comment lines."""
+    source = (root / "solutions" / f"{chapter}.py").read_text()
+    blocks = [[line.strip() for line in answer.lines if line.strip() and not line.strip().startswith("#")]
+              for answer in generate_course.answers(source, f"solutions/{chapter}.py")]
+    return [block for block in blocks if block]
 
 
 def solution_lines(chapter: str, root: Path = ROOT) -> set[str]:
@@ -121,8 +113,7 @@ def write_bundle(out: Path, root: Path = ROOT) -> Path:
         shutil.rmtree(bundle)
     (bundle / "course").mkdir(parents=True)
     for chapter in chapters(root):
-        nbformat.write(student_notebook(root / "course" / f"{chapter}.ipynb"),
-                       bundle / "course" / f"{chapter}.ipynb")
+        nbformat.write(student_notebook(chapter, root), bundle / "course" / f"{chapter}.ipynb")
     shutil.copytree(root / "cutekit", bundle / "cutekit", ignore=IGNORED)
     # chapter 07 runs the course's GEMM kernels and, on a GPU, chapters 05 and 07 time them with bench.py
     shutil.copytree(root / "benchmarks", bundle / "benchmarks", ignore=IGNORED)

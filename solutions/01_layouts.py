@@ -266,8 +266,9 @@ render.layout(gaps, title="complement(4:2, 24) = (2,3):(1,8)")
 
 # %%
 def layout_for(M, N):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     return cute.make_layout((M, N), stride=(N, 1))
+    ### END SOLUTION
 
 
 check("ch01.layout_from_grid", layout_for)
@@ -282,10 +283,11 @@ render.layout(cute.make_layout((3, 5), stride=(7, 2)), title="which layout draws
 
 # %%
 def layout_from_picture(grid):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     down = grid[1][0] - grid[0][0]
     across = grid[0][1] - grid[0][0]
     return cute.make_layout((len(grid), len(grid[0])), stride=(down, across))
+    ### END SOLUTION
 
 
 check("ch01.layout_from_picture", layout_from_picture)
@@ -298,7 +300,7 @@ check("ch01.layout_from_picture", layout_from_picture)
 
 # %%
 def index_of(shape, stride, coordinate):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     if isinstance(shape, int):
         return coordinate * stride
     if isinstance(coordinate, int):  # a 1-D index unfolds column-major: the first mode fastest
@@ -309,6 +311,7 @@ def index_of(shape, stride, coordinate):
             coordinate //= extent
         return offset
     return sum(index_of(s, d, c) for s, d, c in zip(shape, stride, coordinate))
+    ### END SOLUTION
 
 
 check("ch01.index_of_coordinate", index_of)
@@ -320,7 +323,7 @@ check("ch01.index_of_coordinate", index_of)
 
 # %%
 def coalesced(shape, stride):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     flat_shape, flat_stride = cute.flatten(shape), cute.flatten(stride)
     flat_shape = flat_shape if isinstance(flat_shape, tuple) else (flat_shape,)
     flat_stride = flat_stride if isinstance(flat_stride, tuple) else (flat_stride,)
@@ -338,6 +341,7 @@ def coalesced(shape, stride):
     if len(shapes) == 1:
         return cute.make_layout(shapes[0], stride=strides[0])
     return cute.make_layout(tuple(shapes), stride=tuple(strides))
+    ### END SOLUTION
 
 
 check("ch01.coalesce_by_hand", coalesced)
@@ -350,8 +354,9 @@ check("ch01.coalesce_by_hand", coalesced)
 
 # %%
 def transposer(M, N):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     return cute.make_layout((N, M), stride=(M, 1))
+    ### END SOLUTION
 
 
 check("ch01.transpose_by_composition", transposer)

@@ -380,13 +380,14 @@ render.tv_layout(cute.make_layout(((2, 3), (2, 2)), stride=((6, 1), (3, 12))), (
 
 # %%
 def tv_from_picture(owner, thread_shape, value_shape):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     rows = len(owner)
     where = {owner[m][n]: m + n * rows for m in range(rows) for n in range(len(owner[0]))}
     p, r = thread_shape[0], value_shape[0]
     # values first (thread 0: value 1, value r), then threads (value 0: thread 1, thread p)
     stride = ((where[(1, 0)], where[(p, 0)]), (where[(0, 1)], where[(0, r)]))
     return cute.make_layout((thread_shape, value_shape), stride=stride)
+    ### END SOLUTION
 
 
 check("ch02.tv_from_picture", tv_from_picture)
@@ -398,8 +399,9 @@ check("ch02.tv_from_picture", tv_from_picture)
 
 # %%
 def tiler_for(thread_shape, value_shape):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     return (thread_shape[0] * value_shape[0], thread_shape[1] * value_shape[1])
+    ### END SOLUTION
 
 
 check("ch02.tiler_for", tiler_for)
@@ -412,10 +414,11 @@ check("ch02.tiler_for", tiler_for)
 
 # %%
 def owned_by(tv_layout, tiler, thread):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     rows = tiler[0]
     indices = [tv_layout((thread, value)) for value in range(cute.size(tv_layout, mode=[1]))]
     return [(index % rows, index // rows) for index in indices]
+    ### END SOLUTION
 
 
 check("ch02.thread_owns", owned_by)
@@ -429,12 +432,13 @@ check("ch02.thread_owns", owned_by)
 
 # %%
 def elementwise_tv(bits, thread_rows, value_rows):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     vector = 128 // bits
     rows = thread_rows * value_rows
     tv_layout = cute.make_layout(((32, thread_rows), (vector, value_rows)),
                                  stride=((rows * vector, value_rows), (rows, 1)))
     return (rows, 32 * vector), tv_layout
+    ### END SOLUTION
 
 
 check("ch02.layout_tv_for_dtype", elementwise_tv)

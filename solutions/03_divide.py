@@ -267,9 +267,10 @@ assert cute.elem_less(last_tile[(1, 3)], (10, 12)) and not cute.elem_less(last_t
 
 # %%
 def divide_by_hand(A, B):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     rest = cute.complement(B, cute.size(A))
     return cute.composition(A, cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride)))
+    ### END SOLUTION
 
 
 check("ch03.logical_divide_by_hand", divide_by_hand)
@@ -284,12 +285,13 @@ check("ch03.logical_divide_by_hand", divide_by_hand)
 
 # %%
 def tiler_from_picture(picture):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     rows, columns = len(picture), len(picture[0])
     tile_columns = next(n for n in range(1, columns + 1) if n == columns or picture[0][n] != picture[0][0])
     same_rows = [m for m in range(rows) if picture[m][0] == picture[0][0]]
     row_step = same_rows[1] - same_rows[0] if len(same_rows) > 1 else 1
     return (cute.make_layout(len(same_rows), stride=row_step), cute.make_layout(tile_columns, stride=1))
+    ### END SOLUTION
 
 
 check("ch03.tiler_from_picture", tiler_from_picture)
@@ -303,8 +305,9 @@ check("ch03.tiler_from_picture", tiler_from_picture)
 
 # %%
 def zipped_text(M, N, tile_m, tile_n):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):(({N},1),({tile_m * N},{tile_n}))"
+    ### END SOLUTION
 
 
 check("ch03.predict_zipped", zipped_text)
@@ -318,8 +321,9 @@ check("ch03.predict_zipped", zipped_text)
 
 # %%
 def block_tile(tensor, tiler, block):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     return cute.zipped_divide(tensor, tiler)[((None, None), block)]
+    ### END SOLUTION
 
 
 check("ch03.slice_block", block_tile)
@@ -343,8 +347,10 @@ check("ch03.slice_block", block_tile)
 
 # %%
 def inside(shape, tiler, block):
+    ### BEGIN SOLUTION
     tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
     return [[cute.elem_less(tile[(i, j)], shape) for j in range(tiler[1])] for i in range(tiler[0])]
+    ### END SOLUTION
 
 
 check("ch03.tile_predicate", inside)

@@ -402,8 +402,9 @@ print(latest_table("add"))
 
 # %%
 def tile_of(tensor, tiler, coord):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     return cute.zipped_divide(tensor, tiler)[(tuple(None for _ in tiler), coord)]
+    ### END SOLUTION
 
 
 check("ch04.local_tile_by_hand", tile_of)
@@ -417,11 +418,12 @@ check("ch04.local_tile_by_hand", tile_of)
 
 # %%
 def elements_of(tile_shape, thread_shape, thread):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     (tile_m, tile_n), (threads_m, threads_n) = tile_shape, thread_shape
     first_m, first_n = thread % threads_m, thread // threads_m
     return [(first_m + threads_m * (i % (tile_m // threads_m)), first_n + threads_n * (i // (tile_m // threads_m)))
             for i in range((tile_m // threads_m) * (tile_n // threads_n))]
+    ### END SOLUTION
 
 
 check("ch04.thread_elements", elements_of)
@@ -434,12 +436,13 @@ check("ch04.thread_elements", elements_of)
 
 # %%
 def thread_layout_for(picture):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     threads_n = next(n for n in range(1, len(picture[0]) + 1)
                      if n == len(picture[0]) or picture[0][n] == picture[0][0])
     threads_m = next(m for m in range(1, len(picture) + 1) if m == len(picture) or picture[m][0] == picture[0][0])
     return cute.make_layout((threads_m, threads_n), stride=(picture[1 % threads_m][0] if threads_m > 1 else 1,
                                                           picture[0][1 % threads_n] if threads_n > 1 else 1))
+    ### END SOLUTION
 
 
 check("ch04.thread_layout_for_picture", thread_layout_for)
@@ -453,11 +456,12 @@ check("ch04.thread_layout_for_picture", thread_layout_for)
 
 # %%
 def gemm_tiles(mA, mB, mC, tiler, m, n):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     coordinate = (m, n, None)
     return (cute.local_tile(mA, tiler, coordinate, proj=(1, None, 1)),
             cute.local_tile(mB, tiler, coordinate, proj=(None, 1, 1)),
             cute.local_tile(mC, tiler, coordinate, proj=(1, 1, None)))
+    ### END SOLUTION
 
 
 check("ch04.gemm_tiles", gemm_tiles)
@@ -474,7 +478,7 @@ check("ch04.gemm_tiles", gemm_tiles)
 @cute.kernel
 def tails_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, cC: cute.Tensor, shape: cute.Shape,
                  tiled_copy: cute.TiledCopy):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     tidx, _, _ = cute.arch.thread_idx()
     bidx, _, _ = cute.arch.block_idx()
     block = ((None, None), bidx)
@@ -497,6 +501,7 @@ def tails_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, cC: cute.Ten
     cute.copy(tiled_copy, tBgB, rB, pred=inside)
     rC.store(rA.load() + rB.load())
     cute.copy(tiled_copy, rC, tCgC, pred=inside)
+    ### END SOLUTION
 
 
 # %%

@@ -210,11 +210,12 @@ assert cute.zipped_divide(x64, (1, 32)).shape == ((1, 32), (64, 1))     # one 1x
 
 # %%
 def tiled_copy_for(thread_shape, value_shape, dtype):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dtype,
                                num_bits_per_copy=value_shape[1] * dtype.width)
     return cute.make_tiled_copy_tv(atom, cute.make_ordered_layout(thread_shape, order=(1, 0)),
                                    cute.make_ordered_layout(value_shape, order=(1, 0)))
+    ### END SOLUTION
 
 
 check("ch05.tiled_copy_for", tiled_copy_for)
@@ -230,10 +231,11 @@ check("ch05.tiled_copy_for", tiled_copy_for)
 
 # %%
 def partition_shape(thread_shape, value_shape, vector, tile_shape):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     values = value_shape[0] * value_shape[1]
     copy_tile = (thread_shape[0] * value_shape[0], thread_shape[1] * value_shape[1])
     return ((vector, values // vector), tile_shape[0] // copy_tile[0], tile_shape[1] // copy_tile[1])
+    ### END SOLUTION
 
 
 check("ch05.partition_shape", partition_shape)
@@ -687,7 +689,7 @@ else:
 @cute.kernel
 def my_tiled_copy_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape: cute.Shape,
                          tiled_copy: cute.TiledCopy):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     tidx, _, _ = cute.arch.thread_idx()
     row_block, _, _ = cute.arch.block_idx()
     thread = tiled_copy.get_slice(tidx)
@@ -710,6 +712,7 @@ def my_tiled_copy_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, sh
     if cute.arch.lane_idx() == 0:
         if row < shape[0]:
             mOut[row] = row_total
+    ### END SOLUTION
 
 
 # %%
@@ -737,8 +740,9 @@ check("ch05.tiled_copy_row_sum", my_sum_rows)
 
 # %%
 def cache_key(x):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     return (x.dtype, x.shape[1], x.stride(), x.data_ptr() % 16 == 0)
+    ### END SOLUTION
 
 
 check("ch05.cache_key", cache_key)
@@ -753,11 +757,12 @@ check("ch05.cache_key", cache_key)
 # %%
 @cute.jit
 def sum_dim0(mX: cute.Tensor, mOut: cute.Tensor):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     rows, columns = cute.size(mX, mode=[0]), cute.size(mX, mode=[1])
     view = cute.make_tensor(mX.iterator, cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1)))
     out_view = cute.make_tensor(mOut.iterator, cute.make_layout((1, columns), stride=(columns, 1)))
     inner_sum_kernel(view, out_view).launch(grid=[cute.ceil_div(columns, 128), 1, 1], block=[128, 1, 1])
+    ### END SOLUTION
 
 
 check("ch05.sum_dim0", sum_dim0)

@@ -320,9 +320,10 @@ else:
 
 # %%
 def to_reference(atom, side):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     chosen = atom.layout_src_tv if side == "src" else atom.layout_dst_tv
     return cute.composition(cute.right_inverse(atom.layout_ref_tv), chosen)
+    ### END SOLUTION
 
 
 check("ch06.to_reference", to_reference)
@@ -336,13 +337,14 @@ check("ch06.to_reference", to_reference)
 
 # %%
 def lands_in(operand, row, k):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     tiled_mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)))
     tv = tiled_mma.tv_layout_A_tiled if operand == "A" else tiled_mma.tv_layout_B_tiled
     rows = 16 if operand == "A" else 8
     index = cute.right_inverse(tv)(row + rows * k)
     thread, value = index % 32, index // 32
     return (thread, value // 2, value % 2)
+    ### END SOLUTION
 
 
 check("ch06.lands_in", lands_in)
@@ -358,10 +360,11 @@ check("ch06.lands_in", lands_in)
 
 # %%
 def ldmatrix_for(operand, tile_mnk):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     rows = tile_mnk[0] if operand == "A" else tile_mnk[1]
     matrices = (rows // 8) * (tile_mnk[2] // 8)     # 8x8 matrices of fp16 in the warp's operand tile
     return min(4, matrices)
+    ### END SOLUTION
 
 
 check("ch06.ldmatrix_for", ldmatrix_for)
@@ -483,11 +486,12 @@ def s2r_kernel(mA: cute.Tensor, mOut: cute.Tensor, tiled_mma: cute.TiledMma, s2r
     cute.arch.sync_threads()
     tCrA = tiled_mma.make_fragment_A(tiled_mma.get_slice(tidx).partition_A(sA))
     tCrA.fill(-1.0)
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION (placeholder: pass)
     thread_copy = s2r.get_slice(tidx)
     tXsA = thread_copy.partition_S(sA)           # (CPY, CPY_M, CPY_K): source rows, in the copy's order
     tXrA = thread_copy.retile(tCrA)              # the MMA's registers, grouped per ldmatrix
     cute.copy(s2r, tXsA[None, None, k_block], tXrA[None, None, k_block])
+    ### END SOLUTION
     for v in cutlass.range_constexpr(cute.size(tCrA, mode=[0])):
         mOut[tidx, v] = tCrA[v, 0, k_block]
 

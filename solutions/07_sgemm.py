@@ -540,10 +540,11 @@ from cutekit import cute
 
 
 def tiled_mma_for(warps_m, warps_n):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     atom = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
     return cute.make_tiled_mma(atom, cute.make_layout((warps_m, warps_n, 1)),
                                permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
+    ### END SOLUTION
 
 
 check("ch07.tiled_mma", tiled_mma_for)
@@ -559,7 +560,7 @@ check("ch07.tiled_mma", tiled_mma_for)
 
 # %%
 def swizzle_for(row_elements, element_bits):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     vector = 128 // element_bits                       # elements per 16-byte chunk
     chunks = row_elements // vector                    # 16-byte chunks per row
     vector_bits, chunk_bits, row_shift = (vector.bit_length() - 1, min(chunks, 8).bit_length() - 1,
@@ -568,6 +569,7 @@ def swizzle_for(row_elements, element_bits):
         # rows shorter than 128 bytes: 8 / chunks rows share one 128-byte line already; XOR the row bits above them
         row_shift += (8 // chunks).bit_length() - 1
     return (chunk_bits, vector_bits, row_shift - vector_bits)
+    ### END SOLUTION
 
 
 check("ch07.swizzle", swizzle_for)
@@ -582,7 +584,7 @@ check("ch07.swizzle", swizzle_for)
 
 # %%
 def schedule(k_tiles, stages):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     plan = []
     for k_tile in range(k_tiles):
         upcoming = k_tile + stages - 1
@@ -591,6 +593,7 @@ def schedule(k_tiles, stages):
         else:
             plan.append((k_tile % stages, None, None))
     return plan
+    ### END SOLUTION
 
 
 check("ch07.pipeline_stages", schedule)
@@ -604,11 +607,12 @@ check("ch07.pipeline_stages", schedule)
 
 # %%
 def s2r_copy(tiled_mma, operand):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cute.Float16)
     if operand == "A":
         return cute.make_tiled_copy_A(atom, tiled_mma)
     return cute.make_tiled_copy_B(atom, tiled_mma)
+    ### END SOLUTION
 
 
 check("ch07.s2r_copy", s2r_copy)
@@ -630,7 +634,7 @@ import cutlass.cute as cute
 
 
 def main_loop(tiled_mma, g2s, s2r_A, s2r_B, parts, accumulators):
-    # YOUR CODE HERE
+    ### BEGIN SOLUTION
     for k_tile in range(cute.size(parts.tAgA, mode=[3])):
         cute.copy(g2s, parts.tAgA[None, None, None, k_tile], parts.tAsA)
         cute.copy(g2s, parts.tBgB[None, None, None, k_tile], parts.tBsB)
@@ -642,6 +646,7 @@ def main_loop(tiled_mma, g2s, s2r_A, s2r_B, parts, accumulators):
             cute.copy(s2r_B, parts.tXsB[None, None, kb], parts.tXrB[None, None, kb])
             cute.gemm(tiled_mma, accumulators, parts.tCrA[None, None, kb], parts.tCrB[None, None, kb], accumulators)
         cute.arch.sync_threads()
+    ### END SOLUTION
 
 
 check("ch07.main_loop", main_loop)
