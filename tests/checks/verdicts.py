@@ -35,3 +35,36 @@ def assert_wrong_answer_loses_points_with_a_hint(exercise_id, answer, seeds, mon
         lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
         assert lost and not result.passed, f"seed {seed}: {result}"
         assert all(criterion.hint for criterion in lost)
+
+
+# ---- mistake tables: each plausible wrong answer fails, and its hint names the cause, on every seed ----
+
+HINT_SEEDS = tuple(range(100))
+
+
+def mistake_params(mistakes):
+    """pytest parameters `exercise_id, answer, cause` for (exercise_id, mistake, answer, cause) rows, named by
+    the mistake. `cause` is a regular expression the hint of a lost criterion must match (case-insensitive):
+    words naming what the learner got wrong, not just 'wrong'."""
+    return [pytest.param(e, a, c, id=f"{e.split('.')[1]}-{m}") for e, m, a, c in mistakes]
+
+
+def assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference"):
+    """On every seed: the answer loses points, and the hints of the criteria it lost name `cause`."""
+    import re
+
+    monkeypatch.setenv("CUTEKIT_TIERS", tiers)
+    for seed in seeds:
+        result = check(exercise_id, answer, seed=seed)
+        lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+        assert lost and not result.passed, f"seed {seed}: a wrong answer passed:\n{result}"
+        hints = " | ".join(criterion.hint for criterion in lost)
+        assert re.search(cause, hints, flags=re.IGNORECASE | re.DOTALL), \
+            f"seed {seed}: the hint does not name the cause /{cause}/: {hints}"
+
+
+def mistakes_per_exercise(mistakes):
+    """How many rows of the table each exercise has."""
+    from collections import Counter
+
+    return Counter(row[0] for row in mistakes)
