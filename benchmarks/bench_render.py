@@ -1,6 +1,6 @@
 """How long pictures and slider redraws take (Python time, this machine): `python -m benchmarks.bench_render`.
 
-Targets (issue 6): a figure for a tile up to 128x128 in under 1 s (build + PNG); a slider move under 100 ms
+Targets (the course's redraw budget): a figure for a tile up to 128x128 in under 1 s (build + PNG); a slider move under 100 ms
 of Python time, from the slider's value change to the widget's new PNG (`Explorer.last_redraw_seconds`).
 Prints the median of a few runs for each, each move's time, and whether the median is under 100 ms."""
 import argparse
