@@ -8,8 +8,9 @@ per criterion: passed or not, the tier it ran on, points, and a specific hint fo
 Environment: CUTEKIT_STRICT=1 makes a lost point raise (CI); CUTEKIT_SEED fixes the cases; CUTEKIT_PROGRESS
 names the progress file (or `off`); CUTEKIT_TIERS limits the tiers (e.g. `reference`).
 """
+from .checking import check
 from .cutedsl import PtxReport, compile_to_ptx
-from .grading import CheckFailed, Criterion, Exercise, Verdict, check, failed, grade, passed
+from .grading import CheckFailed, Criterion, Exercise, Verdict, failed, grade, passed
 from .registry import exercise, exercises
 from .result import CriterionResult, ExerciseResult, set_figure_renderer
 

@@ -7,95 +7,50 @@ The `*_in_cutedsl(cute, ...)` functions at the bottom are what the CuTeDSL worke
 """
 from __future__ import annotations
 
-from .cutedsl import cutedsl_agrees, trace_function
+from .common import (case_text, column_major_coordinate, cutedsl_builds_same_layouts, describe_layout,
+                     each_outcome, layout_difference)
+from .cutedsl import cutedsl_agrees
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 THIS_MODULE = __name__
 
 
-# ---- turning an answer into plain data (runs in the sandbox) ------------------------------------------------
-
-def describe_layout(layout) -> dict:
-    """A learner's layout as plain data: its printed form, shape part, and offset of every 1-D index."""
-    from cutekit import cute
-    if not isinstance(layout, cute.Layout):
-        raise TypeError(f"expected a layout made with cute.make_layout(...), got {type(layout).__name__}: {layout!r}")
-    text = str(layout)
-    return {"text": text, "shape": text.split(":", 1)[0], "size": cute.size(layout),
-            "shape_tuple": layout.shape, "stride_tuple": layout.stride,
-            "offsets": [layout(index) for index in range(cute.size(layout))]}
-
-
-def grid_coordinate(index: int, rows: int) -> tuple:
-    """The (m, n) of 1-D index `index` in a grid with `rows` rows: CuTe unfolds column-major, m fastest."""
-    return index % rows, index // rows
-
-
-def _errors(outcomes) -> Verdict | None:
-    for outcome in outcomes:
-        if outcome.error:
-            return failed(f"{_case_text(outcome.case)}: {outcome.error}")
-    return None
-
-
-def _case_text(case: dict) -> str:
-    return ", ".join(f"{key}={value}" for key, value in case.items() if not key.startswith("_"))
-
-
-def _same_layout_shape(context, expected_shape, pick=lambda value: value) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
+def _same_layout_shape(expected_shape, pick=lambda value: value):
+    """Criterion: the learner's layout (`pick(value)`) has the shape `expected_shape(case)` prints."""
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
         want, got = expected_shape(outcome.case), pick(outcome.value)
         if got["shape"] != want:
-            return failed(f"{_case_text(outcome.case)}: the shape should be {want}, yours is {got['shape']} "
+            return failed(f"{case_text(outcome.case)}: the shape should be {want}, yours is {got['shape']} "
                           f"(your layout: {got['text']})")
-    return passed()
+        return None
+    return judge
 
 
-def _same_offsets(context, expected_offset, rows) -> Verdict:
-    """Every 1-D index lands where `expected_offset(case, m, n)` says; the hint names the first that does not."""
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
+def _same_offsets(expected_offset, rows):
+    """Criterion: every 1-D index lands where `expected_offset(case, m, n)` says; the hint names the first
+    that does not."""
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
         case, got = outcome.case, outcome.value
         size = case["M"] * case["N"] if "M" in case else len(case["grid"]) * len(case["grid"][0])
         if got["size"] != size:
-            return failed(f"{_case_text(case)}: your layout has {got['size']} elements, the grid has {size} "
+            return failed(f"{case_text(case)}: your layout has {got['size']} elements, the grid has {size} "
                           f"(your layout: {got['text']})")
         for index, offset in enumerate(got["offsets"]):
-            m, n = grid_coordinate(index, rows(case))
+            m, n = column_major_coordinate(index, rows(case))
             want = expected_offset(case, m, n)
             if offset != want:
-                return failed(f"{_case_text(case)}: element (m, n) = ({m}, {n}) belongs at offset {want}; "
-                              f"your layout {got['text']} puts it at {offset}",
-                              {"kind": "layout_difference", "got": got["text"], "coordinate": (m, n),
-                               "expected_offset": want, "got_offset": offset})
-    return passed()
-
-
-def _cutedsl_builds_same_layouts(arguments, expected_text) -> "callable":
-    """Criterion: real CuTeDSL, running the learner's own function, prints the layouts we expect."""
-    def judge(context) -> Verdict:
-        cases = [outcome.case for outcome in context.outcomes]
-        reply = trace_function(context.answer, [arguments(case) for case in cases])
-        if not reply.ok:
-            return failed(f"CuTeDSL could not run your function: {reply.error}")
-        for case, (value, error) in zip(cases, reply.values):
-            if error:
-                return failed(f"{_case_text(case)}: under CuTeDSL your function raised {error}")
-            if value != expected_text(case):
-                return failed(f"{_case_text(case)}: under CuTeDSL your function built {value}, "
-                              f"expected {expected_text(case)}")
-        return passed()
+                return layout_difference(f"{case_text(case)}: element (m, n) = ({m}, {n}) belongs at offset {want}; "
+                                         f"your layout {got['text']} puts it at {offset}",
+                                         got["text"], (m, n), want, offset)
+        return None
     return judge
 
 
 def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
     """Criterion: real CuTeDSL, asked each case's question (`arguments(outcome)`), gives the learner's answer."""
-    return cutedsl_agrees(THIS_MODULE, function, arguments, learner_text, _case_text)
+    return cutedsl_agrees(THIS_MODULE, function, arguments, learner_text, case_text)
 
 
 def _distinct_sides(rng, count, low=2, high=12):
@@ -122,13 +77,12 @@ LAYOUT_FROM_GRID = Exercise(
     ask=lambda answer, case: describe_layout(answer(case["M"], case["N"])),
     criteria=(
         Criterion("returns a layout of shape (M, N)", "reference", 1,
-                  lambda context: _same_layout_shape(context, lambda case: f"({case['M']},{case['N']})")),
+                  _same_layout_shape(lambda case: f"({case['M']},{case['N']})")),
         Criterion("element (m, n) lands at offset m*N + n, for every (m, n)", "reference", 2,
-                  lambda context: _same_offsets(context, lambda case, m, n: m * case["N"] + n,
-                                                rows=lambda case: case["M"])),
+                  _same_offsets(lambda case, m, n: m * case["N"] + n, rows=lambda case: case["M"])),
         Criterion("real CuTeDSL, running your function, builds the same layout", "cutedsl-cpu", 1,
-                  _cutedsl_builds_same_layouts(lambda case: (case["M"], case["N"]),
-                                               lambda case: f"({case['M']},{case['N']}):({case['N']},1)")),
+                  cutedsl_builds_same_layouts(lambda case: (case["M"], case["N"]),
+                                              lambda case: f"({case['M']},{case['N']}):({case['N']},1)")),
     ),
 )
 
@@ -161,13 +115,11 @@ LAYOUT_FROM_PICTURE = Exercise(
     ask=lambda answer, case: describe_layout(answer(case["grid"])),
     criteria=(
         Criterion("the shape is (rows, columns) of the picture", "reference", 1,
-                  lambda context: _same_layout_shape(
-                      context, lambda case: f"({len(case['grid'])},{len(case['grid'][0])})")),
+                  _same_layout_shape(lambda case: f"({len(case['grid'])},{len(case['grid'][0])})")),
         Criterion("every cell of the picture gets its drawn offset", "reference", 2,
-                  lambda context: _same_offsets(context, lambda case, m, n: case["grid"][m][n],
-                                                rows=lambda case: len(case["grid"]))),
+                  _same_offsets(lambda case, m, n: case["grid"][m][n], rows=lambda case: len(case["grid"]))),
         Criterion("real CuTeDSL, running your function, builds the same layout", "cutedsl-cpu", 1,
-                  _cutedsl_builds_same_layouts(lambda case: (case["grid"],), _picture_text)),
+                  cutedsl_builds_same_layouts(lambda case: (case["grid"],), _picture_text)),
     ),
 )
 
@@ -351,28 +303,24 @@ def _ask_transposer(answer, case):
     return {"b": described, "composed": composed, "composition_error": problem}
 
 
-def _transposed_offsets(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case, composed = outcome.case, outcome.value["composed"]
-        if composed is None:
-            return failed(f"{_case_text(case)}: {outcome.value['composition_error']}")
-        m_rows, n_columns = case["M"], case["N"]
-        if composed["size"] != m_rows * n_columns:
-            return failed(f"{_case_text(case)}: composition(A, B) = {composed['text']} has {composed['size']} "
-                          f"elements, A has {m_rows * n_columns}")
-        for index, offset in enumerate(composed["offsets"]):
-            n, m = grid_coordinate(index, n_columns)   # the transpose is indexed (n, m)
-            want = m * n_columns + n
-            if offset != want:
-                return failed(f"{_case_text(case)}: composition(A, B) at (n, m) = ({n}, {m}) should read A's "
-                              f"(m, n) = ({m}, {n}), offset {want}; with your B = {outcome.value['b']['text']} it "
-                              f"reads offset {offset} (composition(A, B) = {composed['text']})",
-                              {"kind": "layout_difference", "got": composed["text"], "coordinate": (n, m),
-                               "expected_offset": want, "got_offset": offset})
-    return passed()
+@each_outcome
+def _transposed_offsets(outcome) -> Verdict | None:
+    case, composed = outcome.case, outcome.value["composed"]
+    if composed is None:
+        return failed(f"{case_text(case)}: {outcome.value['composition_error']}")
+    m_rows, n_columns = case["M"], case["N"]
+    if composed["size"] != m_rows * n_columns:
+        return failed(f"{case_text(case)}: composition(A, B) = {composed['text']} has {composed['size']} "
+                      f"elements, A has {m_rows * n_columns}")
+    for index, offset in enumerate(composed["offsets"]):
+        n, m = column_major_coordinate(index, n_columns)   # the transpose is indexed (n, m)
+        want = m * n_columns + n
+        if offset != want:
+            return layout_difference(f"{case_text(case)}: composition(A, B) at (n, m) = ({n}, {m}) should read "
+                                     f"A's (m, n) = ({m}, {n}), offset {want}; with your B = "
+                                     f"{outcome.value['b']['text']} it reads offset {offset} (composition(A, B) = "
+                                     f"{composed['text']})", composed["text"], (n, m), want, offset)
+    return None
 
 
 TRANSPOSE_BY_COMPOSITION = Exercise(
@@ -384,8 +332,7 @@ TRANSPOSE_BY_COMPOSITION = Exercise(
     ask=_ask_transposer,
     criteria=(
         Criterion("B has shape (N, M)", "reference", 1,
-                  lambda context: _same_layout_shape(context, lambda case: f"({case['N']},{case['M']})",
-                                                     pick=lambda value: value["b"])),
+                  _same_layout_shape(lambda case: f"({case['N']},{case['M']})", pick=lambda value: value["b"])),
         Criterion("composition(A, B) at (n, m) reads A at (m, n), for every element", "reference", 2,
                   _transposed_offsets),
         Criterion("real CuTeDSL composes A with your B to the same layout", "cutedsl-cpu", 1,

@@ -8,16 +8,12 @@ and the elementwise add's thr (4,32), val (4,4)) are never among them. Reference
 """
 from __future__ import annotations
 
-from .ch01_layouts import _case_text, _cutedsl_builds_same_layouts, _errors, describe_layout
+from .common import (case_text, column_major_coordinate, cutedsl_builds_same_layouts, describe_layout,
+                     each_outcome, layout_difference)
 from .cutedsl import run_in_cutedsl, trace_function
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 THIS_MODULE = __name__
-
-
-def tile_coordinate(index: int, rows: int) -> tuple:
-    """The (m, n) of tile index `index` in a tile of `rows` rows: CuTe unfolds column-major, m fastest."""
-    return index % rows, index // rows
 
 
 def _random_tv(rng):
@@ -78,7 +74,7 @@ def _picture_cases(rng):
         owner = [[None] * columns for _ in range(rows)]
         for thread, row in enumerate(_layout_offsets(case["shape"], case["stride"], p * q, r * s)):
             for value, index in enumerate(row):
-                m, n = tile_coordinate(index, rows)
+                m, n = column_major_coordinate(index, rows)
                 owner[m][n] = (thread, value)
         cases.append({"owner": tuple(tuple(row) for row in owner), "thread_shape": (p, q), "value_shape": (r, s),
                       "_stride": case["stride"]})
@@ -91,45 +87,38 @@ def _picture_text(case) -> str:
     return f"(({p},{q}),({r},{s})):(({a},{b}),({c},{d}))"
 
 
-def _picture_shape(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case, got = outcome.case, outcome.value
-        want = f"({case['thread_shape']},{case['value_shape']})".replace(" ", "")
-        if got["shape"] != want:
-            why = ""
-            if got["shape"] == f"({case['value_shape']},{case['thread_shape']})".replace(" ", ""):
-                why = " (threads come first: a TV layout is indexed (thread, value))"
-            return failed(f"thread_shape={case['thread_shape']}, value_shape={case['value_shape']}: the shape should "
-                          f"be {want}, yours is {got['shape']}{why} (your layout: {got['text']})")
-    return passed()
+@each_outcome
+def _picture_shape(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value
+    want = f"({case['thread_shape']},{case['value_shape']})".replace(" ", "")
+    if got["shape"] != want:
+        why = ""
+        if got["shape"] == f"({case['value_shape']},{case['thread_shape']})".replace(" ", ""):
+            why = " (threads come first: a TV layout is indexed (thread, value))"
+        return failed(f"thread_shape={case['thread_shape']}, value_shape={case['value_shape']}: the shape should "
+                      f"be {want}, yours is {got['shape']}{why} (your layout: {got['text']})")
+    return None
 
 
-def _picture_offsets(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case, got = outcome.case, outcome.value
-        owner = case["owner"]
-        rows, columns = len(owner), len(owner[0])
-        where = {owner[m][n]: (m, n) for m in range(rows) for n in range(columns)}
-        for thread, row in enumerate(got["tv_offsets"]):
-            for value, index in enumerate(row):
-                m, n = where[(thread, value)]
-                want = m + n * rows
-                if index != want:
-                    why = ""
-                    if index == m * columns + n:
-                        why = (" (that is the row-major index m*N + n; the tile is unfolded column-major: "
-                               "m + n*M)")
-                    return failed(f"{rows}x{columns} picture: thread {thread}, value {value} is drawn at (m, n) = "
-                                  f"({m}, {n}), tile index {want}; your layout {got['text']} gives {index}{why}",
-                                  {"kind": "layout_difference", "got": got["text"], "coordinate": (thread, value),
-                                   "expected_offset": want, "got_offset": index})
-    return passed()
+@each_outcome
+def _picture_offsets(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value
+    owner = case["owner"]
+    rows, columns = len(owner), len(owner[0])
+    where = {owner[m][n]: (m, n) for m in range(rows) for n in range(columns)}
+    for thread, row in enumerate(got["tv_offsets"]):
+        for value, index in enumerate(row):
+            m, n = where[(thread, value)]
+            want = m + n * rows
+            if index != want:
+                why = ""
+                if index == m * columns + n:
+                    why = (" (that is the row-major index m*N + n; the tile is unfolded column-major: "
+                           "m + n*M)")
+                return layout_difference(f"{rows}x{columns} picture: thread {thread}, value {value} is drawn at "
+                                         f"(m, n) = ({m}, {n}), tile index {want}; your layout {got['text']} gives "
+                                         f"{index}{why}", got["text"], (thread, value), want, index)
+    return None
 
 
 TV_FROM_PICTURE = Exercise(
@@ -145,7 +134,7 @@ TV_FROM_PICTURE = Exercise(
         Criterion("every (thread, value) maps to the column-major index of the cell drawn for it", "reference", 2,
                   _picture_offsets),
         Criterion("real CuTeDSL, running your function, builds the same layout", "cutedsl-cpu", 1,
-                  _cutedsl_builds_same_layouts(
+                  cutedsl_builds_same_layouts(
                       lambda case: (case["owner"], case["thread_shape"], case["value_shape"]), _picture_text)),
     ),
 )
@@ -184,25 +173,22 @@ def _ask_tiler(answer, case):
     return value
 
 
-def _tiler_right(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case, got = outcome.case, outcome.value
-        want = _reference_tiler(case)
-        if got != want:
-            (tm, tn), (vm, vn) = case["thread_shape"], case["value_shape"]
-            why = ""
-            if got == (want[1], want[0]):
-                why = " (rows and columns swapped: the tiler is (M, N) of the tile, rows first)"
-            elif got == (vm * vn, tm * tn):
-                why = (" (that is (values per thread, threads); the tiler is the tile's extent in the tensor: "
-                       "rows of threads x rows of values, threads per row x values per row)")
-            elif got == (tm, tn):
-                why = " (that is the thread grid alone; each thread's values widen it)"
-            return failed(f"{_case_text(case)}: the tiler is {want}, yours is {got}{why}")
-    return passed()
+@each_outcome
+def _tiler_right(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value
+    want = _reference_tiler(case)
+    if got == want:
+        return None
+    (tm, tn), (vm, vn) = case["thread_shape"], case["value_shape"]
+    why = ""
+    if got == (want[1], want[0]):
+        why = " (rows and columns swapped: the tiler is (M, N) of the tile, rows first)"
+    elif got == (vm * vn, tm * tn):
+        why = (" (that is (values per thread, threads); the tiler is the tile's extent in the tensor: "
+               "rows of threads x rows of values, threads per row x values per row)")
+    elif got == (tm, tn):
+        why = " (that is the thread grid alone; each thread's values widen it)"
+    return failed(f"{case_text(case)}: the tiler is {want}, yours is {got}{why}")
 
 
 def tiler_in_cutedsl(cute, thread_shape, value_shape):
@@ -218,7 +204,7 @@ def _cutedsl_tiler(context) -> Verdict:
         return failed(f"CuTeDSL could not run this check: {reply.error}")
     for outcome, (value, error) in zip(context.outcomes, reply.values):
         if error or value != str(outcome.value):
-            return failed(f"{_case_text(outcome.case)}: CuTeDSL's make_layout_tv gives the tiler {value or error}, "
+            return failed(f"{case_text(outcome.case)}: CuTeDSL's make_layout_tv gives the tiler {value or error}, "
                           f"yours is {outcome.value}")
     return passed()
 
@@ -258,7 +244,7 @@ def _owns_cases(rng):
 def _reference_owned(case) -> list:
     from cutekit import cute
     layout = cute.make_layout(case["shape"], stride=case["stride"])
-    return [tile_coordinate(layout((case["thread"], value)), case["tiler"][0])
+    return [column_major_coordinate(layout((case["thread"], value)), case["tiler"][0])
             for value in range(cute.size(layout, mode=[1]))]
 
 
@@ -270,32 +256,28 @@ def _ask_owned(answer, case):
     return [tuple(item) if isinstance(item, (list, tuple)) else item for item in value]
 
 
-def _owned_right(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case, got = outcome.case, outcome.value
-        want = _reference_owned(case)
-        if got == want:
-            continue
-        layout_text = f"{case['shape']}:{case['stride']}".replace(" ", "")
-        where = f"thread {case['thread']} of {layout_text} on a {case['tiler'][0]}x{case['tiler'][1]} tile"
-        rows, columns = case["tiler"]
-        indices = [m + n * rows for m, n in want]
-        why = ""
-        if len(got) != len(want):
-            why = f" (a thread holds size(tv, mode=[1]) = {len(want)} values)"
-        elif got == indices:
-            why = " (those are tile indices; unfold each into (m, n) = (i % M, i // M))"
-        elif got == [(i // columns, i % columns) for i in indices]:
-            why = " (you unfolded the index row-major; CuTe's tile is column-major: (i % M, i // M))"
-        elif got == [(n, m) for m, n in want]:
-            why = " (each pair is (n, m); rows come first)"
-        elif sorted(got) == sorted(want):
-            why = " (the right elements in the wrong order: list them by value index 0, 1, 2, ...)"
-        return failed(f"{where}: owns {want}, yours is {got}{why}")
-    return passed()
+@each_outcome
+def _owned_right(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value
+    want = _reference_owned(case)
+    if got == want:
+        return None
+    layout_text = f"{case['shape']}:{case['stride']}".replace(" ", "")
+    where = f"thread {case['thread']} of {layout_text} on a {case['tiler'][0]}x{case['tiler'][1]} tile"
+    rows, columns = case["tiler"]
+    indices = [m + n * rows for m, n in want]
+    why = ""
+    if len(got) != len(want):
+        why = f" (a thread holds size(tv, mode=[1]) = {len(want)} values)"
+    elif got == indices:
+        why = " (those are tile indices; unfold each into (m, n) = (i % M, i // M))"
+    elif got == [(i // columns, i % columns) for i in indices]:
+        why = " (you unfolded the index row-major; CuTe's tile is column-major: (i % M, i // M))"
+    elif got == [(n, m) for m, n in want]:
+        why = " (each pair is (n, m); rows come first)"
+    elif sorted(got) == sorted(want):
+        why = " (the right elements in the wrong order: list them by value index 0, 1, 2, ...)"
+    return failed(f"{where}: owns {want}, yours is {got}{why}")
 
 
 def owned_in_cutedsl(cute, shape, stride, tiler, thread):
@@ -361,44 +343,38 @@ def _ask_tv_for_dtype(answer, case):
     return {"tiler": tiler, "tv": _describe_tv(layout), "text": str(value)}
 
 
-def _dtype_tiler_right(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case, got = outcome.case, outcome.value["tiler"]
-        want = tuple(_reference_tv_for_dtype(case)[0])
-        if got != want:
-            why = ""
-            if got == (case["thread_rows"] * 128 // case["bits"], case["thread_rows"] * 32):
-                why = (" (that is the seed's formula (rows x 128//width, threads); the rows are thread rows x value "
-                       "rows, the columns 32 threads x 128//width values)")
-            elif got == (want[1], want[0]):
-                why = " (rows and columns swapped)"
-            return failed(f"{_case_text(case)}: the tiler is {want}, yours is {got}{why}")
-    return passed()
+@each_outcome
+def _dtype_tiler_right(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value["tiler"]
+    want = tuple(_reference_tv_for_dtype(case)[0])
+    if got == want:
+        return None
+    why = ""
+    if got == (case["thread_rows"] * 128 // case["bits"], case["thread_rows"] * 32):
+        why = (" (that is the seed's formula (rows x 128//width, threads); the rows are thread rows x value "
+               "rows, the columns 32 threads x 128//width values)")
+    elif got == (want[1], want[0]):
+        why = " (rows and columns swapped)"
+    return failed(f"{case_text(case)}: the tiler is {want}, yours is {got}{why}")
 
 
-def _dtype_tv_right(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case, got = outcome.case, outcome.value["tv"]
-        _, want_layout = _reference_tv_for_dtype(case)
-        want = _describe_tv(want_layout)
-        if (got["threads"], got["values"]) != (want["threads"], want["values"]):
-            return failed(f"{_case_text(case)}: the TV layout has {want['threads']} threads of {want['values']} "
-                          f"values each ({want['text']}); yours has {got['threads']} of {got['values']} "
-                          f"({got['text']})")
-        for thread, row in enumerate(want["tv_offsets"]):
-            for value, index in enumerate(row):
-                if got["tv_offsets"][thread][value] != index:
-                    rows = case["thread_rows"] * case["value_rows"]
-                    return failed(f"{_case_text(case)}: (thread {thread}, value {value}) is tile element "
-                                  f"{tile_coordinate(index, rows)}, index {index}; your layout {got['text']} gives "
-                                  f"{got['tv_offsets'][thread][value]} (make_layout_tv gives {want['text']})")
-    return passed()
+@each_outcome
+def _dtype_tv_right(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value["tv"]
+    _, want_layout = _reference_tv_for_dtype(case)
+    want = _describe_tv(want_layout)
+    if (got["threads"], got["values"]) != (want["threads"], want["values"]):
+        return failed(f"{case_text(case)}: the TV layout has {want['threads']} threads of {want['values']} "
+                      f"values each ({want['text']}); yours has {got['threads']} of {got['values']} "
+                      f"({got['text']})")
+    for thread, row in enumerate(want["tv_offsets"]):
+        for value, index in enumerate(row):
+            if got["tv_offsets"][thread][value] != index:
+                rows = case["thread_rows"] * case["value_rows"]
+                return failed(f"{case_text(case)}: (thread {thread}, value {value}) is tile element "
+                              f"{column_major_coordinate(index, rows)}, index {index}; your layout {got['text']} "
+                              f"gives {got['tv_offsets'][thread][value]} (make_layout_tv gives {want['text']})")
+    return None
 
 
 def _cutedsl_runs_your_function(context) -> Verdict:
@@ -409,9 +385,9 @@ def _cutedsl_runs_your_function(context) -> Verdict:
         return failed(f"CuTeDSL could not run your function: {reply.error}")
     for outcome, (value, error) in zip(context.outcomes, reply.values):
         if error:
-            return failed(f"{_case_text(outcome.case)}: under CuTeDSL your function raised {error}")
+            return failed(f"{case_text(outcome.case)}: under CuTeDSL your function raised {error}")
         if value != outcome.value["text"]:
-            return failed(f"{_case_text(outcome.case)}: under CuTeDSL your function returned {value}, under "
+            return failed(f"{case_text(outcome.case)}: under CuTeDSL your function returned {value}, under "
                           f"cutekit {outcome.value['text']}")
     return passed()
 

@@ -7,17 +7,10 @@ the same questions in a subprocess (`*_in_cutedsl(cute, ...)` at the bottom) and
 """
 from __future__ import annotations
 
-from .ch01_layouts import _case_text, _errors, describe_layout
-from .cutedsl import cutedsl_agrees
+from .common import DIVIDES, case_text, cutedsl_gives_the_same, describe_layout, each_outcome
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 THIS_MODULE = __name__
-DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
-
-
-def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
-    """Criterion: real CuTeDSL, asked each case's question (`arguments(case)`), gives the learner's answer."""
-    return cutedsl_agrees(THIS_MODULE, function, lambda outcome: arguments(outcome.case), learner_text, _case_text)
 
 
 # ---- ch03.logical_divide_by_hand -----------------------------------------------------------------------------
@@ -57,38 +50,32 @@ def _reference_divide(case) -> str:
 
 def _divide_part(which: int):
     """Criterion on mode `which` of the learner's divide: 0 is the tile (A through B), 1 the rest."""
-    def judge(context) -> Verdict:
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
         from cutekit import cute
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            a, b = _a_and_b(outcome.case)
-            want_layout = cute.logical_divide(a, b)
-            got = outcome.value
-            where = f"divide_by_hand({a}, {b})"
-            if not isinstance(got["shape_tuple"], tuple) or len(got["shape_tuple"]) != 2:
-                return failed(f"{where}: the result should have two modes (tile, rest); yours is {got['text']}")
-            mode = cute.make_layout(got["shape_tuple"][which], stride=got["stride_tuple"][which])
-            want_text = str(cute.make_layout(want_layout.shape[which], stride=want_layout.stride[which]))
-            if str(mode) != want_text:
-                name = "tile" if which == 0 else "rest"
-                why = (" (the tile part is A read through B: composition(A, B))" if which == 0 else
-                       " (the rest part is A read through complement(B, size(A)): where copies of B start)")
-                return failed(f"{where}: the {name} mode should be {want_text}, yours is {mode}{why}")
-        return passed()
+        a, b = _a_and_b(outcome.case)
+        want_layout = cute.logical_divide(a, b)
+        got = outcome.value
+        where = f"divide_by_hand({a}, {b})"
+        if not isinstance(got["shape_tuple"], tuple) or len(got["shape_tuple"]) != 2:
+            return failed(f"{where}: the result should have two modes (tile, rest); yours is {got['text']}")
+        mode = cute.make_layout(got["shape_tuple"][which], stride=got["stride_tuple"][which])
+        want_text = str(cute.make_layout(want_layout.shape[which], stride=want_layout.stride[which]))
+        if str(mode) != want_text:
+            name = "tile" if which == 0 else "rest"
+            why = (" (the tile part is A read through B: composition(A, B))" if which == 0 else
+                   " (the rest part is A read through complement(B, size(A)): where copies of B start)")
+            return failed(f"{where}: the {name} mode should be {want_text}, yours is {mode}{why}")
+        return None
     return judge
 
 
-def _whole_divide(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        want = _reference_divide(outcome.case)
-        if outcome.value["text"] != want:
-            return failed(f"{_case_text(outcome.case)}: logical_divide prints {want}, yours is {outcome.value['text']}")
-    return passed()
+@each_outcome
+def _whole_divide(outcome) -> Verdict | None:
+    want = _reference_divide(outcome.case)
+    if outcome.value["text"] != want:
+        return failed(f"{case_text(outcome.case)}: logical_divide prints {want}, yours is {outcome.value['text']}")
+    return None
 
 
 LOGICAL_DIVIDE_BY_HAND = Exercise(
@@ -104,8 +91,9 @@ LOGICAL_DIVIDE_BY_HAND = Exercise(
         Criterion("mode 1 is the rest: A read through complement(B, size(A))", "reference", 1, _divide_part(1)),
         Criterion("the whole layout prints as logical_divide(A, B)", "reference", 1, _whole_divide),
         Criterion("real CuTeDSL's logical_divide gives your layouts", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("logical_divide_in_cutedsl", lambda case: (case["A"], case["B"]),
-                                  lambda value: value["text"])),
+                  cutedsl_gives_the_same(THIS_MODULE, "logical_divide_in_cutedsl",
+                                         lambda case: (case["A"], case["B"]),
+                                         lambda value: value["text"])),
     ),
 )
 
@@ -174,35 +162,29 @@ def _tile_size(case) -> int:
     return rows * columns
 
 
-def _tiler_size_criterion(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        want, got = _tile_size(outcome.case), outcome.value
-        if got["tile_size"] != want:
-            return failed(f"picture {len(outcome.case['picture'])}x{len(outcome.case['picture'][0])}: one tile of "
-                          f"the picture has {want} cells, your tiler {got['tiler']} takes {got['tile_size']}")
-        if got["outside"]:
-            return failed(f"your tiler {got['tiler']} reaches cells outside the matrix, e.g. {got['outside'][0]}")
-    return passed()
+@each_outcome
+def _tiler_size_criterion(outcome) -> Verdict | None:
+    want, got = _tile_size(outcome.case), outcome.value
+    if got["tile_size"] != want:
+        return failed(f"picture {len(outcome.case['picture'])}x{len(outcome.case['picture'][0])}: one tile of "
+                      f"the picture has {want} cells, your tiler {got['tiler']} takes {got['tile_size']}")
+    if got["outside"]:
+        return failed(f"your tiler {got['tiler']} reaches cells outside the matrix, e.g. {got['outside'][0]}")
+    return None
 
 
-def _tiler_picture_criterion(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        picture, got = outcome.case["picture"], outcome.value
-        for m, row in enumerate(picture):
-            for n, want in enumerate(row):
-                if got["grid"][m][n] != want:
-                    hint = ""
-                    if picture[1 % len(picture)][0] != picture[0][0] and got["grid"][1 % len(picture)][0] == got["grid"][0][0]:
-                        hint = " (in this picture a tile skips rows: its row layout needs a stride, e.g. 2:3)"
-                    return failed(f"with your tiler {got['tiler']}, cell ({m}, {n}) is in tile {got['grid'][m][n]}; "
-                                  f"the picture puts it in tile {want}{hint}")
-    return passed()
+@each_outcome
+def _tiler_picture_criterion(outcome) -> Verdict | None:
+    picture, got = outcome.case["picture"], outcome.value
+    for m, row in enumerate(picture):
+        for n, want in enumerate(row):
+            if got["grid"][m][n] != want:
+                hint = ""
+                if picture[1 % len(picture)][0] != picture[0][0] and got["grid"][1 % len(picture)][0] == got["grid"][0][0]:
+                    hint = " (in this picture a tile skips rows: its row layout needs a stride, e.g. 2:3)"
+                return failed(f"with your tiler {got['tiler']}, cell ({m}, {n}) is in tile {got['grid'][m][n]}; "
+                              f"the picture puts it in tile {want}{hint}")
+    return None
 
 
 TILER_FROM_PICTURE = Exercise(
@@ -217,9 +199,9 @@ TILER_FROM_PICTURE = Exercise(
                   _tiler_size_criterion),
         Criterion("every cell lands in the tile the picture draws", "reference", 2, _tiler_picture_criterion),
         Criterion("real CuTeDSL divides the same way", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("tiler_picture_in_cutedsl",
-                                  lambda case: (len(case["picture"]), len(case["picture"][0]), case["_tiler"]),
-                                  lambda value: "None")),
+                  cutedsl_gives_the_same(THIS_MODULE, "tiler_picture_in_cutedsl",
+                                         lambda case: (len(case["picture"]), len(case["picture"][0]), case["_tiler"]),
+                                         lambda value: "None")),
     ),
 )
 
@@ -249,25 +231,22 @@ def _ask_zipped(answer, case):
 
 
 def _zipped_part(part: str):
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            want = _reference_zipped(outcome.case)
-            got = outcome.value
-            want_part, got_part = (want.split(":", 1)[0], got.split(":", 1)[0]) if part == "shape" else \
-                (want.split(":", 1)[-1], got.split(":", 1)[-1] if ":" in got else "")
-            if want_part != got_part:
-                case = outcome.case
-                why = ""
-                if part == "shape" and got_part.startswith(f"(({case['tile_m']},{case['tile_n']}),({case['tile_m']}"):
-                    why = " (the rest counts tiles: M // tile_m and N // tile_n)"
-                elif part == "stride":
-                    why = (" (strides are memory steps: inside a tile, one row down is N and one column across is 1; "
-                           "one tile down is tile_m rows of N, one tile across is tile_n)")
-                return failed(f"{_case_text(case)}: the {part} should be {want_part}, yours is {got_part or got}{why}")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        want = _reference_zipped(outcome.case)
+        got = outcome.value
+        want_part, got_part = (want.split(":", 1)[0], got.split(":", 1)[0]) if part == "shape" else \
+            (want.split(":", 1)[-1], got.split(":", 1)[-1] if ":" in got else "")
+        if want_part == got_part:
+            return None
+        case = outcome.case
+        why = ""
+        if part == "shape" and got_part.startswith(f"(({case['tile_m']},{case['tile_n']}),({case['tile_m']}"):
+            why = " (the rest counts tiles: M // tile_m and N // tile_n)"
+        elif part == "stride":
+            why = (" (strides are memory steps: inside a tile, one row down is N and one column across is 1; "
+                   "one tile down is tile_m rows of N, one tile across is tile_n)")
+        return failed(f"{case_text(case)}: the {part} should be {want_part}, yours is {got_part or got}{why}")
     return judge
 
 
@@ -283,9 +262,9 @@ PREDICT_ZIPPED = Exercise(
         Criterion("the shape: ((tile),(number of tiles))", "reference", 1, _zipped_part("shape")),
         Criterion("the strides: steps inside a tile, then from tile to tile", "reference", 2, _zipped_part("stride")),
         Criterion("real CuTeDSL prints the same", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("zipped_in_cutedsl",
-                                  lambda case: (case["M"], case["N"], case["tile_m"], case["tile_n"]),
-                                  lambda value: value)),
+                  cutedsl_gives_the_same(THIS_MODULE, "zipped_in_cutedsl",
+                                         lambda case: (case["M"], case["N"], case["tile_m"], case["tile_n"]),
+                                         lambda value: value)),
     ),
 )
 
@@ -321,32 +300,26 @@ def _expected_cells(case):
     return [(first_m + i % tile_m, first_n + i // tile_m) for i in range(tile_m * tile_n)]
 
 
-def _slice_shape(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        if tuple(outcome.value["shape"]) != tuple(outcome.case["tiler"]):
-            return failed(f"{_case_text(outcome.case)}: a tile has shape {outcome.case['tiler']}, yours is "
-                          f"{outcome.value['text']} (slice mode 1, the rest, and keep mode 0 whole with (None, None))")
-    return passed()
+@each_outcome
+def _slice_shape(outcome) -> Verdict | None:
+    if tuple(outcome.value["shape"]) != tuple(outcome.case["tiler"]):
+        return failed(f"{case_text(outcome.case)}: a tile has shape {outcome.case['tiler']}, yours is "
+                      f"{outcome.value['text']} (slice mode 1, the rest, and keep mode 0 whole with (None, None))")
+    return None
 
 
-def _slice_cells(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case, got = outcome.case, outcome.value
-        want = _expected_cells(case)
-        if got["cells"] != want:
-            why = ""
-            if got["cells"] and got["cells"][0] != want[0]:
-                why = (f" (block {case['block']} starts at cell {want[0]}; tile numbers run down the rest mode first, "
-                       "column-major)")
-            return failed(f"{_case_text(case)}: the tile's first cells should be {want[:3]}, yours are "
-                          f"{got['cells'][:3]}{why}")
-    return passed()
+@each_outcome
+def _slice_cells(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value
+    want = _expected_cells(case)
+    if got["cells"] == want:
+        return None
+    why = ""
+    if got["cells"] and got["cells"][0] != want[0]:
+        why = (f" (block {case['block']} starts at cell {want[0]}; tile numbers run down the rest mode first, "
+               "column-major)")
+    return failed(f"{case_text(case)}: the tile's first cells should be {want[:3]}, yours are "
+                  f"{got['cells'][:3]}{why}")
 
 
 SLICE_BLOCK = Exercise(
@@ -361,9 +334,9 @@ SLICE_BLOCK = Exercise(
         Criterion("the tile has the tiler's shape", "reference", 1, _slice_shape),
         Criterion("it covers exactly the cells of that block, in order", "reference", 2, _slice_cells),
         Criterion("real CuTeDSL slices the same tile", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("slice_in_cutedsl",
-                                  lambda case: (case["shape"], case["tiler"], case["block"]),
-                                  lambda value: value["text"])),
+                  cutedsl_gives_the_same(THIS_MODULE, "slice_in_cutedsl",
+                                         lambda case: (case["shape"], case["tiler"], case["block"]),
+                                         lambda value: value["text"])),
     ),
 )
 
@@ -440,23 +413,16 @@ def _block_text(case) -> str:
     return f"block {case['block']}"
 
 
-def _mask_problem(context) -> Verdict | None:
-    """A failed verdict when an answer raised or its mask is not tile rows x tile columns."""
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        (tile_m, tile_n), got = outcome.case["tiler"], outcome.value
-        if len(got) != tile_m or any(len(row) != tile_n for row in got):
-            lengths = sorted({len(row) for row in got})
-            shape = f"{len(got)} rows of {' or '.join(str(length) for length in lengths) or 'no'} entries"
-            return failed(f"{_case_text(outcome.case)}: a ({tile_m}, {tile_n}) tile needs {tile_m} rows of {tile_n} "
-                          f"entries (mask[i][j] is tile element (i, j)); yours has {shape}")
+@each_outcome
+def _predicate_shape(outcome) -> Verdict | None:
+    """Fails when an answer raised or its mask is not tile rows x tile columns."""
+    (tile_m, tile_n), got = outcome.case["tiler"], outcome.value
+    if len(got) != tile_m or any(len(row) != tile_n for row in got):
+        lengths = sorted({len(row) for row in got})
+        shape = f"{len(got)} rows of {' or '.join(str(length) for length in lengths) or 'no'} entries"
+        return failed(f"{case_text(outcome.case)}: a ({tile_m}, {tile_n}) tile needs {tile_m} rows of {tile_n} "
+                      f"entries (mask[i][j] is tile element (i, j)); yours has {shape}")
     return None
-
-
-def _predicate_shape(context) -> Verdict:
-    return _mask_problem(context) or passed()
 
 
 def _predicate_hint(case, got, want, coordinates, i, j) -> str:
@@ -488,9 +454,9 @@ def _predicate_why(case, got, coordinates) -> str:
 def _predicate_on(edge: bool):
     """Criterion on the blocks whose tile lies inside the tensor (edge=False) or reaches past it (edge=True)."""
     def judge(context) -> Verdict:
-        problem = _mask_problem(context)
-        if problem:
-            return problem
+        shape = _predicate_shape(context)
+        if not shape.passed:
+            return shape
         for outcome in context.outcomes:
             case, got = outcome.case, outcome.value
             coordinates = _tile_coordinates(case["shape"], case["tiler"], case["block"])
@@ -519,8 +485,8 @@ TILE_PREDICATE = Exercise(
         Criterion("an edge tile is False exactly where it reaches past the tensor", "reference", 2,
                   _predicate_on(edge=True)),
         Criterion("real CuTeDSL's identity tensor puts the tile's elements at the same coordinates", "cutedsl-cpu",
-                  1, _cutedsl_agrees("predicate_in_cutedsl",
-                                     lambda case: (case["shape"], case["tiler"], case["block"]), str)),
+                  1, cutedsl_gives_the_same(THIS_MODULE, "predicate_in_cutedsl",
+                                            lambda case: (case["shape"], case["tiler"], case["block"]), str)),
     ),
 )
 

@@ -7,15 +7,11 @@ compiles the learner's kernel for sm_80 and reads its PTX (128-bit accesses, no 
 """
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
-from .ch01_layouts import _case_text, _errors
-from .cutedsl import FakeTensor, compile_to_ptx, cutedsl_agrees
+from .common import DIVIDES, case_text, compiled_kernel, cutedsl_gives_the_same, each_outcome
 from .grading import Criterion, Exercise, Verdict, failed, passed
+from .kernels import gpu_median_ms, on_gpu, simulate
 
 THIS_MODULE = __name__
-DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
 
 
 def _cells(tensor) -> list:
@@ -23,11 +19,6 @@ def _cells(tensor) -> list:
     if not isinstance(tensor, cute.Tensor):
         raise TypeError(f"expected a tensor, got {type(tensor).__name__}: {tensor!r}")
     return [tensor[i] for i in range(cute.size(tensor))]
-
-
-def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
-    """Criterion: real CuTeDSL, asked each case's question (`arguments(case)`), gives the learner's answer."""
-    return cutedsl_agrees(THIS_MODULE, function, lambda outcome: arguments(outcome.case), learner_text, _case_text)
 
 
 # ---- ch04.local_tile_by_hand ---------------------------------------------------------------------------------
@@ -57,28 +48,22 @@ def _reference_tile(case):
     return cute.local_tile(cute.make_identity_tensor(case["shape"]), case["tiler"], case["coord"])
 
 
-def _tile_shape_criterion(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        if outcome.value["shape"] != tuple(outcome.case["tiler"]):
-            return failed(f"{_case_text(outcome.case)}: the tile should have the tiler's shape "
-                          f"{outcome.case['tiler']}, yours is {outcome.value['text']} (keep mode 0 whole, with one "
-                          "None per tiler mode, and give coord to mode 1)")
-    return passed()
+@each_outcome
+def _tile_shape_criterion(outcome) -> Verdict | None:
+    if outcome.value["shape"] != tuple(outcome.case["tiler"]):
+        return failed(f"{case_text(outcome.case)}: the tile should have the tiler's shape "
+                      f"{outcome.case['tiler']}, yours is {outcome.value['text']} (keep mode 0 whole, with one "
+                      "None per tiler mode, and give coord to mode 1)")
+    return None
 
 
-def _tile_cells_criterion(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        want = _cells(_reference_tile(outcome.case))
-        if outcome.value["cells"] != want:
-            return failed(f"{_case_text(outcome.case)}: the tile starts at {want[0]}, yours at "
-                          f"{outcome.value['cells'][0]} (coord is the tile coordinate: it indexes the rest mode)")
-    return passed()
+@each_outcome
+def _tile_cells_criterion(outcome) -> Verdict | None:
+    want = _cells(_reference_tile(outcome.case))
+    if outcome.value["cells"] != want:
+        return failed(f"{case_text(outcome.case)}: the tile starts at {want[0]}, yours at "
+                      f"{outcome.value['cells'][0]} (coord is the tile coordinate: it indexes the rest mode)")
+    return None
 
 
 LOCAL_TILE_BY_HAND = Exercise(
@@ -94,8 +79,9 @@ LOCAL_TILE_BY_HAND = Exercise(
         Criterion("it is the tile at coord (the rest mode), for 2-D and 3-D tensors", "reference", 2,
                   _tile_cells_criterion),
         Criterion("real CuTeDSL's local_tile gives the same tile", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("local_tile_in_cutedsl", lambda case: (case["shape"], case["tiler"], case["coord"]),
-                                  lambda value: value["text"])),
+                  cutedsl_gives_the_same(THIS_MODULE, "local_tile_in_cutedsl",
+                                         lambda case: (case["shape"], case["tiler"], case["coord"]),
+                                         lambda value: value["text"])),
     ),
 )
 
@@ -128,28 +114,24 @@ def _ask_elements(answer, case):
 
 
 def _elements_criterion(ordered: bool):
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            want, got = _reference_elements(outcome.case), outcome.value
-            same = got == want if ordered else sorted(got) == sorted(want)
-            if not same:
-                case = outcome.case
-                why = ""
-                if not ordered:
-                    (tm, tn), (hm, hn) = case["tile_shape"], case["thread_shape"]
-                    block_m, block_n = tm // hm, tn // hn
-                    coordinate = (case["thread"] % hm, case["thread"] // hm)
-                    blocked = sorted((coordinate[0] * block_m + i, coordinate[1] * block_n + j)
-                                     for i in range(block_m) for j in range(block_n))
-                    if sorted(got) == blocked:
-                        why = " (that is a blocked piece; local_partition is cyclic: one element of every piece)"
-                    elif got and got[0] == (case["thread"] // hn, case["thread"] % hn):
-                        why = " (thread numbers run down the thread layout's first mode first: column-major)"
-                return failed(f"{_case_text(case)}: the thread owns {want}, yours is {got}{why}")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        want, got = _reference_elements(outcome.case), outcome.value
+        if (got == want) if ordered else (sorted(got) == sorted(want)):
+            return None
+        case = outcome.case
+        why = ""
+        if not ordered:
+            (tm, tn), (hm, hn) = case["tile_shape"], case["thread_shape"]
+            block_m, block_n = tm // hm, tn // hn
+            coordinate = (case["thread"] % hm, case["thread"] // hm)
+            blocked = sorted((coordinate[0] * block_m + i, coordinate[1] * block_n + j)
+                             for i in range(block_m) for j in range(block_n))
+            if sorted(got) == blocked:
+                why = " (that is a blocked piece; local_partition is cyclic: one element of every piece)"
+            elif got and got[0] == (case["thread"] // hn, case["thread"] % hn):
+                why = " (thread numbers run down the thread layout's first mode first: column-major)"
+        return failed(f"{case_text(case)}: the thread owns {want}, yours is {got}{why}")
     return judge
 
 
@@ -168,9 +150,9 @@ THREAD_ELEMENTS = Exercise(
         Criterion("in the partition's order (column-major over the pieces)", "reference", 1,
                   _elements_criterion(True)),
         Criterion("real CuTeDSL's local_partition gives the same cells", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("elements_in_cutedsl",
-                                  lambda case: (case["tile_shape"], case["thread_shape"], case["thread"]),
-                                  lambda value: "tensor<({},{})".format(*value[0]))),
+                  cutedsl_gives_the_same(THIS_MODULE, "elements_in_cutedsl",
+                                         lambda case: (case["tile_shape"], case["thread_shape"], case["thread"]),
+                                         lambda value: "tensor<({},{})".format(*value[0]))),
     ),
 )
 
@@ -213,29 +195,23 @@ def _ask_thread_layout(answer, case):
     return {"text": str(layout), "size": cute.size(layout), "wrong": wrong[:3]}
 
 
-def _thread_count(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        threads = 1 + max(max(row) for row in outcome.case["picture"])
-        if outcome.value["size"] != threads:
-            return failed(f"the picture has {threads} threads, your layout {outcome.value['text']} has "
-                          f"{outcome.value['size']}")
-    return passed()
+@each_outcome
+def _thread_count(outcome) -> Verdict | None:
+    threads = 1 + max(max(row) for row in outcome.case["picture"])
+    if outcome.value["size"] != threads:
+        return failed(f"the picture has {threads} threads, your layout {outcome.value['text']} has "
+                      f"{outcome.value['size']}")
+    return None
 
 
-def _thread_cells(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        if outcome.value["wrong"]:
-            thread, cell, drawn = outcome.value["wrong"][0]
-            return failed(f"with your layout {outcome.value['text']}, thread {thread} gets cell {cell}, which the "
-                          f"picture gives to thread {drawn} (the layout maps a thread's coordinate to its number: "
-                          "row-major numbering needs strides (threads across, 1))")
-    return passed()
+@each_outcome
+def _thread_cells(outcome) -> Verdict | None:
+    if outcome.value["wrong"]:
+        thread, cell, drawn = outcome.value["wrong"][0]
+        return failed(f"with your layout {outcome.value['text']}, thread {thread} gets cell {cell}, which the "
+                      f"picture gives to thread {drawn} (the layout maps a thread's coordinate to its number: "
+                      "row-major numbering needs strides (threads across, 1))")
+    return None
 
 
 THREAD_LAYOUT_FOR_PICTURE = Exercise(
@@ -249,9 +225,10 @@ THREAD_LAYOUT_FOR_PICTURE = Exercise(
         Criterion("as many threads as the picture has", "reference", 1, _thread_count),
         Criterion("every thread gets exactly its cells", "reference", 2, _thread_cells),
         Criterion("real CuTeDSL partitions the same way", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("thread_layout_in_cutedsl",
-                                  lambda case: ((len(case["picture"]), len(case["picture"][0])),) + case["_threads"],
-                                  lambda value: "None")),
+                  cutedsl_gives_the_same(THIS_MODULE, "thread_layout_in_cutedsl",
+                                         lambda case: ((len(case["picture"]), len(case["picture"][0])),)
+                                         + case["_threads"],
+                                         lambda value: "None")),
     ),
 )
 
@@ -294,15 +271,12 @@ def _reference_gemm(case):
 
 
 def _gemm_part(index: int, name: str, shape_words: str):
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            want, got = _reference_gemm(outcome.case)[index], outcome.value[index]
-            if got != want:
-                return failed(f"{_case_text(outcome.case)}: {name} should be {want} {shape_words}, yours is {got}")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        want, got = _reference_gemm(outcome.case)[index], outcome.value[index]
+        if got != want:
+            return failed(f"{case_text(outcome.case)}: {name} should be {want} {shape_words}, yours is {got}")
+        return None
     return judge
 
 
@@ -321,9 +295,10 @@ GEMM_TILES = Exercise(
         Criterion("gC is (BLK_M, BLK_N) at block (m, n)", "reference", 1,
                   _gemm_part(2, "gC", "(C has modes M and N: proj=(1, 1, None))")),
         Criterion("real CuTeDSL gives the same three tiles", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("gemm_in_cutedsl",
-                                  lambda case: (case["M"], case["N"], case["K"], case["tiler"], case["m"], case["n"]),
-                                  lambda value: " | ".join(value))),
+                  cutedsl_gives_the_same(THIS_MODULE, "gemm_in_cutedsl",
+                                         lambda case: (case["M"], case["N"], case["K"], case["tiler"], case["m"],
+                                                       case["n"]),
+                                         lambda value: " | ".join(value))),
     ),
 )
 
@@ -359,8 +334,6 @@ def gpu_add(host, case):
     import torch
     import cutlass.cute as cute
     from cutlass.cute.runtime import from_dlpack
-
-    from .kernels import gpu_median_ms
     generator = torch.Generator(device="cuda").manual_seed(case["M"] * 1000 + case["N"])
     a = torch.randn(case["M"], case["N"], device="cuda", generator=generator)
     b = torch.randn(case["M"], case["N"], device="cuda", generator=generator)
@@ -378,12 +351,10 @@ def gpu_add(host, case):
 
 
 def _ask_add(answer, case):
-    from .kernels import simulate
     return simulate(answer, simulator_add, case)
 
 
 def _gpu_criterion(context) -> Verdict:
-    from .kernels import on_gpu
     cases = [{"M": 4096, "N": 4096}, {"M": 1000, "N": 3001}]
     reply = on_gpu(context.answer, f"{__name__}:gpu_add", cases)
     if not reply.ok:
@@ -420,19 +391,9 @@ def _add_criterion(kind: str):
 
 
 def _ptx_criterion(context) -> Verdict:
-    try:
-        from .kernels import kernel_module_source
-        source = kernel_module_source(context.answer)
-    except (OSError, TypeError) as error:
-        return failed(f"the kernel's source cannot be read ({error}); define it in a notebook cell or a .py file")
-    with tempfile.TemporaryDirectory(prefix="cutekit-add-") as folder:
-        path = Path(folder) / "learner_add.py"
-        path.write_text(source)
-        from .kernels import _unwrap
-        name = _unwrap(context.answer).__name__
-        report = compile_to_ptx(str(path), name, (FakeTensor("Float32", 2, 4),) * 3 + (4,))
-    if not report.ok:
-        return failed(f"CuTeDSL could not compile your kernel for sm_80: {report.error[:600]}")
+    report, problem = compiled_kernel(context.answer, *[("Float32", 2, 4)] * 3, 4, module="learner_add")
+    if problem:
+        return problem
     loads, stores = report.count("ld.global.v4"), report.count("st.global.v4")
     if loads != 8 or stores != 4 or report.local_memory:
         return failed(f"for fp32 with vector 4 each thread should issue 8 ld.global.v4 (4 per input) and 4 "

@@ -12,33 +12,17 @@ from from_dlpack, mark_layout_dynamic and make_fake_compact_tensor).
 """
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import re
-import sys
-import tempfile
-from pathlib import Path
 
-from .ch01_layouts import _errors
-from .cutedsl import FakeTensor, compile_to_ptx, run_in_cutedsl
+from .common import compiled_kernel, each_outcome, on_simulator, torch_ready
+from .common import compile_notebook_kernel  # noqa: F401 (the notebook calls chapter05.compile_notebook_kernel)
+from .cutedsl import run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed
-from .kernels import kernel_module_source
 
 THIS_MODULE = __name__
 
 
 # ---- for the chapter: real CuTeDSL on the CPU ------------------------------------------------------------------
-
-def compile_notebook_kernel(host, *arguments):
-    """PtxReport of `host` (a @cute.jit function and the kernels it calls, defined in a notebook or a file)
-    compiled by real CuTeDSL for sm_80. A tuple argument is a FakeTensor (dtype, rank, divisibility)."""
-    source = kernel_module_source(host)
-    fakes = tuple(FakeTensor(*value) if isinstance(value, tuple) else value for value in arguments)
-    with tempfile.TemporaryDirectory(prefix="cutekit-ch05-") as folder:
-        path = Path(folder) / "notebook_kernel.py"
-        path.write_text(source)
-        return compile_to_ptx(str(path), inspect.unwrap(host).__name__, fakes)
-
 
 def tensor_types_traced(cute, rows, columns):
     """Inside a cute.jit trace: the types of a (rows, columns) fp32 tensor as CuTeDSL builds them."""
@@ -58,39 +42,6 @@ def tensor_types_in_cutedsl(rows: int, columns: int) -> tuple:
         raise RuntimeError(f"CuTeDSL could not build the tensors: {reply.error or reply.values[0][1]}")
     static, dynamic, fake = reply.values[0][0].split("|")
     return re.sub(r"0x[0-9a-f]+", "0x...", static), re.sub(r"0x[0-9a-f]+", "0x...", dynamic), fake
-
-
-# ---- running a learner's kernel on the simulator ---------------------------------------------------------------
-
-_rebuilt: dict = {}
-
-
-def _on_simulator(host):
-    """`host` rebuilt from its source with cutekit's simulator as `cutlass` (cached per function)."""
-    name = inspect.unwrap(host).__name__
-    if name in _rebuilt:
-        return _rebuilt[name]
-    source = kernel_module_source(host)
-    import cutekit
-    saved = {key: module for key, module in sys.modules.items() if key == "cutlass" or key.startswith("cutlass.")}
-    for key in saved:
-        del sys.modules[key]
-    cutekit.use("sim")
-    folder = tempfile.mkdtemp(prefix="cutekit-ch05-sim-")
-    path = Path(folder) / f"learner_{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"learner_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    _rebuilt[name] = (getattr(module, name), sys.modules["cutlass.cute.runtime"].from_dlpack)
-    return _rebuilt[name]
-
-
-def _torch_ready() -> None:
-    """One small torch operation in the parent, before the sandbox forks: torch's first operation in a forked
-    child otherwise sets up its thread pool there, which takes seconds under pytest."""
-    import torch
-    torch.zeros(1).add_(1)
 
 
 # ---- ch05.tiled_copy_for ----------------------------------------------------------------------------------------
@@ -143,56 +94,46 @@ def _copy_text(case):
     return f"threads {case['thread_shape']}, values {case['value_shape']}, {case['dtype']}"
 
 
-def _copy_tiler(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case = outcome.case
-        want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["tiler"]
-        if outcome.value["tiler"] != want:
-            return failed(f"{_copy_text(case)}: the copy tile should be {want} (threads times values, mode by "
-                          f"mode), yours is {outcome.value['tiler']}: is the thread layout first and the value "
-                          "layout second in make_tiled_copy_tv?")
-    return passed()
+@each_outcome
+def _copy_tiler(outcome) -> Verdict | None:
+    case = outcome.case
+    want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["tiler"]
+    if outcome.value["tiler"] != want:
+        return failed(f"{_copy_text(case)}: the copy tile should be {want} (threads times values, mode by "
+                      f"mode), yours is {outcome.value['tiler']}: is the thread layout first and the value "
+                      "layout second in make_tiled_copy_tv?")
+    return None
 
 
-def _copy_atom(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case = outcome.case
-        want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["atom"]
-        if outcome.value["atom"] != want:
-            width = 32 if case["dtype"] == "Float32" else 16
-            return failed(f"{_copy_text(case)}: one copy should move a row of {case['value_shape'][1]} values "
-                          f"({case['value_shape'][1] * width} bits), the atom layout {want}; yours is "
-                          f"{outcome.value['atom']} (num_bits_per_copy = value_shape[1] * dtype.width)")
-    return passed()
+@each_outcome
+def _copy_atom(outcome) -> Verdict | None:
+    case = outcome.case
+    want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["atom"]
+    if outcome.value["atom"] != want:
+        width = 32 if case["dtype"] == "Float32" else 16
+        return failed(f"{_copy_text(case)}: one copy should move a row of {case['value_shape'][1]} values "
+                      f"({case['value_shape'][1] * width} bits), the atom layout {want}; yours is "
+                      f"{outcome.value['atom']} (num_bits_per_copy = value_shape[1] * dtype.width)")
+    return None
 
 
-def _copy_layout(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case = outcome.case
-        args = (case["thread_shape"], case["value_shape"], case["dtype"])
-        want = _copy_facts(_reference_copy(*args))["tv"]
-        got = outcome.value["tv"]
-        if got == want:
-            continue
-        why = ""
-        try:
-            if got == _copy_facts(_reference_copy(*args, thread_order=(0, 1)))["tv"]:
-                why = " Your threads are column-major: make_ordered_layout(thread_shape, order=(1, 0))."
-            elif got == _copy_facts(_reference_copy(*args, value_order=(0, 1)))["tv"]:
-                why = " Your values are column-major: make_ordered_layout(value_shape, order=(1, 0))."
-        except Exception:  # a diagnosis that cannot be built (an atom that does not fit) gives no extra words
-            pass
-        return failed(f"{_copy_text(case)}: the TV layout should be {want}, yours is {got}.{why}")
-    return passed()
+@each_outcome
+def _copy_layout(outcome) -> Verdict | None:
+    case = outcome.case
+    args = (case["thread_shape"], case["value_shape"], case["dtype"])
+    want = _copy_facts(_reference_copy(*args))["tv"]
+    got = outcome.value["tv"]
+    if got == want:
+        return None
+    why = ""
+    try:
+        if got == _copy_facts(_reference_copy(*args, thread_order=(0, 1)))["tv"]:
+            why = " Your threads are column-major: make_ordered_layout(thread_shape, order=(1, 0))."
+        elif got == _copy_facts(_reference_copy(*args, value_order=(0, 1)))["tv"]:
+            why = " Your values are column-major: make_ordered_layout(value_shape, order=(1, 0))."
+    except Exception:  # a diagnosis that cannot be built (an atom that does not fit) gives no extra words
+        pass
+    return failed(f"{_copy_text(case)}: the TV layout should be {want}, yours is {got}.{why}")
 
 
 TILED_COPY_FOR = Exercise(
@@ -256,30 +197,24 @@ def _shape_text(case):
             f"tile {case['tile_shape']}")
 
 
-def _shape_mode0(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        want = _reference_shape(outcome.case)
-        got = outcome.value
-        if not isinstance(got, tuple) or len(got) != 3 or got[0] != want[0]:
-            return failed(f"{_shape_text(outcome.case)}: mode 0 should be {want[0]} = (values one atom moves, "
-                          f"atoms per copy tile); yours is {got[0] if isinstance(got, tuple) and got else got}")
-    return passed()
+@each_outcome
+def _shape_mode0(outcome) -> Verdict | None:
+    want = _reference_shape(outcome.case)
+    got = outcome.value
+    if not isinstance(got, tuple) or len(got) != 3 or got[0] != want[0]:
+        return failed(f"{_shape_text(outcome.case)}: mode 0 should be {want[0]} = (values one atom moves, "
+                      f"atoms per copy tile); yours is {got[0] if isinstance(got, tuple) and got else got}")
+    return None
 
 
-def _shape_rest(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        want = _reference_shape(outcome.case)
-        if outcome.value != want:
-            return failed(f"{_shape_text(outcome.case)}: partition_S gives {want}; yours is {outcome.value} "
-                          "(modes 1 and 2 count how often the copy tile, threads x values, repeats down and "
-                          "across the tile)")
-    return passed()
+@each_outcome
+def _shape_rest(outcome) -> Verdict | None:
+    want = _reference_shape(outcome.case)
+    if outcome.value != want:
+        return failed(f"{_shape_text(outcome.case)}: partition_S gives {want}; yours is {outcome.value} "
+                      "(modes 1 and 2 count how often the copy tile, threads x values, repeats down and "
+                      "across the tile)")
+    return None
 
 
 PARTITION_SHAPE = Exercise(
@@ -300,7 +235,7 @@ PARTITION_SHAPE = Exercise(
 # ---- ch05.tiled_copy_row_sum -----------------------------------------------------------------------------------
 
 def _row_sum_cases(rng):
-    _torch_ready()
+    torch_ready()
     cases = [{"M": 4 * rng.randint(1, 2), "N": 256 * rng.randint(1, 2), "kind": "divisible"}]
     cases.append({"M": rng.choice([5, 6, 7, 9]), "N": 4 * rng.randint(70, 150), "kind": "ragged"})
     cases.append({"M": rng.choice([3, 5, 6]), "N": rng.choice([5, 7, 33, 66, 95, 130]), "kind": "ragged"})
@@ -309,7 +244,7 @@ def _row_sum_cases(rng):
 
 def _ask_row_sum(answer, case):
     import torch
-    run, from_dlpack = _on_simulator(answer)
+    run, from_dlpack = on_simulator(answer)
     generator = torch.Generator().manual_seed(case["M"] * 1000 + case["N"])
     x = torch.randn(case["M"], case["N"], generator=generator)
     out = torch.full((case["M"],), float("nan"))
@@ -345,12 +280,9 @@ def _row_sum_criterion(kind: str):
 
 
 def _row_sum_ptx(context) -> Verdict:
-    try:
-        report = compile_notebook_kernel(context.answer, ("Float32", 2, 4), ("Float32", 1, 1), 4)
-    except (OSError, TypeError) as error:
-        return failed(f"the kernel's source cannot be read ({error}); define it in a notebook cell or a .py file")
-    if not report.ok:
-        return failed(f"CuTeDSL could not compile your kernel for sm_80: {report.error[:600]}")
+    report, problem = compiled_kernel(context.answer, ("Float32", 2, 4), ("Float32", 1, 1), 4)
+    if problem:
+        return problem
     loads, vectors = report.count("ld.global"), report.count("ld.global.v4")
     if not vectors or loads != vectors or report.local_memory:
         return failed(f"for fp32 with vector 4 every global load should be a 128-bit ld.global.v4 and nothing "
@@ -378,7 +310,7 @@ TILED_COPY_ROW_SUM = Exercise(
 # ---- ch05.cache_key ---------------------------------------------------------------------------------------------
 
 def _key_cases(rng):
-    _torch_ready()
+    torch_ready()
     cases = []
     for _ in range(3):
         n = 4 * rng.randint(2, 40)
@@ -418,40 +350,31 @@ SAME_KERNEL = ("another M", "a third M")
 NEW_KERNEL = ("float16", "another N", "column-major strides", "an address 4 bytes past a 16-byte boundary")
 
 
-def _key_hashable(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        if not outcome.value["hashable"]:
-            return failed(f"your key {outcome.value['base']} cannot go in a dict (it is not hashable): use a tuple, "
-                          "not a list")
-    return passed()
+@each_outcome
+def _key_hashable(outcome) -> Verdict | None:
+    if not outcome.value["hashable"]:
+        return failed(f"your key {outcome.value['base']} cannot go in a dict (it is not hashable): use a tuple, "
+                      "not a list")
+    return None
 
 
-def _key_reuse(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        for name in SAME_KERNEL:
-            if not outcome.value["same"][name]:
-                return failed(f"M = {outcome.case['M'][0]} and {name}: one compiled kernel serves both (M is "
-                              "dynamic), but your keys differ, so every new M compiles again: leave M out")
-    return passed()
+@each_outcome
+def _key_reuse(outcome) -> Verdict | None:
+    for name in SAME_KERNEL:
+        if not outcome.value["same"][name]:
+            return failed(f"M = {outcome.case['M'][0]} and {name}: one compiled kernel serves both (M is "
+                          "dynamic), but your keys differ, so every new M compiles again: leave M out")
+    return None
 
 
-def _key_separates(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        for name in NEW_KERNEL:
-            if outcome.value["same"][name]:
-                return failed(f"a {outcome.case['M'][0]}x{outcome.case['N']} float32 tensor and one with {name} get "
-                              f"the same key, but the kernel compiled for the first is wrong for the second: the "
-                              "key needs the dtype, the static N, the strides and the 16-byte alignment")
-    return passed()
+@each_outcome
+def _key_separates(outcome) -> Verdict | None:
+    for name in NEW_KERNEL:
+        if outcome.value["same"][name]:
+            return failed(f"a {outcome.case['M'][0]}x{outcome.case['N']} float32 tensor and one with {name} get "
+                          f"the same key, but the kernel compiled for the first is wrong for the second: the "
+                          "key needs the dtype, the static N, the strides and the 16-byte alignment")
+    return None
 
 
 CACHE_KEY = Exercise(
@@ -472,7 +395,7 @@ CACHE_KEY = Exercise(
 # ---- ch05.sum_dim0 ----------------------------------------------------------------------------------------------
 
 def _dim0_cases(rng):
-    _torch_ready()
+    torch_ready()
     return [{"M": rng.randint(2, 6), "N": rng.choice([130, 200, 257])},
             {"M": rng.randint(1, 4), "N": rng.randint(3, 100)},
             {"M": rng.randint(3, 8), "N": 128 * rng.randint(1, 2)}]
@@ -480,7 +403,7 @@ def _dim0_cases(rng):
 
 def _ask_dim0(answer, case):
     import torch
-    run, from_dlpack = _on_simulator(answer)
+    run, from_dlpack = on_simulator(answer)
     generator = torch.Generator().manual_seed(case["M"] * 1000 + case["N"])
     x = torch.randn(case["M"], case["N"], generator=generator)
     out = torch.full((case["N"],), float("nan"))

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import types
 
-from .ch01_layouts import _errors
-from .ch05_tiled_copy import _on_simulator, _torch_ready
+from .common import each_outcome, on_simulator, torch_ready
 from .cutedsl import run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
@@ -97,29 +96,25 @@ def _reference_want(case):
 
 
 def _reference_side(side: str):
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            case = outcome.case
-            if case["side"] != side:
-                continue
-            want = _reference_want(case)
-            if outcome.value["values"] == _values(want):
-                continue
-            atom = _atom(case["num_matrices"], case["transpose"])
-            chosen = atom.layout_src_tv if side == "src" else atom.layout_dst_tv
-            got = outcome.value["text"]
-            why = (f" {side}2ref = composition(right_inverse(ref), {side}): first {side} sends (thread, value) to "
-                   "an offset, then right_inverse(ref) sends the offset to a reference (thread, value) index.")
-            if got == str(chosen):
-                why = f" That is the {side} layout itself, (thread, value) -> offset, not -> reference index." + why
-            elif side == "dst" and got == str(atom.layout_src_tv):
-                why = " That is the source side: the dst side renumbers the destination layout." + why
-            return failed(f"ldmatrix x{case['num_matrices']}{' transposed' if case['transpose'] else ''}, "
-                          f"side {side!r}: want {want}, yours is {got}.{why}")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        case = outcome.case
+        if case["side"] != side:
+            return None
+        want = _reference_want(case)
+        if outcome.value["values"] == _values(want):
+            return None
+        atom = _atom(case["num_matrices"], case["transpose"])
+        chosen = atom.layout_src_tv if side == "src" else atom.layout_dst_tv
+        got = outcome.value["text"]
+        why = (f" {side}2ref = composition(right_inverse(ref), {side}): first {side} sends (thread, value) to "
+               "an offset, then right_inverse(ref) sends the offset to a reference (thread, value) index.")
+        if got == str(chosen):
+            why = f" That is the {side} layout itself, (thread, value) -> offset, not -> reference index." + why
+        elif side == "dst" and got == str(atom.layout_src_tv):
+            why = " That is the source side: the dst side renumbers the destination layout." + why
+        return failed(f"ldmatrix x{case['num_matrices']}{' transposed' if case['transpose'] else ''}, "
+                      f"side {side!r}: want {want}, yours is {got}.{why}")
     return judge
 
 
@@ -175,30 +170,24 @@ def _lands_text(case):
     return f"{case['operand']}[{case['row']}, {case['k']}]"
 
 
-def _lands_thread(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        want = _lands_want(outcome.case)
-        if outcome.value[0] != want[0]:
-            return failed(f"{_lands_text(outcome.case)} is held by thread {want[0]}, not {outcome.value[0]}: in the "
-                          "MMA layout, thread t holds rows (t // 4) and (t // 4) + 8 of A (row t // 4 of B) and "
-                          "columns 2 * (t % 4), +1 of every 8-wide k half; invert the operand's TV layout")
-    return passed()
+@each_outcome
+def _lands_thread(outcome) -> Verdict | None:
+    want = _lands_want(outcome.case)
+    if outcome.value[0] != want[0]:
+        return failed(f"{_lands_text(outcome.case)} is held by thread {want[0]}, not {outcome.value[0]}: in the "
+                      "MMA layout, thread t holds rows (t // 4) and (t // 4) + 8 of A (row t // 4 of B) and "
+                      "columns 2 * (t % 4), +1 of every 8-wide k half; invert the operand's TV layout")
+    return None
 
 
-def _lands_register(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        want = _lands_want(outcome.case)
-        if outcome.value != want:
-            return failed(f"{_lands_text(outcome.case)} lands in thread {want[0]}, register {want[1]}, half "
-                          f"{want[2]}; yours is {outcome.value}. Value v of a thread is half v % 2 of register "
-                          "v // 2; A's values go (k, k+1), then row + 8, then k + 8 (strides (16,8,128)).")
-    return passed()
+@each_outcome
+def _lands_register(outcome) -> Verdict | None:
+    want = _lands_want(outcome.case)
+    if outcome.value != want:
+        return failed(f"{_lands_text(outcome.case)} lands in thread {want[0]}, register {want[1]}, half "
+                      f"{want[2]}; yours is {outcome.value}. Value v of a thread is half v % 2 of register "
+                      "v // 2; A's values go (k, k+1), then row + 8, then k + 8 (strides (16,8,128)).")
+    return None
 
 
 LANDS_IN = Exercise(
@@ -249,22 +238,19 @@ def _ask_choose(answer, case):
 
 
 def _choose_criterion(operand: str):
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            case = outcome.case
-            if case["operand"] != operand:
-                continue
-            want = _choose_want(case)
-            if outcome.value != want:
-                rows = "M" if operand == "A" else "N"
-                return failed(f"operand {operand}, warp tile {case['tile_mnk']}: x{want} is the largest that "
-                              f"fits (cutekit's make_tiled_copy_{operand} accepts it), yours is {outcome.value}. One x4 needs four 8x8 "
-                              f"matrices in a thread's values: count the 8x8 blocks of the warp's {rows} x K "
-                              "operand tile (at most 4 per instruction).")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        case = outcome.case
+        if case["operand"] != operand:
+            return None
+        want = _choose_want(case)
+        if outcome.value != want:
+            rows = "M" if operand == "A" else "N"
+            return failed(f"operand {operand}, warp tile {case['tile_mnk']}: x{want} is the largest that fits "
+                          f"(cutekit's make_tiled_copy_{operand} accepts it), yours is {outcome.value}. One x4 needs "
+                          f"four 8x8 matrices in a thread's values: count the 8x8 blocks of the warp's {rows} x K "
+                          "operand tile (at most 4 per instruction).")
+        return None
     return judge
 
 
@@ -286,13 +272,13 @@ LDMATRIX_FOR = Exercise(
 # ---- ch06.s2r_k_block ----------------------------------------------------------------------------------------
 
 def _k_block_cases(rng):
-    _torch_ready()
+    torch_ready()
     return [{"k_block": 1, "seed": rng.randint(0, 10_000)}, {"k_block": 0, "seed": rng.randint(0, 10_000)}]
 
 
 def _ask_k_block(answer, case):
     import torch
-    run, from_dlpack = _on_simulator(answer)
+    run, from_dlpack = on_simulator(answer)
     generator = torch.Generator().manual_seed(case["seed"])
     # distinct integers, exact in fp16: a register's value names the element it came from
     a = torch.randperm(512, generator=generator).to(torch.float16).reshape(16, 32)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import types
 
-from .ch01_layouts import _case_text, _errors
-from .cutedsl import cutedsl_agrees
+from .common import case_text, cutedsl_gives_the_same, each_outcome
 from .grading import Criterion, Exercise, Verdict, failed, passed
+from .kernels import gpu_median_ms, on_gpu
 
 THIS_MODULE = __name__
 LDMATRIX_SOURCE = "(32,8):(8,1)"
@@ -40,8 +40,7 @@ def reference_tiled_mma(warps_m, warps_n, cute=None):
 
 def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
     """A cutedsl-cpu criterion: real CuTeDSL, given each case, prints what the learner's answer printed."""
-    return cutedsl_agrees(THIS_MODULE, function, lambda outcome: arguments(outcome.case), learner_text, _case_text,
-                          multiline=True)
+    return cutedsl_gives_the_same(THIS_MODULE, function, arguments, learner_text, multiline=True)
 
 
 # ---- ch07.tiled_mma -------------------------------------------------------------------------------------------
@@ -65,15 +64,12 @@ def _ask_mma(answer, case):
 
 
 def _mma_criterion(key: str, explain) -> "callable":
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            want = _mma_facts(reference_tiled_mma(outcome.case["warps_m"], outcome.case["warps_n"]))
-            if outcome.value[key] != want[key]:
-                return failed(f"{_case_text(outcome.case)}: {explain(outcome.case, want[key], outcome.value[key])}")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        want = _mma_facts(reference_tiled_mma(outcome.case["warps_m"], outcome.case["warps_n"]))
+        if outcome.value[key] != want[key]:
+            return failed(f"{case_text(outcome.case)}: {explain(outcome.case, want[key], outcome.value[key])}")
+        return None
     return judge
 
 
@@ -178,17 +174,14 @@ def _ask_swizzle(answer, case):
 
 
 def _swizzle_criterion(key: str, hint) -> "callable":
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            if outcome.value[key]:
-                case = outcome.case
-                row_bytes = case["row_elements"] * case["element_bits"] // 8
-                return failed(f"rows of {case['row_elements']} x {case['element_bits']}-bit values ({row_bytes} bytes), "
-                              f"Swizzle<{','.join(map(str, outcome.value['bits']))}>: {hint(case, outcome.value)}")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        if outcome.value[key]:
+            case = outcome.case
+            row_bytes = case["row_elements"] * case["element_bits"] // 8
+            return failed(f"rows of {case['row_elements']} x {case['element_bits']}-bit values ({row_bytes} bytes), "
+                          f"Swizzle<{','.join(map(str, outcome.value['bits']))}>: {hint(case, outcome.value)}")
+        return None
     return judge
 
 
@@ -278,33 +271,27 @@ def _replay(case, plan):
 
 
 def _pipeline_criterion(kind: str) -> "callable":
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            found = _replay(outcome.case, outcome.value)
-            if found and (kind == "read" or found[0] == kind):
-                if kind == "write" or found[0] == "read":
-                    return failed(f"{_case_text(outcome.case)}: {found[1]}")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        found = _replay(outcome.case, outcome.value)
+        if found and (kind == "read" or found[0] == kind):
+            if kind == "write" or found[0] == "read":
+                return failed(f"{case_text(outcome.case)}: {found[1]}")
+        return None
     return judge
 
 
-def _loads_criterion(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        case = outcome.case
-        want = [step[2] for step in reference_schedule(case["k_tiles"], case["stages"])]
-        got = [step[2] for step in outcome.value]
-        if got != want:
-            late = [k for k in got if k is not None and k >= case["k_tiles"]]
-            why = (f"k-tile {late[0]} does not exist (there are {case['k_tiles']}): load None once none is left"
-                   if late else "iteration k loads k-tile k + stages - 1 (stages - 1 are in flight ahead of it)")
-            return failed(f"{_case_text(case)}: the loaded k-tiles are {got}, they should be {want}: {why}")
-    return passed()
+@each_outcome
+def _loads_criterion(outcome) -> Verdict | None:
+    case = outcome.case
+    want = [step[2] for step in reference_schedule(case["k_tiles"], case["stages"])]
+    got = [step[2] for step in outcome.value]
+    if got == want:
+        return None
+    late = [k for k in got if k is not None and k >= case["k_tiles"]]
+    why = (f"k-tile {late[0]} does not exist (there are {case['k_tiles']}): load None once none is left"
+           if late else "iteration k loads k-tile k + stages - 1 (stages - 1 are in flight ahead of it)")
+    return failed(f"{case_text(case)}: the loaded k-tiles are {got}, they should be {want}: {why}")
 
 
 PIPELINE_STAGES = Exercise(
@@ -348,31 +335,25 @@ def _reference_s2r(case):
     return make(atom, tiled_mma)
 
 
-def _s2r_atom(context) -> Verdict:
-    problem = _errors(context.outcomes)
-    if problem:
-        return problem
-    for outcome in context.outcomes:
-        src, dst = outcome.value["src"], outcome.value["dst"]
-        if (src, dst) != (LDMATRIX_SOURCE, LDMATRIX_DESTINATION):
-            return failed(f"{_case_text(outcome.case)}: the atom moves {src} -> {dst}; ldmatrix of four 8x8 "
-                          f"matrices, not transposed, moves {LDMATRIX_SOURCE} -> {LDMATRIX_DESTINATION} "
-                          "(LdMatrix8x8x16bOp(False, 4) on Float16)")
-    return passed()
+@each_outcome
+def _s2r_atom(outcome) -> Verdict | None:
+    src, dst = outcome.value["src"], outcome.value["dst"]
+    if (src, dst) != (LDMATRIX_SOURCE, LDMATRIX_DESTINATION):
+        return failed(f"{case_text(outcome.case)}: the atom moves {src} -> {dst}; ldmatrix of four 8x8 "
+                      f"matrices, not transposed, moves {LDMATRIX_SOURCE} -> {LDMATRIX_DESTINATION} "
+                      "(LdMatrix8x8x16bOp(False, 4) on Float16)")
+    return None
 
 
 def _s2r_field(key: str, words: str) -> "callable":
-    def judge(context) -> Verdict:
-        problem = _errors(context.outcomes)
-        if problem:
-            return problem
-        for outcome in context.outcomes:
-            want = _copy_facts(_reference_s2r(outcome.case))[key]
-            if outcome.value[key] != want:
-                operand = outcome.case["operand"]
-                return failed(f"{_case_text(outcome.case)}: {words} is {outcome.value[key]}, it should be {want} "
-                              f"(make_tiled_copy_{operand} takes the layout from the MMA's {operand} operand)")
-        return passed()
+    @each_outcome
+    def judge(outcome) -> Verdict | None:
+        want = _copy_facts(_reference_s2r(outcome.case))[key]
+        if outcome.value[key] != want:
+            operand = outcome.case["operand"]
+            return failed(f"{case_text(outcome.case)}: {words} is {outcome.value[key]}, it should be {want} "
+                          f"(make_tiled_copy_{operand} takes the layout from the MMA's {operand} operand)")
+        return None
     return judge
 
 
@@ -534,8 +515,6 @@ def gpu_main_loop(answer, case):
     import torch
     import cutlass.cute as cute
     from cutlass.cute.runtime import from_dlpack
-
-    from .kernels import gpu_median_ms
     M, N, K = case["M"], case["N"], case["K"]
     generator = torch.Generator(device="cuda").manual_seed(M + N + K)
     a = torch.randn(M, K, device="cuda", generator=generator).half()
@@ -554,7 +533,6 @@ def gpu_main_loop(answer, case):
 
 
 def _main_loop_gpu_criterion(context) -> Verdict:
-    from .kernels import on_gpu
     cases = [{"M": 1024, "N": 1024, "K": 2048}]
     reply = on_gpu(context.answer, f"{__name__}:gpu_main_loop", cases)
     if not reply.ok:

@@ -28,6 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .verdict import failed, passed
+
 # modules a learner's function may use under a cutekit name, and the real library that replaces them
 REAL_MODULES = {"cutekit.cute": "cutlass.cute"}
 
@@ -90,7 +92,7 @@ class WorkerReply:
     ptx: str = ""
 
 
-def _run_worker(job: dict, timeout: float, environment: dict | None = None) -> WorkerReply:
+def run_worker(job: dict, timeout: float, environment: dict | None = None) -> WorkerReply:
     with tempfile.TemporaryDirectory(prefix="cutekit-check-") as folder:
         job_path, reply_path = Path(folder) / "job.pickle", Path(folder) / "reply.pickle"
         job_path.write_bytes(pickle.dumps(job))
@@ -113,7 +115,7 @@ def run_in_cutedsl(module: str, function: str, calls: list, timeout: float = 120
     inside one `cute.jit` trace in a fresh process; each value comes back as its `str`.
 
     `module` is a dotted name or a .py path."""
-    return _run_worker({"task": "trace", "module": module, "function": function, "calls": list(calls),
+    return run_worker({"task": "trace", "module": module, "function": function, "calls": list(calls),
                         "with_cute": with_cute}, timeout)
 
 
@@ -174,7 +176,7 @@ def compile_to_ptx(module_path: str, function_name: str, arguments: tuple = (), 
 
     `arguments` may hold plain values (compile-time constants), `FakeTensor(...)` and `Dtype(...)`."""
     with tempfile.TemporaryDirectory(prefix="cutekit-ptx-") as dump:
-        reply = _run_worker({"task": "ptx", "module": str(module_path), "function": function_name,
+        reply = run_worker({"task": "ptx", "module": str(module_path), "function": function_name,
                              "arguments": list(arguments)}, timeout,
                             {"CUTE_DSL_ARCH": arch, "CUTE_DSL_KEEP": "ptx", "CUTE_DSL_DUMP_DIR": dump})
     if not reply.ok:
@@ -186,7 +188,6 @@ def cutedsl_agrees(module: str, function: str, arguments, learner_text, case_tex
     """A `cutedsl-cpu` criterion: real CuTeDSL, asked each case's question (`module.function(cute,
     *arguments(outcome))` in a fresh process), gives what the learner's answer gave (`learner_text(value)`).
     Cases where the learner's code raised are left to the reference criteria, which report them."""
-    from .grading import failed, passed
 
     def judge(context):
         outcomes = [outcome for outcome in context.outcomes if not outcome.error]

@@ -1,6 +1,6 @@
-"""Exercises, criteria and the one call a learner makes: `check(exercise_id, answer)`.
+"""Exercises, criteria, and grading an answer on every tier: `grade(exercise, answer, seed)`.
 
-How a check runs:
+How an answer is graded (`checking.check` finds the exercise, calls `grade`, records the result):
   1. The exercise draws its randomized cases from a seeded generator (the seed is reported, so a result
      reproduces with `check(..., seed=...)`); an answer tuned to the worked example meets other cases.
   2. The learner's answer is asked every case in a forked child with a time limit (`sandbox`); only plain
@@ -8,43 +8,29 @@ How a check runs:
   3. Each criterion judges those outcomes on its tier: `reference` (cutekit's algebra, always),
      `cutedsl-cpu` (real CuTeDSL in a subprocess, when it is installed), `gpu` (a real kernel, when there is
      an sm_80+ GPU). A tier that is missing leaves its points waiting; it is never counted as a failure.
-  4. The result is recorded in the learner's progress file and returned as an `ExerciseResult`.
+  4. The outcome is an `ExerciseResult`: per criterion, its tier, status, points and hint.
 
-A wrong answer never raises, unless `CUTEKIT_STRICT=1` (for CI: a broken solution must fail the build).
+A wrong answer never raises; `strict()` (`CUTEKIT_STRICT=1`, for CI) says a lost point should, which
+`grade` honours for a check that itself fails and `checking.check` for a wrong answer.
 """
 from __future__ import annotations
 
-import difflib
 import os
 import random
 import secrets
 from dataclasses import dataclass
 from typing import Callable
 
+from .kernels import kernel_module_source
 from .result import CriterionResult, ExerciseResult
 from .sandbox import Isolated, describe_exception, run_isolated
+from .verdict import Verdict, failed, passed
 
 TIERS = ("reference", "cutedsl-cpu", "gpu")
 
 
 class CheckFailed(AssertionError):
     """Raised by `check` in strict mode (`CUTEKIT_STRICT=1`) when an answer loses points."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One criterion's judgement: passed or not, the hint for a wrong answer, an optional picture's data."""
-    passed: bool
-    hint: str = ""
-    figure: dict | None = None
-
-
-def passed() -> Verdict:
-    return Verdict(True)
-
-
-def failed(hint: str, figure: dict | None = None) -> Verdict:
-    return Verdict(False, hint, figure)
 
 
 @dataclass(frozen=True)
@@ -196,7 +182,6 @@ def untouched(answer) -> bool:
     """Whether `answer` (or a kernel or function it calls) still has the course's placeholder as the whole
     body under `# YOUR CODE HERE`: the exercise has not been attempted, so there is nothing to grade."""
     try:
-        from .kernels import kernel_module_source
         lines = kernel_module_source(answer).splitlines()
     except Exception:  # a lambda, a builtin, source not readable: grade it as it is
         return False
@@ -261,27 +246,5 @@ def new_seed() -> int:
     return int(fixed) if fixed else secrets.randbelow(1_000_000)
 
 
-def check(exercise_id: str, answer, seed: int | None = None, record: bool = True) -> ExerciseResult:
-    """Grade `answer` for `exercise_id` and show the result (a table in JupyterLab, lines in a terminal).
-
-    >>> check("ch01.layout_from_grid", layout_for)          # doctest: +SKIP
-    """
-    from .progress import record_result
-    from .registry import exercise as find
-    exercise = find(exercise_id)
-    result = grade(exercise, answer, new_seed() if seed is None else seed)
-    if record and result.attempted:
-        result = record_result(result, exercise)
-    if strict() and (not result.attempted or any(criterion.status == "failed" for criterion in result.criteria)):
-        raise CheckFailed(str(result))
-    return result
-
-
-def unknown_exercise(exercise_id: str, known: list) -> ValueError:
-    close = difflib.get_close_matches(exercise_id, known, n=3)
-    return ValueError(f"no exercise {exercise_id!r}" + (f"; did you mean {', '.join(close)}?" if close else
-                                                      f"; the exercises are {', '.join(known)}"))
-
-
-__all__ = ["Criterion", "Exercise", "Verdict", "Outcome", "Context", "CheckFailed", "check", "grade",
+__all__ = ["Criterion", "Exercise", "Verdict", "Outcome", "Context", "CheckFailed", "grade", "new_seed", "strict",
            "passed", "failed", "Isolated"]

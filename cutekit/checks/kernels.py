@@ -23,10 +23,11 @@ import textwrap
 import uuid
 from pathlib import Path
 
-from .cutedsl import WorkerReply, _run_worker
+from .cutedsl import WorkerReply, run_worker
 
 
-def _unwrap(function):
+def unwrap(function):
+    """The plain function under a decorator's wrapper (`__wrapped__`, `.func` or `.function`)."""
     while True:
         inner = getattr(function, "__wrapped__", None) or getattr(function, "func", None) \
             or getattr(function, "function", None)
@@ -57,7 +58,7 @@ def kernel_module_source(host) -> str:
     pieces, constants, seen = [], [], set()
 
     def add(function):
-        function = _unwrap(function)
+        function = unwrap(function)
         if not inspect.isfunction(function) or function.__name__ in seen:
             return
         seen.add(function.__name__)
@@ -68,8 +69,8 @@ def kernel_module_source(host) -> str:
             if value is None or name in seen:
                 continue
             if callable(value) and not inspect.isclass(value) and not inspect.ismodule(value) \
-                    and getattr(_unwrap(value), "__module__", "") not in ("", None) \
-                    and not getattr(_unwrap(value), "__module__", "").startswith(("cutlass", "cutekit", "torch", "numpy")):
+                    and getattr(unwrap(value), "__module__", "") not in ("", None) \
+                    and not getattr(unwrap(value), "__module__", "").startswith(("cutlass", "cutekit", "torch", "numpy")):
                 add(value)
             elif isinstance(value, (int, float, bool, str, tuple)) and not name.startswith("__"):
                 seen.add(name)
@@ -99,7 +100,7 @@ def simulate(host, harness, case):
     path = Path(folder) / "learner_kernel.py"
     path.write_text(source)
     module = _import_file(path)
-    return harness(getattr(module, _unwrap(host).__name__), case)
+    return harness(getattr(module, unwrap(host).__name__), case)
 
 
 def on_gpu(host, harness: str, cases: list, timeout: float = 300) -> WorkerReply:
@@ -113,7 +114,7 @@ def on_gpu(host, harness: str, cases: list, timeout: float = 300) -> WorkerReply
     with tempfile.TemporaryDirectory(prefix="cutekit-gpu-") as folder:
         path = Path(folder) / "learner_kernel.py"
         path.write_text(source)
-        return _run_worker({"task": "harness", "module": str(path), "function": _unwrap(host).__name__,
+        return run_worker({"task": "harness", "module": str(path), "function": unwrap(host).__name__,
                             "harness": harness, "cases": list(cases)}, timeout,
                            environment={"CUTE_DSL_ARCH": None})   # the GPU it finds
 

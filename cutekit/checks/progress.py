@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from .registry import exercises
+
 try:
     import fcntl
 except ImportError:  # Windows: appends of one short line are still whole in practice
@@ -130,7 +132,6 @@ def best_scores(records) -> dict:
 
 def learner_table(progress: Progress) -> str:
     """One learner's chapters and exercises: best score, tiers passed, attempts."""
-    from .registry import exercises
     best = best_scores(progress.records)
     attempts = {}
     for record in progress.records:
@@ -236,7 +237,6 @@ class ClassReport:
 def class_report(places=(), homes=()) -> ClassReport:
     """Best scores of every learner found under `places` (files, home folders or folders of them), and of
     every learner with a home in the `homes` folders (a hub's `/home`), tried or not."""
-    from .registry import exercises
     possible = {exercise.id: exercise.points for exercise in exercises()}
     rows, problems = [], []
 
