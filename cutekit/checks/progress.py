@@ -2,7 +2,10 @@
 
 Every check appends one JSON line to `~/.cutekit/progress.jsonl` (`CUTEKIT_PROGRESS` names another file;
 `CUTEKIT_PROGRESS=off` records nothing). The line is written with one `write` while holding an exclusive
-`fcntl` lock on the file, so two notebooks checking at once never interleave or lose a line.
+`fcntl` lock on the file, so two notebooks checking at once never interleave or lose a line. A file whose
+last line was cut off mid-write (a notebook killed while saving) gets its missing newline before the next
+record, so that record starts a line of its own; readers skip the damaged line, name it in their problems
+(`cutekit progress` and `cutekit report` print them) and keep every other line.
 
 `learner_table` shows one learner's best score per exercise; `class_report` gathers many learners' files
 (each file, home folder, or folder of home folders) into one table and CSV for an instructor. Given a hub's
@@ -50,19 +53,38 @@ def learner_name() -> str:
 
 
 def append_line(path: Path, record: dict) -> None:
-    """Append `record` as one JSON line, under an exclusive lock (safe with concurrent writers)."""
+    """Append `record` as one JSON line, under an exclusive lock (safe with concurrent writers). After a
+    last line cut off mid-write, the record starts on a new line: the damaged line stays on its own."""
     path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(record, sort_keys=True) + "\n").encode()
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except PermissionError:  # a file we may append to but not read: append without looking at its end
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if fcntl:
             fcntl.flock(descriptor, fcntl.LOCK_EX)
+        if not _ends_a_line(descriptor):
+            line = b"\n" + line
         written = 0
         while written < len(line):
             written += os.write(descriptor, line[written:])
         os.fsync(descriptor)
     finally:
         os.close(descriptor)  # closing releases the lock
+
+
+def _ends_a_line(descriptor: int) -> bool:
+    """Whether the open file is empty or ends in a newline (read under the writer's lock; a file that
+    cannot be read counts as whole)."""
+    try:
+        size = os.fstat(descriptor).st_size
+        if size == 0:
+            return True
+        os.lseek(descriptor, size - 1, os.SEEK_SET)
+        return os.read(descriptor, 1) == b"\n"
+    except OSError:
+        return True
 
 
 def record_result(result, exercise):
@@ -91,7 +113,8 @@ class Progress:
 
 
 def read_progress(path: Path) -> Progress:
-    """Read a progress file; an unreadable file or a damaged line is reported in `problems`, not raised."""
+    """Read a progress file; an unreadable file or a damaged line is reported in `problems`, not raised:
+    a damaged line is skipped, every other line is kept."""
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as error:
@@ -106,8 +129,15 @@ def read_progress(path: Path) -> Progress:
                 raise ValueError("not a check record")
             records.append(record)
         except ValueError as error:
-            problems.append(f"{path}:{number}: skipped a damaged line ({error})")
+            why = f"cut off mid-write: {error}" if _cut_off(line) else str(error)
+            problems.append(f"{path}:{number}: skipped a damaged line ({why})")
     return Progress(str(path), tuple(records), tuple(problems))
+
+
+def _cut_off(line: str) -> bool:
+    """Whether a line that is not a record looks like the start of one whose end was never written."""
+    text = line.strip()
+    return text.startswith("{") and not text.endswith("}")
 
 
 def cannot_read(path, error: OSError) -> str:

@@ -112,3 +112,80 @@ def test_the_report_names_unreadable_files_and_damaged_lines_without_crashing(tm
         assert "locked.jsonl: cannot be read" in problems
     assert main(["report", str(missing)]) == 1
     assert "cannot be read" in capsys.readouterr().out
+
+
+# ---- a notebook killed mid-write leaves half a line: the next record still gets a line of its own ----
+
+def _file_cut_off_mid_write(path):
+    """Two whole records (1 point each), then the first half of a third, with no newline: what a notebook
+    killed while saving leaves behind."""
+    for seed in (11, 12):
+        append_line(path, {"learner": "ada", "exercise": "ch01.layout_from_grid", "earned": 1, "possible": 4,
+                           "tiers": ["reference"], "seed": seed, "time": "2025-01-01T00:00:00"})
+    whole = json.dumps({"learner": "ada", "exercise": "ch01.coalesce_by_hand", "earned": 4, "possible": 4,
+                        "tiers": ["reference"], "seed": 13, "time": "2025-01-01T00:00:01"}, sort_keys=True)
+    with open(path, "a") as out:
+        out.write(whole[:len(whole) // 2])
+    return whole[:len(whole) // 2]
+
+
+def _check_after_the_cut(path, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    monkeypatch.setenv("CUTEKIT_LEARNER", "ada")
+    half = _file_cut_off_mid_write(path)
+    check("ch01.layout_from_grid", answers.layout_for, seed=2)     # 3 of 4 points
+    return half
+
+
+def test_a_record_appended_after_half_a_line_starts_a_new_line_and_every_other_record_is_kept(
+        private_progress_file, monkeypatch):
+    half = _check_after_the_cut(private_progress_file, monkeypatch)
+    lines = private_progress_file.read_text().splitlines()
+    assert len(lines) == 4 and lines[2] == half                       # the damaged line, alone and as it was
+    new = json.loads(lines[3])
+    assert (new["exercise"], new["earned"], new["seed"], new["learner"]) == ("ch01.layout_from_grid", 3, 2, "ada")
+    progress = read_progress(private_progress_file)
+    assert [(r["earned"], r["seed"]) for r in progress.records] == [(1, 11), (1, 12), (3, 2)]
+    assert progress.problems == (f"{private_progress_file}:3: skipped a damaged line (cut off mid-write: "
+                                 f"{_json_error(half)})",)
+
+
+def _json_error(text):
+    try:
+        json.loads(text)
+    except ValueError as error:
+        return str(error)
+    raise AssertionError("not damaged")
+
+
+def test_appending_to_a_whole_file_or_a_new_one_adds_no_blank_line(tmp_path):
+    path = tmp_path / "new" / "progress.jsonl"
+    for earned in (1, 2):
+        append_line(path, {"exercise": "ch01.layout_from_grid", "earned": earned, "possible": 4})
+    assert [json.loads(line)["earned"] for line in path.read_text().split("\n")[:-1]] == [1, 2]
+    assert path.read_text().endswith("}\n") and "\n\n" not in path.read_text()
+
+
+def test_the_progress_command_names_the_damaged_line_and_counts_the_new_record(private_progress_file, monkeypatch,
+                                                                                capsys):
+    _check_after_the_cut(private_progress_file, monkeypatch)
+    assert main(["progress"]) == 0
+    out = capsys.readouterr().out
+    assert "ch01.layout_from_grid" in out and "3/4" in out and "3 attempts" in out
+    assert f"{private_progress_file}:3: skipped a damaged line (cut off mid-write" in out
+    assert "ch01.coalesce_by_hand" in out and "not tried" in out      # the damaged line's record is not counted
+
+
+def test_the_report_names_the_damaged_line_and_keeps_the_new_record(private_progress_file, monkeypatch, tmp_path):
+    import subprocess
+    import sys
+
+    _check_after_the_cut(private_progress_file, monkeypatch)
+    csv_path = tmp_path / "class.csv"
+    finished = subprocess.run([sys.executable, "-m", "cutekit", "report", str(private_progress_file),
+                               "--csv", str(csv_path)], capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 1, finished.stderr                  # a problem was met: said in the exit code
+    assert f"problem: {private_progress_file}:3: skipped a damaged line (cut off mid-write" in finished.stdout
+    header, row = csv_path.read_text().splitlines()
+    assert row.split(",")[header.split(",").index("ch01.layout_from_grid")] == "3"   # the best: the new record
+    assert row.startswith("ada,")
