@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -55,12 +56,42 @@ def probe_reference() -> Tier:
     return Tier("reference", True, "cutekit's layout algebra and CPU simulator")
 
 
+# Where nvidia-cutlass-dsl 4.8.1 publishes wheels (pyproject.toml installs it there and only there).
+CUTEDSL_PLATFORMS = {("Linux", "x86_64"), ("Linux", "aarch64"), ("Windows", "AMD64")}
+WITHOUT_CUTEDSL_LOSS = ("the reference tier and the simulator grade every exercise; the criteria that compile "
+                        "your kernel with real CuTeDSL and read its PTX wait (they never count as failed)")
+
+
+def platform_name(system: str | None = None, machine: str | None = None) -> str:
+    """This machine as a learner names it: `macOS arm64`, `Linux x86_64`, `Windows AMD64`."""
+    system, machine = system or platform.system(), machine or platform.machine()
+    return f"{ {'Darwin': 'macOS'}.get(system, system)} {machine}".strip()
+
+
+def cutedsl_has_wheels(system: str | None = None, machine: str | None = None) -> bool:
+    """Whether nvidia-cutlass-dsl 4.8.1 can be installed on this operating system and processor."""
+    machine = {"arm64": "aarch64", "amd64": "AMD64" if (system or platform.system()) == "Windows" else "x86_64"}.get(
+        (machine or platform.machine()).lower(), machine or platform.machine())
+    return (system or platform.system(), machine) in CUTEDSL_PLATFORMS
+
+
 def probe_cutedsl_cpu(timeout: float = 120) -> Tier:
+    if not cutedsl_has_wheels():
+        try:
+            import importlib.util
+            found = importlib.util.find_spec("cutlass") is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return Tier("cutedsl-cpu", False, f"nvidia-cutlass-dsl {CUTEDSL_VERSION} publishes no wheels for "
+                        f"{platform_name()}, so it is not installed here",
+                        f"nothing: {WITHOUT_CUTEDSL_LOSS}. For them, use Linux (or WSL 2 on Windows)")
     facts, err = _run_probe("cpu", timeout)
     if facts is None:
         return Tier("cutedsl-cpu", False, err, "reinstall: `make setup`")
     if not facts["ok"]:
-        remedy = (f"`pip install nvidia-cutlass-dsl=={CUTEDSL_VERSION}` (Linux x86-64/aarch64, Python 3.10-3.13)"
+        remedy = (f"`pip install nvidia-cutlass-dsl=={CUTEDSL_VERSION}` (Python 3.10-3.13); without it "
+                  f"{WITHOUT_CUTEDSL_LOSS}"
                   if "import cutlass failed" in facts["why"] else "report this with the message above")
         return Tier("cutedsl-cpu", False, facts["why"], remedy, facts)
     note = "" if facts.get("version") == CUTEDSL_VERSION else f" (the course is tested with {CUTEDSL_VERSION})"
@@ -112,7 +143,7 @@ class DoctorReport:
         return self.tiers[0].available
 
     def __str__(self) -> str:
-        lines = ["CuTe by Hand: what this machine offers", ""]
+        lines = [f"CuTe by Hand: what this machine offers ({platform_name()}, Python {platform.python_version()})", ""]
         for t in self.tiers:
             lines.append(f"  [{'yes' if t.available else 'no '}] {t.name:<12} {t.detail}")
             if not t.available and t.remedy:
@@ -136,7 +167,7 @@ class DoctorReport:
             what = escape(t.detail) + ("" if t.available or not t.remedy else f"<br><i>what to do:</i> {escape(t.remedy)}")
             rows.append(f"<tr><td style='color:{colour};font-weight:bold'>{'yes' if t.available else 'no'}</td>"
                         f"<td><code>{t.name}</code></td><td style='text-align:left'>{what}</td></tr>")
-        return ("<table><thead><tr><th>available</th><th>tier</th><th style='text-align:left'>details</th></tr></thead>"
+        return (f"<p>{escape(platform_name())}, Python {platform.python_version()}</p><table><thead><tr><th>available</th><th>tier</th><th style='text-align:left'>details</th></tr></thead>"
                 f"<tbody>{''.join(rows)}</tbody></table>")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -51,9 +52,15 @@ def explain_pip_failure(log: str, what: str, wheelhouse: str | None) -> str:
         return f"the disk filled up while installing {what}: free some space and run the command again"
     if "no matching distribution" in low or "could not find a version" in low:
         return (f"pip found no build of {what} for Python {sys.version_info[0]}.{sys.version_info[1]} on "
-                "this platform (CuTeDSL needs Linux x86-64 or aarch64)")
+                f"this platform ({platform.system()} {platform.machine()})")
     tail = "\n".join(log.strip().splitlines()[-5:])
     return f"pip failed while installing {what}:\n{tail}"
+
+
+def torch_spec(system: str, nvidia_driver: bool) -> str:
+    """The torch to install: on Linux without an NVIDIA driver the CPU build (not several GB of CUDA
+    wheels); elsewhere PyPI's own build (macOS: CPU/MPS; the last Intel-Mac build is chosen by pip)."""
+    return "torch==2.13.0" if system == "Linux" and not nvidia_driver else "torch"
 
 
 def pip(vpy: Path, args: list[str], what: str, wheelhouse: str | None) -> None:
@@ -101,8 +108,7 @@ def main() -> None:
             fail("could not create a virtual environment (on Debian/Ubuntu: apt install python3-venv): "
                  + made.stderr.strip().splitlines()[-1] if made.stderr.strip() else "")
     if not has_module(vpy, "torch"):
-        # A CPU-only machine should not pull several GB of CUDA wheels: pin the CPU build there.
-        spec = a.torch or ("torch" if shutil.which("nvidia-smi") else "torch==2.13.0")
+        spec = a.torch or torch_spec(platform.system(), bool(shutil.which("nvidia-smi")))
         pip(vpy, [spec], spec, a.wheelhouse)
     pip(vpy, ["-e", f"{ROOT}[dev]"], "the course (cutekit, CuTeDSL, Jupyter, test tools)", a.wheelhouse)
     reg = subprocess.run([str(vpy), "-m", "ipykernel", "install", "--sys-prefix", "--name", KERNEL_NAME,
