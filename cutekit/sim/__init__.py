@@ -8,6 +8,7 @@ shared-memory bank conflicts and races.
 """
 from .machine import (DeadlockError, KernelError, LaunchReport, OutOfBoundsError, RaceError, configure,
                       last_launch, wavefronts)
+from .operands import OperandError
 
-__all__ = ["DeadlockError", "KernelError", "LaunchReport", "OutOfBoundsError", "RaceError", "configure",
-           "last_launch", "wavefronts"]
+__all__ = ["DeadlockError", "KernelError", "LaunchReport", "OperandError", "OutOfBoundsError", "RaceError",
+           "configure", "last_launch", "wavefronts"]

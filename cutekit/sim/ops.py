@@ -18,6 +18,7 @@ from ..cute.nvgpu.cpasync import CopyG2SOp
 from ..cute.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op
 from . import machine
 from .machine import KernelError, OutOfBoundsError
+from .operands import check_copy, check_gemm, extents
 from .memory import (SimTensor, Storage, TensorSSA, adopt, check_alignment, check_bounds, offsets, read,
                      register_tensor, write)
 
@@ -193,13 +194,11 @@ def copy(atom_or_tiled_copy, src, dst, *, pred=None, **kwargs):
     is true (one entry per copy instruction, i.e. per vector)."""
     atom = _atom_of(atom_or_tiled_copy)
     src, dst = _as_sim(src, "cute.copy source"), _as_sim(dst, "cute.copy destination")
+    check_copy(atom, src, dst)       # what CuTeDSL refuses to compile, refused by the same rules
     if isinstance(atom.op, LdMatrix8x8x16bOp):
         # a lane's source (the rows it addresses) and its registers differ in size for x1/x2: the warp's
         # exchange, not the lane, matches them up
         return _ldmatrix(atom, src, dst)
-    if size(src.layout) != size(dst.layout):
-        raise CuteError(f"cute.copy: source {fmt(src.layout.shape)} ({size(src.layout)} elements) and "
-                        f"destination {fmt(dst.layout.shape)} ({size(dst.layout)} elements) differ in size")
     per_atom = _values_per_atom(atom)
     if atom.value_type.width * per_atom > 128 and not isinstance(atom.op, CopyUniversalOp):
         raise CuteError(f"cute.copy: {atom.op} moves at most 128 bits per instruction")
@@ -272,10 +271,12 @@ def _ldmatrix(atom: CopyAtom, src: SimTensor, dst: SimTensor):
     """ldmatrix: the 32 lanes exchange data: each lane's source values land in the registers that the
     atom's destination layout assigns them (computed for the whole warp at once)."""
     thread = machine.require_thread("ldmatrix")
-    if src.storage.space != "smem":
-        raise CuteError(f"ldmatrix reads shared memory; its source is {src.storage.describe()}")
     source = src.addresses()
     check_bounds(src, source)
+    first = src.layout.shape[0] if is_tuple(src.layout.shape) else src.layout.shape
+    # CuTeDSL wants the source aligned to what one step of the first mode reads (16 bytes for one instruction)
+    check_alignment(src, source, product(first[0] if is_tuple(first) and len(first) == 2 else first),
+                    "cute.copy source (ldmatrix)")
     read(src.storage, source, src, vector=_values_per_atom(atom))
     payload = (src.storage.array[source].copy(), dst)
     key = ("ldmatrix", atom.layout_src_tv, atom.layout_dst_tv)
@@ -308,25 +309,27 @@ def gemm(mma, d, a, b, c, **kwargs):
     if not isinstance(mma, MmaAtom):
         raise CuteError(f"cute.gemm: the first argument must be an MMA atom or TiledMma, got {mma!r}")
     d, a, b, c = (_as_sim(t, f"cute.gemm {name}") for t, name in ((d, "D"), (a, "A"), (b, "B"), (c, "C")))
+    profile = check_gemm(mma, d, a, b, c)     # what CuTeDSL refuses (and what no MMA can run), by name
     if size(mma.thr_id) == 1:
-        return _gemm_per_thread(d, a, b, c)
+        return _gemm_per_thread(d, a, b, c, profile)
     key = ("mma", mma.shape_mnk)
     machine.warp_collective(key, functools.partial(_resolve_mma, mma),
-                            (_values_3d(a), _values_3d(b), _values_3d(c), d))
+                            (_values_3d(a, profile, "A"), _values_3d(b, profile, "B"),
+                             _values_3d(c, profile, "C"), d))
 
 
-def _values_3d(tensor: SimTensor) -> numpy.ndarray:
-    """(V, X, Y) values of a fragment (a 2-mode fragment gets Y = 1)."""
+def _values_3d(tensor: SimTensor, profile: str, operand: str) -> numpy.ndarray:
+    """(V, X, Y) values of a fragment, its modes read as CuTeDSL's dispatch `profile` reads them
+    (operands.gemm_profile: a (V, M) fragment gets Y = 1, an (M, K) one V = 1)."""
     addresses = tensor.checked_addresses()
-    return tensor.storage.array[addresses].reshape(_reversed_extents(tensor.layout.shape)).transpose(2, 1, 0)
+    return tensor.storage.array[addresses].reshape(_reversed_extents(tensor.layout.shape, profile, operand)
+                                                   ).transpose(2, 1, 0)
 
 
 @functools.lru_cache(maxsize=4096)
-def _reversed_extents(shape) -> tuple:
-    """The sizes of a 2- or 3-mode shape's modes (1 for a missing third), last first."""
-    shape = shape if is_tuple(shape) else (shape,)
-    extents = [product(mode) for mode in shape] + [1] * (3 - len(shape))
-    return tuple(extents[::-1])
+def _reversed_extents(shape, profile: str, operand: str) -> tuple:
+    """A fragment's (V, X, Y) sizes under the dispatch `profile`, last first."""
+    return tuple(extents(shape, profile, operand)[::-1])
 
 
 def _store_3d(tensor: SimTensor, values: numpy.ndarray):
@@ -334,9 +337,9 @@ def _store_3d(tensor: SimTensor, values: numpy.ndarray):
     tensor.storage.array[addresses] = values.transpose(2, 1, 0).reshape(-1)
 
 
-def _gemm_per_thread(d, a, b, c):
+def _gemm_per_thread(d, a, b, c, profile: str):
     """One thread's FMAs: D[v, m, n] = C[v, m, n] + sum_k A[v, m, k] * B[v, n, k] (one-value atoms)."""
-    av, bv, cv = _values_3d(a), _values_3d(b), _values_3d(c)
+    av, bv, cv = _values_3d(a, profile, "A"), _values_3d(b, profile, "B"), _values_3d(c, profile, "C")
     accumulator = cv.astype(numpy.float64) if cv.dtype == numpy.float64 else cv.astype(numpy.float32)
     product_ = numpy.einsum("vmk,vnk->vmn", av.astype(accumulator.dtype), bv.astype(accumulator.dtype))
     _store_3d(d, (accumulator + product_).astype(d.storage.array.dtype))
