@@ -15,17 +15,24 @@ displays it as the cell's value, and `fig.savefig("x.png")` / `fig.savefig("x.sv
     swizzle(swizzle, layout, element_bits)      shared-memory banks before/after, with the conflict counts
     bank_conflicts(layout, element_bits)        the conflict count itself (an int; see cutekit.render.banks)
 
+Sizes: every picture draws at most `MAX_CELLS` cells (all its panels together; also a TV layout's threads x
+values, a tiler's padded grid, an inverse's index range) and refuses more, before building anything, with
+`PictureTooLarge` (a CuteError, so a ValueError) whose message names the size, what it is the size of, and the
+limit (see cutekit.render.limits, which also gives the measured draw times at the limit).
+
 A widget redrawing the same picture with another highlight passes `figure=` (only colours, outlines and
 titles are repainted) and shows `frames.png_frame(figure)` (only those artists are drawn again).
 
 Depends on cutekit.cute only (arrows: widgets -> render -> cute).
 """
-from . import banks, facts, frames, grid
+from . import banks, facts, frames, grid, limits
+from .limits import MAX_CELLS, PictureTooLarge
 from .pictures import (bank_conflicts, copy_partition, divide, layout, layout_inverse, ldmatrix, local_partition,
                        local_tile, swizzle, tiled_copy, tiled_mma, tv_layout)
 
 __all__ = ["layout", "layout_inverse", "tv_layout", "divide", "local_tile", "local_partition", "tiled_copy",
-           "copy_partition", "tiled_mma", "ldmatrix", "swizzle", "bank_conflicts", "banks", "facts", "frames", "grid", "png_bytes"]
+           "copy_partition", "tiled_mma", "ldmatrix", "swizzle", "bank_conflicts", "banks", "facts", "frames", "grid",
+           "limits", "MAX_CELLS", "PictureTooLarge", "png_bytes"]
 
 
 def png_bytes(figure, dpi=100) -> bytes:

@@ -151,7 +151,8 @@ def draw_cells(ax, colours: numpy.ndarray, labels=None, *, cell: float = 0.4, ro
     """Draw a (rows, columns) grid of `colours` (RGBA, shape (rows, columns, 4)) on `ax`, row 0 at the top,
     with optional `labels` (a (rows, columns) array of strings; "" for none). `row_shape` / `column_shape`
     (int-tuples) add thicker lines between the groups of a hierarchical mode; `cell` (inches) sizes the
-    labels. Returns the QuadMesh."""
+    labels; `row_ticks` / `column_ticks` name every row / column (the tick labels; default: the index).
+    Returns the QuadMesh. The caller has already checked the grid's size (`limits.check_cells`)."""
     rows, columns = colours.shape[:2]
     x, y = numpy.meshgrid(numpy.arange(columns + 1), numpy.arange(rows + 1))
     with_edges = rows <= EDGE_LIMIT and columns <= EDGE_LIMIT
@@ -172,17 +173,34 @@ def draw_cells(ax, colours: numpy.ndarray, labels=None, *, cell: float = 0.4, ro
     return mesh
 
 
+def tick_step(extent: int) -> int:
+    """Every how many rows (or columns) a tick is drawn: every one on small grids, then every 4th, 16th, and
+    above 256 a power of two giving at most 16 ticks. A tick is a heavy artist (two lines and a text), so their
+    number stays bounded however long the axis (a 1x65536 layout draws 16 ticks, not 4096).
+
+    >>> [tick_step(n) for n in (16, 64, 256, 257, 65536)]
+    [1, 4, 16, 32, 4096]
+    """
+    if extent <= 16:
+        return 1
+    if extent <= 64:
+        return 4
+    step = 16
+    while extent > 16 * step:
+        step *= 2
+    return step
+
+
 def _ticks(ax, rows, columns, row_ticks, column_ticks):
-    def every(extent):
-        # a tick is a heavy artist (two lines and a text): label every cell only on small grids
-        return 1 if extent <= 16 else 4 if extent <= 64 else 16
+    """Ticks every `tick_step` rows and columns; `row_ticks` / `column_ticks` give a label for every row or
+    column (only those at a tick are shown)."""
     ax.xaxis.tick_top()
-    step = every(columns)
-    ax.set_xticks(numpy.arange(0, columns, step) + 0.5,
-                  column_ticks if column_ticks is not None else [str(i) for i in range(0, columns, step)])
-    step = every(rows)
-    ax.set_yticks(numpy.arange(0, rows, step) + 0.5,
-                  row_ticks if row_ticks is not None else [str(i) for i in range(0, rows, step)])
+    for set_ticks, extent, names in ((ax.set_xticks, columns, column_ticks), (ax.set_yticks, rows, row_ticks)):
+        step = tick_step(extent)
+        if names is not None and len(names) != extent:
+            raise ValueError(f"{len(names)} tick labels for {extent} rows or columns")
+        names = [str(i) for i in range(0, extent, step)] if names is None else list(names)[::step]
+        set_ticks(numpy.arange(0, extent, step) + 0.5, names)
     ax.tick_params(length=0, labelsize=7, colors="#303030")
 
 

@@ -5,6 +5,10 @@ Every function returns a matplotlib Figure and shows nothing. `figure=` redraws 
 the highlight (a thread, a tile, a row) or the title differs, nothing is rebuilt: the picture's facts are
 kept with the figure and only colours, outlines and titles are repainted (`_picture`), which is what keeps a
 widget's slider move fast.
+
+Every picture checks the size of what it will draw (`limits.check_cells`, with `limits.MAX_CELLS`) before it
+builds any grid or array, and refuses a larger one with `limits.PictureTooLarge` (a CuteError) naming the size,
+what it is the size of, and the limit.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 
 from .. import cute
-from . import banks, facts, frames, grid
+from . import banks, facts, frames, grid, limits
 
 _TEXT_SIZES = TextToPath()
 
@@ -97,6 +101,7 @@ def layout(layout, *, title=None, highlight=None, figure=None):
 
     A swizzled ComposedLayout is drawn with its swizzled offsets."""
     layout = facts.as_layout(layout)
+    limits.check_layout(layout)
 
     def build(figure):
         values = facts.grid_values(layout)
@@ -126,14 +131,24 @@ def layout_inverse(layout, *, title=None, columns=None, figure=None):
     """Which coordinate holds each index: cell k (row-major over the indices 0 .. cosize-1, `columns` per row)
     is labelled with the (row, column) whose offset is k, coloured by that coordinate's column-major
     position. Indices no coordinate reaches stay white (a layout with gaps); where several coordinates give k
-    (a stride-0 broadcast) the first is shown and the cell says how many."""
+    (a stride-0 broadcast) the first is shown and the cell says how many. Both the layout's size and its
+    index range (cosize) must be within `limits.MAX_CELLS`."""
     layout = facts.as_layout(layout)
+    limits.check_layout(layout)
+    if columns is not None and (not isinstance(columns, (int, numpy.integer)) or isinstance(columns, bool)
+                                or columns < 1):
+        raise cute.CuteError(f"columns must be a positive int, got {columns!r}")
     values = facts.grid_values(layout)
     rows, width = values.shape
+    if values.min(initial=0) < 0:
+        raise cute.CuteError(f"layout {layout} gives the negative offset {int(values.min())}; an inverse is drawn "
+                             "over the indices 0 .. cosize-1")
     span = int(values.max(initial=0)) + 1
     if columns is None:
         columns = width if width > 1 and span % width == 0 and span // width <= 64 else min(span, 16)
     index_rows = -(-span // columns)
+    limits.check_cells(index_rows * columns, f"the inverse of {layout} (indices 0..{span - 1}, {columns} per row)",
+                       advice="choose a layout with a smaller cosize")
     position = numpy.full(index_rows * columns, -1, dtype=numpy.int64)
     hits = numpy.bincount(values.ravel(), minlength=index_rows * columns)
     column_major = (numpy.arange(rows)[:, None] + rows * numpy.arange(width)[None, :]).ravel()
@@ -152,7 +167,7 @@ def layout_inverse(layout, *, title=None, columns=None, figure=None):
     figure = grid.new_figure(figure, _size(columns, index_rows, cell))
     ax = figure.add_subplot()
     grid.draw_cells(ax, colours, labels, cell=cell,
-                    row_ticks=[str(r * columns) for r in range(0, index_rows, 1 if index_rows <= 32 else 8)])
+                    row_ticks=[str(r * columns) for r in range(index_rows)])
     ax.set_title((f"inverse of {layout}: coordinate at each index" if title is None else title), fontsize=10,
                  pad=8)
     grid.finish(figure)
@@ -163,6 +178,8 @@ def layout_inverse(layout, *, title=None, columns=None, figure=None):
 
 def _tv_labels(threads, values):
     labels = grid.label_grid(*threads.shape)
+    if threads.size > grid.LABEL_LIMIT:
+        return labels                   # draw_cells leaves labels out above LABEL_LIMIT: no need to spell them
     for (r, c), t in numpy.ndenumerate(threads):
         if t >= 0:
             labels[r, c] = f"T{t}\nV{values[r, c]}"
@@ -208,6 +225,7 @@ def tv_layout(tv_layout, tiler_mn, *, highlight=None, title=None, figure=None):
     each cell coloured by the thread that holds it and labelled T{t} V{v}, as CUTLASS's print_latex draws a
     TV layout. `highlight=t` greys every other thread's cells."""
     rows, columns = facts.tile_size(tiler_mn)
+    facts.tv_modes(tv_layout, (rows, columns))
     if highlight is not None:
         _check_index("thread", highlight, _thread_count(tv_layout))
 
@@ -258,12 +276,17 @@ def divide(layout, tiler, *, tile=None, title=None, figure=None):
 
     def build(figure):
         shape = layout.shape
+        operations = {"logical_divide": cute.logical_divide, "zipped_divide": cute.zipped_divide}
+        divided_layouts = {name: operation(layout, tiler) for name, operation in operations.items()}
+        sizes = [cute.size(layout)] + [cute.size(d) for d in divided_layouts.values()]
+        limits.check_cells(sum(sizes), f"divide({layout}, {_tiler_text(tiler)}) in three panels "
+                           f"({' + '.join(map(str, sizes))})", advice="choose a smaller layout or tiler")
         owner, rest_shape = facts.tile_owner(shape, tiler)
         rank = facts.shape_rank(shape)
         identity = facts.identity_layout(shape)
         panels = [("source\n" + str(layout), layout, owner, facts.mode_shapes(layout))]
-        for name, operation in (("logical_divide", cute.logical_divide), ("zipped_divide", cute.zipped_divide)):
-            divided = operation(layout, tiler)
+        for name, operation in operations.items():
+            divided = divided_layouts[name]
             coordinates = facts.coordinates_of(operation(identity, tiler), rank)
             panels.append((f"{name}\n{divided}", divided, _owner_cells(owner, coordinates, shape),
                            facts.mode_shapes(divided)))
@@ -306,12 +329,14 @@ def local_tile(shape, tiler, coord, *, title=None, figure=None):
     """Which block owns each element of a `shape` tensor tiled by `tiler` (zipped_divide's rest mode: one
     colour per block, labelled with the block coordinate), with block `coord` outlined and the others faded:
     the tile `cute.local_tile(tensor, tiler, coord)` returns."""
+    facts.check_shape(shape)
+
     def build(figure):
         owner, rest_shape = facts.tile_owner(shape, tiler)
         rows, columns = owner.shape
         labels = grid.label_grid(rows, columns)
         rest_layout = cute.make_layout(rest_shape)
-        for (r, c), k in numpy.ndenumerate(owner):
+        for (r, c), k in numpy.ndenumerate(owner if owner.size <= grid.LABEL_LIMIT else numpy.zeros((0, 0))):
             if k >= 0:
                 labels[r, c] = cute.idx2crd(int(k), rest_layout.shape).__str__().replace(" ", "")
         colours = grid.palette_colours(owner, grid.TILE_COLOURS)
@@ -341,7 +366,7 @@ def _owner_grid(figure, owner):
     T{t}. Returns (figure, ax, colours, labels)."""
     rows, columns = owner.shape
     labels = grid.label_grid(rows, columns)
-    for (r, c), t in numpy.ndenumerate(owner):
+    for (r, c), t in numpy.ndenumerate(owner if owner.size <= grid.LABEL_LIMIT else numpy.zeros((0, 0))):
         if t >= 0:
             labels[r, c] = f"T{t}"
     colours = grid.palette_colours(owner, grid.THREAD_COLOURS)
@@ -363,6 +388,7 @@ def local_partition(shape, thr_layout, index, *, title=None, figure=None):
     thread layout is repeated over the tensor (an outer partition), so thread t owns one element of every
     thr_layout-sized tile. Thread `index` keeps its colour (outlined); the others are grey."""
     thr_layout = facts.as_layout(thr_layout)
+    facts.check_shape(shape)
     _check_index("thread", index, cute.size(thr_layout))
 
     def build(figure):
@@ -389,14 +415,12 @@ def copy_partition(tiled_copy, shape, thread, *, title=None, figure=None):
     are outlined and labelled V{value} over the copy tile (rest m, rest n) they fall in: the partition's
     modes ((values, atoms), rest m, rest n), which is what tidfrg_S (C++ tile2thrfrg) builds: the copy tile
     repeated over the tensor, one thread's values in every repeat."""
+    facts.check_shape(shape)
     _check_index("thread", thread, tiled_copy.size)
 
     def build(figure):
         identity = cute.make_identity_tensor(shape)
-        owner = numpy.full(facts.shape_extent(shape), -1, dtype=numpy.int64)
-        for t in range(tiled_copy.size):
-            owner[facts.tensor_cells(tiled_copy.get_slice(t).partition_S(identity), shape)] = t
-        figure, ax, colours, labels = _owner_grid(figure, owner)
+        figure, ax, colours, labels = _owner_grid(figure, copy_owner(tiled_copy, shape, identity))
         return figure, {"ax": ax, "colours": colours, "labels": labels, "identity": identity}
 
     def paint(parts):
@@ -404,13 +428,14 @@ def copy_partition(tiled_copy, shape, thread, *, title=None, figure=None):
         mine_mask = numpy.zeros(parts["colours"].shape[:2], dtype=bool)
         rows, columns = facts.tensor_cells(mine, shape)
         mine_mask[rows, columns] = True
-        labels = parts["labels"].copy()
-        values, rest = cute.size(mine.layout, mode=[0]), mine.layout.shape[1:]
-        for k, (r, c) in enumerate(zip(rows, columns)):
-            where = cute.idx2crd(k // values, rest)
-            labels[r, c] = f"V{k % values}\n" + ",".join(str(i) for i in where)
         ax = parts["ax"]
-        grid.relabel(ax, labels)
+        if parts["labels"].size <= grid.LABEL_LIMIT:        # above it no labels are drawn to change
+            labels = parts["labels"].copy()
+            values, rest = cute.size(mine.layout, mode=[0]), mine.layout.shape[1:]
+            for k, (r, c) in enumerate(zip(rows, columns)):
+                where = cute.idx2crd(k // values, rest)
+                labels[r, c] = f"V{k % values}\n" + ",".join(str(i) for i in where)
+            grid.relabel(ax, labels)
         _single_out(ax, parts["colours"], mine_mask)
         _title(ax, title if title is not None else
                f"partition_S of a {shape[0]}x{shape[1]} tensor, thread {thread}: {mine.layout}", fontsize=9, pad=8)
@@ -419,11 +444,40 @@ def copy_partition(tiled_copy, shape, thread, *, title=None, figure=None):
 
 
 
+def copy_owner(tiled_copy, shape, identity=None):
+    """Which thread's partition_S holds each element of a `shape` tensor: an array of thread indices of shape
+    (rows, columns) (-1: none; where several threads hold one element, the highest). The same as setting
+    `owner[cells of get_slice(t).partition_S(identity)] = t` for t = 0, 1, ..., read at once from tidfrg_S
+    (thread, fragment, rest), whose thread mode gives each thread's first coordinate and whose other modes
+    add the same offsets for every thread; its size (threads x values x copy tiles, the tensor padded to
+    whole copy tiles) is checked against MAX_CELLS first."""
+    identity = cute.make_identity_tensor(shape) if identity is None else identity
+    arranged = tiled_copy.tidfrg_S(identity.layout)
+    limits.check_cells(cute.size(arranged), f"a {str(shape).replace(' ', '')} tensor partitioned by a "
+                       f"{tiled_copy.size}-thread TiledCopy (threads x values x copy tiles)",
+                       advice="choose a smaller shape or copy")
+    rank = facts.shape_rank(shape)
+    thread_mode, fragment_mode, rest_mode = facts.modes(arranged)
+    coordinates = (facts.mode_coordinates(thread_mode, rank)[:, None, None, :]
+                   + facts.mode_coordinates(fragment_mode, rank)[None, :, None, :]
+                   + facts.mode_coordinates(rest_mode, rank)[None, None, :, :])
+    row, column, inside = facts.cell_of_coordinate(coordinates, shape)
+    threads = numpy.broadcast_to(numpy.arange(coordinates.shape[0])[:, None, None], inside.shape)
+    owner = numpy.full(facts.shape_extent(shape), -1, dtype=numpy.int64)
+    # thread-major order: where threads share an element, NumPy keeps the last write, the highest thread
+    owner[row[inside], column[inside]] = threads[inside]
+    return owner
+
+
 def tiled_copy(tiled_copy, *, highlight=None, title=None, figure=None):
     """A TiledCopy's source and destination (thread, value) layouts on its tile, side by side, as
     print_latex(TiledCopy) draws them: which thread reads each source element and which writes each
     destination element, and as which of its values. `highlight=t` greys every other thread."""
     rows, columns = facts.tile_size(tiled_copy.tiler_mn)
+    limits.check_cells(2 * rows * columns, f"a TiledCopy drawn as source and destination tiles of {rows}x{columns}",
+                       advice="choose a copy with a smaller tile")
+    for tv in (tiled_copy.layout_src_tv_tiled, tiled_copy.layout_dst_tv_tiled):
+        facts.tv_modes(tv, (rows, columns))
     if highlight is not None:
         _check_index("thread", highlight, tiled_copy.size)
 
@@ -453,6 +507,11 @@ def tiled_mma(tiled_mma, *, highlight=None, title=None, figure=None):
     A on the left, B above C drawn K down and N across (so B's columns line up with C's), C bottom right.
     Each cell: the thread that holds it and as which value. `highlight=t` greys every other thread."""
     m, n, k = (tiled_mma.get_tile_size(i) for i in range(3))
+    limits.check_cells(m * k + n * k + m * n, f"a TiledMMA drawn as A ({m}x{k}), B ({n}x{k}) and C ({m}x{n})",
+                       advice="choose a TiledMMA with a smaller tile")
+    for tv, tile in ((tiled_mma.tv_layout_A_tiled, (m, k)), (tiled_mma.tv_layout_B_tiled, (n, k)),
+                     (tiled_mma.tv_layout_C_tiled, (m, n))):
+        facts.tv_modes(tv, tile)
     if highlight is not None:
         _check_index("thread", highlight, tiled_mma.size)
 
@@ -541,7 +600,8 @@ def ldmatrix(num_matrices=4, transpose=False, *, lane=None, title=None, figure=N
 
 def bank_conflicts(layout, *, element_bits=32) -> int:
     """The extra shared-memory wavefronts over all rows of `layout`, each row read as one request
-    (see `cutekit.render.banks`). 0 means conflict-free."""
+    (see `cutekit.render.banks`). 0 means conflict-free. A layout of more than `limits.MAX_CELLS` elements
+    is refused (PictureTooLarge), as its picture would be."""
     return banks.bank_conflicts(layout, element_bits)
 
 
@@ -587,6 +647,8 @@ def swizzle(swizzle, layout, *, element_bits=32, highlight_row=None, title=None,
     in the titles. `highlight_row=r` greys the other rows and writes the conflicting banks of row r in dark red.
     Redrawn into its own figure for another swizzle or row, only the "after" banks are recomputed."""
     layout = facts.as_layout(layout)
+    limits.check_cells(2 * cute.size(layout), f"a swizzle picture of a {str(layout.shape).replace(' ', '')} layout "
+                       "(before and after panels)")
 
     def build(figure):
         before = _bank_facts(layout, element_bits)

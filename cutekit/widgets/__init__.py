@@ -5,6 +5,12 @@ Each explorer is one call and returns a VBox: its controls, an error line, and t
 redraws; `explorer.figure` is the current matplotlib Figure; `explorer.error.value` holds the reference
 algebra's message when a field cannot be read (never a traceback).
 
+Sizes: a field asking for more than `render.MAX_CELLS` cells (a shape, a tiler) shows render's
+`PictureTooLarge` message (the size asked for, what it is the size of, and the limit) in the error line, keeps
+the last picture, and the explorer redraws as usual once the field is set back. An explorer made in Python from
+layouts too large to draw refuses them at once with that same exception. Every slider works at every
+position: the swizzle explorer keeps B <= |S| by moving the other slider (the caption says so).
+
     layout_explorer(shape, stride)          shape and stride fields; row and column sliders pick a cell
     tv_explorer(thr_layout, val_layout)     a thread slider highlighting that thread's values
     divide_explorer(layout, tiler)          a tiler field and a tile slider
@@ -77,7 +83,9 @@ class Explorer(ipywidgets.VBox):
     returns the Figure drawn (into `figure`, reused between redraws, where the picture keeps its kind).
 
     `redraw()` runs after every control change: on success the picture and `figure` update and `error` is
-    cleared; on a CuteError (bad input) the message shows in `error` and the last good picture stays.
+    cleared; on a CuteError (bad input, or render's PictureTooLarge: a size it cannot draw) the message shows
+    in `error` and the last good picture stays (none, if there was none yet). The first draw, made by the
+    constructor, raises PictureTooLarge instead: an explorer is not made around a picture it cannot draw.
     A control that only moves a highlight repaints the same figure (`cutekit.render` keeps its artists and
     facts) and the PNG is a `render.frames` frame (only the changed artists are drawn again).
     `last_redraw_seconds` is the Python time the last redraw took (drawing plus PNG encoding)."""
@@ -91,10 +99,12 @@ class Explorer(ipywidgets.VBox):
         self.figures = [None] * images
         self.last_redraw_seconds = 0.0
         self.redraw_count = 0
+        self.last_error = None          # the CuteError the last redraw showed, or None
         super().__init__([*rows, self.error, self.caption, *self.images])
         for control in _controls_in(rows):
             control.observe(self._on_change, names="value")
-        self.redraw()
+        if not self.redraw() and isinstance(self.last_error, render.PictureTooLarge):
+            raise self.last_error
 
     @property
     def figure(self):
@@ -115,11 +125,13 @@ class Explorer(ipywidgets.VBox):
             figures = self.draw()
         except cute.CuteError as exc:
             self.error.value = f'<span style="color:#c62828">{html.escape(str(exc), quote=False)}</span>'
+            self.last_error = exc
             return False
         for i, figure in enumerate(figures):
             self.figures[i] = figure
             self.images[i].value = render.frames.png_frame(figure, dpi=90)
         self.error.value = ""
+        self.last_error = None
         self.redraw_count += 1
         self.last_redraw_seconds = time.perf_counter() - start
         return True
@@ -166,10 +178,11 @@ class LayoutExplorer(Explorer):
             self._values = (layout, render.facts.grid_values(layout))
         values = self._values[1]
         rows, columns = values.shape
+        row, column = min(self.row_slider.value, rows - 1), min(self.column_slider.value, columns - 1)
+        figure = render.layout(layout, highlight=(row, column), figure=self.figures[0])
+        # the sliders follow the new shape only once it is drawn: a refused one leaves them as they were
         self._set_quietly(self.row_slider, rows - 1)
         self._set_quietly(self.column_slider, columns - 1)
-        row, column = self.row_slider.value, self.column_slider.value
-        figure = render.layout(layout, highlight=(row, column), figure=self.figures[0])
         self.current_layout = layout
         self.caption.value = (f"<code>{html.escape(str(layout))}</code>: coordinate ({row}, {column}) &rarr; "
                               f"offset <b>{int(values[row, column])}</b>")
@@ -229,9 +242,9 @@ class DivideExplorer(Explorer):
         if tiler not in self._rest_shapes:
             self._rest_shapes[tiler] = render.facts.tile_owner(self.source_layout.shape, tiler)[1]
         rest_shape = self._rest_shapes[tiler]
-        self._set_quietly(self.tile_slider, cute.size(rest_shape) - 1)
-        tile = self.tile_slider.value
+        tile = min(self.tile_slider.value, cute.size(rest_shape) - 1)
         figure = render.divide(self.source_layout, tiler, tile=tile, figure=self.figures[0])
+        self._set_quietly(self.tile_slider, cute.size(rest_shape) - 1)      # once drawn, as in LayoutExplorer
         self.tiler = tiler
         self.caption.value = (f"{cute.size(rest_shape)} tiles (rest shape {html.escape(_as_text(rest_shape))}); "
                               f"tile {tile} is rest coordinate {cute.idx2crd(tile, rest_shape)}")
@@ -300,7 +313,31 @@ class SwizzleExplorer(Explorer):
         self.conflicts = (None, None)
         self._before = render.bank_conflicts(self.shared_layout, element_bits=element_bits)
         self._after = {}                # swizzle -> its bank conflicts
+        self._moved = ""                # what keeping B <= |S| did to the other slider, for the caption
         super().__init__([self.bits_slider, self.base_slider, self.shift_slider, self.row_slider])
+
+    def _on_change(self, change):
+        """A swizzle needs |S| >= B (its two bit fields must not overlap), so every position of either slider
+        is kept a swizzle: raising B past |S| moves S out to +-B (its sign kept), and moving S inside B
+        lowers B to |S|. The caption says which slider moved."""
+        if getattr(self, "_updating", False):
+            return
+        bits, shift = self.bits_slider.value, self.shift_slider.value
+        self._moved = ""
+        if change.owner is self.bits_slider and abs(shift) < bits:
+            self._set_value_quietly(self.shift_slider, bits if shift >= 0 else -bits)
+            self._moved = f"S moved to {self.shift_slider.value} to keep |S| &ge; B"
+        elif change.owner is self.shift_slider and abs(shift) < bits:
+            self._set_value_quietly(self.bits_slider, abs(shift))
+            self._moved = f"B lowered to {self.bits_slider.value} to keep B &le; |S|"
+        self.redraw()
+
+    def _set_value_quietly(self, slider, value):
+        self._updating = True
+        try:
+            slider.value = value
+        finally:
+            self._updating = False
 
     def draw(self):
         swizzle = cute.make_swizzle(self.bits_slider.value, self.base_slider.value, self.shift_slider.value)
@@ -311,7 +348,8 @@ class SwizzleExplorer(Explorer):
                                                          element_bits=self.element_bits)
         before, after = self._before, self._after[swizzle]
         self.conflicts = (before, after)
-        self.caption.value = f"{swizzle}: bank conflicts <b>{before}</b> before, <b>{after}</b> after"
+        self.caption.value = (f"{swizzle}: bank conflicts <b>{before}</b> before, <b>{after}</b> after"
+                              + (f" ({self._moved})" if self._moved else ""))
         return [figure]
 
 

@@ -97,15 +97,24 @@ def test_partition_explorer_block_and_thread_sliders_change_both_pictures():
     assert mine and all(cell_labels(inside)[c] == "T3" for c in mine)
 
 
-def test_swizzle_explorer_counts_conflicts_and_shows_an_invalid_swizzle_as_an_error():
+def test_swizzle_explorer_counts_conflicts_and_keeps_every_slider_position_a_swizzle():
     explorer = widgets.swizzle_explorer(cute.make_layout((32, 32), stride=(1, 32)), element_bits=32,
                                         bits=5, base=0, shift=5)
     assert explorer.conflicts == (992, 0) and "<b>992</b> before, <b>0</b> after" in explorer.caption.value
     explorer.bits_slider.value = 0
     assert explorer.conflicts == (992, 992)
     explorer.shift_slider.value = 0
+    # B = 3 with S = 0 would overlap the bit fields (make_swizzle refuses it): S moves out to 3
     explorer.bits_slider.value = 3
-    assert "|s| must be at least b" in explorer.error.value
+    assert explorer.error.value == "" and explorer.shift_slider.value == 3
+    assert "S moved to 3" in explorer.caption.value and explorer.caption.value.startswith("S<3,0,3>")
+    explorer.shift_slider.value = -1           # S inside B: B comes down to |S|, the sign of S is kept
+    assert (explorer.bits_slider.value, explorer.error.value) == (1, "")
+    assert "B lowered to 1" in explorer.caption.value and explorer.caption.value.startswith("S<1,0,-1>")
+    explorer.base_slider.value = 2             # a move that needs nothing else says nothing about it
+    assert "moved" not in explorer.caption.value and "lowered" not in explorer.caption.value
+    with pytest.raises(cute.CuteError, match=r"\|s\| must be at least b"):
+        cute.make_swizzle(3, 0, 0)             # the rule the sliders keep
 
 
 def test_mma_explorer_thread_slider_highlights_the_thread_in_a_b_and_c():
