@@ -118,3 +118,11 @@ def test_environment_yml_pip_section_resolves_on_macos(uv_platform, tmp_path):
     listed.write_text("\n".join(wanted) + "\n")
     pinned = uv_compile([str(listed)], uv_platform, tmp_path)
     assert "torch" in pinned and "nvidia-cutlass-dsl" not in pinned
+
+
+def test_without_cutedsl_a_ptx_cell_learns_it_is_unavailable_not_broken():
+    out = without_cutedsl("from cutekit.checks import compile_to_ptx\n"
+                          "r = compile_to_ptx('benchmarks/kernels/elementwise_add.py', 'add', ())\n"
+                          "print(r.ok, r.available, r.error)")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("False False no PTX on this machine: CuTeDSL"), out.stdout

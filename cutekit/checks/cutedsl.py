@@ -158,6 +158,7 @@ class PtxReport:
     ptx: str = ""
     counts: Counter = field(default_factory=Counter)
     error: str = ""
+    available: bool = True           # False: CuTeDSL is not installed here (macOS has no wheels), not a failure
 
     def count(self, prefix: str) -> int:
         """Occurrences of opcodes starting with `prefix` (`ld.global.v4`, `cp.async`, `ldmatrix`, `mma.sync`)."""
@@ -180,6 +181,11 @@ def compile_to_ptx(module_path: str, function_name: str, arguments: tuple = (), 
                              "arguments": list(arguments)}, timeout,
                             {"CUTE_DSL_ARCH": arch, "CUTE_DSL_KEEP": "ptx", "CUTE_DSL_DUMP_DIR": dump})
     if not reply.ok:
+        if "No module named 'cutlass'" in reply.error:
+            from cutekit.backend import platform_name
+            return PtxReport(False, error=f"no PTX on this machine: CuTeDSL (nvidia-cutlass-dsl) is not installed "
+                                          f"({platform_name()}); where it is (Linux, Windows) this cell compiles the kernel and counts "
+                                          f"its instructions", available=False)
         return PtxReport(False, error=reply.error)
     return PtxReport(True, reply.ptx, instruction_counts(reply.ptx))
 
