@@ -4,11 +4,13 @@
 `import cutlass`, `import cutlass.cute as cute` and `from cutlass.cute.runtime import from_dlpack` give the
 simulator, and `kernel(...).launch(grid=..., block=...)` runs every CUDA thread on the CPU with barrier
 and warp semantics (see `machine`). After a launch, `last_launch()` reports threads, time, printf output,
-shared-memory bank conflicts and races.
+shared-memory bank conflicts and races. Whatever goes wrong in a kernel leaves the launch as one KernelError
+naming the learner's line, the block and the thread, and what to write instead (`failures`).
 """
 from .machine import (DeadlockError, KernelError, LaunchReport, OutOfBoundsError, RaceError, configure,
                       last_launch, wavefronts)
+from .failures import CoordinateError
 from .operands import OperandError
 
-__all__ = ["DeadlockError", "KernelError", "LaunchReport", "OperandError", "OutOfBoundsError", "RaceError",
-           "configure", "last_launch", "wavefronts"]
+__all__ = ["CoordinateError", "DeadlockError", "KernelError", "LaunchReport", "OperandError", "OutOfBoundsError",
+           "RaceError", "configure", "last_launch", "wavefronts"]

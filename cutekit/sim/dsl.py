@@ -18,12 +18,13 @@ import numpy
 
 from .. import cute as reference
 from ..cute import typing as types
-from ..cute.atom import MmaAtom, ThrMma, TiledMma, make_mma_atom as _make_mma_atom
+from ..cute.atom import MmaAtom, ThrMma, TiledCopy, TiledMma, make_mma_atom as _make_mma_atom
 from ..cute.atom import make_tiled_mma as _make_tiled_mma
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
 from . import machine, ops
+from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
 from .memory import SimTensor, Storage, TensorSSA, adopt
 
 
@@ -202,10 +203,11 @@ def jit(function=None, **options):
 
     @functools.wraps(function)
     def run_jit(*args, **kwargs):
-        if machine.current() is None:
-            args = tuple(_host_argument(a) for a in args)
-            kwargs = {k: _host_argument(v) for k, v in kwargs.items()}
-        return function(*args, **kwargs)
+        with LEARNER_FRAMES:        # a kernel's failure reaches the learner without this frame
+            if machine.current() is None:
+                args = tuple(_host_argument(a) for a in args)
+                kwargs = {k: _host_argument(v) for k, v in kwargs.items()}
+            return function(*args, **kwargs)
     run_jit.__cute_sim__ = True
     return run_jit
 
@@ -241,7 +243,8 @@ class Launchable:
 
         def body():
             function(*args, **kwargs)
-        return machine.run(function.__name__, body, grid, block, smem)
+        with LEARNER_FRAMES:
+            return machine.run(function.__name__, body, grid, block, smem)
 
 
 def kernel(function=None, **options):
@@ -257,7 +260,8 @@ class Compiled:
         self.function = function
 
     def __call__(self, *args, **kwargs):
-        return self.function(*args, **kwargs)
+        with LEARNER_FRAMES:
+            return self.function(*args, **kwargs)
 
     @property
     def __ptx__(self):
@@ -294,6 +298,7 @@ class SimTiledMma(TiledMma):
     make_fragment_C = SimMmaAtom.make_fragment_C
 
     def get_slice(self, thr_idx):
+        thr_idx = thread_index(thr_idx, "tiled_mma.get_slice(thread index)")
         return SimThrMma(*[getattr(self, f.name) for f in fields(TiledMma)], thr_idx)
 
     get_slice_ = get_slice
@@ -301,6 +306,34 @@ class SimTiledMma(TiledMma):
 
 def _retype(obj, cls):
     return cls(*[getattr(obj, f.name) for f in fields(obj)])
+
+
+class SimTiledCopy(TiledCopy):
+    """A TiledCopy whose get_slice takes only an integer thread index (a float or thread_idx()'s whole tuple
+    is refused by name)."""
+
+    def get_slice(self, thr_idx):
+        return TiledCopy.get_slice(self, thread_index(thr_idx, "tiled_copy.get_slice(thread index)"))
+
+    get_slice_ = get_slice
+
+
+def _tiled_copy_maker(make):
+    def make_tiled_copy(*args, **kwargs):
+        return _retype(make(*args, **kwargs), SimTiledCopy)
+    functools.update_wrapper(make_tiled_copy, make)
+    return make_tiled_copy
+
+
+def local_partition(input, thr_layout, index, proj=None):
+    """cute.local_partition: `index` must be an integer thread index."""
+    return reference.local_partition(input, thr_layout,
+                                     thread_index(index, "cute.local_partition(tensor, layout, index)"), proj)
+
+
+def local_tile(input, tiler, coord, proj=None):
+    """cute.local_tile: the tile coordinate's leaves must be integers (or None)."""
+    return reference.local_tile(input, tiler, plain_coordinate(coord, "cute.local_tile(tensor, tiler, coord)"), proj)
 
 
 def make_mma_atom(op):
@@ -408,7 +441,10 @@ def build_modules() -> dict:
         "make_rmem_tensor": ops.make_rmem_tensor, "make_rmem_tensor_like": ops.make_rmem_tensor_like,
         "make_fragment_like": ops.make_fragment_like, "elem_less": ops.elem_less, "printf": ops.printf,
         "ReductionOp": ops.ReductionOp, "make_tensor": make_tensor, "make_mma_atom": make_mma_atom,
-        "make_tiled_mma": make_tiled_mma, "where": where, "full_like": full_like, "zeros_like": zeros_like,
+        "make_tiled_mma": make_tiled_mma, "local_partition": local_partition, "local_tile": local_tile,
+        **{name: _tiled_copy_maker(getattr(reference, name)) for name in
+           ("make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C")},
+        "where": where, "full_like": full_like, "zeros_like": zeros_like,
         "print_tensor": print_tensor, "ceil_div": reference.ceil_div, "size": size,
         **{name: _divide_on_layout(getattr(reference, name))
            for name in ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")},

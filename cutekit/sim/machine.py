@@ -29,7 +29,41 @@ SHARED_MEMORY_LIMIT = 227 * 1024   # bytes per block on sm_90 (sm_80: 163 KB); 4
 
 
 class KernelError(RuntimeError):
-    """A simulated kernel did something a GPU would not allow (or would allow silently and wrongly)."""
+    """A simulated kernel did something a GPU would not allow (or would allow silently and wrongly).
+
+    Raised out of a launch, it names where: the kernel, the block and thread, the learner's line (`where`,
+    e.g. "Cell In[5], line 3", and its text `line`); `problem` says what went wrong and what to write
+    instead. Its traceback holds only the learner's frames, and IPython shows just the message."""
+
+    def __init__(self, problem: str = "", *, kernel: str | None = None, block: tuple | None = None,
+                 thread: tuple | None = None, where: str | None = None, line: str | None = None):
+        super().__init__(problem)
+        self.problem, self.kernel, self.block, self.thread, self.where, self.line = (
+            problem, kernel, block, thread, where, line)
+
+    def _place(self) -> str:
+        place = f"thread {self.thread} of block {self.block}"
+        if self.kernel:
+            place += f" in {self.kernel}"
+        if self.where:
+            place += f", {self.where}"
+        return place
+
+    def __str__(self):
+        if self.thread is None:
+            return self.problem
+        return f"{self._place()}" + (f" `{self.line}`" if self.line else "") + f": {self.problem}"
+
+    def _render_traceback_(self) -> list:
+        """IPython's hook: the lines it shows instead of a traceback (no cutekit frames, no frames at all)."""
+        if self.thread is None:         # not inside a thread (a launch's settings, device code on the host)
+            from .failures import learner_line
+            found = learner_line(self.__traceback__)
+            return [f"{type(self).__name__}: {self.problem}"] + ([f"    {found[0]}: {found[1]}"] if found else [])
+        lines = [f"{type(self).__name__}: {self._place()}"]
+        if self.line:
+            lines.append(f"    {self.line}")
+        return lines + [self.problem]
 
 
 class OutOfBoundsError(KernelError):
@@ -272,8 +306,19 @@ def _as_dim3(value, what: str) -> tuple:
     return tuple(dims) + (1,) * (3 - len(dims))
 
 
+def _learner_frames():
+    from .failures import LEARNER_FRAMES
+    return LEARNER_FRAMES
+
+
 def run(kernel_name: str, body, grid, block, smem: int = 0) -> LaunchReport:
-    """Run `body()` as every thread of every block; returns the launch report."""
+    """Run `body()` as every thread of every block; returns the launch report. A failure leaves as one
+    KernelError with the learner's frames only (failures.kernel_failure)."""
+    with _learner_frames():
+        return _run(kernel_name, body, grid, block, smem)
+
+
+def _run(kernel_name: str, body, grid, block, smem: int) -> LaunchReport:
     grid, block = _as_dim3(grid, "grid"), _as_dim3(block, "block")
     threads_per_block = block[0] * block[1] * block[2]
     if threads_per_block > 1024:
@@ -322,8 +367,10 @@ def _run_block(launch: Launch, block_idx: tuple, body):
     def switch(coroutine):
         try:
             coroutine.switch()
-        except KernelError as error:
-            raise _located(error, _current[0]) from None
+        except Exception as error:      # whatever the kernel raised: one KernelError naming the learner's line
+            from .failures import kernel_failure
+            failure = kernel_failure(error, _current[0], launch.report.kernel)
+            raise failure.with_traceback(failure.__traceback__) from None
         finally:
             _current[0] = None
 
@@ -340,13 +387,6 @@ def _run_block(launch: Launch, block_idx: tuple, body):
             switch(thread.coroutine)
         live = [t for t in live if not t.finished]
     _count_bank_conflicts(block)
-
-
-def _located(error: KernelError, thread: Thread) -> KernelError:
-    message = str(error)
-    if "block (" not in message:
-        message = f"{thread.describe()}: {message}"
-    return type(error)(message)
 
 
 def _release_barrier(block: Block, threads: list, live: list) -> bool:

@@ -21,6 +21,7 @@ from ..cute.inttuple import CuteError, flatten, fmt, fmt_coord, is_int, is_tuple
 from ..cute.layout import ComposedLayout, Layout, Swizzle, _has_none, make_layout, size, slice_, slice_offset
 from ..cute.tensor import Tensor
 from . import machine
+from .failures import plain_coordinate
 from .machine import OutOfBoundsError, RaceError
 
 _SPACE_NAMES = {"gmem": "global", "smem": "shared", "rmem": "register"}
@@ -211,6 +212,11 @@ class SimTensor(Tensor):
         return self.storage.space
 
     # ---- element access
+    def _indexing(self, coord) -> str:
+        shown = fmt_coord(coord) if type(coord) is tuple and all(type(c) in (int, tuple) for c in coord) else \
+            repr(coord)
+        return f"{self.name or 'tensor'}[{shown}]"
+
     def _locate(self, coord) -> int:
         try:
             offset = self.layout(coord)
@@ -249,8 +255,7 @@ class SimTensor(Tensor):
                 read(storage, numpy.array([address]), self, coord)
             value = storage.array[address]
             return value.item() if storage.space != "rmem" or storage.array.dtype == numpy.bool_ else value
-        if isinstance(coord, list):
-            coord = tuple(coord)
+        coord = plain_coordinate(coord, lambda: self._indexing(coord))    # ints (bools, NumPy ints), or refused
         if type(coord) is tuple:
             try:
                 kept, moved = _SLICES[(self.layout, coord)]     # a slice this kernel made before
@@ -283,8 +288,7 @@ class SimTensor(Tensor):
     def __setitem__(self, coord, value):
         address = self._fast_address(coord)
         if address is None:
-            if isinstance(coord, list):
-                coord = tuple(coord)
+            coord = plain_coordinate(coord, lambda: self._indexing(coord))
             address = self._address(self._locate(coord), coord)
         if self.storage.space == "smem" or machine.SETTINGS.trace:
             write(self.storage, numpy.array([address]), self, coord)

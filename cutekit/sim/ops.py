@@ -18,6 +18,7 @@ from ..cute.nvgpu.cpasync import CopyG2SOp
 from ..cute.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op
 from . import machine
 from .machine import KernelError, OutOfBoundsError
+from .failures import Dim3
 from .operands import check_copy, check_gemm, extents
 from .memory import (SimTensor, Storage, TensorSSA, adopt, check_alignment, check_bounds, offsets, read,
                      register_tensor, write)
@@ -26,19 +27,21 @@ from .memory import (SimTensor, Storage, TensorSSA, adopt, check_alignment, chec
 # --------------------------------------------------------------------------------------------- ids
 
 def thread_idx():
-    return machine.require_thread("cute.arch.thread_idx()").thread_idx
+    """(x, y, z), as CuTeDSL gives it: unpack it (`tidx, _, _ = cute.arch.thread_idx()`); used as one number
+    it is refused by name (failures.Dim3)."""
+    return Dim3(machine.require_thread("cute.arch.thread_idx()").thread_idx, "thread_idx")
 
 
 def block_idx():
-    return machine.require_thread("cute.arch.block_idx()").block_idx
+    return Dim3(machine.require_thread("cute.arch.block_idx()").block_idx, "block_idx")
 
 
 def block_dim():
-    return machine.require_thread("cute.arch.block_dim()").block.launch.block_dim
+    return Dim3(machine.require_thread("cute.arch.block_dim()").block.launch.block_dim, "block_dim")
 
 
 def grid_dim():
-    return machine.require_thread("cute.arch.grid_dim()").block.launch.grid
+    return Dim3(machine.require_thread("cute.arch.grid_dim()").block.launch.grid, "grid_dim")
 
 
 def lane_idx():
