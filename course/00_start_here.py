@@ -22,8 +22,8 @@
 # `A[row * lda + k]`, a bounds check, a different formula for shared memory, another for registers.
 # Every kernel re-derives these formulas, and a wrong one is a silent bug. CuTe replaces them with
 # *layouts*: small functions from coordinates to offsets that you compose, divide and slice, so the index
-# math is written once, checked, and printed. CuTeDSL is CuTe in Python: you write the kernel in Python,
-# it is compiled through MLIR to PTX, and it runs at CUDA C++ speed.
+# math is written once, checked, and printed. CuTeDSL is CuTe in Python: you write the kernel in Python and
+# it is compiled through MLIR to PTX, the same virtual instruction set `nvcc` makes from CUDA C++.
 #
 # This course teaches CuTe by making every layout visible. Each chapter follows the same path:
 #
@@ -70,8 +70,10 @@ print("available tiers:", TIERS)
 #    triple `(x, y, z)`.
 # 2. **Host code**, decorated with `@cute.jit`: it builds layouts and launches the kernel with
 #    `kernel(arguments).launch(grid=[...], block=[...])`, CUDA's `kernel<<<grid, block>>>(arguments)`.
-#    CuTeDSL compiles it (and the kernels it launches) the first time you call it; `cute.compile(f, ...)`
-#    compiles once and hands you the compiled function to call many times.
+#    Each call of a `@cute.jit` function runs its Python once to trace it, then compiles what it traced,
+#    together with the kernels it launches (CuTeDSL keeps compiled code in a cache, so a second call that
+#    traces to the same code skips the compiling, not the tracing). `cute.compile(f, ...)` traces and
+#    compiles once and hands you the compiled function, to call many times without either.
 # 3. **Plain Python** that makes the data (torch tensors) and calls the host code.
 #
 # `cutekit.use("auto")` decides what `import cutlass` means from here on: the real CuTeDSL on an sm_80 or
@@ -110,10 +112,11 @@ if backend.name == "gpu":
     torch.cuda.synchronize()        # a GPU's printf buffer is flushed when the host waits for it
 
 # %% [markdown]
-# On a GPU the eight lines come in no fixed order: blocks run in parallel and nothing orders them. The
-# simulator runs blocks one after another and, inside a block, threads with `x` varying fastest, then `y`,
-# then `z`, the order CUDA numbers them (`x + y * blockDim.x + z * blockDim.x * blockDim.y`), which is
-# also how threads are grouped into warps of 32. `cutekit.sim.last_launch()` keeps what the last
+# On a GPU the eight lines come in no fixed order: blocks run in parallel, and CUDA promises no order
+# between threads' `printf`s. The simulator runs one block after another and, inside a block, one thread
+# after another, with `x` varying fastest, then `y`, then `z`: the order CUDA numbers threads
+# (`x + y * blockDim.x + z * blockDim.x * blockDim.y`, which is also how threads are grouped into warps of
+# 32). Blocks go in the same order, `blockIdx.x` fastest. `cutekit.sim.last_launch()` keeps what the last
 # simulated launch printed:
 
 # %%
@@ -124,13 +127,30 @@ if backend.name == "sim":
     print(cutekit.sim.last_launch())
 
 # %% [markdown]
+# `grid` and `block` are triples, as in CUDA's `dim3`. A grid of 1 × 2 blocks, each of 3 × 2 threads, prints
+# 2 × 6 = 12 lines; on the simulator, `x` runs fastest inside each block, and block `(0,1,0)` follows block
+# `(0,0,0)`:
+
+# %%
+hello((1, 2, 1), (3, 2, 1))
+if backend.name == "gpu":
+    torch.cuda.synchronize()
+if backend.name == "sim":
+    printed = cutekit.sim.last_launch().printed
+    assert len(printed) == 12
+    assert printed[:4] == ["block (0,0,0) thread (0,0,0)", "block (0,0,0) thread (1,0,0)",
+                           "block (0,0,0) thread (2,0,0)", "block (0,0,0) thread (0,1,0)"]
+    assert printed[6] == "block (0,1,0) thread (0,0,0)"
+
+# %% [markdown]
 # ## Exercise: predict what prints
 #
 # Write `predict(grid, block)`: the list of lines `hello(grid, block)` prints. The check launches grids and
 # blocks of one, two and three dimensions; any order is fine for most of the points, the simulator's order
 # earns the last one. Every exercise works the same way: replace the placeholder under `# YOUR CODE HERE` and
 # run the cell. Until then its check says *not attempted yet* (and records nothing); a wrong answer loses
-# points with a hint naming the first case it got wrong; run it again for fresh random cases (the seed is shown).
+# points with a hint naming the first case it got wrong and what went wrong there; run it again for fresh
+# random cases (each result shows its random seed).
 
 # %%
 from cutekit.checks import check

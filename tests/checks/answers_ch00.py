@@ -40,3 +40,21 @@ def predict_worked_example_only(grid, block):
 
 def predict_returns_a_string(grid, block):
     return "\n".join(predict(grid, block))
+
+
+def predict_threads_outer_blocks_inner(grid, block):
+    """Every line, but thread by thread across the blocks instead of block by block."""
+    return [f"block ({bx},{by},{bz}) thread ({tx},{ty},{tz})" for tx, ty, tz in _ids(block) for bx, by, bz in _ids(grid)]
+
+
+def predict_counts_from_one(grid, block):
+    """Ids from 1 to the size, as in a Fortran loop, instead of from 0."""
+    def one_based(dims):
+        return [(x + 1, y + 1, z + 1) for x, y, z in _ids(dims)]
+    return [f"block ({bx},{by},{bz}) thread ({tx},{ty},{tz})" for bx, by, bz in one_based(grid)
+            for tx, ty, tz in one_based(block)]
+
+
+def predict_blocks_z_fastest(grid, block):
+    """Threads in the right order, but blocks with z varying fastest."""
+    return [f"block ({bx},{by},{bz}) thread ({tx},{ty},{tz})" for bx, by, bz in _ids(grid, False) for tx, ty, tz in _ids(block)]
