@@ -22,15 +22,17 @@
 # (`row0 = blockIdx.y * BM`), loops over K in `BK`-wide slices, copies each slice of A and B into shared
 # memory (`sA[ty][tx] = A[(row0 + ty) * K + k0 + tx]`), and each thread multiplies the few rows and columns
 # it owns (`acc[i][j] += sA[k][ty * 8 + i] * sB[k][tx * 8 + j]`). On tensor cores it is worse: one
-# `mma.sync.m16n8k16` instruction wants the 16x16 slice of A spread over a warp's 32 registers in a fixed
-# pattern, `ldmatrix` delivers 8x8 matrices in another pattern, and shared memory must be padded or
-# XOR-permuted ("swizzled") so that the 8 rows a warp reads at once do not land in the same banks.
+# `mma.sync.m16n8k16` instruction wants a 16x16 slice of A spread over the registers of a warp's 32 threads
+# in a fixed pattern, `ldmatrix` fills those registers from shared memory given one row address per lane,
+# and shared memory must be padded or XOR-permuted ("swizzled") so that the 8 rows a warp reads at once do
+# not land in the same banks.
 #
 # CuTe replaces every one of those formulas with a layout you can print. This chapter reads two complete
 # GEMMs written in CuTeDSL (in `benchmarks/kernels/`): a SIMT fp32 GEMM on the CUDA cores, and a tensor-core
-# GEMM (fp16 in, fp32 accumulate) built like CUTLASS's `sgemm_sm80` tutorial. Every layout they use is
-# printed and asserted here, on the CPU; then both kernels run (GPU or CPU simulator), shared-memory bank
-# conflicts are counted with and without the swizzle, and the PTX is read.
+# GEMM (fp16 in, fp32 accumulate) built like CUTLASS's C++ tutorial `sgemm_sm80.cu`. On the way, one warp
+# computes one tile with one MMA instruction (section 2), the step from chapter 06's `ldmatrix` to a GEMM.
+# Every layout is printed and asserted here, on the CPU; then both kernels run (GPU or CPU simulator),
+# shared-memory bank conflicts are counted with and without the swizzle, and the PTX is read.
 #
 # Terms used below: an **atom** is one hardware instruction seen as a layout (which thread holds which
 # element); a **TiledMMA** / **TiledCopy** is an atom repeated over more threads and more data; a
@@ -47,7 +49,8 @@ from cutekit.checks import check
 #
 # The fp32 kernel (`benchmarks/kernels/sgemm_simt.py`) has 256 threads compute a 128x128 tile of C, 64
 # values each. Its "MMA atom" is `MmaUniversalOp`: one thread, one fused multiply-add (shape 1x1x1). The
-# TiledMMA arranges 16x16 of them, N fastest (C is row-major), and a **permutation** of M and N.
+# TiledMMA arranges 16x16 of them, N fastest (C is row-major: thread t sits at m = t // 16, n = t % 16), and
+# a **permutation** of M and N.
 
 # %%
 simt_mma = cute.make_tiled_mma(
@@ -56,11 +59,43 @@ simt_mma = cute.make_tiled_mma(
     permutation_mnk=(cute.make_layout((16, 4), stride=(4, 1)), cute.make_layout((16, 4), stride=(4, 1)), None))
 print(simt_mma)
 assert str(simt_mma.thr_layout_vmnk) == "(1,16,16,1):(0,16,1,0)"
+assert "Permutation MNK: ((16,4):(4,1),(16,4):(4,1),_)" in str(simt_mma)
 assert [simt_mma.get_tile_size(i) for i in range(3)] == [64, 64, 1]
 
 # %% [markdown]
-# Thread 0's part of a 128x128 C tile, with and without the permutation (an identity tensor holds each
-# element's (m, n), so the partition *shows* which elements a thread owns):
+# ### Which way a permutation points
+#
+# `permutation_mnk=(PM, PN, PK)` gives one layout per mode (`None` leaves a mode alone; a plain number
+# `n` means the identity `n:1`). Each layout goes **from** a position in the order in which the TiledMMA
+# deals rows (or columns) to its threads, thread index fastest, then the repeats, **to** the row of the tile
+# that position really is. A small case with distinct numbers: 4x2 one-FMA threads over an 8x6 tile of C,
+# M permuted by `(4,2):(2,1)`, which makes the M tile 8 long.
+
+# %%
+fma = cute.nvgpu.MmaUniversalOp(cute.Float32)
+permute_m = cute.make_layout((4, 2), stride=(2, 1))
+small_plain = cute.make_tiled_mma(fma, cute.make_layout((4, 2, 1)))
+small_permuted = cute.make_tiled_mma(fma, cute.make_layout((4, 2, 1)), permutation_mnk=(permute_m, None, None))
+C_small = cute.make_identity_tensor((8, 6))
+print("positions 0..7 -> rows", [permute_m(position) for position in range(8)])
+print("thread 0, no permutation:", small_plain.get_slice(0).partition_C(C_small))
+print("thread 0, permuted:      ", small_permuted.get_slice(0).partition_C(C_small))
+print("thread 1, permuted:      ", small_permuted.get_slice(1).partition_C(C_small))
+assert str(permute_m) == "(4,2):(2,1)"
+assert [permute_m(position) for position in range(8)] == [0, 2, 4, 6, 1, 3, 5, 7]
+assert str(small_plain.get_slice(0).partition_C(C_small)) == "tensor<(0,0) o (1,2,3):(0,4@0,2@1)>"
+assert str(small_permuted.get_slice(0).partition_C(C_small)) == "tensor<(0,0) o (1,2,3):(0,1@0,2@1)>"
+assert str(small_permuted.get_slice(1).partition_C(C_small)) == "tensor<(2,0) o (1,2,3):(0,1@0,2@1)>"
+
+# %% [markdown]
+# Unpermuted, the 4 M-threads take positions 0-3 and then repeat at 4-7, so thread 0 owns rows 0 and 4
+# (`4@0`). The permutation sends position 0 to row 0 and position 4 (thread 0's repeat) to row 1: thread 0
+# now owns rows 0 and 1, and thread 1 (position 1 -> row 2) starts at row 2. The layout is read from
+# position to row, never the other way round.
+#
+# The kernel's `(16,4):(4,1)` does the same on a 64-long mode: position p = i + 16 j (thread i, repeat j)
+# goes to row 4 i + j. Thread 0's part of a 128x128 C tile, with and without it (an identity tensor holds
+# each element's (m, n), so the partition *shows* which elements a thread owns):
 
 # %%
 C_tile = cute.make_identity_tensor((128, 128))
@@ -71,49 +106,177 @@ print("thread 1:        ", simt_mma.get_slice(1).partition_C(C_tile))
 assert str(plain_mma.get_slice(0).partition_C(C_tile)) == "tensor<(0,0) o (1,8,8):(0,16@0,16@1)>"
 assert str(simt_mma.get_slice(0).partition_C(C_tile)) == "tensor<(0,0) o (1,(4,2),(4,2)):(0,(1@0,64@0),(1@1,64@1))>"
 assert str(simt_mma.get_slice(1).partition_C(C_tile)) == "tensor<(0,4) o (1,(4,2),(4,2)):(0,(1@0,64@0),(1@1,64@1))>"
+assert [cute.make_layout((16, 4), stride=(4, 1))(p) for p in (1, 17, 33, 49)] == [4, 5, 6, 7]
 
 # %% [markdown]
-# Without the permutation thread 0 owns rows 0, 16, 32, ... (stride 16): eight separate 4-byte loads from
-# shared memory per k. With it, thread 0 owns rows 0-3 and 64-67 and thread 1 starts at column 4: each
-# thread's values come in runs of 4 contiguous floats, which the compiler reads with one 128-bit `LDS.128`
-# (section 7 finds `ld.shared.v4` in this kernel's PTX in `tests/test_kernels_compile_cpu.py`). Same
-# threads, same work, a different assignment of rows to threads, chosen by one layout.
+# Without the permutation thread 0 owns rows 0, 16, 32, ... (stride 16): for each k, eight values of A, no
+# two of them neighbours in memory, so eight separate 4-byte loads from shared memory. With it,
+# thread 0 owns rows 0-3 and 64-67, and thread 1 (N position 1, 17, 33, 49 -> columns 4, 5, 6, 7) starts at
+# column 4. The kernel keeps A M-contiguous and B N-contiguous in shared memory
+# (`make_layout((BM, BK, STAGES), stride=(1, BM, BM * BK))`), so each run of 4 rows or columns is 16
+# contiguous bytes, which one 128-bit shared-memory load can fetch. Same threads, same work, a different
+# assignment of rows to threads, chosen by one layout.
 #
 # ## 2 · The tensor-core atom: `mma.sync.m16n8k16`
 #
 # On tensor cores the atom is one warp-wide instruction: 32 threads together multiply a 16x16 slice of A by
-# a 16x8 slice of B into a 16x8 slice of C. Its TV layouts (thread, value) -> element say where each
-# thread's registers sit. (The seed tutorial uses CUTLASS's `SM80_16x8x16_F16F16F16F16_TN`, which
-# accumulates in fp16; ours accumulates in fp32. The layouts are the same.)
+# a 16x8 slice of B into a 16x8 slice of C. A TiledMMA made from the atom alone is one warp; its TV layouts
+# (thread, value) -> element say where each thread's registers sit. (CUTLASS's C++ tutorial uses
+# `SM80_16x8x16_F16F16F16F16_TN`, which accumulates in fp16; ours accumulates in fp32. The layouts are the
+# same.)
 
 # %%
 mma_atom = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
-tiled_mma = cute.make_tiled_mma(mma_atom, cute.make_layout((2, 2, 1)), permutation_mnk=(32, 32, 16))
-print(tiled_mma)
-assert str(tiled_mma.tv_layout_A) == "((4,8),(2,2,2)):((32,1),(16,8,128))"
-assert str(tiled_mma.tv_layout_B) == "((4,8),(2,2)):((16,1),(8,64))"
-assert str(tiled_mma.tv_layout_C) == "((4,8),(2,2)):((32,1),(16,8))"
-assert str(tiled_mma.thr_layout_vmnk) == "(32,2,2,1):(1,32,64,0)"
+warp_mma = cute.make_tiled_mma(mma_atom)
+print(warp_mma)
+assert str(warp_mma.tv_layout_A) == "((4,8),(2,2,2)):((32,1),(16,8,128))"
+assert str(warp_mma.tv_layout_B) == "((4,8),(2,2)):((16,1),(8,64))"
+assert str(warp_mma.tv_layout_C) == "((4,8),(2,2)):((32,1),(16,8))"
+assert [warp_mma.get_tile_size(i) for i in range(3)] == [16, 8, 16]
 
 # %% [markdown]
 # Read `TV Layout C: ((4,8),(2,2)):((32,1),(16,8))` over the 16x8 C block (column-major: offset = m + 16 n):
 # thread t = t0 + 4 t1 has stride 32 for t0 (two columns) and 1 for t1 (one row), so lane t sits at row
 # `t // 4`, column `2 (t % 4)`; its four values step 16 (next column) and 8 (eight rows down). That is the
-# PTX manual's fragment picture for `m16n8k16`, written as one layout.
-#
-# **The TiledMMA.** `make_tiled_mma(atom, (2,2,1), permutation_mnk=(32,32,16))` puts 2x2 atoms on 4 warps:
-# `Thr Layout VMNK (32,2,2,1):(1,32,64,0)` says thread = lane + 32 warp_m + 64 warp_n (the seed's reading is
-# right). The permutation makes the tile 32x32x16 instead of 32x16x16, so each warp does two n8 atoms side
-# by side. The per-tile layouts are the seed's, exactly:
+# PTX manual's fragment picture for `m16n8k16`, written as one layout. A and B read the same way; lane 5:
 
 # %%
+lane_A = warp_mma.get_slice(5).partition_A(cute.make_identity_tensor((16, 16)))
+lane_B = warp_mma.get_slice(5).partition_B(cute.make_identity_tensor((8, 16)))
+print("lane 5, A (m, k):", [lane_A[v] for v in range(8)])
+print("lane 5, B (n, k):", [lane_B[v] for v in range(4)])
+assert [lane_A[v] for v in range(8)] == [(1, 2), (1, 3), (9, 2), (9, 3), (1, 10), (1, 11), (9, 10), (9, 11)]
+assert [lane_B[v] for v in range(4)] == [(1, 2), (1, 3), (1, 10), (1, 11)]
+
+# %% [markdown]
+# ### One warp, one tile, running
+#
+# Chapter 06 stopped with these registers filled by `ldmatrix`. One call more, `cute.gemm(tiled_mma, D, A, B,
+# C)`, and a warp computes a tile of C. The kernel below is the whole tensor-core GEMM in miniature: C (16x8,
+# fp32) = A (16x32) times B^T, with B given as N x K (8x32), both K-contiguous (the chapter's "TN"
+# convention, `a @ b.T` in torch). K = 32 is two k-blocks of 16: for each, `ldmatrix.x4` brings A's 16x16
+# slice (four 8x8 matrices) into the MMA's registers, `ldmatrix.x2` brings B's 8x16 slice (two; x4 does not
+# fit, chapter 06 section 8), and `cute.gemm` adds their product into the accumulators.
+#
+# This is kernel code: `cutekit.use("auto")` makes `import cutlass` the real CuTeDSL on an sm_80+ GPU and
+# cutekit's CPU simulator elsewhere, and `cute` is CuTeDSL's until the next section switches back.
+
+# %%
+import cutekit
+
+backend = cutekit.use("auto")
+print(backend)
+
+import torch
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack
+
+device = "cuda" if backend.name == "gpu" else "cpu"
+
+
+@cute.kernel
+def one_warp_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, warp_mma: cute.TiledMma,
+                    load_A: cute.TiledCopy, load_B: cute.TiledCopy):
+    lane, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    sA = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)), 16)   # (M, K)
+    sB = smem.allocate_tensor(cutlass.Float16, cute.make_layout((8, 32), stride=(32, 1)), 16)    # (N, K)
+    for i in cutlass.range_constexpr(16):              # global -> shared: 16 of A's 512 values per lane
+        sA[lane + 32 * i] = mA[lane + 32 * i]
+    for i in cutlass.range_constexpr(8):               # and 8 of B's 256
+        sB[lane + 32 * i] = mB[lane + 32 * i]
+    cute.arch.sync_threads()
+
+    my_mma = warp_mma.get_slice(lane)
+    tCrA = warp_mma.make_fragment_A(my_mma.partition_A(sA))      # (MMA, MMA_M, MMA_K) = (8, 1, 2) registers
+    tCrB = warp_mma.make_fragment_B(my_mma.partition_B(sB))      # (4, 1, 2)
+    tCgC = my_mma.partition_C(mC)                                 # (4, 1, 1): this lane's 4 elements of C
+    tCrC = warp_mma.make_fragment_C(tCgC)
+    tCrC.fill(0.0)
+    my_load_A, my_load_B = load_A.get_slice(lane), load_B.get_slice(lane)
+    tXsA, tXrA = my_load_A.partition_S(sA), my_load_A.retile(tCrA)     # chapter 06: source rows, retiled registers
+    tXsB, tXrB = my_load_B.partition_S(sB), my_load_B.retile(tCrB)
+    for k_block in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+        cute.copy(load_A, tXsA[None, None, k_block], tXrA[None, None, k_block])
+        cute.copy(load_B, tXsB[None, None, k_block], tXrB[None, None, k_block])
+        cute.gemm(warp_mma, tCrC, tCrA[None, None, k_block], tCrB[None, None, k_block], tCrC)
+    cute.autovec_copy(tCrC, tCgC)
+
+
+@cute.jit
+def one_warp_gemm(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
+    warp_mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)))
+    x4 = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cutlass.Float16)
+    x2 = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 2), cutlass.Float16)
+    one_warp_kernel(mA, mB, mC, warp_mma, cute.make_tiled_copy_A(x4, warp_mma),
+                    cute.make_tiled_copy_B(x2, warp_mma)).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+torch.manual_seed(7)
+a16 = torch.randn(16, 32, dtype=torch.float16, device=device)
+b16 = torch.randn(8, 32, dtype=torch.float16, device=device)
+c16 = torch.full((16, 8), float("nan"), device=device)
+one_warp_gemm(*[from_dlpack(t, assumed_align=16) for t in (a16, b16, c16)])
+torch.testing.assert_close(c16, a16.float() @ b16.float().T, rtol=1e-3, atol=1e-3)
+print(f"one warp: C (16x8) = A (16x32) B^T matches torch on {backend.name}")
+
+# %% [markdown]
+# Every piece of the fast kernel is here already: partitions from the TiledMMA, `ldmatrix` copies made
+# *from* it (`make_tiled_copy_A/B`), `retile`, and a loop over k-blocks. The rest of the chapter makes it
+# big and fast: more warps (section 3), shared memory that is filled by `cp.async` and swizzled so `ldmatrix`
+# reads it without bank conflicts (section 4), and several k-tiles in flight (section 6).
+#
+# ## 3 · The TiledMMA: atoms on several warps
+#
+# Back to host-side layouts: from here to section 7, `cute` is cutekit's reference algebra again (the same
+# names and printed forms as CuTeDSL, no kernel needed).
+
+# %%
+from cutekit import cute
+
+mma_atom = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
+four_by_two = cute.make_tiled_mma(mma_atom, cute.make_layout((4, 2, 1)), permutation_mnk=(64, 32, 16))
+print(four_by_two.thr_layout_vmnk, [four_by_two.get_tile_size(i) for i in range(3)])
+assert str(four_by_two.thr_layout_vmnk) == "(32,4,2,1):(1,32,128,0)"
+assert [four_by_two.get_tile_size(i) for i in range(3)] == [64, 32, 16]
+
+# %% [markdown]
+# `make_tiled_mma(atom, (4,2,1), ...)` puts 4 x 2 atoms on 8 warps. `Thr Layout VMNK (32,4,2,1):(1,32,128,0)`
+# is (lane, warp_m, warp_n, warp_k) -> thread: thread = lane + 32 warp_m + 128 warp_n. `make_layout((4, 2, 1))`
+# has the default column-major strides, so warp_m is the fastest warp index; a layout with other strides
+# (`stride=(2, 1, 0)`) numbers the warps N-fastest instead.
+#
+# The kernel uses 2x2 warps and `permutation_mnk=(32, 32, 16)`:
+
+# %%
+tiled_mma = cute.make_tiled_mma(mma_atom, cute.make_layout((2, 2, 1)), permutation_mnk=(32, 32, 16))
+print(tiled_mma)
 print("A:", tiled_mma.tv_layout_A_tiled)
 print("B:", tiled_mma.tv_layout_B_tiled)
 print("C:", tiled_mma.tv_layout_C_tiled)
+assert str(tiled_mma.thr_layout_vmnk) == "(32,2,2,1):(1,32,64,0)"
 assert str(tiled_mma.tv_layout_A_tiled) == "((4,8,2,2),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0)))"
 assert str(tiled_mma.tv_layout_B_tiled) == "((4,8,2,2),((2,2),(2,1))):((64,1,0,8),((32,256),(16,0)))"
 assert str(tiled_mma.tv_layout_C_tiled) == "((4,8,2,2),((2,2),(1,2))):((64,1,16,256),((32,8),(0,512)))"
 assert [tiled_mma.get_tile_size(i) for i in range(3)] == [32, 32, 16]
+
+# %% [markdown]
+# These are the layouts "CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)" prints for the C++
+# tutorial, and its reading of `Thr Layout VMNK (32,2,2,1):(1,32,64,0)` (thread = lane + 32 warp_m + 64
+# warp_n) holds. The integers in `permutation_mnk` are identity permutations that set the tile's size: N
+# becomes 32 instead of 16, so each warp gets a second n8 atom. Where does it go? C's layout over the 32x32
+# tile (offset = m + 32 n) answers: warp_n has stride 256 = 8 columns, and the new value mode `(1,2):(0,512)`
+# steps 512 = 16 columns. So warp_n = 0 owns columns 0-7 and 16-23, warp_n = 1 columns 8-15 and 24-31: a
+# warp's two n8 atoms are **16 columns apart**, not side by side. Thread 0 and thread 64 (warp_n = 1):
+
+# %%
+C_32 = cute.make_identity_tensor((32, 32))
+print("thread 0: ", tiled_mma.get_slice(0).partition_C(C_32))
+print("thread 64:", tiled_mma.get_slice(64).partition_C(C_32))
+assert str(tiled_mma.get_slice(0).partition_C(C_32)) == "tensor<(0,0) o ((2,2),1,2):((1@1,8@0),0,16@1)>"
+assert str(tiled_mma.get_slice(64).partition_C(C_32)) == "tensor<(0,8) o ((2,2),1,2):((1@1,8@0),0,16@1)>"
 
 # %%
 render.tiled_mma(tiled_mma, highlight=0)
@@ -121,7 +284,8 @@ render.tiled_mma(tiled_mma, highlight=0)
 # %% [markdown]
 # A's thread modes have stride 0 for `warp_n` (the two warps of a row read the same A) and B's for `warp_m`.
 # Without the permutation, the tile is 32x16: the atoms of the two N-warps sit 8 columns apart and a warp
-# owns a single n8 block of B, half of what one `ldmatrix.x4` loads.
+# owns a single n8 block of B (8x16, two 8x8 matrices), half of what one `ldmatrix.x4` loads. With it, a
+# warp's B is 16 rows of N (two n8 blocks, wherever they sit) by 16 of K: four 8x8 matrices, one x4.
 
 # %%
 unpermuted = cute.make_tiled_mma(mma_atom, cute.make_layout((2, 2, 1)))
@@ -130,12 +294,13 @@ assert [unpermuted.get_tile_size(i) for i in range(3)] == [32, 16, 16]
 assert str(unpermuted.tv_layout_B_tiled) == "((4,8,2,2),((2,2),(1,1))):((32,1,0,8),((16,128),(0,0)))"
 
 # %% [markdown]
-# **thrfrg_C, step by step.** How does CuTe get the tiled C layout from the atom? The seed lists the steps
-# of C++'s `thrfrg_C`; here they are run on the 32x32 tile (column-major: offset = m + 32 n).
+# **thrfrg_C, step by step.** How does CuTe get the tiled C layout from the atom? The same tutorial lists
+# the steps of C++'s `thrfrg_C`; here they are run on the 32x32 tile (column-major: offset = m + 32 n). Step 1
+# applies the permutation, the identity here.
 
 # %%
-C_32 = cute.make_layout((32, 32))
-by_atom = cute.zipped_divide(C_32, (16, 8))                       # ((AtomM,AtomN),(RestM,RestN))
+C_32_layout = cute.make_layout((32, 32))
+by_atom = cute.zipped_divide(C_32_layout, (16, 8))                       # ((AtomM,AtomN),(RestM,RestN))
 as_thread_value = cute.composition(by_atom, (tiled_mma.tv_layout_C, None))   # ((ThrV,FrgV),(RestM,RestN))
 by_warp = cute.zipped_divide(as_thread_value, (None, (2, 2)))     # rest mode -> ((ThrM,ThrN),(RestM',RestN'))
 print("step 2:", by_atom)
@@ -144,21 +309,26 @@ print("step 4:", by_warp)
 assert str(by_atom) == "((16,8),(2,4)):((1,32),(16,256))"
 assert str(as_thread_value) == "(((4,8),(2,2)),(2,4)):(((64,1),(32,8)),(16,256))"
 assert str(by_warp) == "(((4,8),(2,2)),((2,2),(1,2))):(((64,1),(16,256)),((32,8),(0,512)))"   # as real CuTeDSL prints it
+assert str(cute.get(by_warp, mode=[0, 1])) == "(2,2):(16,256)"          # (ThrM, ThrN)
+assert str(cute.get(by_warp, mode=[1, 1])) == "(1,2):(0,512)"           # each warp's rest
+assert str(cute.get(by_warp, mode=[0])) == "((4,8),(2,2)):((64,1),(16,256))"
+assert str(cute.get(by_warp, mode=[1])) == "((2,2),(1,2)):((32,8),(0,512))"
 
 # %% [markdown]
 # Step 2 cuts the tile into 16x8 atom blocks: 2 down, 4 across. Step 3 reads each block through the atom's
 # C layout, so mode 0 becomes (thread, value); the strides grew (32 -> 64) because a column of the 32x32
 # tile is 32 long. Step 4, `zipped_divide(step3, (None, (2, 2)))`, leaves mode 0 alone (`None`) and hands
-# the 2x4 blocks of the rest mode to the 2x2 warps: `(ThrM,ThrN) = (2,2):(16,256)`, and each warp keeps
-# `(1,2):(0,512)`, its two n8 blocks, 16 columns apart; zipped, the thread modes gather in mode 0,
-# `((4,8),(2,2)):((64,1),(16,256))`, and the value modes in mode 1, `((2,2),(1,2)):((32,8),(0,512))`: exactly
-# `tv_layout_C_tiled` above, and the seed's step-4 shape `((32,(2,2)),(4,(1,2)))`.
+# the 2x4 blocks of the rest mode to the 2x2 warps: (ThrM, ThrN) = `(2,2):(16,256)`, and each warp keeps
+# `(1,2):(0,512)`, its two n8 blocks, 16 columns apart. The thread modes end up in mode 0,
+# `((4,8),(2,2)):((64,1),(16,256))`, and the value modes in mode 1, `((2,2),(1,2)):((32,8),(0,512))`:
+# exactly `tv_layout_C_tiled` above. The tutorial writes the step-4 shape as `((32,(2,2)),(4,(1,2)))`, the
+# same with each atom's 32 threads and 4 values counted as one number.
 
 # %%
 render.tv_layout(tiled_mma.tv_layout_C_tiled, (32, 32), highlight=0)
 
 # %% [markdown]
-# ## 3 · Shared memory: the swizzled layout
+# ## 4 · Shared memory: the swizzled layout
 #
 # The kernel stages tiles of A (128x64 fp16) and B in shared memory, three k-tiles deep. Its layout starts
 # from an **atom** of 8 rows x 64 fp16 (128 bytes per row, K contiguous) composed with `Swizzle<3,3,3>`, then
@@ -171,6 +341,7 @@ smem_atom = cute.make_composed_layout(swizzle, 0, cute.make_layout((8, 64), stri
 sA_layout = cute.tile_to_shape(smem_atom, (128, 64, 3), (0, 1, 2))
 print(smem_atom)
 print(sA_layout, " cosize", cute.cosize(sA_layout))
+assert str(smem_atom) == "S<3,3,3> o 0 o (8,64):(64,1)"
 assert str(sA_layout) == "S<3,3,3> o 0 o ((8,16),(64,1),(1,3)):((64,512),(1,0),(0,8192))"
 assert cute.cosize(sA_layout) == 3 * 128 * 64
 
@@ -178,33 +349,43 @@ assert cute.cosize(sA_layout) == 3 * 128 * 64
 # What does `S<3,3,3>` do? `Swizzle<B,M,S>` XORs the B bits of the *offset* at positions [M+S, M+S+B) into
 # the B bits at [M, M+B): here offset bits 6-8 into bits 3-5. With 64 fp16 per row, offset = 64 row + col,
 # so bits 6-8 are the **row's low three bits** and bits 3-5 are the 16-byte chunk of the row (col // 8).
-# Row r's chunk c moves to chunk c XOR (r mod 8):
+# Row r's chunk c moves to chunk c XOR (r mod 8). The swizzled atom, called at (row, column), shows it:
 
 # %%
-print("chunk 0 of rows 0..7 ->", [swizzle(64 * row) for row in range(8)])
-print("chunk 1 of rows 0..7 ->", [swizzle(64 * row + 8) for row in range(8)])
-assert [swizzle(64 * row) % 64 // 8 for row in range(8)] == [0, 1, 2, 3, 4, 5, 6, 7]
-assert [swizzle(64 * row + 8) % 64 // 8 for row in range(8)] == [1, 0, 3, 2, 5, 4, 7, 6]
+print("chunk 0 of rows 0..7 ->", [smem_atom((row, 0)) for row in range(8)])
+print("chunk 1 of rows 0..7 ->", [smem_atom((row, 8)) for row in range(8)])
+assert [smem_atom((row, 0)) % 64 // 8 for row in range(8)] == [0, 1, 2, 3, 4, 5, 6, 7]
+assert [smem_atom((row, 8)) % 64 // 8 for row in range(8)] == [1, 0, 3, 2, 5, 4, 7, 6]
 
 # %% [markdown]
-# **Seed correction.** The seed says `Sw<3,3,3>` "XORs bits [3:5] of the row with bits [3:5] of the column".
-# It is bits 0-2 of the row (offset bits 6-8) into bits 3-5 of the column (offset bits 3-5), as printed: row
-# 1's first chunk lands at offset 72 = row 1, column 8. The seed's own atom is a different one,
-# `(8,(8,8)):(8,(1,64))` (CUTLASS's `sgemm_sm80.cu`), whose 8x8 sub-blocks are contiguous; its `sA` string is
-# reproduced here, and for that atom the XOR goes the other way (column chunk bits into row bits).
+# (In CuTeDSL a `Swizzle` itself is not callable; the composed layout is, in both.)
+#
+# **A claim to check.** "CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)" says the `Sw<3,3,3>`
+# pattern "XORs bits [3:5] of the row with bits [3:5] of the column". For the atom above it is bits 0-2 of
+# the row (offset bits 6-8) into bits 3-5 of the column (offset bits 3-5), as printed: row 1's first chunk
+# lands at offset 72 = row 1, column 8. The C++ tutorial's own atom is a different one, whose 8x8 sub-blocks
+# are contiguous; its `sA` string is reproduced here, and for that atom the XOR goes the other way (the
+# column's chunk bits, offset bits 6-8, into the row bits, offset bits 3-5).
 
 # %%
-seed_atom = cute.make_composed_layout(swizzle, 0, cute.make_layout((8, (8, 8)), stride=(8, (1, 64))))
-print(cute.tile_to_shape(seed_atom, (128, 64, 3), (0, 1, 2)))
-assert str(cute.tile_to_shape(seed_atom, (128, 64, 3), (0, 1, 2))) == \
+tutorial_atom = cute.make_composed_layout(swizzle, 0, cute.make_layout((8, (8, 8)), stride=(8, (1, 64))))
+print(tutorial_atom)
+print(cute.tile_to_shape(tutorial_atom, (128, 64, 3), (0, 1, 2)))
+assert str(tutorial_atom) == "S<3,3,3> o 0 o (8,(8,8)):(8,(1,64))"
+assert str(cute.tile_to_shape(tutorial_atom, (128, 64, 3), (0, 1, 2))) == \
     "S<3,3,3> o 0 o ((8,16),((8,8),1),(1,3)):((8,512),((1,64),0),(0,8192))"
+assert smem_atom((1, 0)) == 72
 
 # %% [markdown]
-# **Why swizzle.** Shared memory has 32 banks of 4 bytes; a warp request is served in as many passes
-# ("wavefronts") as its busiest bank has distinct words. `ldmatrix` makes 8 lanes each point at one 16-byte
-# row of an 8x8 matrix: for A that is the *same* chunk of 8 consecutive rows. Unswizzled, those rows are 128
-# bytes apart, all in the same 4 banks: 8 passes instead of 1. Below, each grid row is one such read (chunk
-# c of rows 0..7, 8 fp16 each), coloured by bank, before and after the swizzle:
+# **Why swizzle.** Shared memory has 32 banks of 4 bytes. A warp's request of 4-byte values is served in as
+# many passes ("wavefronts") as its busiest bank has distinct words. Wider accesses are served a part of the
+# warp at a time: 8-byte ones half a warp per phase, 16-byte ones (a 128-bit `cp.async`, an `ld.shared.v4`,
+# an `ldmatrix` row) a quarter-warp, 8 lanes and 128 bytes, per phase, so such a request takes at least 4
+# passes, and more when two of a phase's 8 lanes hit the same bank in different words. (This is the bank
+# model `cutekit.sim` counts with.) `ldmatrix` is served one 8x8 matrix per phase: 8 lanes each point at a
+# 16-byte row of it, for A the *same* chunk of 8 consecutive rows. Unswizzled, those rows are 128 bytes
+# apart, all in the same 4 banks: 8 passes for that phase instead of 1. Below, each grid row is one such
+# phase (chunk c of rows 0..7, 8 fp16 each), coloured by bank, before and after the swizzle:
 
 # %%
 ldmatrix_reads = cute.make_layout((8, (8, 8)), stride=(8, (1, 64)))   # (chunk c, (element, row)) -> offset
@@ -215,9 +396,59 @@ assert render.bank_conflicts(cute.make_composed_layout(swizzle, 0, ldmatrix_read
 render.swizzle(swizzle, ldmatrix_reads, element_bits=16, highlight_row=0)
 
 # %% [markdown]
-# 56 = 8 reads x 7 extra passes. The simulator counts the same thing in the running kernel (section 6).
+# 56 = 8 reads x 7 extra passes. The `cp.async` writes are the other access: 8 consecutive lanes write the 8
+# chunks of one row, 128 contiguous bytes, conflict-free with or without the swizzle, and the swizzle only
+# permutes chunks within a row, so it keeps them so. The simulator counts both in the running kernel
+# (section 7). The C++ tutorial's atom is the opposite case: its 8x8 blocks are contiguous, so the
+# `ldmatrix` reads are conflict-free unswizzled and it is the `cp.async` writes that the swizzle saves:
+
+# %%
+tutorial_reads = cute.make_layout((8, (8, 8)), stride=(64, (1, 8)))    # chunk c of rows 0..7, tutorial's atom
+tutorial_writes = cute.make_layout((8, (8, 8)), stride=(8, (1, 64)))   # row r's 8 chunks
+print("tutorial's atom, unswizzled: reads", render.bank_conflicts(tutorial_reads, element_bits=16),
+      " writes", render.bank_conflicts(tutorial_writes, element_bits=16),
+      "; swizzled writes", render.bank_conflicts(cute.make_composed_layout(swizzle, 0, tutorial_writes), element_bits=16))
+assert render.bank_conflicts(tutorial_reads, element_bits=16) == 0
+assert render.bank_conflicts(tutorial_writes, element_bits=16) == 56
+assert render.bank_conflicts(cute.make_composed_layout(swizzle, 0, tutorial_writes), element_bits=16) == 0
+
+# %% [markdown]
 #
-# ## 4 · Partitions per thread
+# ### Rows of 64 bytes
+#
+# A 32-deep k-tile of fp16 (the one-warp tile of section 2, or a kernel with BK = 32) has rows of 32 values,
+# 64 bytes: two rows share one 128-byte line of banks, and the 8 rows one `ldmatrix` phase reads fall on 4
+# lines. Offset = 32 row + col: bits 3-4 are the chunk (4 per row), bit 5 is the row's bit 0, which already
+# puts the two rows of a line in different banks, and bits 6-7 are the row's bits 1-2. So XOR bits 6-7 into
+# bits 3-4: `Swizzle<2,3,3>`.
+
+# %%
+narrow_swizzle = cute.make_swizzle(2, 3, 3)
+narrow_atom = cute.make_composed_layout(narrow_swizzle, 0, cute.make_layout((8, 32), stride=(32, 1)))
+narrow_reads = cute.make_layout((4, (8, 8)), stride=(8, (1, 32)))     # (chunk c, (element, row)) -> offset
+narrow_writes = cute.make_layout((4, (8, 8)), stride=(64, (1, 8)))    # 8 lanes along 2 rows, per phase
+print("chunk 0 of rows 0..7 ->", [narrow_atom((row, 0)) % 32 // 8 for row in range(8)])
+for name, access in (("ldmatrix reads", narrow_reads), ("cp.async writes", narrow_writes)):
+    print(f"{name}: {render.bank_conflicts(access, element_bits=16)} extra passes unswizzled, "
+          f"{render.bank_conflicts(cute.make_composed_layout(narrow_swizzle, 0, access), element_bits=16)} with S<2,3,3>")
+assert [narrow_atom((row, 0)) % 32 // 8 for row in range(8)] == [0, 0, 1, 1, 2, 2, 3, 3]
+assert render.bank_conflicts(narrow_reads, element_bits=16) == 12
+assert render.bank_conflicts(cute.make_composed_layout(narrow_swizzle, 0, narrow_reads), element_bits=16) == 0
+assert render.bank_conflicts(cute.make_composed_layout(narrow_swizzle, 0, narrow_writes), element_bits=16) == 0
+render.swizzle(narrow_swizzle, narrow_reads, element_bits=16, highlight_row=0)
+
+# %% [markdown]
+# Unswizzled, rows 0, 2, 4 and 6 of a phase hit the same banks: 4 passes instead of 1, for each of 4 chunks,
+# 12 extra. Chunk c of row r moves to chunk c XOR (r // 2), and the reads need one pass each.
+#
+# The rule, from the two cases: **M** = the offset bits inside one 16-byte chunk (log2 of its elements: 3 for
+# fp16); **B** = the chunk bits of one row, at most 3 (8 chunks of 16 bytes fill the 32 banks); **S** = the
+# distance from bit M up to the row number's first bit that does not already separate rows into different
+# banks. For rows of 128 bytes or more, that is the row's first bit, log2(row elements); for shorter rows
+# the rows of one 128-byte line are already apart, so the row bits start that much higher. Exercise 2 asks
+# for other widths and element sizes.
+#
+# ## 5 · Partitions per thread
 #
 # **Global to shared (G2S).** 128 threads as 16 rows x 8, K fastest, each moving 8 fp16 (128 bits) with one
 # `cp.async`: a 16x64 tile per copy.
@@ -230,8 +461,8 @@ assert str(g2s_copy.layout_tv_tiled) == "((8,16),8):((128,1),16)"
 assert [str(mode) for mode in g2s_copy.tiler_mn] == ["16:1", "64:1"]
 
 # %% [markdown]
-# The seed's strings are right, but not its reading of them ("threads 0-7 handle columns 0,16,32,...; thread 8
-# handles column 1"). In the 16x64 tile, column-major, offset 128 is 8 columns and offset 1 is one row. So
+# The tutorial prints the same strings, but reads them as "threads 0-7 handle columns 0,16,32,...; thread 8
+# handles column 1". In the 16x64 tile, column-major, offset 128 is 8 columns and offset 1 is one row. So
 # threads 0-7 start at columns 0, 8, ..., 56 of row 0, thread 8 starts at row 1, and each thread's 8 values
 # step 16 = one column. Partitioning the kernel's A tile (128x64, 4 k-tiles) with an identity tensor shows it:
 
@@ -244,15 +475,18 @@ assert str(g2s_copy.get_slice(8).partition_S(gA)) == "tensor<(1,0,0) o ((8,1),8,
 
 # %% [markdown]
 # `((8,1),8,1,4)` is (CPY = 8 values per `cp.async`, CPY_M = 8 copies down M, 16 rows apart, CPY_K = 1,
-# k-tiles): each thread issues 8 `cp.async` per k-tile for A, the seed's `((_8,_1),_8,_1,1)` with one k-tile.
+# k-tiles): each thread issues 8 `cp.async` per k-tile for A. The tutorial's `((_8,_1),_8,_1,1)` is the
+# same with one k-tile.
 #
-# **The MMA's partitions.** `partition_A` / `partition_C` of thread 0, and its register fragment:
+# **The MMA's partitions.** `partition_A` / `partition_C` of thread 0, and its register fragment (built from
+# the partition's shape: CuTeDSL's `make_fragment_A` takes a tensor of memory, a shape or a layout, not an
+# identity tensor):
 
 # %%
 thread_mma = tiled_mma.get_slice(0)
 tCsA = thread_mma.partition_A(cute.make_identity_tensor((128, 64)))
 tCgC = thread_mma.partition_C(cute.make_identity_tensor((128, 128)))
-tCrA = tiled_mma.make_fragment_A(tCsA)
+tCrA = tiled_mma.make_fragment_A(tCsA.shape)
 print("tCsA:", tCsA)
 print("tCgC:", tCgC)
 print("tCrA:", tCrA.layout)
@@ -281,17 +515,45 @@ assert [str(mode) for mode in s2r_A.tiler_mn] == [str(mode) for mode in s2r_B.ti
 # %% [markdown]
 # Source `(32,8):(8,1)`: each lane gives the address of one 8-element row. Destination `(32,(2,4)):(2,(1,64))`:
 # each lane receives 4 registers of 2 fp16, one from each of the 4 8x8 matrices (64 elements apart). The
-# tiled layout *is* `tv_layout_A_tiled`: the seed's observation, now asserted. `retile` then views the MMA's
-# fragment `tCrA` the way the copy wants to write it:
+# tiled layout *is* `tv_layout_A_tiled`, as the tutorial observes, asserted here. `retile` then views the
+# MMA's fragment `tCrA` the way the copy wants to write it:
 
 # %%
 print("tXsA:", s2r_A.get_slice(0).partition_S(cute.make_identity_tensor((128, 64))))
 print("tXrA:", s2r_A.get_slice(0).retile(tCrA).layout)
+assert str(s2r_A.get_slice(0).retile(tCrA).layout) == "((8,1),4,4):((1,0),8,32)"
 render.ldmatrix(4, False, lane=0)
 
 # %% [markdown]
-# **The host-only dump.** Every layout the tensor-core kernel uses, in one place, computed without a GPU (what
-# the seed gets from `sgemm_sm80 --dump-layouts`; here it is ordinary Python on the reference algebra):
+# **An M-major A: the transposed `ldmatrix`.** The kernel's A and B are K-contiguous ("TN"). Store A
+# M-contiguous instead, as the SIMT kernel takes it, and the same copy breaks: each lane's 8 values are 8
+# consecutive k of one row, which in an M-major tile (offset = m + 32 k over the TiledMMA's 32x16 tile) sit
+# 32 elements apart, not in one 16-byte row, so no `ldmatrix` can read them (real CuTeDSL refuses to compile
+# it). `LdMatrix8x8x16bOp(True, 4)` is `ldmatrix.trans`: each lane points at 8 consecutive *m* of one k, a
+# 16-byte row of the M-major tile, and the hardware transposes each 8x8 matrix on the way, so the registers
+# still hold the MMA's fragment:
+
+# %%
+transposed = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(True, 4), cute.Float16)
+s2r_A_m_major = cute.make_tiled_copy_A(transposed, tiled_mma)
+A_tile = cute.make_identity_tensor((32, 16))
+A_m_major = cute.make_layout((32, 16), stride=(1, 32))
+for name, copy in (("plain", s2r_A), ("transposed", s2r_A_m_major)):
+    lane_0 = copy.get_slice(0).partition_S(A_tile)
+    print(f"{name:10} lane 0 reads {lane_0}: offsets {[A_m_major(lane_0[v]) for v in range(8)]}")
+assert [A_m_major(s2r_A.get_slice(0).partition_S(A_tile)[v]) for v in range(8)] == [32 * k for k in range(8)]
+assert [A_m_major(s2r_A_m_major.get_slice(0).partition_S(A_tile)[v]) for v in range(8)] == list(range(8))
+assert str(s2r_A_m_major.layout_dst_tv) == "((4,8),(1,2,4)):((16,1),(1,8,64))"
+assert s2r_A_m_major.layout_tv_tiled == s2r_A.layout_tv_tiled == tiled_mma.tv_layout_A_tiled
+
+# %% [markdown]
+# The two copies have the same `layout_tv_tiled`, the MMA's A layout: a TiledCopy's TV layout says which
+# elements each thread ends up with, not whether the instruction can fetch them from this shared-memory
+# layout. The rule: a K-major operand takes the plain `ldmatrix`, an M-major A (or N-major B) the
+# transposed one. Exercise 4 asks for it.
+#
+# **The host-only dump.** Every layout the tensor-core kernel uses, in one place, computed without a GPU
+# (ordinary Python on the reference algebra):
 
 # %%
 dump = {
@@ -310,45 +572,64 @@ for name, value in dump.items():
 assert str(dump["s2r B TV (ldmatrix.x4)"]) == str(tiled_mma.tv_layout_B_tiled)
 
 # %% [markdown]
-# ## 5 · The multistage pipeline
+# ## 6 · The multistage pipeline
 #
-# `STAGES = 3` buffers of A and B. Before the main loop, k-tiles 0 and 1 are requested (`cp.async`, one
-# *commit group* each). In iteration `k_tile`, the kernel reads stage `k_tile % 3` and, at k-block 0, refills
-# the stage it finished in the previous iteration with k-tile `k_tile + 2`. `cp_async_wait_group(STAGES - 2)`
-# waits until at most one group is still in flight (the newest), and a `sync_threads` makes everyone's copies
-# visible before any warp reads the stage; the same barrier also says everyone is done with the stage that
-# gets refilled next. Inside a k-tile, k-block `kb + 1` is loaded by `ldmatrix` while `kb` is multiplied
-# (register double buffering). Exercise 3 asks for this schedule; exercise 5 for the loop.
+# `STAGES = 3` buffers of A and B. Before the main loop, k-tiles 0 and 1 are requested with `cp.async`, and
+# after each k-tile's copies the kernel calls `cp_async_commit_group()`: the copies issued since the last
+# commit become one *group*. In iteration `k_tile`, the kernel reads stage `k_tile % 3` and, at k-block 0,
+# refills the stage it finished in the previous iteration with k-tile `k_tile + 2`. It commits **one group
+# per iteration**, an empty one once no k-tile is left to load, so groups and k-tiles stay one to one:
+# `cp_async_wait_group(STAGES - 2)` ("wait until at most 1 group is still in flight") then always means
+# "every k-tile but the newest has landed". A `sync_threads` after it makes everyone's copies visible before
+# any warp reads the stage; the same barrier also says everyone is done with the stage that gets refilled
+# next. Inside a k-tile, k-block `kb + 1` is loaded by `ldmatrix` while `kb` is multiplied (register double
+# buffering).
 #
-# ## 6 · Run it
+# The kernel's bookkeeping (`benchmarks/kernels/gemm_tensorcore.py`: `read_stage`, `write_stage`,
+# `next_k_tile`), played on the CPU for 5 k-tiles: per iteration, (stage read, stage refilled, k-tile loaded
+# into it).
+
+# %%
+STAGES, K_TILES = 3, 5
+read_stage, write_stage, next_k_tile = 0, STAGES - 1, STAGES - 1     # the prologue filled stages 0 and 1
+steps = []
+for k_tile in range(K_TILES):
+    if next_k_tile < K_TILES:
+        steps.append((read_stage, write_stage, next_k_tile))
+    else:
+        steps.append((read_stage, None, None))                       # an empty commit group
+    next_k_tile += 1
+    write_stage = read_stage                                         # refilled in the next iteration
+    read_stage = (read_stage + 1) % STAGES
+print(steps)
+assert steps == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]
+
+# %% [markdown]
+# Iteration 0 reads stage 0 and refills stage 2 (empty until now) with k-tile 2; iteration 1 refills stage
+# 0, which iteration 0 finished. Exercise 3 asks for this schedule for any number of stages; exercise 5 for a
+# (single-stage) loop.
 #
-# From here the code is CuTeDSL. `cutekit.use("auto")` makes `import cutlass` the real CuTeDSL on an sm_80+
-# GPU and cutekit's CPU simulator elsewhere; the kernels are imported unchanged from `benchmarks/kernels/`.
+# ## 7 · Run it
+#
+# From here the code is CuTeDSL again (section 2 called `cutekit.use("auto")`): the kernels are imported
+# unchanged from `benchmarks/kernels/`.
 
 # %%
 import os
 import pathlib
 import sys
 
-import cutekit
-
-backend = cutekit.use("auto")
-print(backend)
 # the notebook runs in course/ (or solutions/); the kernels live in the repository's benchmarks/ package,
 # and the PTX section compiles them in a subprocess, which needs the same path
 repository = str(pathlib.Path.cwd().parent)
 sys.path.insert(0, repository)
 os.environ["PYTHONPATH"] = os.pathsep.join([repository] + [p for p in [os.environ.get("PYTHONPATH")] if p])
 
-import torch
-
-import cutlass
 import cutlass.cute as cute
-from cutlass.cute.runtime import from_dlpack
 
 from benchmarks.kernels import gemm_tensorcore, sgemm_simt
 
-device = "cuda" if backend.name == "gpu" else "cpu"
+print(backend)
 
 # %% [markdown]
 # The tensor-core GEMM on a shape the 128x128 tile does not divide in N (136 = 128 + 8), TN: C = A B^T with A
@@ -416,9 +697,8 @@ if backend.name == "sim":
         conflicts[bits] = report.bank_conflicts
         print(f"S<{bits},3,3>: {report.shared_accesses} warp requests, {report.shared_wavefronts} wavefronts, "
               f"{report.bank_conflicts} bank conflicts")
-        for line, extra in sorted(report.bank_conflicts_by_line.items()):
-            print(f"    {line}: {extra}")
     assert conflicts == {0: 4480, 3: 0}
+    assert conflicts[0] == 4 * 40 * 4 * 7      # warps x ldmatrix.x4 per warp x phases x extra passes per phase
 else:
     # on the GPU the two layouts are timed: same kernel, same 4096^3 problem, only the swizzle differs
     from benchmarks.bench import median_ms
@@ -433,11 +713,11 @@ else:
         print(f"S<{bits},3,3>: {milliseconds:.3f} ms, {2 * 4096 ** 3 / milliseconds / 1e9:.0f} TFLOP/s")
 
 # %% [markdown]
-# Unswizzled: 224 warp requests need 5376 wavefronts instead of 896, 4480 extra passes, every one of them at
-# the four `ldmatrix` lines (the `cute.copy(s2r_A, ...)` / `s2r_B` calls); the two `cp.async` lines show 0
-# either way, because 8 lanes writing one 128-byte row never collide. With `S<3,3,3>`: zero. The seed's atom
-# is the opposite case: its 8x8 blocks are contiguous, so the `ldmatrix` reads are conflict-free unswizzled
-# and it is the `cp.async` writes that the swizzle saves. Exercise 2 asks for the swizzle of other row widths.
+# Unswizzled (on the simulator): 4480 extra passes. They are all `ldmatrix` reads: with one k-tile
+# (K = 64) each of the 4 warps issues 40 `ldmatrix.x4` (8 before the loop, 32 in it; the PTX below counts
+# them), each served in 4 phases, and each phase of 8 rows 128 bytes apart needs 8 passes instead of 1:
+# 4 x 40 x 4 x 7 = 4480. The `cp.async` writes are conflict-free either way (section 4), and the epilogue's
+# shared memory has its own swizzle, the same in both runs. With `S<3,3,3>`: zero.
 #
 # ### The compiled code
 #
@@ -449,42 +729,48 @@ from cutekit.checks import compile_to_ptx
 from cutekit.checks.cutedsl import FakeTensor
 
 ptx = compile_to_ptx("benchmarks.kernels.gemm_tensorcore", "gemm_tn", (FakeTensor("Float16", 2, 8),) * 3)
-assert ptx.ok, ptx.error
-for opcode in ("cp.async.cg.shared.global", "ldmatrix.sync.aligned.m8n8.x4", "mma.sync.aligned.m16n8k16",
-               "cp.async.wait_group", "bar.sync", "st.shared.b32", "ld.shared.v4", "st.global.v4", "st.global.b32",
-               "ld.local"):
-    print(f"{opcode:34} {ptx.count(opcode)}")
-mma_line = next(line.strip() for line in ptx.ptx.splitlines() if "mma.sync.aligned.m16n8k16" in line)
-print(mma_line)
-assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 128
-assert ptx.count("ldmatrix.sync.aligned.m8n8.x4") == 40
-assert ptx.count("cp.async.cg.shared.global") == 48
-assert ptx.count("st.shared.b32") == 64 and ptx.count("ld.shared.v4") == 16
-assert ptx.count("st.global.v4") > 0 and ptx.count("st.global.b32") == 0
-assert ptx.local_memory == 0
+if ptx.available:
+    assert ptx.ok, ptx.error
+    for opcode in ("cp.async.cg.shared.global", "ldmatrix.sync.aligned.m8n8.x4", "mma.sync.aligned.m16n8k16",
+                   "cp.async.wait_group", "bar.sync", "st.shared.b32", "ld.shared.v4", "st.global.v4", "st.global.b32",
+                   "ld.local"):
+        print(f"{opcode:34} {ptx.count(opcode)}")
+    mma_line = next(line.strip() for line in ptx.ptx.splitlines() if "mma.sync.aligned.m16n8k16" in line)
+    print(mma_line)
+    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 128
+    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4") == 40
+    assert ptx.count("cp.async.cg.shared.global") == 48
+    assert ptx.count("st.shared.b32") == 64 and ptx.count("ld.shared.v4") == 16
+    assert ptx.count("st.global.v4") > 0 and ptx.count("st.global.b32") == 0
+    assert ptx.local_memory == 0
+else:
+    print(ptx.error)
 
 # %% [markdown]
 # Per k-block (K = 16) each thread issues 4 `ldmatrix.x4` for A (CPY_M = 128/32) and 4 for B, and each warp 32
-# `mma.sync.m16n8k16` (a warp owns 128 x 128 / 4 = 4096 outputs of C, 128 per 16x8 atom); the main loop body unrolls the 4 k-blocks of a k-tile: 4 x 32 = 128 MMAs, 4 x 8 = 32 `ldmatrix` plus 8 in the
-# prologue = 40. `cp.async`: 16 per thread per k-tile (8 for A, 8 for B), for 2 prologue stages and the refill
-# in the loop = 48. No local memory: nothing spilled.
+# `mma.sync.m16n8k16` (a warp owns 128 x 128 / 4 = 4096 outputs of C, 128 per 16x8 atom); the main loop body
+# unrolls the 4 k-blocks of a k-tile: 4 x 32 = 128 MMAs, 4 x 8 = 32 `ldmatrix` plus 8 in the prologue = 40.
+# `cp.async`: 16 per thread per k-tile (8 for A, 8 for B), for 2 prologue stages and the refill in the loop
+# = 48. No local memory: nothing spilled.
 #
 # The epilogue goes through shared memory. The accumulator layout gives a thread two neighbouring fp16 of a
 # row per 16x8 atom, so storing C straight from registers takes 64 32-bit stores per thread, each warp
 # writing 8 rows x 16 bytes at a time. Instead each thread writes its 128 values into shared memory (the
 # 64 `st.shared.b32`; C's rows are swizzled `Swizzle<3,3,4>` so the 8 rows of one store land in 8 different
-# bank groups: the simulator counts 0 conflicts on those lines above), a barrier, then a second TiledCopy
+# bank groups: the swizzled run above counted 0 conflicts, these stores included), a barrier, then a second TiledCopy
 # reads C back 8 fp16 along a row per thread (16 `ld.shared.v4`) and stores 128-bit vectors to global
 # memory (`st.global.v4`; no `st.global.b32` left). It reuses sA's bytes, which the main loop is done with.
-# On the H100 it was worth 4-7% (`benchmarks/sweep_gemm_tensorcore.py`).
+# On an H100 it was worth 4-7% (`benchmarks/sweep_gemm_tensorcore.py`, three runs on 2026-11-23, in
+# `benchmarks/RESULTS.md`).
 #
 # ### How fast (GPU only)
 #
-# TFLOP/s against `torch.matmul` on the same shapes: fp32 with TF32 off for SIMT (FFMA against FFMA), fp16 for
-# tensor cores, drawn as a roofline: each measurement at its arithmetic intensity (flops per byte of A, B and
-# C), under the device's memory roof and its fp16 tensor-core and fp32 ceilings. Every GEMM here sits far
-# right of the roof's knee: compute-bound, so the distance to a ceiling is instruction throughput, not
-# memory. This cell runs only on a GPU; the measured numbers for an H100 are in `benchmarks/RESULTS.md`.
+# TFLOP/s against `torch.matmul` on the same shapes: fp32 with TF32 off for SIMT, fp16 for tensor cores,
+# drawn as a roofline: each measurement at its arithmetic intensity (flops per byte of A, B and C), under the
+# device's memory roof and its fp16 tensor-core and fp32 ceilings. A GEMM of these sizes does hundreds of
+# flops per byte it must move, so the points sit right of the roof's knee, where the roofline model calls
+# a kernel compute-bound. This cell runs only on a GPU; elsewhere it prints the measured numbers from
+# `benchmarks/RESULTS.md`.
 
 # %%
 if backend.name == "gpu":
@@ -502,28 +788,32 @@ else:
     print(latest_table("SGEMM", "GEMM"))
 
 # %% [markdown]
-# **Honest numbers.** On an H100 the SIMT kernel reaches 0.92-0.93 of torch's fp32 GEMM (target 0.85, aim
-# 0.90: met) and beats NVIDIA's CuTeDSL `sgemm.py` example (47.7-48.0 TFLOP/s to our 49.3-49.7). For the
-# tensor cores, `gemm_tensorcore.FAST` (a 256x128 tile on 8 warps, each warp still 64x64; tiles visited 16
-# rows at a time; the shared-memory epilogue) reaches 0.59-0.73 of torch.matmul fp16 at 8192^3, round by
-# round, and the 128x128 teaching configuration above 0.58-0.66.
+# **Measured numbers** (`benchmarks/RESULTS.md`: an NVIDIA H100 80GB HBM3, 2026-11-23, inputs `torch.randn`).
+# The SIMT kernel reaches 0.92-0.93 of torch's fp32 GEMM and beats NVIDIA's CuTeDSL `sgemm.py` example on the
+# same data (47.7-48.0 TFLOP/s to our 49.3-49.7). For the tensor cores, `gemm_tensorcore.FAST` (a 256x128
+# tile on 8 warps, each warp still 64x64; tiles visited 16 rows at a time; the shared-memory epilogue)
+# reached 0.59-0.73 of torch.matmul fp16 at 8192^3 over 15 measurements, and the 128x128 teaching
+# configuration above 0.58-0.66.
 #
-# **A claim to check: "NVIDIA's Ampere example reaches 0.64 of torch".** That number comes from the
-# example's own `run()`, whose tensors hold whole numbers from -2 to 2, set against torch.matmul on
-# `torch.randn` data. The data matters: a tensor core multiplying mostly-zero mantissas toggles few bits,
+# **A comparison to check: NVIDIA's Ampere example against torch.** NVIDIA's CuTeDSL `tensorop_gemm.py`
+# reports 483-488 TFLOP/s from its own `run()` on that H100; set against torch.matmul timed on `torch.randn`
+# data (636-776 TFLOP/s that day), that reads as 0.62-0.77 of torch. But `run()` fills its tensors with whole
+# numbers from -2 to 2. The data matters: a tensor core multiplying mostly-zero mantissas toggles few bits,
 # draws less power, and the GPU holds a higher clock. `benchmarks/compare_nvidia_examples.py` times every
 # kernel with one timer, in turn, on the same tensors. On randn inputs torch.matmul gave 644-688 TFLOP/s,
 # NVIDIA's example 337-395 (0.52-0.57 of torch), ours 416-502 (0.61-0.73); on whole numbers -2..2 torch
 # gave 834-848, NVIDIA's example 466-483 (0.55-0.58), ours 504-534 (0.60-0.64). Ours was 1.05-1.27 times
 # NVIDIA's in every round. When you compare GEMM timings, compare them on the same data.
 #
-# The ceiling is the instruction: `mma.sync` is Ampere's. cuBLAS on Hopper uses `wgmma` (warpgroup MMA),
-# which reads its operands straight from shared memory for a 64xNx16 tile per 128 threads, asynchronously,
-# fed by TMA; with `mma.sync` every operand goes through registers via `ldmatrix`, one 16x8x16 per warp
-# instruction, so issue slots and register bandwidth cap it well below the wgmma peak. The main loop is
-# already tight: assembled for sm_90 (`python benchmarks/sass_report.py`, no GPU needed), one 64-deep k-tile
-# of the teaching configuration is 306 SASS instructions, 128 of them `HMMA` and 32 `LDSM`; of `FAST`, 255
-# with the same 128 and 32; 252 and 254 registers, nothing spilled, C stored as `STG.E.128`.
+# **What the compiler made of it.** Assembled for sm_90 (`python benchmarks/sass_report.py`: no GPU needed,
+# but `ptxas` and `cuobjdump` from a CUDA toolkit; the counts of 2026-11-23 are in `benchmarks/RESULTS.md`),
+# one 64-deep k-tile of the teaching configuration is 306 SASS instructions, 128 of them `HMMA` and 32
+# `LDSM`; of `FAST`, 255 with the same 128 and 32; 252 and 254 registers, nothing spilled, C stored as
+# `STG.E.128`. `mma.sync` is Ampere's instruction: a warp issues one 16x8x16 at a time, on operands
+# `ldmatrix` first brought into registers. Hopper's own, `wgmma` (sm_90a), has a warpgroup of 128 threads
+# multiply a 64xNx16 tile asynchronously, reading B (and optionally A) straight from shared memory. These
+# measurements say where the `mma.sync` kernels stop, not which resource stops them; the `wgmma` path is
+# beyond this course.
 #
 # ## Exercises
 #
@@ -533,7 +823,7 @@ else:
 #
 # Write `tiled_mma_for(warps_m, warps_n)`: the TiledMMA of fp16 `mma.sync.m16n8k16` atoms accumulating in
 # fp32, on `warps_m x warps_n` warps (warp_m fastest, like `make_layout((2, 2, 1))`), with the permutation that
-# gives every warp two n8 atoms side by side (a 16-wide N slice, as in the kernel).
+# gives every warp two n8 atoms (16 columns apart, as in section 3).
 
 # %%
 from cutekit import cute
@@ -549,11 +839,12 @@ check("ch07.tiled_mma", tiled_mma_for)
 # %% [markdown]
 # ### Exercise 2 · Pick the swizzle
 #
-# A K-major shared-memory atom has 8 rows of `row_elements` values of `element_bits` bits. Write
-# `swizzle_for(row_elements, element_bits)`: the `(B, M, S)` of a `Swizzle<B,M,S>` that makes both the 128-bit
-# `cp.async` writes (consecutive lanes along a row) and the `ldmatrix` reads (the same 16-byte chunk of 8
-# consecutive rows) conflict-free, without splitting a 16-byte vector. The check counts the conflicts with
-# the simulator's bank model.
+# A K-major shared-memory atom has 8 rows of `row_elements` values of `element_bits` bits (16: fp16, 32:
+# fp32). Write `swizzle_for(row_elements, element_bits)`: the `(B, M, S)` of a `Swizzle<B,M,S>` that makes
+# both the 128-bit `cp.async` writes (consecutive lanes along a row) and the `ldmatrix` reads (the same
+# 16-byte chunk of 8 consecutive rows) conflict-free, without splitting a 16-byte vector. Section 4 worked
+# out rows of 128 and 64 bytes of fp16; the check asks rows of 32, 128 and 256 bytes, of fp16 and fp32, and
+# counts the conflicts with the simulator's bank model.
 
 # %%
 def swizzle_for(row_elements, element_bits):
@@ -569,7 +860,8 @@ check("ch07.swizzle", swizzle_for)
 # Write `schedule(k_tiles, stages)`: for each main-loop iteration `k_tile` of the kernel, the tuple
 # `(read_stage, write_stage, loaded_k_tile)`: the stage whose data is multiplied, the stage refilled at k-block
 # 0, and the k-tile loaded into it, with `(read_stage, None, None)` when no k-tile is left to load. Stages
-# `0 .. stages-2` hold k-tiles `0 .. stages-2` before the loop.
+# `0 .. stages-2` hold k-tiles `0 .. stages-2` before the loop. Section 6 played 3 stages; the check asks 2 to
+# 5 stages, and fewer k-tiles than stages.
 
 # %%
 def schedule(k_tiles, stages):
@@ -601,10 +893,11 @@ check("ch07.s2r_copy", s2r_copy)
 # one 32x32 tile (4 warps, the 2x2 TiledMMA) on the simulator, and calls your `main_loop` where the loop goes.
 # `parts` holds the partitions: `tAgA`/`tBgB` (CPY, CPY_M, CPY_K, k_tiles) in global memory, `tAsA`/`tBsB`
 # (CPY, CPY_M, CPY_K) in shared memory, `tXsA`/`tXsB` (CPY, MMA_M, MMA_K) the ldmatrix sources, `tXrA`/`tXrB`
-# their destinations (the retiled `tCrA`/`tCrB`). For every k-tile: copy it to shared memory with `g2s`,
-# wait for it and make it visible to the block, then for every k-block `ldmatrix` A and B and `cute.gemm`;
-# and do not let the next k-tile's copy overwrite data another warp is still reading. The simulator reports
-# races and wrong results by name.
+# their destinations (the retiled `tCrA`/`tCrB`), and `tCrA`/`tCrB` the MMA's fragments. For every k-tile:
+# copy it to shared memory with `g2s`, wait for it and make it visible to the block, then for every k-block
+# `ldmatrix` A and B and `cute.gemm`; and do not let the next k-tile's copy overwrite data another warp is
+# still reading. The simulator reports races and wrong results by name; where CuTeDSL is installed, the
+# check also compiles your loop for sm_80 and reads its PTX.
 
 # %%
 import cutlass.cute as cute
@@ -621,13 +914,14 @@ check("ch07.main_loop", main_loop)
 # ## What to remember
 #
 # - A TiledMMA is an atom's TV layouts repeated over warps; `print(tiled_mma)` and `tv_layout_{A,B,C}_tiled`
-#   show which thread holds what, and the permutation reassigns rows and columns without changing the work.
-# - `make_tiled_copy_A/B(ldmatrix, tiled_mma)` makes the S2R copy *from* the MMA layout; `retile` makes the
-#   fragment its destination.
-# - `Swizzle<B,M,S>` XORs offset bits [M+S, M+S+B) into [M, M+B): for 128-byte rows, the row into the 16-byte
-#   chunk; the simulator counts the conflicts it removes (4480 -> 0 here).
+#   show which thread holds what. A `permutation_mnk` layout maps a position in the threads' order to the
+#   row (column) it really is: it reassigns rows and columns without changing the work.
+# - `make_tiled_copy_A/B(ldmatrix, tiled_mma)` makes the S2R copy *from* the MMA layout (transposed `ldmatrix`
+#   for an M- or N-major tile); `retile` makes the fragment its destination.
+# - `Swizzle<B,M,S>` XORs offset bits [M+S, M+S+B) into [M, M+B): the row bits into the 16-byte chunk bits;
+#   the simulator counts the conflicts it removes (4480 -> 0 here).
 # - PTX for sm_80 compiles on any machine: count `cp.async`, `ldmatrix`, `mma.sync` to see the kernel you wrote.
-# - `mma.sync` on Hopper stops near 0.6-0.7 of cuBLAS; the rest needs `wgmma` and TMA. Compare timings on the
-#   same data: tensor cores run faster on small whole numbers than on random ones.
+# - Compare GEMM timings on the same data: on an H100 these `mma.sync` kernels reached 0.58-0.73 of
+#   torch.matmul on randn inputs, and tensor cores ran faster on small whole numbers than on random ones.
 #
 # This is the end of the course's path: every layout in a fast GEMM, printed.
