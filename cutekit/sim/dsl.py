@@ -23,7 +23,7 @@ from ..cute.atom import make_tiled_mma as _make_tiled_mma
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
-from . import machine, ops
+from . import compat, machine, ops
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
 from .memory import SimTensor, Storage, TensorSSA, adopt
 
@@ -195,11 +195,20 @@ def _range(*args, unroll=None, unroll_full=False, pipelining=None, prefetch_stag
     return builtins.range(*args)
 
 
+def _dsl_range(function):
+    """CuTeDSL rewrites `range(n, unroll_full=True)` in jit code; the simulator gives the module of `function`
+    a `range` that takes those keywords (and is Python's otherwise), unless the module has its own."""
+    namespace = getattr(function, "__globals__", None)
+    if isinstance(namespace, dict) and "range" not in namespace:
+        namespace["range"] = _range
+
+
 def jit(function=None, **options):
     """@cute.jit: host code (and device helpers called from kernels), run as plain Python; torch tensors
     and NumPy arrays passed to it become CuTe tensors, as CuTeDSL does."""
     if function is None:
         return lambda f: jit(f, **options)
+    _dsl_range(function)
 
     @functools.wraps(function)
     def run_jit(*args, **kwargs):
@@ -209,6 +218,7 @@ def jit(function=None, **options):
                 kwargs = {k: _host_argument(v) for k, v in kwargs.items()}
             return function(*args, **kwargs)
     run_jit.__cute_sim__ = True
+    run_jit.set_name_prefix = lambda prefix: None
     return run_jit
 
 
@@ -217,8 +227,18 @@ class Kernel:
 
     def __init__(self, function):
         self.function = function
+        _dsl_range(function)
         self.signature = inspect.signature(function)
         functools.update_wrapper(self, function)
+
+    def __get__(self, instance, owner=None):
+        """A kernel defined in a class (`self.kernel(...)`) is bound to the instance, as a method is."""
+        if instance is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
+    def set_name_prefix(self, prefix):
+        """CuTeDSL names the compiled kernel; the simulator has nothing to name."""
 
     def __call__(self, *args, **kwargs):
         if machine.current() is not None:
@@ -238,6 +258,7 @@ class Launchable:
         self.kernel, self.bound = kernel, bound
 
     def launch(self, grid=(1, 1, 1), block=(1, 1, 1), smem=0, stream=None, cluster=None, **kwargs):
+        compat.launch_options(stream=stream, cluster=cluster, **kwargs)
         function = self.kernel.function
         args, kwargs = self.bound.args, self.bound.kwargs     # worked out once, not once per thread
 
@@ -251,6 +272,16 @@ def kernel(function=None, **options):
     if function is None:
         return lambda f: Kernel(f)
     return Kernel(function)
+
+
+class _Compile:
+    """cute.compile(function, *args): calling it runs the function; `cute.compile[options](...)` too."""
+
+    def __call__(self, function, *args, options=None, **kwargs):
+        return Compiled(function)
+
+    def __getitem__(self, options):
+        return self
 
 
 class Compiled:
@@ -269,8 +300,7 @@ class Compiled:
                         "(CUTE_DSL_ARCH=sm_80 works without a GPU: cutekit.checks.compile_to_ptx)")
 
 
-def compile(function, *args, options=None, **kwargs):  # noqa: A001 (CuTeDSL's name)
-    return Compiled(function)
+compile = _Compile()  # noqa: A001 (CuTeDSL's name)
 
 
 # --------------------------------------------------------------------------------------------- MMA fragments
@@ -361,7 +391,7 @@ _MATH = {name: _elementwise(getattr(numpy, name)) for name in
 _MATH["rsqrt"] = _elementwise(lambda x: 1 / numpy.sqrt(x))
 
 
-def where(condition, a, b):
+def where(condition, a, b, *, loc=None, ip=None):
     pick = lambda v: v.values if isinstance(v, TensorSSA) else v  # noqa: E731
     like = next(v for v in (a, b, condition) if isinstance(v, TensorSSA))
     values = numpy.where(pick(condition), pick(a), pick(b)).astype(
@@ -399,6 +429,12 @@ def _module(name: str, namespace: dict, package: bool = False) -> pytypes.Module
 
 def _annotation(name: str):
     return type(name, (), {"__doc__": f"cute.{name}: a type annotation (any value is accepted)"})
+
+
+def _option(name: str):
+    """A compile option (`cute.compile[cute.GenerateLineInfo(True)]`): accepted, nothing to compile."""
+    return type(name, (), {"__init__": lambda self, *args, **kwargs: None,
+                           "__doc__": f"cute.{name}: a compile option; the simulator compiles nothing"})
 
 
 def build_modules() -> dict:
@@ -450,10 +486,23 @@ def build_modules() -> dict:
            for name in ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")},
         "exp": _MATH["exp"], "sqrt": _MATH["sqrt"], "sym_int": sym_int,
     })
+    compat.install()
+    testing = _module("cutlass.cute.testing", {"JitArguments": compat.JitArguments,
+                                               "benchmark": compat.benchmark})
+    cute_names.update({"testing": testing, "domain_offset": compat.domain_offset,
+                       "GenerateLineInfo": _option("GenerateLineInfo"),
+                       "ceil_div": compat.ceil_div, "product": compat.product,
+                       "product_each": compat.product_each, "repeat_like": compat.repeat_like, "KeepPTX": _option("KeepPTX")})
     cute = _module("cutlass.cute", cute_names, package=True)
-    utils = _module("cutlass.utils", {"SmemAllocator": ops.SmemAllocator}, package=True)
+    utils = _module("cutlass.utils", {"SmemAllocator": ops.SmemAllocator, "LayoutEnum": compat.LayoutEnum},
+                    package=True)
     memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator})
+    pipeline = _module("cutlass.pipeline", {"NamedBarrier": compat.NamedBarrier})
+    torch_module = _module("cutlass.torch", {"dtype": compat.torch_dtype,
+                                             "current_stream": compat.current_stream})
     cutlass = _module("cutlass", {
+        "testing": testing, "pipeline": pipeline, "torch": torch_module, "dsl_user_op": compat.dsl_user_op,
+        "dtype": compat.numeric_type,
         **numeric, "cute": cute, "utils": utils, "memory": memory, "Constexpr": Constexpr,
         "const_expr": const_expr, "dynamic_expr": const_expr, "range": _range, "range_constexpr": _range,
         "range_dynamic": _range, "min": builtins.min, "max": builtins.max, "CuteError": CuteError,
@@ -461,4 +510,5 @@ def build_modules() -> dict:
     return {"cutlass": cutlass, "cutlass.cute": cute, "cutlass.cute.arch": arch, "cutlass.cute.nvgpu": nvgpu,
             "cutlass.cute.nvgpu.cpasync": cpasync, "cutlass.cute.nvgpu.warp": warp,
             "cutlass.cute.runtime": runtime, "cutlass.cute.math": math, "cutlass.utils": utils,
-            "cutlass.memory": memory}
+            "cutlass.memory": memory, "cutlass.cute.testing": testing, "cutlass.testing": testing,
+            "cutlass.pipeline": pipeline, "cutlass.torch": torch_module}

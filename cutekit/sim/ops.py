@@ -214,6 +214,14 @@ def copy(atom_or_tiled_copy, src, dst, *, pred=None, **kwargs):
         check_bounds(dst, destination, mask)
     check_alignment(src, source, per_atom, "cute.copy source")
     check_alignment(dst, destination, per_atom, "cute.copy destination")
+    if mask is not None and isinstance(atom.op, CopyG2SOp):
+        # a predicated-off cp.async still writes its destination, with zeros (src-size 0: zero fill);
+        # NVIDIA's sgemm relies on it for the partial first K tile
+        values = numpy.zeros(destination.shape, dst.storage.array.dtype)
+        values[mask] = src.storage.array[source[mask]]
+        read(src.storage, source[mask], src, vector=per_atom if per_atom > 1 else None)
+        check_bounds(dst, destination)
+        return _copy_async(src, dst, destination, values, per_atom)
     if mask is not None:
         source, destination = source[mask], destination[mask]
     values = src.storage.array[source]

@@ -1,0 +1,172 @@
+"""Run NVIDIA's CuTeDSL Ampere examples, unchanged, on cutekit's CPU simulator and check them against torch.
+
+    python scripts/run_nvidia_examples.py --examples DIR [--only NAME ...]
+
+DIR holds NVIDIA's example files as they are in github.com/NVIDIA/cutlass (the layout
+benchmarks/compare_nvidia_examples.py uses), one folder, no subfolders:
+    DIR/elementwise_add.py     examples/python/CuTeDSL/cute/ampere/kernel/elementwise/elementwise_add.py
+    DIR/elementwise_apply.py   examples/python/CuTeDSL/cute/ampere/kernel/elementwise/elementwise_apply.py
+    DIR/sgemm.py               examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/sgemm.py
+    DIR/tensorop_gemm.py       examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/tensorop_gemm.py
+They are not part of this repository: copy them into an ignored folder (.nvidia-examples/ is ignored).
+
+Each example's `@cute.jit` entry point is called as its own `run(...)` calls it, but on CPU torch tensors, on
+a shape its tiles divide and one they do not, and the result is compared with torch's. The examples' `run`
+functions themselves need a CUDA device (they allocate on "cuda" and time with CUDA events), so they are
+not called. One line per example: its status (PASS, FAIL, MISSING), the seconds it took and what was run.
+Exit status 0 when every example present passed.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import operator
+import os
+import sys
+import time
+import traceback
+from functools import partial
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+EXAMPLES = ("elementwise_add.py", "elementwise_apply.py", "sgemm.py", "tensorop_gemm.py")
+
+
+def _import_example(folder, name):
+    path = os.path.join(folder, name)
+    spec = importlib.util.spec_from_file_location(f"nvidia_example_{name[:-3]}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def _close(label, got, want, atol=1e-5, rtol=1e-5):
+    import torch
+    try:
+        torch.testing.assert_close(got, want, atol=atol, rtol=rtol)
+    except AssertionError as error:
+        raise Mismatch(f"{label}: result differs from torch's: {str(error).splitlines()[0]}") from None
+
+
+# ----------------------------------------------------------------------------------------------- the cases
+# Each returns the shapes it ran, as short labels; a mismatch or an error raises.
+
+def _elementwise_add(module):
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    ran = []
+    for m, n in ((32, 256), (37, 200)):            # tile (16, 128) for float32: divides, does not
+        a, b = torch.randn(m, n), torch.randn(m, n)
+        c = torch.zeros_like(a)
+        module.elementwise_add(from_dlpack(a).mark_layout_dynamic(), from_dlpack(b).mark_layout_dynamic(),
+                               from_dlpack(c).mark_layout_dynamic())
+        _close(f"{m}x{n}", c, a + b)
+        ran.append(f"{m}x{n}")
+    return ran
+
+
+def _elementwise_apply(module):
+    import torch
+    import cuda.bindings.driver as cuda
+    from cutlass.cute.runtime import from_dlpack
+    stream = cuda.CUstream(0)
+    ran = []
+    # tile (64, 256) for float32. NVIDIA's kernel computes the bounds predicate but stores without it, so
+    # only shapes the tile divides are in bounds; on others the simulator reports the out-of-bounds access.
+    for m, n in ((64, 256), (128, 512)):
+        cases = (("add", operator.add, 2, lambda a, b: a + b),
+                 ("mul", operator.mul, 2, lambda a, b: a * b),
+                 ("leaky_relu", partial(module.leaky_relu, alpha=0.01), 1,
+                  partial(module.leaky_relu_ref, alpha=0.01)))
+        for label, op, count, reference in cases:
+            inputs = [torch.randn(m, n) for _ in range(count)]
+            c = torch.zeros_like(inputs[0])
+            module.elementwise_apply(op, [from_dlpack(t, assumed_align=16) for t in inputs],
+                                     from_dlpack(c, assumed_align=16).mark_layout_dynamic(), stream)
+            _close(f"{label} {m}x{n}", c, reference(*inputs))
+            ran.append(f"{label} {m}x{n}")
+    return ran
+
+
+def _major(torch, rows, cols, mode0_major, dtype):
+    """A (rows, cols) tensor whose mode 0 (mode0_major) or mode 1 is contiguous, as the examples build it."""
+    shape = (cols, rows) if mode0_major else (rows, cols)
+    t = torch.randint(-2, 3, shape, dtype=torch.int32).to(dtype)
+    return t.permute(1, 0) if mode0_major else t
+
+
+def _sgemm(module):
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    ran = []
+    # tile (128, 128, 8), 3 stages, 256 threads; NVIDIA's default majors: A m-major, B k-major, C n-major
+    for (m, n, k), majors in (((128, 128, 32), "mkn"), ((100, 72, 20), "mkn"), ((128, 128, 16), "knm")):
+        a = _major(torch, m, k, majors[0] == "m", torch.float32)
+        b = _major(torch, n, k, majors[1] == "n", torch.float32)
+        c = _major(torch, m, n, majors[2] == "m", torch.float32).zero_()
+        module.SGemm()(from_dlpack(a, assumed_align=16), from_dlpack(b, assumed_align=16),
+                       from_dlpack(c, assumed_align=16))
+        _close(f"{m}x{n}x{k}", c, torch.einsum("mk,nk->mn", a, b), atol=1e-3)
+        ran.append(f"{m}x{n}x{k} {majors}")
+    return ran
+
+
+def _tensorop_gemm(module):
+    raise NotImplementedError("tensorop_gemm: not run yet")
+
+
+CASES = {"elementwise_add.py": _elementwise_add, "elementwise_apply.py": _elementwise_apply,
+         "sgemm.py": _sgemm, "tensorop_gemm.py": _tensorop_gemm}
+
+
+def run_one(folder, name, verbose=False):
+    """(status, seconds, detail) for one example file."""
+    if not os.path.isfile(os.path.join(folder, name)):
+        return "MISSING", 0.0, f"no {name} in {folder}"
+    start = time.perf_counter()
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):        # the examples print their layouts as they trace
+            module = _import_example(folder, name)
+            ran = CASES[name](module)
+        return "PASS", time.perf_counter() - start, ", ".join(ran)
+    except Mismatch as error:
+        return "FAIL", time.perf_counter() - start, str(error)
+    except Exception as error:  # noqa: BLE001 - any failure is this example's line
+        detail = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+        if verbose:
+            detail += "\n" + traceback.format_exc()
+        return "FAIL", time.perf_counter() - start, detail
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", required=True, help="folder holding NVIDIA's " + ", ".join(EXAMPLES))
+    parser.add_argument("--only", nargs="*", choices=[e[:-3] for e in EXAMPLES], help="run only these")
+    parser.add_argument("--verbose", action="store_true", help="print the traceback of a failure")
+    args = parser.parse_args(argv)
+    if not os.path.isdir(args.examples):
+        parser.error(f"--examples {args.examples} is not a folder (see this script's help)")
+
+    import torch
+    import cutekit
+    cutekit.use("sim")
+    torch.manual_seed(0)
+    failed = 0
+    for name in EXAMPLES:
+        if args.only and name[:-3] not in args.only:
+            continue
+        status, seconds, detail = run_one(args.examples, name, args.verbose)
+        failed += status == "FAIL"
+        print(f"{name[:-3]:<18} {status:<7} {seconds:7.2f} s  {detail}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
