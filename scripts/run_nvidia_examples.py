@@ -118,7 +118,26 @@ def _sgemm(module):
 
 
 def _tensorop_gemm(module):
-    raise NotImplementedError("tensorop_gemm: not run yet")
+    import torch
+    import cutlass
+    from cutlass.cute.runtime import from_dlpack
+    ran = []
+    # tile (128, 128, 32), 4 stages, atoms (2, 2, 1): 128 threads; fp16 in, fp32 accumulate, fp16 out.
+    # bmm's layout: a (l, m, k), b (l, k, n), c (l, m, n); majors as NVIDIA's defaults (a m, b n, c n)
+    for (m, n, k, l), majors in (((128, 128, 64, 1), "mnn"), ((72, 136, 40, 2), "mnn"), ((128, 128, 32, 1), "kkm")):
+        a = torch.randint(-2, 3, (l, k, m) if majors[0] == "m" else (l, m, k)).float()
+        a = (a.permute(0, 2, 1) if majors[0] == "m" else a).half()
+        b = torch.randint(-2, 3, (l, k, n) if majors[1] == "n" else (l, n, k)).float()
+        b = (b.half() if majors[1] == "n" else b.permute(0, 2, 1).half())
+        c = torch.zeros((l, n, m) if majors[2] == "m" else (l, m, n), dtype=torch.float16)
+        c = c.permute(0, 2, 1) if majors[2] == "m" else c
+        a_, b_, c_ = (from_dlpack(t, assumed_align=16) for t in (a, b, c))
+        gemm = module.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, (2, 2, 1),
+                                   majors[2] == "m")
+        module.bmm(gemm, a_, b_, c_, 0)
+        _close(f"{m}x{n}x{k}x{l}", c.float(), torch.bmm(a.float(), b.float()).half().float(), atol=1e-3)
+        ran.append(f"{m}x{n}x{k}x{l} {majors}")
+    return ran
 
 
 CASES = {"elementwise_add.py": _elementwise_add, "elementwise_apply.py": _elementwise_apply,

@@ -312,3 +312,40 @@ def repeat_like(value, target):
     if is_tuple(target):
         return tuple(repeat_like(value, t) for t in target)
     return value
+
+
+# --------------------------------------------------------------------------------------------- fp8, helpers
+
+class Float8E4M3FN(types.Numeric):
+    """cutlass.Float8E4M3FN: named so code that lists it imports; the simulator has no fp8 arithmetic."""
+    numpy_type = numpy.uint8
+    width = 8
+    mlir_type = "f8E4M3FN"
+
+
+class Float8E5M2(types.Numeric):
+    """cutlass.Float8E5M2: named so code that lists it imports; the simulator has no fp8 arithmetic."""
+    numpy_type = numpy.uint8
+    width = 8
+    mlir_type = "f8E5M2"
+
+
+FP8 = (Float8E4M3FN, Float8E5M2)
+
+
+def is_fp8_dtype(dtype):
+    return dtype in FP8
+
+
+def create_cute_tensor_for_fp8(storage_tensor, dtype, leading_dim, source_f32_tensor=None, assumed_align=16,
+                               mark_dynamic_layout=True):
+    """cutlass.utils.tensor_helpers.create_cute_tensor_for_fp8: from_dlpack for the types the simulator has."""
+    from .dsl import from_dlpack
+    if is_fp8_dtype(dtype):
+        raise CuteError(f"the simulator has no {dtype} arithmetic (fp8): use Float16 or BFloat16 inputs")
+    return from_dlpack(storage_tensor, assumed_align=assumed_align)
+
+
+def make_fake_stream(*args, **kwargs):
+    """cute.runtime.make_fake_stream: a stand-in stream (there are none on the CPU)."""
+    return 0

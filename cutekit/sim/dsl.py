@@ -47,6 +47,11 @@ class Pointer:
     def __add__(self, k):
         return Pointer(self.storage, self.base + k, self.swizzle)
 
+    def align(self, bytes_, *args, **kwargs):
+        """ptr.align(n): a promise that the address is a multiple of n bytes (copies check their alignment
+        when they run); the same pointer."""
+        return self
+
     def __str__(self):
         return f"ptr<{self.storage.element_type.mlir_type}, {self.storage.space}>+{self.base}"
 
@@ -459,7 +464,7 @@ def build_modules() -> dict:
         "MmaF16BF16Op": reference.nvgpu.warp.MmaF16BF16Op})
     nvgpu = _module("cutlass.cute.nvgpu", {
         "CopyUniversalOp": reference.nvgpu.CopyUniversalOp, "MmaUniversalOp": reference.nvgpu.MmaUniversalOp,
-        "cpasync": cpasync, "warp": warp}, package=True)
+        "cpasync": cpasync, "warp": warp, "LoadCacheMode": reference.nvgpu.cpasync.LoadCacheMode}, package=True)
     runtime = _module("cutlass.cute.runtime", {"from_dlpack": from_dlpack,
                                                 "make_fake_compact_tensor": make_fake_compact_tensor})
     math = _module("cutlass.cute.math", dict(_MATH))
@@ -498,10 +503,15 @@ def build_modules() -> dict:
                     package=True)
     memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator})
     pipeline = _module("cutlass.pipeline", {"NamedBarrier": compat.NamedBarrier})
+    tensor_helpers = _module("cutlass.utils.tensor_helpers", {
+        "create_cute_tensor_for_fp8": compat.create_cute_tensor_for_fp8, "is_fp8_dtype": compat.is_fp8_dtype})
+    utils.tensor_helpers = tensor_helpers
+    runtime.make_fake_stream = compat.make_fake_stream
     torch_module = _module("cutlass.torch", {"dtype": compat.torch_dtype,
                                              "current_stream": compat.current_stream})
     cutlass = _module("cutlass", {
-        "testing": testing, "pipeline": pipeline, "torch": torch_module, "dsl_user_op": compat.dsl_user_op,
+        "testing": testing, "pipeline": pipeline, "Float8E4M3FN": compat.Float8E4M3FN,
+        "Float8E5M2": compat.Float8E5M2, "torch": torch_module, "dsl_user_op": compat.dsl_user_op,
         "dtype": compat.numeric_type,
         **numeric, "cute": cute, "utils": utils, "memory": memory, "Constexpr": Constexpr,
         "const_expr": const_expr, "dynamic_expr": const_expr, "range": _range, "range_constexpr": _range,
@@ -511,4 +521,5 @@ def build_modules() -> dict:
             "cutlass.cute.nvgpu.cpasync": cpasync, "cutlass.cute.nvgpu.warp": warp,
             "cutlass.cute.runtime": runtime, "cutlass.cute.math": math, "cutlass.utils": utils,
             "cutlass.memory": memory, "cutlass.cute.testing": testing, "cutlass.testing": testing,
-            "cutlass.pipeline": pipeline, "cutlass.torch": torch_module}
+            "cutlass.pipeline": pipeline, "cutlass.torch": torch_module,
+            "cutlass.utils.tensor_helpers": tensor_helpers}
