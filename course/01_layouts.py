@@ -28,8 +28,23 @@
 #
 # The offset of a coordinate is the sum of coordinate × stride over the modes. That is the whole definition;
 # everything in this chapter (hierarchical shapes, coalescing, composition, complement) builds on it.
-# Nothing here needs a GPU: it all runs in `cutekit.cute`, a pure-Python copy of CuTeDSL's layout algebra with
-# the same names and the same printed strings as `cutlass.cute`.
+#
+# Nothing here needs a GPU. The cells run `cutekit.cute`, a pure-Python copy of CuTeDSL's layout algebra with
+# the same names and the same printed strings as `cutlass.cute`, so each step can be printed and asserted in
+# a cell. In CuTeDSL itself these calls build the kernel's code, so they run inside a `@cute.jit` function;
+# called from plain Python, `cute.make_layout` stops with an error saying it can only be called while a
+# `@cute.jit` or `@cute.kernel` function is being compiled. A layout from this chapter, in a CuTeDSL program:
+#
+# ```python
+# import cutlass
+# import cutlass.cute as cute
+#
+# @cute.jit
+# def show():
+#     print(cute.make_layout((4, 8), stride=(8, 1)))   # print runs while CuTeDSL traces show()
+#
+# show()
+# ```
 
 # %%
 from cutekit import cute, render, widgets
@@ -48,6 +63,7 @@ render.layout(row_major, title="(4,8):(8,1), row-major")
 # %%
 print(row_major)
 assert str(row_major) == "(4,8):(8,1)"
+assert str(row_major) == "(_4,_8):(_8,_1)".replace("_", "")     # CuTe C++'s form, underscores dropped
 
 # %% [markdown]
 # CuTeDSL prints a layout as `shape:stride`. (CuTe C++ prints the same layout as `(_4,_8):(_8,_1)`, the
@@ -118,10 +134,10 @@ assert str(cute.make_ordered_layout((4, 8), order=(1, 0))) == "(4,8):(8,1)"
 assert str(cute.make_ordered_layout((2, 3, 4), order=(2, 0, 1))) == "(2,3,4):(12,1,3)"
 
 # %% [markdown]
-# **A correction to one of the seed notes.** One of the tutorials this course grew from builds its
-# row-major value layout with `cute.make_layout((4, 128 // dtype.width), order=(1, 0))`. `make_layout` has no
-# `order` argument: in CuTeDSL 4.8.1 that line raises `TypeError: make_layout() got an unexpected keyword
-# argument 'order'` (cutekit's copy raises the same). The order belongs to `make_ordered_layout`, as above.
+# **A common mistake.** The public tutorial "Notes on CuTeDSL" (2025-07-14) builds its row-major value
+# layout with `cute.make_layout((4, 128 // dtype.width), order=(1, 0))`. `make_layout` has no `order`
+# argument: in CuTeDSL 4.8.1 that line raises `TypeError: make_layout() got an unexpected keyword argument
+# 'order'` (cutekit's copy raises the same). The order belongs to `make_ordered_layout`, as above.
 
 # %%
 try:
@@ -148,13 +164,14 @@ render.layout(nested, title="(4,(2,3)):(2,(1,8))")
 # The same element now has three names. The hierarchical coordinate `(1, (1, 2))` follows the nesting; the
 # flat coordinate `(1, 5)` gives the nested mode a 1-D index, which unfolds inside it (5 in `(2,3)` is
 # `(1, 2)`); the 1-D index `13` unfolds over the whole shape, column-major: `(13 % 4, 13 // 4) = (1, 3)`, and
-# 3 in `(2,3)` is `(1, 1)`.
+# 3 in `(2,3)` is `(1, 1)`. `cute.idx2crd` does the same unfolding at every level.
 
 # %%
-print(nested((1, (1, 2))), nested((1, 5)), nested(13))
+print(nested((1, (1, 2))), nested((1, 5)), nested(13), cute.idx2crd(13, (4, (2, 3))))
 assert nested((1, (1, 2))) == 1 * 2 + 1 * 1 + 2 * 8 == 19
 assert nested((1, 5)) == 19
 assert nested(13) == 1 * 2 + 1 * 1 + 1 * 8 == 11
+assert cute.idx2crd(13, (4, (2, 3))) == (1, (1, 1)) and cute.idx2crd(5, (2, 3)) == (1, 2)
 
 # %% [markdown]
 # ### 5. Size, cosize, rank, depth
@@ -164,44 +181,78 @@ assert nested(13) == 1 * 2 + 1 * 1 + 1 * 8 == 11
 # * `rank`: the number of top-level modes; `depth`: how deeply the shape nests (0 for a plain integer).
 #
 # A padded layout is where size and cosize part: `(4,8):(9,1)` names 32 elements but spans 35 slots, the
-# three padding slots never used.
+# three padding slots (offsets 8, 17 and 26) never used.
 
 # %%
 padded = cute.make_layout((4, 8), stride=(9, 1))
 for layout in (row_major, nested, padded):
     print(f"{str(layout):22} size={cute.size(layout)} cosize={cute.cosize(layout)} "
           f"rank={cute.rank(layout)} depth={cute.depth(layout)}")
+assert str(padded) == "(4,8):(9,1)"
 assert (cute.size(nested), cute.cosize(nested), cute.rank(nested), cute.depth(nested)) == (24, 24, 2, 2)
 assert (cute.size(padded), cute.cosize(padded)) == (32, 35)
+assert sorted(set(range(35)) - {padded(i) for i in range(32)}) == [8, 17, 26]
 assert cute.depth(row_major) == 1 and cute.depth(cute.make_layout(8)) == 0
+
+# %% [markdown]
+# `cute.size` also counts a shape on its own, nested or not, or one mode of a layout (`mode=[i]`). A
+# layout's `.shape` and `.stride` are plain (nested) tuples. You will want these whenever you walk a layout
+# mode by mode: the size of a nested mode is how far a 1-D index into it reaches.
+
+# %%
+print(nested.shape, nested.stride, cute.size((2, 3)), cute.size(nested, mode=[1]), cute.size(4))
+assert nested.shape == (4, (2, 3)) and nested.stride == (2, (1, 8))
+assert cute.size((2, 3)) == 6 and cute.size(((2, 3), 4)) == 24
+assert cute.size(nested, mode=[0]) == 4 and cute.size(nested, mode=[1]) == 6 and cute.size(4) == 4
 
 # %% [markdown]
 # ### 6. Coalesce: the same function with fewer modes
 #
-# `cute.coalesce` rewrites a layout into the shortest one that gives every **1-D index** the same offset.
-# Three rules, applied left to right over the flattened modes:
-#
-# * a mode of size 1 adds nothing and goes;
-# * mode `i+1` merges into mode `i` when `stride[i+1] == shape[i] * stride[i]` (it just continues counting);
-# * nesting flattens, and a single mode prints as `12:1`, not `(12):(1)`.
-#
-# The column-major `(4,8):(1,4)` is one long run, `32:1`. The row-major `(4,8):(8,1)` cannot shrink: after
-# 4 rows of stride 8 the next stride would have to be 32, and it is 1.
+# `cute.coalesce` rewrites a layout into one with fewer modes that gives every **1-D index** the same
+# offset. It works on the *flattened* modes: `cute.flatten` drops the nesting, of a shape (a plain tuple comes
+# back) or of a layout (its shape and its stride both flattened).
 
 # %%
-print(cute.coalesce(column_major), cute.coalesce(row_major), cute.coalesce(nested))
 example = cute.make_layout((2, (1, 6)), stride=(1, (6, 2)))
+print(example, cute.flatten(example), cute.flatten(example.shape), cute.flatten(((2, 3), (4, 5))))
+assert str(example) == "(2,(1,6)):(1,(6,2))"
+assert str(cute.flatten(example)) == "(2,1,6):(1,6,2)"
+assert cute.flatten(example.shape) == (2, 1, 6) and cute.flatten(example.stride) == (1, 6, 2)
+assert cute.flatten(((2, 3), (4, 5))) == (2, 3, 4, 5)
+
+# %% [markdown]
+# (Give `flatten` a tuple. On a plain integer CuTeDSL returns the integer and cutekit a 1-tuple.)
+#
+# Then three rules, applied left to right over the flattened modes:
+#
+# * a mode of size 1 adds nothing and goes;
+# * mode `i+1` merges into mode `i` when `stride[i+1] == shape[i] * stride[i]` (it just continues counting),
+#   and only then;
+# * what is left of a single mode is a plain integer shape and stride: it prints as `12:1`, where the one-mode
+#   tuple layout `make_layout((12,), stride=(1,))` prints `(12):(1)`.
+#
+# `(2,(1,6)):(1,(6,2))` flattens to `(2,1,6):(1,6,2)`; the size-1 mode goes, leaving `(2,6):(1,2)`; and
+# 2 = 2 × 1, so the 6 continues the 2: `12:1`. The column-major `(4,8):(1,4)` is one long run, `32:1`. The
+# row-major `(4,8):(8,1)` cannot shrink: after 4 rows of stride 8 the next stride would have to be 32, and it
+# is 1.
+
+# %%
 print(example, "->", cute.coalesce(example))
+print(cute.coalesce(column_major), cute.coalesce(row_major), cute.coalesce(nested))
+one_mode = cute.make_layout((12,), stride=(1,))
+print(one_mode, "->", cute.coalesce(one_mode))
+assert str(cute.coalesce(example)) == "12:1"
+assert str(cute.make_layout((2, 6), stride=(1, 2))) == "(2,6):(1,2)"
+assert [cute.coalesce(example)(i) for i in range(12)] == [example(i) for i in range(12)]
 assert str(cute.coalesce(column_major)) == "32:1"
 assert str(cute.coalesce(row_major)) == "(4,8):(8,1)"
 assert str(cute.coalesce(nested)) == "(4,2,3):(2,1,8)"
-assert str(cute.coalesce(example)) == "12:1"
-assert [cute.coalesce(example)(i) for i in range(12)] == [example(i) for i in range(12)]
+assert str(one_mode) == "(12):(1)" and str(cute.coalesce(one_mode)) == "12:1"
 
 # %% [markdown]
 # Coalescing keeps the function of the 1-D index but not the shape: `32:1` no longer knows it was a 4 × 8
-# matrix. Use it to see how contiguous a layout really is (a coalesced stride-1 run of 4 fp32 values is one
-# 128-bit access, chapter 02), not to replace the layout you index with.
+# matrix. Use it to see how contiguous a layout really is (4 fp32 values in one stride-1 run, 16-byte
+# aligned, can move as one 128-bit access: chapter 02), not to replace the layout you index with.
 #
 # ### 7. Composition: a layout of a layout
 #
@@ -223,12 +274,15 @@ render.layout(transposed, title="composition((4,8):(8,1), (8,4):(4,1))")
 
 # %% [markdown]
 # **A tile.** B = `(2,4):(1,4)` sends `(i, j)` to the 1-D index `i + 4j`, which is A's coordinate `(i, j)`
-# for `i < 2`: the top-left 2 × 4 block of A, with A's strides. This is the seed of tiling (chapter 03).
+# for `i < 2`: the top-left 2 × 4 block of A, with A's strides. Tiling (chapter 03) starts here.
 
 # %%
-tile = cute.composition(row_major, cute.make_layout((2, 4), stride=(1, 4)))
-print(tile)
+tile_picker = cute.make_layout((2, 4), stride=(1, 4))
+tile = cute.composition(row_major, tile_picker)
+print(tile_picker, "->", tile)
+assert str(tile_picker) == "(2,4):(1,4)"
 assert str(tile) == "(2,4):(8,1)"
+assert all(tile((i, j)) == row_major((i, j)) for i in range(2) for j in range(4))
 
 # %% [markdown]
 # ### 8. Complement: the layout that fills the gaps
@@ -238,8 +292,10 @@ assert str(tile) == "(2,4):(8,1)"
 # offsets) and shifts by 8 and 16 (the next two blocks of 8).
 
 # %%
-gaps = cute.complement(cute.make_layout(4, stride=2), 24)
-print(gaps)
+strided = cute.make_layout(4, stride=2)
+gaps = cute.complement(strided, 24)
+print(strided, [strided(i) for i in range(4)], gaps)
+assert str(strided) == "4:2" and [strided(i) for i in range(4)] == [0, 2, 4, 6]
 assert str(gaps) == "(2,3):(1,8)"
 
 # %% [markdown]
@@ -256,16 +312,19 @@ render.layout(gaps, title="complement(4:2, 24) = (2,3):(1,8)")
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise is a function of its parameters; the check calls it on shapes drawn at random, so an answer
-# tuned to the worked example meets other cases. Each check reports what passed, on which tier
-# (`reference` is cutekit's algebra; `cutedsl-cpu` runs your function under the real CuTeDSL when it is
-# installed), and a hint for what did not.
+# Each exercise is a function of its parameters; the check calls it on cases drawn at random, so an answer
+# tuned to a worked example meets other shapes. Each check reports what passed, on which tier (`reference`
+# is cutekit's algebra; `cutedsl-cpu` compares your answers with the real CuTeDSL's when it is installed),
+# and for what did not, a hint naming the case and what is wrong in it.
 #
-# **Exercise 1 · a grid as a layout.** Write `layout_for(M, N)`: the layout of an M × N row-major grid,
-# element `(m, n)` at offset `m * N + n`. (`layout_for(4, 8)` prints `(4,8):(8,1)`.)
+# **Exercise 1 · a batch of matrices as one layout.** A batched GEMM keeps B row-major M × N matrices one
+# after another in memory: element `(m, n)` of matrix `b` sits at offset `b * M * N + m * N + n`. Write
+# `layout_for(M, N, B)`: the layout of shape `(M, N, B)` that gives the coordinate `(m, n, b)` that offset.
+# (Step 3's rank-3 layout shows three modes with three different strides; which stride each mode needs
+# here is yours to work out.)
 
 # %%
-def layout_for(M, N):
+def layout_for(M, N, B):
     # YOUR CODE HERE
     return None
 
@@ -274,8 +333,8 @@ check("ch01.layout_from_grid", layout_for)
 
 # %% [markdown]
 # **Exercise 2 · the layout behind a picture.** `grid[m][n]` is the offset drawn at row `m`, column `n` (the
-# picture below is one such grid). Write `layout_from_picture(grid)` returning the layout that draws it.
-# The check shows you row-major grids, column-major ones, padded ones and ones with arbitrary steps.
+# picture below is one such grid). Write `layout_from_picture(grid)` returning the rank-2 layout that draws
+# it. The check shows you row-major grids, column-major ones, padded ones and ones with arbitrary steps.
 
 # %%
 render.layout(cute.make_layout((3, 5), stride=(7, 2)), title="which layout draws this?")
@@ -289,10 +348,11 @@ def layout_from_picture(grid):
 check("ch01.layout_from_picture", layout_from_picture)
 
 # %% [markdown]
-# **Exercise 3 · predict an index, by hand.** Write `index_of(shape, stride, coordinate)`: the offset a
-# layout gives a 1-D, flat or hierarchical coordinate, with plain Python (the check switches
-# `cute.make_layout` off while it runs). Step 4 worked three examples:
-# `index_of((4,(2,3)), (2,(1,8)), (1,(1,2)))` is 19.
+# **Exercise 3 · an offset by hand.** Write `index_of(shape, stride, coordinate)`: the offset a layout gives
+# a 1-D, flat or hierarchical coordinate, with plain Python (the check switches `cute.make_layout`,
+# `cute.Layout`, `cute.crd2idx` and `cute.idx2crd` off while it runs; `cute.size` stays). Step 4 worked
+# three names of one element: `index_of((4,(2,3)), (2,(1,8)), (1,(1,2)))` is 19. The check also asks about
+# layouts whose *first* mode nests, shaped like `((2,3),4)`.
 
 # %%
 def index_of(shape, stride, coordinate):
@@ -303,9 +363,9 @@ def index_of(shape, stride, coordinate):
 check("ch01.index_of_coordinate", index_of)
 
 # %% [markdown]
-# **Exercise 4 · predict a coalesce.** Write `coalesced(shape, stride)`: the layout `cute.coalesce` would
-# give, built with `cute.make_layout` from the three rules of step 6 (the check switches `cute.coalesce` off).
-# `coalesced((2,(1,6)), (1,(6,2)))` prints `12:1`.
+# **Exercise 4 · coalesce by hand.** Write `coalesced(shape, stride)`: the layout `cute.coalesce` would give,
+# built with `cute.make_layout` from `cute.flatten` and the three rules of step 6 (the check switches
+# `cute.coalesce` off). `coalesced((2,(1,6)), (1,(6,2)))` prints `12:1`.
 
 # %%
 def coalesced(shape, stride):
@@ -316,13 +376,15 @@ def coalesced(shape, stride):
 check("ch01.coalesce_by_hand", coalesced)
 
 # %% [markdown]
-# **Exercise 5 · compose two layouts, and say what the result means.** With `A = (M,N):(N,1)`, write
-# `transposer(M, N)`: the layout `B` for which `cute.composition(A, B)` is A's transposed `(N, M)` view (for
-# `M, N = 4, 8` the composition prints `(8,4):(1,8)`). Then answer in one sentence, for yourself: what does
-# `composition(A, B)` at `(n, m)` read?
+# **Exercise 5 · transpose a whole batch by composition.** Let A be exercise 1's batch, the layout of shape
+# `(M, N, B)` with element `(m, n, b)` at `b * M * N + m * N + n` (the check builds A itself). Write
+# `transposer(M, N, B)`: the layout X of shape `(N, M, B)` for which `cute.composition(A, X)` at `(n, m, b)`
+# reads A at `(m, n, b)`: every matrix of the batch transposed, no data moved. Step 7 did this for one 4 × 8
+# matrix; with a third mode, remember what X's values are: 1-D indices into A, unfolded column-major over
+# A's whole shape.
 
 # %%
-def transposer(M, N):
+def transposer(M, N, B):
     # YOUR CODE HERE
     return None
 

@@ -4,38 +4,50 @@ A real file on purpose: the cutedsl-cpu tier moves an answer to CuTeDSL by its s
 from cutekit import cute
 
 
-# ---- ch01.layout_from_grid: layout_for(M, N) ----
+# ---- ch01.layout_from_grid: layout_for(M, N, B), a batch of B row-major M x N matrices ----
 
-def layout_for(M, N):
+def layout_for(M, N, B):
+    return cute.make_layout((M, N, B), stride=(N, 1, M * N))
+
+
+def layout_for_by_order(M, N, B):
+    """The same layout named by its order: n fastest, then m, then b."""
+    return cute.make_ordered_layout((M, N, B), order=(1, 0, 2))
+
+
+def layout_for_column_major(M, N, B):
+    return cute.make_layout((M, N, B), stride=(1, M, M * N))
+
+
+def layout_for_swapped_strides(M, N, B):
+    return cute.make_layout((M, N, B), stride=(1, N, M * N))
+
+
+def layout_for_batch_first(M, N, B):
+    """numpy's habit: the batch index first in the shape."""
+    return cute.make_layout((B, M, N), stride=(M * N, N, 1))
+
+
+def layout_for_interleaved_batch(M, N, B):
+    """The order read backwards: b fastest, so the matrices interleave element by element."""
+    return cute.make_ordered_layout((M, N, B), order=(2, 1, 0))
+
+
+def layout_for_batch_stride_one_row(M, N, B):
+    return cute.make_layout((M, N, B), stride=(N, 1, N))
+
+
+def layout_for_padded_rows(M, N, B):
+    return cute.make_layout((M, N, B), stride=(N + 1, 1, M * N))
+
+
+def layout_for_drops_the_batch(M, N, B):
+    """The worked cell's row-major matrix again, without the batch mode."""
     return cute.make_layout((M, N), stride=(N, 1))
 
 
-def layout_for_column_major(M, N):
-    return cute.make_layout((M, N), stride=(1, M))
-
-
-def layout_for_swapped_strides(M, N):
-    return cute.make_layout((M, N), stride=(1, N))
-
-
-def layout_for_transposed_shape(M, N):
-    return cute.make_layout((N, M), stride=(1, N))
-
-
-def layout_for_off_by_one_stride(M, N):
-    return cute.make_layout((M, N), stride=(N + 1, 1))
-
-
-def layout_for_worked_example_only(M, N):
-    return cute.make_layout((4, 8), stride=(8, 1))
-
-
-def layout_for_flattened(M, N):
-    return cute.make_layout(M * N, stride=1)
-
-
-def layout_for_returns_a_string(M, N):
-    return f"({M},{N}):({N},1)"
+def layout_for_returns_a_string(M, N, B):
+    return f"({M},{N},{B}):({N},1,{M * N})"
 
 
 # ---- ch01.layout_from_picture: layout_from_picture(grid) ----
@@ -58,12 +70,17 @@ def picture_assumes_row_major(grid):
     return cute.make_layout((len(grid), len(grid[0])), stride=(len(grid[0]), 1))
 
 
+def picture_assumes_column_major(grid):
+    return cute.make_layout((len(grid), len(grid[0])))
+
+
 def picture_off_by_one_shape(grid):
     return cute.make_layout((len(grid) - 1, len(grid[0])), stride=(grid[1][0], grid[0][1]))
 
 
 def picture_worked_example_only(grid):
-    return cute.make_layout((2, 3), stride=(3, 1))
+    """The picture drawn above the exercise, whatever the grid."""
+    return cute.make_layout((3, 5), stride=(7, 2))
 
 
 def picture_steps_from_last_cell(grid):
@@ -94,6 +111,20 @@ def index_of(shape, stride, coordinate):
     return sum(index_of(s, d, c) for s, d, c in zip(shape, stride, coordinate))
 
 
+def index_of_with_cute_size(shape, stride, coordinate):
+    """The notebook's answer: cute.size stays on while index_of is checked."""
+    if isinstance(shape, int):
+        return coordinate * stride
+    if isinstance(coordinate, int):
+        offset = 0
+        for mode_shape, mode_stride in zip(shape, stride):
+            extent = cute.size(mode_shape)
+            offset += index_of_with_cute_size(mode_shape, mode_stride, coordinate % extent)
+            coordinate //= extent
+        return offset
+    return sum(index_of_with_cute_size(s, d, c) for s, d, c in zip(shape, stride, coordinate))
+
+
 def index_of_row_major_unfolding(shape, stride, coordinate):
     if isinstance(shape, int):
         return coordinate * stride
@@ -108,7 +139,7 @@ def index_of_row_major_unfolding(shape, stride, coordinate):
 
 
 def index_of_ignores_nesting(shape, stride, coordinate):
-    """Treats an inner 1-D index as if it stepped by the nested mode's first stride."""
+    """Treats a flat coordinate's entry for a nested mode as if it stepped by the mode's first stride."""
     if isinstance(coordinate, int):
         return index_of(shape, stride, coordinate)
     total = 0
@@ -118,18 +149,51 @@ def index_of_ignores_nesting(shape, stride, coordinate):
     return total
 
 
+def index_of_flat_entry_row_major(shape, stride, coordinate):
+    """Unfolds a flat coordinate's entry inside its nested mode row-major (the last inner mode fastest)."""
+    if isinstance(coordinate, int):
+        return index_of(shape, stride, coordinate)
+    total = 0
+    for s, d, c in zip(shape, stride, coordinate):
+        if isinstance(c, int) and isinstance(s, tuple):
+            total += (c // s[1]) * d[0] + (c % s[1]) * d[1]
+        else:
+            total += index_of(s, d, c)
+    return total
+
+
 def index_of_off_by_one(shape, stride, coordinate):
     return index_of(shape, stride, coordinate) + 1
 
 
 def index_of_reversed_inner_strides(shape, stride, coordinate):
     """Pairs the nested mode's coordinates with its strides in the wrong order."""
-    return index_of(shape, (stride[0], stride[1][::-1]), coordinate)
+    return index_of(shape, tuple(d[::-1] if isinstance(d, tuple) else d for d in stride), coordinate)
 
 
 def index_of_uses_shape_as_stride(shape, stride, coordinate):
-    """Computes a compact column-major index from the shape, ignoring the strides."""
-    return index_of(shape, (1, (_size(shape[0]), _size(shape[0]) * shape[1][0])), coordinate)
+    """Computes the compact column-major index from the shape alone, ignoring the strides."""
+    flat = []
+
+    def strides_of(mode):  # compact column-major strides with the shape's nesting
+        if isinstance(mode, int):
+            flat.append(mode)
+            return _size(flat[:-1]) if len(flat) > 1 else 1
+        return tuple(strides_of(m) for m in mode)
+    return index_of(shape, strides_of(shape), coordinate)
+
+
+def index_of_assumes_second_mode_nests(shape, stride, coordinate):
+    """Written for the worked example's structure (rows, (inner, outer)): breaks when the first mode nests."""
+    rows, (inner, outer) = shape
+    row_stride, (inner_stride, outer_stride) = stride
+    if isinstance(coordinate, int):
+        m, rest = coordinate % rows, coordinate // rows
+        return m * row_stride + (rest % inner) * inner_stride + (rest // inner) * outer_stride
+    m, c = coordinate
+    if isinstance(c, int):
+        c = (c % inner, c // inner)
+    return m * row_stride + c[0] * inner_stride + c[1] * outer_stride
 
 
 def index_of_worked_example_only(shape, stride, coordinate):
@@ -171,6 +235,22 @@ def coalesced(shape, stride):
     return _layout_of(shapes, strides)
 
 
+def coalesced_with_cute_flatten(shape, stride):
+    """The notebook's answer, with cute.flatten."""
+    shapes, strides = [], []
+    for extent, step in zip(cute.flatten(shape), cute.flatten(stride)):
+        if extent == 1:
+            continue
+        if shapes and strides[-1] * shapes[-1] == step:
+            shapes[-1] *= extent
+        else:
+            shapes.append(extent)
+            strides.append(step)
+    if len(shapes) == 1:
+        return cute.make_layout(shapes[0], stride=strides[0])
+    return cute.make_layout(tuple(shapes), stride=tuple(strides))
+
+
 def coalesced_unchanged(shape, stride):
     return cute.make_layout(shape, stride=stride)
 
@@ -184,6 +264,19 @@ def coalesced_keeps_size_one_modes(shape, stride):
             shapes.append(extent)
             strides.append(step)
     return _layout_of(shapes, strides)
+
+
+def coalesced_drops_ones_after_merging(shape, stride):
+    """Merges only modes that were neighbours in the original, then drops the size-1 modes."""
+    shapes, strides = [], []
+    for extent, step in zip(_flat(shape), _flat(stride)):
+        if shapes and shapes[-1] != 1 and strides[-1] * shapes[-1] == step:
+            shapes[-1] *= extent
+        else:
+            shapes.append(extent)
+            strides.append(step)
+    kept = [(s, d) for s, d in zip(shapes, strides) if s != 1]
+    return _layout_of([s for s, _ in kept], [d for _, d in kept])
 
 
 def coalesced_row_major_rule(shape, stride):
@@ -220,6 +313,20 @@ def coalesced_merges_equal_strides(shape, stride):
     return _layout_of(shapes, strides)
 
 
+def coalesced_does_not_flatten(shape, stride):
+    """Applies the rules to the top-level modes only, leaving nested modes as they are."""
+    shapes, strides = [], []
+    for extent, step in zip(shape, stride):
+        if extent == 1:
+            continue
+        if shapes and isinstance(step, int) and isinstance(shapes[-1], int) and strides[-1] * shapes[-1] == step:
+            shapes[-1] *= extent
+        else:
+            shapes.append(extent)
+            strides.append(step)
+    return _layout_of(shapes, strides)
+
+
 def coalesced_worked_example_only(shape, stride):
     return cute.make_layout(12, stride=1)
 
@@ -228,31 +335,44 @@ def coalesced_calls_coalesce(shape, stride):
     return cute.coalesce(cute.make_layout(shape, stride=stride))
 
 
-# ---- ch01.transpose_by_composition: transposer(M, N) ----
+# ---- ch01.transpose_by_composition: transposer(M, N, B), A = (M,N,B):(N,1,M*N) ----
 
-def transposer(M, N):
+def transposer(M, N, B):
+    return cute.make_layout((N, M, B), stride=(M, 1, M * N))
+
+
+def transposer_returns_the_view(M, N, B):
+    """The view itself (A's offsets), which as X is a compact layout of the swapped shape: a reshape."""
+    return cute.make_layout((N, M, B), stride=(1, N, M * N))
+
+
+def transposer_shape_swapped_only(M, N, B):
+    """Only the shape swapped, the strides left to the default: compact column-major over (N, M, B)."""
+    return cute.make_layout((N, M, B))
+
+
+def transposer_drops_the_batch(M, N, B):
+    """The worked cell's 2-D transposer, without the batch mode."""
     return cute.make_layout((N, M), stride=(M, 1))
 
 
-def transposer_returns_a_itself(M, N):
-    return cute.make_layout((M, N), stride=(N, 1))
+def transposer_unfolds_a_row_major(M, N, B):
+    """X gives A's index of (m, n, b) counted row-major over A's shape (b fastest)."""
+    return cute.make_layout((N, M, B), stride=(B, N * B, 1))
 
 
-def transposer_returns_the_transpose(M, N):
-    return cute.make_layout((N, M), stride=(1, N))
+def transposer_batch_stride_one_column(M, N, B):
+    return cute.make_layout((N, M, B), stride=(M, 1, M))
 
 
-def transposer_swapped_strides(M, N):
-    return cute.make_layout((N, M), stride=(1, M))
+def transposer_swapped_strides(M, N, B):
+    return cute.make_layout((N, M, B), stride=(1, M, M * N))
 
 
-def transposer_worked_example_only(M, N):
+def transposer_shape_not_transposed(M, N, B):
+    return cute.make_layout((M, N, B), stride=(1, M, M * N))
+
+
+def transposer_worked_example_only(M, N, B):
+    """Step 7's transposer for the 4 x 8 matrix, whatever M, N and B are."""
     return cute.make_layout((8, 4), stride=(4, 1))
-
-
-def transposer_off_by_one_stride(M, N):
-    return cute.make_layout((N, M), stride=(M + 1, 1))
-
-
-def transposer_shape_not_transposed(M, N):
-    return cute.make_layout((M, N), stride=(1, M))

@@ -2,7 +2,7 @@
 what the learner got wrong) loses points on every seed 0-99 with a hint that names its cause."""
 import pytest
 
-from cutekit.checks import check, exercises
+from cutekit.checks import check, exercises, grading, sandbox
 
 from verdicts import HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, mistake_params
 
@@ -40,8 +40,21 @@ def test_the_right_prediction_earns_every_point_in_strict_mode(seed, monkeypatch
     assert result.passed and result.earned == result.possible
 
 
+
+def test_grading_in_this_process_gives_the_forked_sandboxs_hints(monkeypatch):
+    """The shortcut the mistake sweep takes changes nothing a learner would see (seed 0, every mistake)."""
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    forked = [str(check(e, a, seed=0, record=False)) for e, name, a, _ in MISTAKES]
+    monkeypatch.setattr(grading, "run_isolated", lambda function, timeout=10.0: sandbox.Isolated(value=function()))
+    assert [str(check(e, a, seed=0, record=False)) for e, name, a, _ in MISTAKES] == forked
+
 @pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(MISTAKES))
 def test_each_mistake_fails_with_a_hint_naming_its_cause_on_every_seed(exercise_id, answer, cause, monkeypatch):
+    """Graded in this process, not in a forked child per check: the hints are what this test is about, and
+    forking for every seed of every mistake costs about 20 ms a check under pytest. The forked sandbox grades
+    the right answer above, and every check in a notebook."""
+    monkeypatch.setenv("CUTEKIT_PROGRESS", "off")
+    monkeypatch.setattr(grading, "run_isolated", lambda function, timeout=10.0: sandbox.Isolated(value=function()))
     assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, HINT_SEEDS, monkeypatch)
 
 
