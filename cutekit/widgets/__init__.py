@@ -5,6 +5,11 @@ Each explorer is one call and returns a VBox: its controls, an error line, and t
 redraws; `explorer.figure` is the current matplotlib Figure; `explorer.error.value` holds the reference
 algebra's message when a field cannot be read (never a traceback).
 
+Arguments: every explorer checks what it is given before drawing (`cutekit.widgets.arguments`) and a wrong one
+raises at once, naming the explorer, the parameter, what was given and what is expected: TypeError for a wrong
+kind (a thread layout where a tiler goes), ValueError for a wrong value (a tiler larger than the shape, a thread
+layout larger than its tile, a TV layout reaching past its tile).
+
 Sizes: a field asking for more than `render.MAX_CELLS` cells (a shape, a tiler) shows render's
 `PictureTooLarge` message (the size asked for, what it is the size of, and the limit) in the error line, keeps
 the last picture, and the explorer redraws as usual once the field is set back. An explorer made in Python from
@@ -27,8 +32,10 @@ import html
 import time
 
 import ipywidgets
+import numpy
 
 from .. import cute, render
+from . import arguments
 
 __all__ = ["Explorer", "layout_explorer", "tv_explorer", "divide_explorer", "partition_explorer",
            "swizzle_explorer", "mma_explorer", "parse_int_tuple"]
@@ -191,7 +198,7 @@ class LayoutExplorer(Explorer):
 
 def layout_explorer(shape=(4, 8), stride=None) -> LayoutExplorer:
     """Type a shape and a stride, see the layout's offsets; sliders pick one coordinate."""
-    return LayoutExplorer(shape, stride)
+    return LayoutExplorer(*arguments.layout_explorer(shape, stride))
 
 
 # ---- thread-value layouts -----------------------------------------------------------------------------------
@@ -202,24 +209,45 @@ class TvExplorer(Explorer):
     def __init__(self, tv_layout, tiler_mn):
         self.tv_layout, self.tiler_mn = tv_layout, tiler_mn
         threads = cute.size(render.facts.modes(tv_layout)[0])
-        self.thread_of_cell, _ = render.facts.tv_cells(tv_layout, render.facts.tile_size(tiler_mn))
+        self.thread_of_cell, self.value_of_cell = render.facts.tv_cells(tv_layout, render.facts.tile_size(tiler_mn))
         self.thread_slider = _slider("thread", threads - 1)
         super().__init__([self.thread_slider])
 
     def draw(self):
         thread = self.thread_slider.value
         figure = render.tv_layout(self.tv_layout, self.tiler_mn, highlight=thread, figure=self.figures[0])
-        self.caption.value = f"thread {thread} holds {int((self.thread_of_cell == thread).sum())} values"
+        self.caption.value = self.holdings(thread)
         return [figure]
+
+    def holdings(self, thread, most=8) -> str:
+        """"thread t holds n values: V0 at (m,n), V1 at ..." (the first `most`), read from the tile."""
+        rows, columns = numpy.nonzero(self.thread_of_cell == thread)
+        order = numpy.argsort(self.value_of_cell[rows, columns], kind="stable")
+        places = [f"V{self.value_of_cell[r, c]} at ({r},{c})" for r, c in zip(rows[order], columns[order])]
+        listed = ", ".join(places[:most]) + (", ..." if len(places) > most else "")
+        return f"thread {thread} holds {len(places)} values" + (f": {listed}" if places else "")
 
 
 def tv_explorer(thr_layout=None, val_layout=None, *, tv_layout=None, tiler_mn=None) -> TvExplorer:
     """A thread slider over a TV layout: either `tv_layout` and `tiler_mn`, or the `thr_layout` and
     `val_layout` that make_layout_tv combines (default: 4x8 threads row-major, 2x2 values each)."""
+    tv_layout, tiler_mn = arguments.tv_explorer(thr_layout, val_layout, tv_layout, tiler_mn)
     if tv_layout is None:
         thr_layout = cute.make_ordered_layout((4, 8), order=(1, 0)) if thr_layout is None else thr_layout
         val_layout = cute.make_layout((2, 2)) if val_layout is None else val_layout
-        tiler_mn, tv_layout = cute.make_layout_tv(thr_layout, val_layout)
+        try:
+            tiler_mn, tv_layout = cute.make_layout_tv(thr_layout, val_layout)
+        except cute.CuteError as error:
+            raise ValueError(f"tv_explorer: make_layout_tv cannot combine thr_layout {thr_layout} and val_layout "
+                             f"{val_layout}: {error}") from None
+    else:
+        try:
+            render.facts.tv_cells(tv_layout, render.facts.tile_size(tiler_mn))
+        except render.PictureTooLarge:
+            raise
+        except cute.CuteError as error:
+            raise ValueError(f"tv_explorer: tv_layout {tv_layout} must map every (thread, value) into the "
+                             f"{render.facts.tile_size(tiler_mn)} tile given as tiler_mn; {error}") from None
     return TvExplorer(tv_layout, tiler_mn)
 
 
@@ -260,7 +288,7 @@ def _is_int_tuple(value) -> bool:
 def divide_explorer(layout=None, tiler=(2, 4)) -> DivideExplorer:
     """A tile slider over divide(layout, tiler); a tiler of ints can be retyped in its field."""
     layout = cute.make_layout((8, 12), stride=(12, 1)) if layout is None else layout
-    return DivideExplorer(layout, tiler)
+    return DivideExplorer(*arguments.divide_explorer(layout, tiler))
 
 
 # ---- tiles and partitions -----------------------------------------------------------------------------------
@@ -295,7 +323,7 @@ def partition_explorer(shape=(16, 16), tiler=(8, 8), thr_layout=None) -> Partiti
     """Block sliders over local_tile(shape, tiler, block) and a thread slider over local_partition of that
     block by `thr_layout` (default 2x4 threads)."""
     thr_layout = cute.make_layout((2, 4)) if thr_layout is None else thr_layout
-    return PartitionExplorer(shape, tiler, thr_layout)
+    return PartitionExplorer(*arguments.partition_explorer(shape, tiler, thr_layout))
 
 
 # ---- banks --------------------------------------------------------------------------------------------------
@@ -357,6 +385,7 @@ def swizzle_explorer(layout=None, element_bits=16, bits=3, base=3, shift=3) -> S
     """Swizzle<B,M,S> sliders over a shared-memory layout (default: 8 rows of 64 16-bit elements, each row
     of the picture read as one request, the columns of a 64x8 column-major tile)."""
     layout = cute.make_layout((8, 64), stride=(1, 8)) if layout is None else layout
+    layout = arguments.swizzle_explorer(layout, element_bits, bits, base, shift)
     return SwizzleExplorer(layout, element_bits, bits, base, shift)
 
 
@@ -382,4 +411,4 @@ def mma_explorer(tiled_mma=None) -> MmaExplorer:
     if tiled_mma is None:
         op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
         tiled_mma = cute.make_tiled_mma(op)
-    return MmaExplorer(tiled_mma)
+    return MmaExplorer(arguments.mma_explorer(tiled_mma))
