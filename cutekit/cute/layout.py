@@ -431,10 +431,13 @@ def filter(x):  # noqa: A001 (CuTeDSL's name)
 # ---- composition, complement, inverses ------------------------------------------------------------------
 
 def composition(a, b):
-    """(a o b)(c) = a(b(c)). `b` may be a layout, an int n (meaning n:1), or a tiler tuple applied mode by mode.
+    """(a o b)(c) = a(b(c)). `b` may be a layout, an int n (meaning make_layout(n)), or a tiler tuple: entry i
+    composes with mode i of `a`, and the modes of `a` the tiler does not reach are dropped, as in CuTeDSL.
 
     >>> str(composition(make_layout((4, 8), stride=(8, 1)), make_layout((2, 2), stride=(1, 4))))
     '(2,2):(8,1)'
+    >>> str(composition(make_layout((4, 8, 2)), (2, 4)))
+    '(2,4):(1,4)'
     """
     if isinstance(a, Swizzle):
         raise CuteError("composition: a Swizzle cannot be composed directly; use make_composed_layout(swizzle, "
@@ -447,111 +450,165 @@ def composition(a, b):
         a = _as_layout(a)
     if b is None:
         return a
-    if is_int(b):
-        return _compose_leaf(a, b, 1)
     if is_tuple(b):
-        modes = list(a) if is_tuple(a.shape) else [a]
+        modes = _modes(a)
         if len(b) > len(modes):
             raise CuteError(f"composition: the tiler {fmt_coord(b)} has {len(b)} modes but {a} has only "
                             f"{len(modes)}")
-        return _concat(*(composition(modes[i], b[i]) if i < len(b) else modes[i] for i in range(len(modes))))
+        return _concat(*(composition(modes[i], b[i]) for i in range(len(b))))
+    if is_int(b):
+        b = make_layout(b)
     if not isinstance(b, Layout):
         raise CuteError(f"composition: the right-hand side must be a Layout, an int or a tiler tuple, got {b!r}")
-    if is_tuple(b.shape):
-        return _concat(*(composition(a, mode) for mode in b))
-    return _compose_leaf(a, b.shape, b.stride)
+    return _compose(_coalesce_x(a), a, b.shape, b.stride)
 
 
-def _compose_leaf(a: Layout, rest_shape: int, rest_stride):
-    if rest_stride == 0:
-        return Layout(rest_shape, 0)
-    modes = _modes_flat(_coalesce_flat(a))
-    last = _modes_flat(a)[-1]
-    if last[0] == 1:   # as CuTeDSL: a trailing size-1 mode stays, and its stride is the one the extension takes
-        modes = [mode for mode in modes if mode[0] != 1] + [last]
+def _coalesce_x(layout: Layout):
+    """The flat modes of `layout`, coalesced from the back, where a trailing size-1 mode counts as size 2 so its
+    stride survives: the same function inside the domain and past it (CuTe's coalesce_x, used by composition)."""
+    flat = _modes_flat(layout)
+    last_shape, last_stride = flat[-1]
+    new = [(2 if last_shape == 1 else last_shape, last_stride)]
+    for s, d in reversed(flat[:-1]):
+        if s == 1:
+            continue
+        if new[0][0] == 1:
+            new[0] = (s, d)
+        elif s * d == new[0][1]:
+            new[0] = (s * new[0][0], d)
+        else:
+            new.insert(0, (s, d))
+    return new
+
+
+def _compose(lhs_modes, a, rhs_shape, rhs_stride):
+    """composition_impl: `lhs_modes` (flat, coalesced) composed with rhs_shape:rhs_stride, mode by mode of the
+    right-hand side (right-distributivity)."""
+    if is_tuple(rhs_shape):
+        parts = [_compose(lhs_modes, a, s, d) for s, d in zip(rhs_shape, rhs_stride)]
+        return Layout(tuple(p.shape for p in parts), tuple(p.stride for p in parts))
+    if isinstance(rhs_stride, Basis):
+        raise CuteError(f"composition: {a} o {rhs_shape}:{rhs_stride} (a basis stride on the right) is not "
+                        "supported by cutekit")
+    if rhs_stride == 0:
+        return Layout(rhs_shape, 0)
+    if len(lhs_modes) == 1:
+        return Layout(rhs_shape, rhs_stride * lhs_modes[0][1])
+    result, rest_shape, rest_stride = [], rhs_shape, rhs_stride
+    for curr_shape, curr_stride in lhs_modes[:-1]:
+        if curr_shape == 0:
+            raise CuteError(f"composition: {a} has a mode of size 0 (a complement of a non-injective layout), "
+                            "so nothing can be composed with it")
+        if not (rest_stride % curr_shape == 0 or rest_stride < curr_shape):
+            raise CuteError(f"composition: stride divisibility condition broken: {a} o {rhs_shape}:{rhs_stride} "
+                            f"needs the stride {rest_stride} to be a multiple of the mode size {curr_shape}, or "
+                            "smaller than it")
+        next_shape = ceil_div(curr_shape, abs(rest_stride))
+        next_stride = ceil_div(abs(rest_stride), curr_shape) * (1 if rest_stride > 0 else -1)
+        if next_shape != 1 and rest_shape != 1:
+            new_shape = min(next_shape, rest_shape)
+            if rest_shape % new_shape != 0:
+                raise CuteError(f"composition: shape divisibility condition broken: {a} o {rhs_shape}:{rhs_stride} "
+                                f"needs {new_shape} to divide {rest_shape}")
+            result.append((new_shape, rest_stride * curr_stride))
+            rest_shape //= new_shape
+        rest_stride = next_stride
+    if not result:
+        return Layout(rest_shape, rest_stride * lhs_modes[-1][1])
+    if rest_shape != 1:
+        result.append((rest_shape, rest_stride * lhs_modes[-1][1]))
+    # CuTeDSL coalesces each mode it builds: a stride smaller than the mode it starts in can leave two pieces
+    # that continue each other ((5,4):(8,64) o 4:4 is (2,2):(32,64) by the rule, printed 4:32)
+    return _coalesce_flat(_from_modes(result))
+
+
+def _ceil_div_shape(a, b: int):
+    """ceil_div(shape, n): n divided out of the modes left to right, each rounded up (CuTe's tuple ceil_div)."""
+    if not is_tuple(a):
+        return ceil_div(a, b)
     out = []
-    for curr_shape, curr_stride in modes[:-1]:
-        if curr_shape % rest_stride != 0 and rest_stride % curr_shape != 0:
-            raise CuteError(f"composition: stride divisibility is broken: {a} o {rest_shape}:{rest_stride} needs "
-                            f"{curr_shape} and {rest_stride} to divide one another")
-        new_shape = min(max(1, curr_shape // rest_stride), rest_shape)
-        if rest_shape % new_shape != 0:
-            raise CuteError(f"composition: shape divisibility is broken: {a} o {rest_shape}:{rest_stride} needs "
-                            f"{new_shape} to divide {rest_shape}")
-        if new_shape != 1:
-            out.append((new_shape, curr_stride * rest_stride))
-        rest_shape //= new_shape
-        rest_stride = ceil_div(rest_stride, curr_shape)
-    if rest_shape != 1 or not out:
-        out.append((rest_shape, modes[-1][1] * rest_stride))
-    if last[0] == 1 and len(out) > 1 and out[-2][0] * out[-2][1] == out[-1][1]:
-        out[-2:] = [(out[-2][0] * out[-1][0], out[-2][1])]   # the extension continues the mode before it
-    return _from_modes(out)
+    for part in a:
+        out.append(_ceil_div_shape(part, b))
+        b = ceil_div(b, product(part))
+    return tuple(out)
 
 
 def complement(layout, cotarget=None):
     """The layout that fills the gaps of `layout` up to `cotarget`, strides increasing.
 
+    Built as CuTe builds it, from the modes sorted by stride: each gap is (stride / the stride reached so far).
+    For an overlapping layout a gap comes out 0, as in CuTeDSL (which does not refuse here).
+
     >>> str(complement(make_layout(4, stride=2), 24)), str(complement(make_layout(4), 24))
     ('(2,3):(1,8)', '6:4')
     """
     layout = _layout_of(layout)
-    cotarget = cosize(layout) if cotarget is None else size(cotarget) if is_tuple(cotarget) else cotarget
-    modes = sorted(((s, d) for s, d in _modes_flat(layout) if s != 1 and d != 0), key=lambda m: (m[1], m[0]))
-    out, current = [], 1
-    for s, d in modes:
-        if d % current != 0:
-            raise CuteError(f"complement: {layout} has overlapping modes (stride {d} is not a multiple of "
-                            f"{current}), so no complement exists")
-        if d // current != 1:
-            out.append((d // current, current))
-        current = s * d
-    out.append((ceil_div(cotarget, current), current))
-    return _coalesce_flat(_from_modes(out))
+    if cotarget is None:
+        cotarget = cosize(layout)
+    elif isinstance(cotarget, Layout):
+        cotarget = cotarget.shape
+    modes = _modes_flat(filter(layout))
+    if len(modes) == 1 and modes[0][1] == 0:
+        return make_layout(product(cotarget))
+    result_shape, result_stride = [], [1]
+    while len(modes) > 1:
+        i = min(range(len(modes)), key=lambda k: modes[k][1])
+        s, d = modes.pop(i)
+        result_shape.append(d // result_stride[-1])
+        result_stride.append(d * s)
+    s, d = modes[0]
+    result_shape.append(d // result_stride[-1])
+    rest_stride = d * s
+    rest = product(_ceil_div_shape(cotarget, rest_stride))
+    return _coalesce_flat(_from_modes(list(zip(result_shape, result_stride)) + [(rest, rest_stride)]))
+
+
+def _sorted_by_stride(modes):
+    return sorted(range(len(modes)), key=lambda i: modes[i][1])
 
 
 def right_inverse(layout):
-    """R with layout(R(i)) == i for every i in [0, size(R)): follows the chain of strides from 1.
+    """R with layout(R(i)) == i for every i in [0, size(R)): the modes met by following the strides from 1.
 
     >>> str(right_inverse(make_layout((4, 8), stride=(8, 1))))
     '(8,4):(4,1)'
     """
-    layout = _coalesce_flat(_layout_of(layout))
-    modes = _modes_flat(layout)
+    modes = _modes_flat(_coalesce_flat(_layout_of(layout)))
     prefixes = _flatten(prefix_products(tuple(s for s, _ in modes)))
-    out, current = [], 1
-    for i in sorted(range(len(modes)), key=lambda i: modes[i][1]):
+    out, current = [(1, 0)], 1
+    for i in _sorted_by_stride(modes):
         s, d = modes[i]
-        if d != current or s == 1:
-            if d == 0:
-                continue
-            break
-        out.append((s, prefixes[i]))
-        current = s * d
+        if d == current:
+            out.append((s, prefixes[i]))
+            current = s * d
     return _coalesce_flat(_from_modes(out))
 
 
 def left_inverse(layout):
-    """L with L(layout(c)) == c (as a 1-D index) for every coordinate c; gaps map to stride 0.
+    """L with L(layout(c)) == c (as a 1-D index) for every coordinate c of an injective layout; gaps map to
+    stride 0. Each mode, in stride order, must start at a multiple of the stride before it.
 
     >>> str(left_inverse(make_layout((2, 2), stride=(2, 4))))
     '(2,4):(0,1)'
     """
-    layout = _coalesce_flat(_layout_of(layout))
-    modes = _modes_flat(layout)
+    modes = _modes_flat(_coalesce_flat(_layout_of(layout)))
     prefixes = _flatten(prefix_products(tuple(s for s, _ in modes)))
-    out, current = [], 1
-    for i in sorted(range(len(modes)), key=lambda i: modes[i][1]):
-        s, d = modes[i]
-        if d == 0 or s == 1:
+    order = _sorted_by_stride(modes)
+    shapes, strides, reached = [], [0], 1
+    for i in order:
+        d = modes[i][1]
+        if d == 0:
             continue
-        if d % current != 0:
-            raise CuteError(f"left_inverse: {layout} is not injective (stride {d} overlaps {current})")
-        if d // current != 1:
-            out.append((d // current, 0))
-        out.append((s, prefixes[i]))
-        current = s * d
-    return _coalesce_flat(_from_modes(out))
+        if d % reached != 0:
+            raise CuteError(f"left_inverse: divisibility condition broken: in {layout} the stride {d} is not a "
+                            f"multiple of the stride {reached} before it")
+        shapes.append(d // reached)
+        strides.append(prefixes[i])
+        reached = d
+    if not shapes:       # a layout that never leaves offset 0 has the trivial inverse, as in CuTeDSL
+        return Layout(1, 0)
+    shapes.append(modes[order[-1]][0])
+    return _coalesce_flat(_from_modes(list(zip(shapes, strides))))
 
 
 def _coord_of_offset(layout: Layout, index: int):
@@ -602,7 +659,12 @@ def logical_divide(target, tiler):
         return _concat(*(logical_divide(modes[i], tiler[i]) if i < len(tiler) and tiler[i] is not None
                          else modes[i] for i in range(len(modes))))
     tile = _tiler_mode(tiler)
-    return composition(target, _concat(tile, complement(tile, size(target))))
+    rest = complement(tile, _coalesce_flat(target).shape)
+    if 0 in _flatten(rest.shape):
+        raise CuteError(f"logical_divide: the tiler {tile} is not injective (two of its coordinates reach the same "
+                        f"offset), so it has no complement and {target} cannot be divided by it")
+    # the complement reaches the target's coalesced shape mode by mode (CuTe: complement(tiler, shape(coalesce(A))))
+    return composition(target, _concat(tile, rest))
 
 
 def _zip2_by(layout: Layout, guide):
@@ -620,8 +682,17 @@ def _zip2_by(layout: Layout, guide):
     return modes[0], modes[1]
 
 
-def _zip_divided(divided: Layout, tiler: tuple, how: str):
+def _zip_divided(divided: Layout, tiler, how: str):
+    """The (tile, rest) pairs of a divide or product gathered as `how` says: zipped ((tiles),(rests)), tiled
+    ((tiles),rest_0,rest_1,...) or flat (tile_0,...,rest_0,...). A layout tiler left one pair already."""
     modes = _modes(divided)
+    if not _is_tiler_tuple(tiler):
+        tile, rest = modes
+        if how == "zipped":
+            return divided
+        if how == "tiled":
+            return _concat(tile, *_modes(rest))
+        return _concat(*_modes(tile), *_modes(rest))
     pairs = [_zip2_by(modes[i], tiler[i]) for i in range(len(tiler))]
     tiles = [p[0] for p in pairs]
     rests = [p[1] for p in pairs] + modes[len(tiler):]
@@ -633,16 +704,14 @@ def _zip_divided(divided: Layout, tiler: tuple, how: str):
 
 
 def _divide(target, tiler, how):
+    if is_int(tiler):
+        raise CuteError(f"{how}_divide: CuTeDSL 4.8.1 refuses an int tiler ({tiler}) here; give a tuple "
+                        f"({tiler},) or a layout make_layout({tiler})")
     if _is_tensor(target):
         return target.with_layout(_divide(target.layout, tiler, how))
     if isinstance(target, ComposedLayout):
         return ComposedLayout(target.inner, target.offset, _divide(target.outer, tiler, how))
-    divided = logical_divide(target, tiler)
-    if not _is_tiler_tuple(tiler):
-        if how == "flat":
-            return _concat(*_modes(divided[0]), *_modes(divided[1]))
-        return divided
-    return _zip_divided(divided, tiler, how)
+    return _zip_divided(logical_divide(target, tiler), tiler, how)
 
 
 def zipped_divide(target, tiler):
@@ -690,30 +759,63 @@ def logical_product(block, tiler):
 
 
 def _product(block, tiler, how):
-    prod = logical_product(block, tiler)
-    if not _is_tiler_tuple(tiler):
-        return prod
-    return _zip_divided(prod, len(tiler), how)
+    if not isinstance(tiler, Layout):
+        raise CuteError(f"{how}_product: CuTeDSL 4.8.1 takes only a Layout as the tiler here, got {tiler!r}; "
+                        "use logical_product for a tuple of tiles, or make_layout(...) for a shape")
+    return _zip_divided(logical_product(block, tiler), tiler, how)
 
 
 def zipped_product(block, tiler):
+    """((block modes), (tiler modes placed where block is not)): logical_product, zipped.
+
+    >>> str(zipped_product(make_layout((2, 2)), make_layout((3, 4))))
+    '((2,2),(3,4)):((1,2),(4,12))'
+    """
     return _product(block, tiler, "zipped")
 
 
 def tiled_product(block, tiler):
+    """((block modes), tiler mode 0, tiler mode 1, ...).
+
+    >>> str(tiled_product(make_layout((2, 2)), make_layout((3, 4))))
+    '((2,2),3,4):((1,2),4,12)'
+    """
     return _product(block, tiler, "tiled")
 
 
 def flat_product(block, tiler):
+    """(block mode 0, block mode 1, ..., tiler mode 0, ...).
+
+    >>> str(flat_product(make_layout((2, 2)), make_layout((3, 4))))
+    '(2,2,3,4):(1,2,4,12)'
+    """
     return _product(block, tiler, "flat")
+
+
+def _append_to_rank(layout: Layout, r: int) -> Layout:
+    """CuTe's append<R>: pad with 1:0 modes up to rank r; a rank-1 layout that is not a tuple stays as it is
+    when r is 1."""
+    if r == 1 and not is_tuple(layout.shape):
+        return layout
+    modes = _modes(layout)
+    return _concat(*modes, *[Layout(1, 0)] * (r - len(modes)))
+
+
+def _zip_modes(first: Layout, second: Layout, name: str, block, tiler) -> Layout:
+    """CuTe's zip of two layouts: ((first_0, second_0), (first_1, second_1), ...); a first that is not a
+    tuple pairs as a whole: ((first, second))."""
+    if not is_tuple(first.shape):
+        return _concat(_concat(first, second))
+    if not is_tuple(second.shape) or len(first.shape) != len(second.shape):
+        raise CuteError(f"{name}: the ranks of {block} and {tiler} do not match up mode by mode (one is a rank-1 "
+                        "tuple, the other not); CuTeDSL cannot zip them, so give both the same form")
+    return _concat(*(_concat(f, s) for f, s in zip(first, second)))
 
 
 def _rank_matched_product(block, tiler):
     block, tiler = _layout_of(block), _layout_of(tiler)
-    r = max(len(_modes(block)), len(_modes(tiler)))
-    block, tiler = append(block, None, up_to_rank=r), append(tiler, None, up_to_rank=r)
-    prod = logical_product(block, tiler)
-    return _modes(prod[0]), _modes(prod[1])
+    r = max(_rank(block.shape), _rank(tiler.shape))
+    return logical_product(_append_to_rank(block, r), _append_to_rank(tiler, r))
 
 
 def blocked_product(block, tiler):
@@ -722,8 +824,8 @@ def blocked_product(block, tiler):
     >>> str(blocked_product(make_layout((2, 2)), make_layout((3, 4))))
     '((2,3),(2,4)):((1,4),(2,12))'
     """
-    inner, outer = _rank_matched_product(block, tiler)
-    return _concat(*(_concat(a, b) for a, b in zip(inner, outer)))
+    prod = _rank_matched_product(block, tiler)
+    return _zip_modes(prod[0], prod[1], "blocked_product", block, tiler)
 
 
 def raked_product(block, tiler):
@@ -732,9 +834,9 @@ def raked_product(block, tiler):
     >>> str(raked_product(make_layout((2, 2)), make_layout((3, 4))))
     '((3,2),(4,2)):((4,1),(12,2))'
     """
-    inner, outer = _rank_matched_product(block, tiler)
-    # CuTe coalesces each raked mode (so a padded 1:0 pair collapses to 1:0).
-    return coalesce(_concat(*(_concat(b, a) for a, b in zip(inner, outer))), (1,) * len(inner))
+    prod = _rank_matched_product(block, tiler)
+    raked = _zip_modes(prod[1], prod[0], "raked_product", block, tiler)
+    return coalesce(raked, (1,) * _rank(raked.shape))    # CuTeDSL coalesces each mode it rakes
 
 
 def make_layout_tv(thr_layout, val_layout):
