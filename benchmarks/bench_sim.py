@@ -1,6 +1,7 @@
 """How fast the CPU simulator runs the course's kernels, at the sizes the notebooks use.
 
-    python benchmarks/bench_sim.py
+    python benchmarks/bench_sim.py            every course kernel
+    python benchmarks/bench_sim.py --numba    shared-memory kernels against numba's simulator, same run
 
 For each kernel: simulated CUDA threads per second and elements per second (best of `--repeat` runs), and
 the result checked against NumPy. For scale, on the course's 2-core reference machine NumPy's CUDA
@@ -73,13 +74,151 @@ def cases():
             "tensor-core gemm 128x128x128 (elements = MACs)": tensor_core_gemm}
 
 
+# ---- the same kernels for cutekit's simulator and numba's CUDA simulator, timed in one run (--numba)
+TRANSPOSE_N = 128          # a 128x128 fp32 transpose through shared memory: 16 blocks of 32x8 threads
+REDUCE_ROWS, REDUCE_COLS = 16, 1024    # a tree reduction in shared memory: one 256-thread block per row
+
+
+def _sim_kernels():
+    import cutlass
+    import cutlass.cute as cute
+
+    @cute.kernel
+    def transpose_kernel(gIn: cute.Tensor, gOut: cute.Tensor):
+        tx, ty, _ = cute.arch.thread_idx()
+        bx, by, _ = cute.arch.block_idx()
+        smem = cutlass.utils.SmemAllocator()
+        tile = smem.allocate_tensor(cutlass.Float32, cute.make_layout((32, 32), stride=(33, 1)), 16)
+        for step in cutlass.range_constexpr(4):
+            tile[ty + 8 * step, tx] = gIn[by * 32 + ty + 8 * step, bx * 32 + tx]
+        cute.arch.sync_threads()
+        for step in cutlass.range_constexpr(4):
+            gOut[bx * 32 + ty + 8 * step, by * 32 + tx] = tile[tx, ty + 8 * step]
+
+    @cute.jit
+    def transpose(mIn: cute.Tensor, mOut: cute.Tensor):
+        n = mIn.shape[0] // 32
+        transpose_kernel(mIn, mOut).launch(grid=[n, n, 1], block=[32, 8, 1])
+
+    @cute.kernel
+    def reduce_kernel(gIn: cute.Tensor, gOut: cute.Tensor):
+        tid, _, _ = cute.arch.thread_idx()
+        row, _, _ = cute.arch.block_idx()
+        smem = cutlass.utils.SmemAllocator()
+        partial = smem.allocate_tensor(cutlass.Float32, cute.make_layout(256), 16)
+        total = cutlass.Float32(0.0)
+        for j in cutlass.range_constexpr(REDUCE_COLS // 256):
+            total = total + gIn[row, tid + 256 * j]
+        partial[tid] = total
+        cute.arch.sync_threads()
+        stride = 128
+        while stride > 0:
+            if tid < stride:
+                partial[tid] = partial[tid] + partial[tid + stride]
+            cute.arch.sync_threads()
+            stride = stride // 2
+        if tid == 0:
+            gOut[row] = partial[0]
+
+    @cute.jit
+    def reduce_rows(mIn: cute.Tensor, mOut: cute.Tensor):
+        reduce_kernel(mIn, mOut).launch(grid=[mIn.shape[0], 1, 1], block=[256, 1, 1])
+
+    return transpose, reduce_rows
+
+
+_NUMBA_SOURCE = '''
+@cuda.jit
+def transpose(a, out):
+    tile = cuda.shared.array((32, 33), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    bx, by = cuda.blockIdx.x, cuda.blockIdx.y
+    for step in range(4):
+        tile[ty + 8 * step, tx] = a[by * 32 + ty + 8 * step, bx * 32 + tx]
+    cuda.syncthreads()
+    for step in range(4):
+        out[bx * 32 + ty + 8 * step, by * 32 + tx] = tile[tx, ty + 8 * step]
+
+@cuda.jit
+def reduce_rows(a, out):
+    partial = cuda.shared.array(256, float32)
+    tid, row = cuda.threadIdx.x, cuda.blockIdx.x
+    total = float32(0.0)
+    for j in range(REDUCE_COLS // 256):
+        total += a[row, tid + 256 * j]
+    partial[tid] = total
+    cuda.syncthreads()
+    stride = 128
+    while stride > 0:
+        if tid < stride:
+            partial[tid] += partial[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if tid == 0:
+        out[row] = partial[0]
+
+'''
+
+
+def _numba_kernels():
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    from numba import cuda, float32
+
+    # numba's simulator swaps `cuda` in the kernel's module globals, so the kernels get globals of their own
+    namespace = {"cuda": cuda, "float32": float32, "REDUCE_COLS": REDUCE_COLS}
+    exec(_NUMBA_SOURCE, namespace)
+    transpose, reduce_rows = namespace["transpose"], namespace["reduce_rows"]
+    n = TRANSPOSE_N // 32
+    return (lambda a, o: transpose[(n, n), (32, 8)](a, o),
+            lambda a, o: reduce_rows[REDUCE_ROWS, 256](a, o))
+
+
+def compare_numba(repeat: int) -> int:
+    """Time the shared-memory kernels on both simulators in this process; print the ratio."""
+    import numpy
+    try:
+        ours_transpose, ours_reduce = _sim_kernels()
+        theirs_transpose, theirs_reduce = _numba_kernels()
+    except ImportError:
+        print("bench_sim --numba: numba is not installed (pip install numba; it is not a dependency)")
+        return 1
+    from cutlass.cute.runtime import from_dlpack
+    rng = numpy.random.default_rng(0)
+    a = rng.random((TRANSPOSE_N, TRANSPOSE_N), numpy.float32)
+    x = rng.random((REDUCE_ROWS, REDUCE_COLS), numpy.float32)
+    rows = [("transpose 128x128 via smem, 32x8 threads/block", a, numpy.zeros_like(a), a.T,
+             ours_transpose, theirs_transpose),
+            ("tree reduction 16x1024 rows, 256 threads/block", x, numpy.zeros(REDUCE_ROWS, numpy.float32),
+             x.sum(axis=1), ours_reduce, theirs_reduce)]
+    print(f"{'kernel':48} {'cutekit s':>9} {'numba s':>8} {'speed-up':>9}  ok")
+    for name, data, out, want, ours, theirs in rows:
+        def best(call):
+            times = []
+            for _ in range(repeat):
+                out[...] = 0
+                started = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - started)
+            return min(times), numpy.allclose(out, want, rtol=1e-4, atol=1e-4)
+        mine, ok_mine = best(lambda: ours(from_dlpack(data), from_dlpack(out)))
+        numba_s, ok_numba = best(lambda: theirs(data, out))
+        print(f"{name:48} {mine:9.3f} {numba_s:8.3f} {numba_s / mine:8.1f}x  "
+              f"{'yes' if ok_mine and ok_numba else 'NO'}", flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=2, help="runs per kernel; the best is reported (>= 1)")
+    parser.add_argument("--numba", action="store_true",
+                        help="time a shared-memory transpose and a tree reduction on this simulator and on "
+                             "numba's CUDA simulator, in this same run (needs numba installed)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
     cutekit.use("sim")
+    if args.numba:
+        return compare_numba(args.repeat)
     print(f"{'kernel':48} {'seconds':>8} {'threads/s':>11} {'elements/s':>11} {'vs numba':>9}  ok")
     for name, make in cases().items():
         run, check, elements = make()

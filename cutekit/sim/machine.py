@@ -243,7 +243,9 @@ def user_site(depth: int = 2) -> tuple:
     return (frame.f_code.co_filename, frame.f_lineno)
 
 
-def site_text(site: tuple) -> str:
+def site_text(site) -> str:
+    if site is None or isinstance(site, str):
+        return site or ""
     filename, line = site
     return f"{os.path.basename(filename)}:{line}"
 
@@ -252,7 +254,7 @@ def site_text(site: tuple) -> str:
 
 def _wait(thread: Thread, kind: str):
     thread.waiting = kind
-    thread.where = site_text(user_site(3))
+    thread.where = user_site(3)         # (file, line): made text only when a message needs it
     _SCHEDULER[0].switch()
 
 
@@ -411,7 +413,7 @@ def _release_warps(live: list) -> bool:
             continue
         keys = {t.request[0] for t in lanes}
         if len(keys) != 1:
-            where = sorted({f"{t.request[0]} at {t.where}" for t in lanes})
+            where = sorted({f"{t.request[0]} at {site_text(t.where)}" for t in lanes})
             raise DeadlockError(f"block {lanes[0].block_idx}, warp {warp}: its lanes wait at different warp "
                                 f"collectives ({'; '.join(where)}); every lane must reach the same one")
         resolve = lanes[0].request[1]
@@ -426,7 +428,7 @@ def _release_warps(live: list) -> bool:
 def _deadlock_story(threads: list, live: list) -> str:
     waits: dict = {}
     for t in live:
-        waits.setdefault(f"{'sync_threads' if t.waiting == 'barrier' else 'a warp collective'} at {t.where}",
+        waits.setdefault(f"{'sync_threads' if t.waiting == 'barrier' else 'a warp collective'} at {site_text(t.where)}",
                          []).append(t.linear)
     finished = len(threads) - len(live)
     parts = [f"threads {_ranges(ids)} wait at {what}" for what, ids in waits.items()]

@@ -415,7 +415,7 @@ def read(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = 
         return
     if storage.space == "smem":
         _check_race(storage, addresses, thread, "read", tensor)
-        if storage.in_flight[addresses].any():
+        if (storage.in_flight[addresses[0]] if addresses.size == 1 else storage.in_flight[addresses].any()):
             raise RaceError(f"read of {tensor._label() if tensor else storage.describe()} while a cp.async "
                             f"copy into it has not finished: call cute.arch.cp_async_wait_group(...) (and "
                             f"sync_threads) before reading what cp.async wrote")
@@ -473,6 +473,10 @@ def _vector_length(addresses: numpy.ndarray, bytes_per_element: int) -> int:
 
 
 def _record_requests(thread, storage: Storage, addresses: numpy.ndarray, vector: int | None):
+    if addresses.size == 1:             # one element (t[i] = v): no vector to find
+        machine.record_shared_request(thread, [storage.byte_base + int(addresses[0]) * storage.bytes_per_element],
+                                      storage.bytes_per_element, machine.user_site(1))
+        return
     if vector is None:
         vector = vector_length(addresses, storage.bytes_per_element)
     starts = storage.byte_base + addresses[::vector] * storage.bytes_per_element
@@ -486,6 +490,18 @@ def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, t
     if machine.SETTINGS.races == "off":
         return
     epoch, me = thread.block.epoch, thread.linear
+    if addresses.size == 1 and not (storage.write_epoch[addresses[0]] == epoch and storage.writer[addresses[0]] != me) \
+            and not (kind == "write" and storage.read_epoch[addresses[0]] == epoch
+                     and storage.reader[addresses[0]] != me):
+        a = int(addresses[0])           # one element and no race: the bookkeeping below, on scalars
+        if kind == "read":
+            if storage.read_epoch[a] != epoch:
+                storage.reader[a], storage.read_epoch[a] = me, epoch
+            elif storage.reader[a] != me:
+                storage.reader[a] = -2
+        else:
+            storage.writer[a], storage.write_epoch[a] = me, epoch
+        return
     clash = (storage.write_epoch[addresses] == epoch) & (storage.writer[addresses] != me)
     if kind == "read":
         readers = storage.reader[addresses]
