@@ -8,7 +8,7 @@ from .layout import (Basis, ComposedLayout, Layout, Swizzle, append, blocked_pro
                      composition, cosize, crd2idx, depth, dice, filter, filter_zeros, flat_divide, flat_product,
                      flatten, get, group_modes, idx2crd, left_inverse, logical_divide, logical_product,
                      make_composed_layout, make_layout, make_layout_tv, make_ordered_layout, make_swizzle,
-                     max_common_vector, prepend, rank, raked_product, recast_layout, right_inverse, select, size,
+                     max_common_layout, max_common_vector, prepend, rank, raked_product, recast_layout, right_inverse, select, shape, size,
                      slice_, tile_to_shape, tiled_divide, tiled_product, zipped_divide, zipped_product)
 from .tensor import Tensor, local_partition, local_tile, make_identity_tensor, make_tensor
 from .typing import BFloat16, Float16, Float32, Float64, Int8, Int16, Int32, Numeric

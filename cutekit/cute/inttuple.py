@@ -111,8 +111,9 @@ def idx2crd(index: int, shape):
     """
     if is_tuple(shape):
         out = []
-        for part in shape:
-            out.append(idx2crd(index % product(part), part))
+        for i, part in enumerate(shape):
+            last = i == len(shape) - 1      # the last mode takes what is left, so an index past the end still maps
+            out.append(idx2crd(index if last else index % product(part), part))
             index //= product(part)
         return tuple(out)
     return index

@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass
 
 from .inttuple import (CuteError, ceil_div, check_coordinate, compact_col_major, congruent, crd2idx as _crd2idx,
-                       depth as _depth, flatten as _flatten, fmt, fmt_coord, idx2crd as _idx2crd, is_int, is_tuple,
+                       depth as _depth, flatten as _flatten, transform, fmt, fmt_coord, idx2crd as _idx2crd, is_int, is_tuple,
                        prefix_products, product, rank as _rank, shape_div)
 
 
@@ -186,15 +186,22 @@ def make_ordered_layout(shape, order) -> Layout:
     '(4,32):(32,1)'
     """
     _check_shape(shape)
-    leaves, ranks = _flatten(shape), _flatten(order)
-    if len(leaves) != len(ranks):
-        raise CuteError(f"make_ordered_layout: order {fmt(order)} must name every mode of shape {fmt(shape)}")
-    strides, current = [0] * len(leaves), 1
-    for i in sorted(range(len(leaves)), key=lambda i: ranks[i]):
-        strides[i] = 0 if leaves[i] == 1 else current
-        current *= leaves[i]
-    it = iter(strides)
-    return Layout(shape, _unflatten_like(shape, it))
+    pairs = []              # (sub-shape, its order): an order entry may stand for a whole nested mode
+
+    def pair(s, o):
+        if is_tuple(o):
+            if not is_tuple(s) or len(s) != len(o):
+                raise CuteError(f"make_ordered_layout: order {fmt(order)} does not match the modes of shape "
+                                f"{fmt(shape)} (each order entry names one mode or one nested mode)")
+            return tuple(pair(si, oi) for si, oi in zip(s, o))
+        if not is_int(o):
+            raise CuteError(f"make_ordered_layout: every order entry must be an int, got {o!r}")
+        pairs.append((s, o))
+        return len(pairs) - 1
+    where = pair(shape, order)
+    # a mode's stride is the size of every mode with a smaller order (equal orders get the same stride)
+    strides = [compact_col_major(s, product(tuple(product(t) for t, p in pairs if p < o))) for s, o in pairs]
+    return Layout(shape, transform(lambda i: strides[i], where) if is_tuple(where) else strides[where])
 
 
 def _unflatten_like(like, it):
@@ -258,7 +265,34 @@ def cosize(x, mode=()) -> int:
 
 
 def rank(x, mode=()) -> int:
-    return _rank(_select_path(_shape_of(x) if not isinstance(x, Layout) else x.shape, list(mode)))
+    """Number of top-level modes (of one mode with `mode=[i, ...]`); a mode path cannot enter an int.
+
+    >>> rank(make_layout((4, (2, 3)))), rank(make_layout((4, (2, 3))), mode=[1])
+    (2, 2)
+    """
+    shape = _shape_of(x) if not isinstance(x, Layout) else x.shape
+    for i in mode:
+        if not is_tuple(shape) or not 0 <= i < len(shape):
+            raise CuteError(f"rank: mode {list(mode)} does not exist in shape {fmt(_shape_of(x))}")
+        shape = shape[i]
+    return _rank(shape)
+
+
+def shape(x, *, mode=None):
+    """The shape of a layout, tensor or tiler (a tuple of layouts and ints), or of its mode `mode`.
+
+    >>> shape(make_layout((4, (2, 3)))), shape((make_layout(4), 8)), shape(make_layout((4, 8)), mode=0)
+    ((4, (2, 3)), (4, 8), 4)
+    """
+    if is_tuple(x):
+        value = tuple(shape(p) if not is_int(p) else p for p in x)
+    elif is_int(x):
+        value = x
+    else:
+        value = _layout_of(x).shape
+    if mode is None:
+        return value
+    return get(value, mode=[mode] if is_int(mode) else list(mode))
 
 
 def depth(x, mode=()) -> int:
@@ -310,6 +344,8 @@ def group_modes(x, begin: int, end: int | None = None) -> Layout:
     if not (0 <= begin < end <= n):
         raise CuteError(f"group_modes: [{begin}, {end}) is not a range of modes of {layout} (rank {n})")
     grouped = _concat(*modes[begin:end])
+    if not is_tuple(layout.shape):
+        return grouped      # a single int mode grouped is that mode in a rank-1 tuple
     return _concat(*modes[:begin], grouped, *modes[end:])
 
 
@@ -337,11 +373,10 @@ def flatten(x):
     '(2,3,4):(1,2,6)'
     """
     if isinstance(x, Layout):
-        shapes, strides = _flatten(x.shape), _flatten(x.stride)
-        if len(shapes) == 1:
-            return Layout(shapes[0], strides[0])
-        return Layout(shapes, strides)
-    return _flatten(x)
+        if not is_tuple(x.shape):
+            return x
+        return Layout(_flatten(x.shape), _flatten(x.stride))
+    return _flatten(x) if is_tuple(x) else x
 
 
 def crd2idx(coord, layout):
@@ -351,16 +386,30 @@ def crd2idx(coord, layout):
     9
     """
     layout = _layout_of(layout)
-    return layout(coord)
+    _check_coordinate_form(coord, layout.shape)
+    return _crd2idx(coord, layout.shape, layout.stride)
+
+
+def _check_coordinate_form(coord, shape):
+    """Ranks must match where a coordinate is a tuple; values are not bounded (CuTeDSL computes past the end)."""
+    if is_tuple(coord):
+        if not is_tuple(shape) or len(coord) != len(shape):
+            if not is_tuple(shape) and len(_flatten(coord)) == 1:
+                return
+            raise CuteError(f"crd2idx: coordinate {fmt_coord(coord)} does not match the modes of shape {fmt(shape)}")
+        for c, s in zip(coord, shape):
+            _check_coordinate_form(c, s)
+    elif not is_int(coord):
+        raise CuteError(f"crd2idx: a coordinate must be an int or a tuple of ints, got {coord!r}")
 
 
 def idx2crd(index, shape):
-    """Natural coordinate of a 1-D index in a shape (column-major).
+    """Natural coordinate of a 1-D index in a shape (column-major); past the end, the last mode keeps counting.
 
-    >>> idx2crd(13, (4, 8))
-    (1, 3)
+    >>> idx2crd(13, (4, 8)), idx2crd(35, (4, 8))
+    ((1, 3), (3, 8))
     """
-    check_coordinate(index, shape, "index")
+    _check_coordinate_form(index, shape)
     return _idx2crd(index, shape)
 
 
@@ -516,10 +565,14 @@ def _compose(lhs_modes, a, rhs_shape, rhs_stride):
     if not result:
         return Layout(rest_shape, rest_stride * lhs_modes[-1][1])
     if rest_shape != 1:
-        result.append((rest_shape, rest_stride * lhs_modes[-1][1]))
-    # CuTeDSL coalesces each mode it builds: a stride smaller than the mode it starts in can leave two pieces
-    # that continue each other ((5,4):(8,64) o 4:4 is (2,2):(32,64) by the rule, printed 4:32)
-    return _coalesce_flat(_from_modes(result))
+        last = (rest_shape, rest_stride * lhs_modes[-1][1])
+        if result[-1][0] * result[-1][1] == last[1]:
+            # CuTeDSL merges the last piece into the one before when it continues it: a stride smaller than the
+            # mode it starts in can split one run ((5,4):(8,64) o 4:4 is (2,2):(32,64) by the rule, printed 4:32)
+            result[-1] = (result[-1][0] * last[0], result[-1][1])
+        else:
+            result.append(last)
+    return _from_modes(result)
 
 
 def _ceil_div_shape(a, b: int):
@@ -868,11 +921,8 @@ def tile_to_shape(atom, trg_shape, order=None):
     if len(trg_shape) < len(atom_shape):
         raise CuteError(f"tile_to_shape: target {fmt(trg_shape)} has fewer modes than the atom {atom}")
     atom_shape = atom_shape + (1,) * (len(trg_shape) - len(atom_shape))
-    for t, a in zip(trg_shape, atom_shape):
-        if size(t) % a != 0:
-            raise CuteError(f"tile_to_shape: target shape {fmt(trg_shape)} is not a multiple of the atom's shape "
-                            f"{fmt(atom_shape)}")
-    reps = tuple(size(t) // a for t, a in zip(trg_shape, atom_shape))
+    # CuTeDSL rounds up where the atom does not divide the target (C++ CuTe asserts instead)
+    reps = tuple(ceil_div(size(t), a) for t, a in zip(trg_shape, atom_shape))
     order = tuple(range(len(reps))) if order is None else order
     return blocked_product(atom, make_ordered_layout(reps, order=order))
 
@@ -893,9 +943,10 @@ def recast_layout(new_type_bits: int, old_type_bits: int, src_layout):
         n = new_type_bits // old_type_bits
 
         def up(s, d):
+            # CuTe's upcast; CuTeDSL's shape_div rounds up where neither value divides the other
             if d == 0:
                 return (s, 0)
-            return (shape_div(s, shape_div(n, abs(d))), shape_div(d, n))
+            return (ceil_div(s, ceil_div(n, abs(d))), ceil_div(d, n))
         pairs = transform(lambda s, d: up(s, d), layout.shape, layout.stride)
     else:
         if old_type_bits % new_type_bits:
@@ -909,15 +960,35 @@ def _pick(pairs, k, like):
     return tuple(_pick(p, k, l) for p, l in zip(pairs, like)) if is_tuple(like) else pairs[k]
 
 
+def _common_run(a, b):
+    inverse_b = right_inverse(_layout_of(b))
+    common = coalesce(composition(_layout_of(a), inverse_b))
+    first = common if not is_tuple(common.shape) else common[0]
+    return inverse_b, first
+
+
+def max_common_layout(a, b) -> Layout:
+    """The layout of the longest run of b's offsets 0, 1, 2, ... that `a` also maps to 0, 1, 2, ...:
+    right_inverse(b) cut to the first mode of coalesce(a o right_inverse(b)) when that mode has stride 1,
+    else 1:0.
+
+    >>> str(max_common_layout(make_layout((4, 8), stride=(8, 1)), make_layout((4, 8), stride=(8, 1))))
+    '(8,4):(4,1)'
+    """
+    inverse_b, first = _common_run(a, b)
+    if first.stride == 1:
+        return composition(inverse_b, first)
+    return Layout(1, 0)
+
+
 def max_common_vector(a, b) -> int:
     """How many consecutive elements both layouts keep consecutive (the widest common vector).
 
     >>> max_common_vector(make_layout((4, 8), stride=(8, 1)), make_layout((4, 8), stride=(8, 1)))
     32
     """
-    common = coalesce(composition(_layout_of(a), right_inverse(_layout_of(b))))
-    first_shape, first_stride = _modes_flat(common)[0]
-    return first_shape if first_stride == 1 else 1
+    _, first = _common_run(a, b)
+    return first.shape if first.stride == 1 else 1
 
 
 def slice_(coord, layout):
@@ -1104,7 +1175,7 @@ for _name in ("make_layout", "make_ordered_layout", "size", "cosize", "rank", "d
               "filter", "composition", "complement", "right_inverse", "left_inverse", "logical_divide",
               "zipped_divide", "tiled_divide", "flat_divide", "logical_product", "zipped_product",
               "tiled_product", "flat_product", "blocked_product", "raked_product", "make_layout_tv",
-              "tile_to_shape", "recast_layout", "max_common_vector", "slice_", "slice_offset", "dice",
+              "tile_to_shape", "recast_layout", "max_common_vector", "max_common_layout", "shape", "slice_", "slice_offset", "dice",
               "_coord_of_offset"):
     globals()[_name] = _memo(globals()[_name])
 

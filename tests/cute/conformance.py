@@ -278,7 +278,27 @@ def _case_common(rng):
     return rng.choice(["max_common_layout", "max_common_vector"]), (a, b), {}
 
 
-DRAWS = [(_case_make_layout, 1), (_case_make_ordered_layout, 1), (_case_query, 2), (_case_select, 1),
+def _case_course_helpers(rng):
+    """The layout helpers the course's kernels call: make_layout_tv, tile_to_shape, recast_layout."""
+    r = rng.random()
+    if r < 0.4:
+        thr = draw_layout(rng, max_rank=2, max_depth=2, max_size=256, kind=rng.choice(["compact", "ordered"]))
+        val = draw_layout(rng, max_rank=2, max_depth=2, max_size=16,
+                          kind=rng.choice(["compact", "ordered", "padded", "random"]))
+        return "make_layout_tv", (thr, val), {}
+    if r < 0.7:
+        atom = draw_layout(rng, max_rank=2, max_depth=2, max_size=64)
+        modes = list(atom) if isinstance(atom.shape, tuple) else [atom]
+        target = tuple(cute.size(m) * rng.choice([1, 1, 2, 3, 4]) + (rng.random() < 0.1) for m in modes)
+        target += tuple(rng.choice([1, 2, 4]) for _ in range(rng.choice([0, 0, 1])))
+        order = list(range(len(target)))
+        rng.shuffle(order)
+        return "tile_to_shape", (atom, target, tuple(order)), {}
+    layout = draw_layout(rng, max_size=1024)
+    return "recast_layout", (rng.choice([8, 16, 32, 64]), rng.choice([8, 16, 32, 64]), layout), {}
+
+
+DRAWS = [(_case_course_helpers, 2), (_case_make_layout, 1), (_case_make_ordered_layout, 1), (_case_query, 2), (_case_select, 1),
          (_case_coalesce, 2), (_case_composition, 4), (_case_complement, 3), (_case_inverse, 2),
          (_case_divide, 4), (_case_product, 4), (_case_coordinates, 1), (_case_common, 2)]
 
