@@ -564,15 +564,11 @@ def _compose(lhs_modes, a, rhs_shape, rhs_stride):
         rest_stride = next_stride
     if not result:
         return Layout(rest_shape, rest_stride * lhs_modes[-1][1])
-    if rest_shape != 1:
-        last = (rest_shape, rest_stride * lhs_modes[-1][1])
-        if result[-1][0] * result[-1][1] == last[1]:
-            # CuTeDSL merges the last piece into the one before when it continues it: a stride smaller than the
-            # mode it starts in can split one run ((5,4):(8,64) o 4:4 is (2,2):(32,64) by the rule, printed 4:32)
-            result[-1] = (result[-1][0] * last[0], result[-1][1])
-        else:
-            result.append(last)
-    return _from_modes(result)
+    if rest_shape == 1:
+        return _from_modes(result)
+    # When a rest mode is left for the last mode of `a`, CuTeDSL coalesces the whole result: a stride smaller
+    # than the mode it starts in can split one run ((5,4):(8,64) o 4:4 is (2,2):(32,64) by the rule, printed 4:32)
+    return _coalesce_flat(_from_modes(result + [(rest_shape, rest_stride * lhs_modes[-1][1])]))
 
 
 def _ceil_div_shape(a, b: int):
