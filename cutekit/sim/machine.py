@@ -233,14 +233,24 @@ def require_thread(what: str) -> Thread:
 _OWN_FILES = os.path.dirname(os.path.abspath(__file__))
 
 
+_OWN_CODE: dict = {}     # code object -> whether it is cutekit's simulator's own (skipped by user_site)
+
+
 def user_site(depth: int = 2) -> tuple:
     """(file, line) of the innermost frame outside cutekit's simulator: the kernel line being run."""
     frame = sys._getframe(depth)
-    while frame is not None and frame.f_code.co_filename.startswith(_OWN_FILES):
+    own = _OWN_CODE
+    while frame is not None:
+        code = frame.f_code
+        mine = own.get(code)
+        if mine is None:
+            if len(own) > 4096:         # notebook cells make new code objects each run
+                own.clear()
+            mine = own[code] = code.co_filename.startswith(_OWN_FILES)
+        if not mine:
+            return (code.co_filename, frame.f_lineno)
         frame = frame.f_back
-    if frame is None:
-        return ("?", 0)
-    return (frame.f_code.co_filename, frame.f_lineno)
+    return ("?", 0)
 
 
 def site_text(site) -> str:
@@ -461,10 +471,15 @@ def record_shared_request(thread: Thread, byte_addresses, width: int, site: tupl
     of the other lanes of its warp there (a warp instruction)."""
     if site is None:
         site = user_site(3)
-    k = thread.access_counts.get(site, 0)
-    thread.access_counts[site] = k + 1
-    key = (thread.warp, site, k, width)
-    thread.block.requests.setdefault(key, []).append((thread.lane, byte_addresses))
+    counts = thread.access_counts
+    k = counts.get(site, 0)
+    counts[site] = k + 1
+    key = (thread.linear >> 5, site, k, width)
+    lanes = thread.block.requests.get(key)
+    if lanes is None:
+        thread.block.requests[key] = [(thread.linear & 31, byte_addresses)]
+    else:
+        lanes.append((thread.linear & 31, byte_addresses))
 
 
 def wavefronts(lane_addresses: list, width: int) -> int:
@@ -493,16 +508,28 @@ def wavefronts(lane_addresses: list, width: int) -> int:
     return total
 
 
+_WAVEFRONTS: dict = {}   # (width, ((lane, addresses), ...)) -> (wavefronts, phases): blocks repeat patterns
+
+
 def _count_bank_conflicts(block: Block):
     report = block.launch.report
+    known = _WAVEFRONTS
+    by_line = report.bank_conflicts_by_line
     for (warp, site, k, width), lanes in block.requests.items():
-        passes = wavefronts(lanes, width)
-        # one pass per phase is the best any request can do; every pass beyond that is a conflict
-        phases = len({lane // max(1, min(WARP_SIZE, 128 // max(width, 4))) for lane, _ in lanes})
+        key = (width, tuple([(lane, tuple(addresses)) for lane, addresses in lanes]))
+        counted = known.get(key)
+        if counted is None:
+            passes = wavefronts(lanes, width)
+            # one pass per phase is the best any request can do; every pass beyond that is a conflict
+            phases = len({lane // max(1, min(WARP_SIZE, 128 // max(width, 4))) for lane, _ in lanes})
+            if len(known) > 16384:
+                known.clear()
+            counted = known[key] = (passes, phases)
+        passes, phases = counted
         report.shared_accesses += 1
         report.shared_wavefronts += passes
         where = site_text(site)
-        report.bank_conflicts_by_line[where] = report.bank_conflicts_by_line.get(where, 0) + max(0, passes - phases)
+        by_line[where] = by_line.get(where, 0) + max(0, passes - phases)
     block.requests.clear()
 
 

@@ -47,6 +47,37 @@ class Storage:
             self.reader = numpy.full(array.size, -1, numpy.int32)
             self.read_epoch = numpy.full(array.size, -1, numpy.int64)
             self.in_flight = numpy.zeros(array.size, numpy.int16)
+            # the same bookkeeping seen as memoryviews: one element read or written by Python at a time
+            # (scalar_access) costs a fraction of NumPy's scalar indexing; the arrays stay the truth
+            self._scalar_views = (memoryview(self.writer), memoryview(self.write_epoch),
+                                  memoryview(self.reader), memoryview(self.read_epoch),
+                                  memoryview(self.in_flight))
+
+    def scalar_access(self, address: int, thread, writing: bool) -> bool:
+        """A shared-memory element read or written by `thread`: do the race bookkeeping and count it for
+        bank conflicts, and answer True; answer False, changing nothing, when the access races or reads
+        what a cp.async copy has not finished writing (`read`/`write` then say so, with their messages)."""
+        writer, write_epoch, reader, read_epoch, in_flight = self._scalar_views
+        if not writing and in_flight[address]:
+            return False
+        races = machine.SETTINGS.races
+        if races != "off":
+            epoch, me = thread.block.epoch, thread.linear
+            if write_epoch[address] == epoch and writer[address] != me:
+                return False
+            if writing:
+                if read_epoch[address] == epoch and reader[address] != me:
+                    return False
+                writer[address] = me
+                write_epoch[address] = epoch
+            elif read_epoch[address] != epoch:
+                reader[address] = me
+                read_epoch[address] = epoch
+            elif reader[address] != me:
+                reader[address] = -2
+        machine.record_shared_request(thread, [self.byte_base + address * self.bytes_per_element],
+                                      self.bytes_per_element, machine.user_site(3))
+        return True
 
     def describe(self) -> str:
         what = f"{_SPACE_NAMES[self.space]} tensor"
@@ -251,10 +282,15 @@ class SimTensor(Tensor):
                 if machine.SETTINGS.trace:
                     read(storage, numpy.array([address]), self, coord)
                 return storage.array[address].item()
-            if storage.space == "smem" or machine.SETTINGS.trace:
+            if storage.space == "smem":
+                thread = machine._current[0]
+                if machine.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, False):
+                    read(storage, numpy.array([address]), self, coord)
+                return storage.array[address].item()
+            if machine.SETTINGS.trace:
                 read(storage, numpy.array([address]), self, coord)
             value = storage.array[address]
-            return value.item() if storage.space != "rmem" or storage.array.dtype == numpy.bool_ else value
+            return value.item() if storage.array.dtype == numpy.bool_ else value
         coord = plain_coordinate(coord, lambda: self._indexing(coord))    # ints (bools, NumPy ints), or refused
         if type(coord) is tuple:
             try:
@@ -290,9 +326,14 @@ class SimTensor(Tensor):
         if address is None:
             coord = plain_coordinate(coord, lambda: self._indexing(coord))
             address = self._address(self._locate(coord), coord)
-        if self.storage.space == "smem" or machine.SETTINGS.trace:
-            write(self.storage, numpy.array([address]), self, coord)
-        self.storage.array[address] = value
+        storage = self.storage
+        if storage.space == "smem":
+            thread = machine._current[0]
+            if machine.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, True):
+                write(storage, numpy.array([address]), self, coord)
+        elif machine.SETTINGS.trace:
+            write(storage, numpy.array([address]), self, coord)
+        storage.array[address] = value
 
     def _address(self, offset: int, coord=None) -> int:
         address = _apply_swizzle(self.swizzle, self.base + offset)
