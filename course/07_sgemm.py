@@ -822,8 +822,10 @@ else:
 # ### Exercise 1 · Build the TiledMMA
 #
 # Write `tiled_mma_for(warps_m, warps_n)`: the TiledMMA of fp16 `mma.sync.m16n8k16` atoms accumulating in
-# fp32, on `warps_m x warps_n` warps (warp_m fastest, like `make_layout((2, 2, 1))`), with the permutation that
-# gives every warp two n8 atoms (16 columns apart, as in section 3).
+# fp32 on `warps_m x warps_n` warps, with the warps numbered **N-fastest** (warp (warp_m, warp_n) is warp
+# number `warp_m * warps_n + warp_n`, a row-major grid of warps; section 3's `make_layout((2, 2, 1))`
+# numbers them M-fastest), and the permutation that gives every warp 16 rows and two n8 atoms of C (16
+# columns in all, 16 apart as in section 3).
 
 # %%
 from cutekit import cute
@@ -874,12 +876,15 @@ check("ch07.pipeline_stages", schedule)
 # %% [markdown]
 # ### Exercise 4 · The S2R copy
 #
-# Write `s2r_copy(tiled_mma, operand)`: the shared-to-register TiledCopy for `operand` ("A" or "B") of a
-# tensor-core TiledMMA, built from the non-transposed `ldmatrix` of four 8x8 matrices, so that each thread
-# receives exactly the fragment the MMA expects.
+# Write `s2r_copy(tiled_mma, operand, major)`: the shared-to-register TiledCopy for `operand` ("A" or "B") of
+# a tensor-core TiledMMA, built from `ldmatrix` of four 8x8 fp16 matrices, for a shared-memory tile that is
+# K-contiguous (`major="K"`, as in the kernel) or M-contiguous for A / N-contiguous for B (`major="MN"`).
+# The check hands you the kernel's kind of TiledMMA (warps M-fastest, two n8 atoms per warp) on other warp
+# counts, simulates your copy on a tile of known values and compares every thread's registers with the MMA's
+# fragment.
 
 # %%
-def s2r_copy(tiled_mma, operand):
+def s2r_copy(tiled_mma, operand, major):
     # YOUR CODE HERE
     return None
 

@@ -822,8 +822,10 @@ else:
 # ### Exercise 1 · Build the TiledMMA
 #
 # Write `tiled_mma_for(warps_m, warps_n)`: the TiledMMA of fp16 `mma.sync.m16n8k16` atoms accumulating in
-# fp32, on `warps_m x warps_n` warps (warp_m fastest, like `make_layout((2, 2, 1))`), with the permutation that
-# gives every warp two n8 atoms (16 columns apart, as in section 3).
+# fp32 on `warps_m x warps_n` warps, with the warps numbered **N-fastest** (warp (warp_m, warp_n) is warp
+# number `warp_m * warps_n + warp_n`, a row-major grid of warps; section 3's `make_layout((2, 2, 1))`
+# numbers them M-fastest), and the permutation that gives every warp 16 rows and two n8 atoms of C (16
+# columns in all, 16 apart as in section 3).
 
 # %%
 from cutekit import cute
@@ -832,8 +834,8 @@ from cutekit import cute
 def tiled_mma_for(warps_m, warps_n):
     ### BEGIN SOLUTION
     atom = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
-    return cute.make_tiled_mma(atom, cute.make_layout((warps_m, warps_n, 1)),
-                               permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
+    warps = cute.make_layout((warps_m, warps_n, 1), stride=(warps_n, 1, 0))      # warp_n fastest
+    return cute.make_tiled_mma(atom, warps, permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
     ### END SOLUTION
 
 
@@ -890,17 +892,19 @@ check("ch07.pipeline_stages", schedule)
 # %% [markdown]
 # ### Exercise 4 · The S2R copy
 #
-# Write `s2r_copy(tiled_mma, operand)`: the shared-to-register TiledCopy for `operand` ("A" or "B") of a
-# tensor-core TiledMMA, built from the non-transposed `ldmatrix` of four 8x8 matrices, so that each thread
-# receives exactly the fragment the MMA expects.
+# Write `s2r_copy(tiled_mma, operand, major)`: the shared-to-register TiledCopy for `operand` ("A" or "B") of
+# a tensor-core TiledMMA, built from `ldmatrix` of four 8x8 fp16 matrices, for a shared-memory tile that is
+# K-contiguous (`major="K"`, as in the kernel) or M-contiguous for A / N-contiguous for B (`major="MN"`).
+# The check hands you the kernel's kind of TiledMMA (warps M-fastest, two n8 atoms per warp) on other warp
+# counts, simulates your copy on a tile of known values and compares every thread's registers with the MMA's
+# fragment.
 
 # %%
-def s2r_copy(tiled_mma, operand):
+def s2r_copy(tiled_mma, operand, major):
     ### BEGIN SOLUTION
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cute.Float16)
-    if operand == "A":
-        return cute.make_tiled_copy_A(atom, tiled_mma)
-    return cute.make_tiled_copy_B(atom, tiled_mma)
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(major == "MN", 4), cute.Float16)
+    make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
+    return make(atom, tiled_mma)
     ### END SOLUTION
 
 

@@ -2,45 +2,91 @@
 its main loop.
 
 Layout answers are asked on random warp arrangements, row widths and pipeline depths, so an answer tuned to
-the chapter's 128x128x64 kernel meets other cases. The swizzle is graded by counting bank conflicts with the
-simulator's bank model (`cutekit.sim.wavefronts`); the main loop runs inside a small tensor-core GEMM on the
-simulator, which reports wrong results and shared-memory races by name.
+the chapter's 128x128x64 kernel meets other cases; every draw holds the cases where the usual wrong rules
+differ (a 4x2 or 2x4 warp grid, rows of 32 and 256 bytes of both element sizes, 2 and 4-5 stages and fewer
+k-tiles than stages, both operands in both major orders). The swizzle is graded by counting bank conflicts
+with the simulator's bank model (`cutekit.sim.wavefronts`); the S2R copy by simulating it on a tile of known
+values and comparing every thread's registers with the MMA's fragment; the main loop runs inside a small
+tensor-core GEMM on the simulator, which reports wrong results and shared-memory races by name, and is
+compiled with real CuTeDSL for sm_80 (its PTX read) where CuTeDSL is installed.
 """
 from __future__ import annotations
 
+import functools
+import inspect
+import re
+import tempfile
 import types
+from pathlib import Path
 
-from .common import case_text, cutedsl_gives_the_same, each_outcome
+from .common import case_text, each_outcome
+from .cutedsl import FakeTensor, NotMovable, compile_to_ptx, module_source, run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed
-from .kernels import gpu_median_ms, on_gpu
+from .kernels import gpu_median_ms, kernel_module_source, on_gpu, unwrap
 
 THIS_MODULE = __name__
-LDMATRIX_SOURCE = "(32,8):(8,1)"
-LDMATRIX_DESTINATION = "(32,(2,4)):(2,(1,64))"
 
 
 def _warp_cases(rng, count):
-    """`count` distinct (warps_m, warps_n) arrangements, never only the chapter's 2x2, at least one not square."""
-    choices = [(1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4), (4, 2), (2, 4)]
-    while True:
-        picked = rng.sample(choices, count)
-        if any(m != n for m, n in picked):
-            return picked
+    """`count` distinct (warps_m, warps_n) arrangements. The first is always 4x2 or 2x4: both modes above 1 and
+    unequal, where M-fastest and N-fastest numbering, a swapped shape and the chapter's 2x2 all differ."""
+    wide = rng.choice([(4, 2), (2, 4)])
+    others = [(1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4), (4, 2), (2, 4)]
+    return [wide] + rng.sample([arrangement for arrangement in others if arrangement != wide], count - 1)
 
 
-def reference_tiled_mma(warps_m, warps_n, cute=None):
-    """The kernel's TiledMMA generalized: fp16 m16n8k16 atoms accumulating in fp32 on warps_m x warps_n warps,
-    each warp covering 16 columns (two n8 atoms)."""
-    if cute is None:
-        from cutekit import cute
-    atom = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
-    return cute.make_tiled_mma(atom, cute.make_layout((warps_m, warps_n, 1)),
+def _fp16_atom(cute):
+    return cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
+
+
+def exercise_tiled_mma(warps_m, warps_n):
+    """Exercise 1's answer: m16n8k16 atoms (fp16 in, fp32 accumulators) on warps_m x warps_n warps numbered
+    N-fastest, each warp covering 16 rows and two n8 atoms."""
+    from cutekit import cute
+    return cute.make_tiled_mma(_fp16_atom(cute), cute.make_layout((warps_m, warps_n, 1), stride=(warps_n, 1, 0)),
                                permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
 
 
-def _cutedsl_agrees(function: str, arguments, learner_text) -> "callable":
-    """A cutedsl-cpu criterion: real CuTeDSL, given each case, prints what the learner's answer printed."""
-    return cutedsl_gives_the_same(THIS_MODULE, function, arguments, learner_text, multiline=True)
+def kernel_tiled_mma(warps_m, warps_n):
+    """The kernel's TiledMMA generalized (warps M-fastest, two n8 atoms per warp): what exercise 4 is given."""
+    from cutekit import cute
+    return cute.make_tiled_mma(_fp16_atom(cute), cute.make_layout((warps_m, warps_n, 1)),
+                               permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
+
+
+def _learner_in_cutedsl(answer, wrapper: str, calls: list):
+    """Run `wrapper` (source defining `_ch07_facts`, calling the learner's function by `{name}`) under real
+    CuTeDSL, with the learner's function moved there by source (`cute` becomes `cutlass.cute`)."""
+    from .cutedsl import WorkerReply
+    try:
+        source = module_source(answer)
+    except NotMovable as why:
+        return WorkerReply(False, error=str(why))
+    with tempfile.TemporaryDirectory(prefix="cutekit-ch07-") as folder:
+        path = Path(folder) / "learner_answer.py"
+        path.write_text(source + "\n\n" + wrapper.replace("{name}", answer.__name__) + "\n")
+        return run_in_cutedsl(str(path), "_ch07_facts", calls)
+
+
+def _cutedsl_builds_the_same(wrapper: str, arguments, learner_text):
+    """A cutedsl-cpu criterion: real CuTeDSL, running the learner's own function on each case, builds what
+    cutekit built from it (`learner_text(outcome.value)`); cases whose answer raised are left to the reference
+    criteria, which report them."""
+    def judge(context) -> Verdict:
+        outcomes = [outcome for outcome in context.outcomes if not outcome.error]
+        if not outcomes:
+            return failed("your function raised on every case (see the other criteria)")
+        reply = _learner_in_cutedsl(context.answer, wrapper, [arguments(outcome.case) for outcome in outcomes])
+        if not reply.ok:
+            return failed(f"CuTeDSL could not run your function: {reply.error[:600]}")
+        for outcome, (value, error) in zip(outcomes, reply.values):
+            if error:
+                return failed(f"{case_text(outcome.case)}: under real CuTeDSL your function raised {error}")
+            if value != learner_text(outcome.value):
+                return failed(f"{case_text(outcome.case)}: real CuTeDSL builds\n{value.replace('|', chr(10))}\nfrom your "
+                              f"function; cutekit built\n{learner_text(outcome.value).replace('|', chr(10))}")
+        return passed()
+    return judge
 
 
 # ---- ch07.tiled_mma -------------------------------------------------------------------------------------------
@@ -49,87 +95,167 @@ def _mma_cases(rng):
     return [{"warps_m": m, "warps_n": n} for m, n in _warp_cases(rng, 4)]
 
 
+def _layout_values(layout) -> list:
+    from cutekit import cute
+    return [layout(index) for index in range(cute.size(layout))]
+
+
 def _mma_facts(tiled_mma) -> dict:
     if not hasattr(tiled_mma, "tv_layout_C_tiled"):
         raise TypeError(f"expected a TiledMMA made with cute.make_tiled_mma, got {type(tiled_mma).__name__}: "
                         f"{tiled_mma!r:.80}")
-    return {"text": str(tiled_mma), "vmnk": str(tiled_mma.thr_layout_vmnk),
+    vmnk = tiled_mma.thr_layout_vmnk
+    warps = tuple(vmnk.shape[1:3])
+    return {"vmnk": str(vmnk), "warps": warps,
+            # the thread number of lane 0 of each warp (warp_m, warp_n), warp_m slowest
+            "warp_threads": [vmnk((0, m, n, 0)) for m in range(warps[0]) for n in range(warps[1])],
             "tile": tuple(tiled_mma.get_tile_size(i) for i in range(3)),
             "A": str(tiled_mma.tv_layout_A_tiled), "B": str(tiled_mma.tv_layout_B_tiled),
             "C": str(tiled_mma.tv_layout_C_tiled), "op": str(tiled_mma.op)}
 
 
+@functools.lru_cache(maxsize=64)
+def _mma_reference(warps_m, warps_n) -> dict:
+    return _mma_facts(exercise_tiled_mma(warps_m, warps_n))
+
+
+@functools.lru_cache(maxsize=64)
+def _mma_reference_values(warps_m, warps_n) -> list:
+    return _layout_values(exercise_tiled_mma(warps_m, warps_n).tv_layout_C_tiled)
+
+
 def _ask_mma(answer, case):
-    return _mma_facts(answer(case["warps_m"], case["warps_n"]))
+    tiled_mma = answer(case["warps_m"], case["warps_n"])
+    facts = _mma_facts(tiled_mma)
+    if facts["C"] != _mma_reference(case["warps_m"], case["warps_n"])["C"]:
+        # another way of printing the same map (strides of size-1 modes)? compare the thread -> element values
+        facts["C_same_map"] = (_layout_values(tiled_mma.tv_layout_C_tiled)
+                               == _mma_reference_values(case["warps_m"], case["warps_n"]))
+    return facts
 
 
-def _mma_criterion(key: str, explain) -> "callable":
-    @each_outcome
-    def judge(outcome) -> Verdict | None:
-        want = _mma_facts(reference_tiled_mma(outcome.case["warps_m"], outcome.case["warps_n"]))
-        if outcome.value[key] != want[key]:
-            return failed(f"{case_text(outcome.case)}: {explain(outcome.case, want[key], outcome.value[key])}")
+@each_outcome
+def _mma_op(outcome) -> Verdict | None:
+    want = _mma_reference(outcome.case["warps_m"], outcome.case["warps_n"])["op"]
+    if outcome.value["op"] != want:
+        return failed(f"{case_text(outcome.case)}: the atom is\n{outcome.value['op']}\nit should be\n{want}\n"
+                      "(MmaF16BF16Op(Float16, Float32, (16, 8, 16)): fp16 in, fp32 accumulators, the m16n8k16 shape)")
+    return None
+
+
+@each_outcome
+def _mma_warps(outcome) -> Verdict | None:
+    m, n = outcome.case["warps_m"], outcome.case["warps_n"]
+    want, got = _mma_reference(m, n), outcome.value
+    if got["warps"] == want["warps"] and got["warp_threads"] == want["warp_threads"]:
         return None
-    return judge
+    where = case_text(outcome.case)
+    if got["warps"] != (m, n):
+        a, b = got["warps"]
+        if (a, b) == (n, m):
+            return failed(f"{where}: the warp layout is warps_n x warps_m ({a}x{b}, thread layout {got['vmnk']}): its "
+                          f"shape should be (warps_m, warps_n, 1) = ({m}, {n}, 1)")
+        return failed(f"{where}: you built {a}x{b} warps; this case asks for {m}x{n} warps (the shape comes from "
+                      "the arguments, (warps_m, warps_n, 1))")
+    m_fastest = [32 * (wm + m * wn) for wm in range(m) for wn in range(n)]
+    if got["warp_threads"] == m_fastest:
+        return failed(f"{where}: your warps are numbered M-fastest (thread layout {got['vmnk']}: warp_m has stride "
+                      f"32, make_layout's default column-major order); the exercise numbers them N-fastest, warp "
+                      f"(warp_m, warp_n) = warp_m * warps_n + warp_n: make_layout((warps_m, warps_n, 1), "
+                      f"stride=(warps_n, 1, 0)), thread layout {want['vmnk']}")
+    return failed(f"{where}: the thread layout is {got['vmnk']}; warp (warp_m, warp_n) should be warp number "
+                  f"warp_m * warps_n + warp_n, thread layout {want['vmnk']}")
 
 
-def _explain_warps(case, want, got):
-    m, n = case["warps_m"], case["warps_n"]
-    if m != n and got.startswith(f"(32,{n},{m},1)"):
-        return f"the thread layout is {got}, warps_n x warps_m; it should be {want} (atom layout (warps_m, warps_n, 1))"
-    if got.startswith(f"(32,{m},{n},1)"):
-        return (f"the thread layout is {got}; it should be {want}: warp_m fastest (make_layout((warps_m, warps_n, 1)) "
-                f"with its default column-major strides)")
-    return f"the thread layout (Thr Layout VMNK) is {got}; it should be {want} ({m}x{n} warps of 32 threads)"
+@each_outcome
+def _mma_tile(outcome) -> Verdict | None:
+    m, n = outcome.case["warps_m"], outcome.case["warps_n"]
+    want, got = _mma_reference(m, n)["tile"], outcome.value["tile"]
+    if got == want:
+        return None
+    where = case_text(outcome.case)
+    if outcome.value["warps"] != (m, n):
+        a, b = outcome.value["warps"]
+        return failed(f"{where}: the tile (M, N, K) is {got}, made for {a}x{b} warps; this case asks for {m}x{n} "
+                      f"warps: (16*warps_m, 16*warps_n, 16) = {want}")
+    if got == (16 * m, 8 * n, 16):
+        return failed(f"{where}: the tile (M, N, K) is {got}: one n8 atom per warp. permutation_mnk = "
+                      f"(16*warps_m, 16*warps_n, 16) = {want} gives each warp a second n8 atom")
+    return failed(f"{where}: the tile (M, N, K) is {got}, so each warp covers {got[0] // m} rows x {got[1] // n} "
+                  f"columns; it should be {want}: 16 rows and two n8 atoms (16 columns) per warp, "
+                  "permutation_mnk = (16*warps_m, 16*warps_n, 16)")
 
 
-def _explain_tile(case, want, got):
-    if got[1] == 8 * case["warps_n"]:
-        return (f"the tile is {got}, so each warp covers one n8 atom; the kernel's permutation_mnk "
-                f"(16*warps_m, 16*warps_n, 16) gives {want}: two n8 atoms per warp, one ldmatrix.x4 for B")
-    return f"the tile (M, N, K) is {got}; it should be {want} (permutation_mnk = (16*warps_m, 16*warps_n, 16))"
+@each_outcome
+def _mma_elements(outcome) -> Verdict | None:
+    want, got = _mma_reference(outcome.case["warps_m"], outcome.case["warps_n"]), outcome.value
+    for operand in ("A", "B", "C"):
+        if got[operand] != want[operand] and not (operand == "C" and got.get("C_same_map")):
+            return failed(f"{case_text(outcome.case)}: tv_layout_{operand}_tiled is {got[operand]}; it should be "
+                          f"{want[operand]} (the warps' order and the permutation decide which thread holds what)")
+    return None
 
 
-def _explain_op(case, want, got):
-    return (f"the atom is\n{got}\nit should be\n{want}\n(MmaF16BF16Op(Float16, Float32, (16, 8, 16)): fp16 in, "
-            "fp32 accumulators, the m16n8k16 shape)")
+TILED_MMA_WRAPPER = '''
+def _ch07_facts(warps_m, warps_n):
+    tiled = {name}(warps_m, warps_n)
+    return "|".join([str(tiled.tv_layout_A_tiled), str(tiled.tv_layout_B_tiled), str(tiled.tv_layout_C_tiled),
+                     str([int(tiled.get_tile_size(i)) for i in range(3)])])
+'''
+
+
+def _mma_text(value) -> str:
+    return "|".join([value["A"], value["B"], value["C"], str(list(value["tile"]))])
 
 
 TILED_MMA = Exercise(
     id="ch07.tiled_mma",
     statement="Write tiled_mma_for(warps_m, warps_n): fp16 mma.sync.m16n8k16 atoms with fp32 accumulators on "
-              "warps_m x warps_n warps (warp_m fastest), permuted so every warp covers two n8 atoms side by side.",
-    example="tiled_mma_for(2, 2) prints Thr Layout VMNK: (32,2,2,1):(1,32,64,0), Permutation MNK: (32:1,32:1,16:1)",
+              "warps_m x warps_n warps numbered N-fastest, permuted so every warp covers 16 rows and two n8 atoms.",
+    example="tiled_mma_for(4, 2) prints Thr Layout VMNK: (32,4,2,1):(1,64,32,0), Permutation MNK: (64:1,32:1,16:1)",
     cases=_mma_cases,
     ask=_ask_mma,
     criteria=(
-        Criterion("the atom: fp16 inputs, fp32 accumulators, 16x8x16", "reference", 1, _mma_criterion("op", _explain_op)),
-        Criterion("warps_m x warps_n warps, warp_m fastest", "reference", 1, _mma_criterion("vmnk", _explain_warps)),
-        Criterion("the tile is (16 warps_m, 16 warps_n, 16): two n8 atoms per warp", "reference", 1,
-                  _mma_criterion("tile", _explain_tile)),
-        Criterion("every thread holds the same A, B and C elements as the kernel's TiledMMA", "reference", 1,
-                  _mma_criterion("C", lambda case, want, got: f"tv_layout_C_tiled is {got}; it should be {want}")),
-        Criterion("real CuTeDSL prints the same TiledMMA", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("tiled_mma_in_cutedsl", lambda case: (case["warps_m"], case["warps_n"]),
-                                  lambda value: value["text"])),
+        Criterion("the atom: fp16 inputs, fp32 accumulators, 16x8x16", "reference", 1, _mma_op),
+        Criterion("warps_m x warps_n warps, numbered N-fastest", "reference", 1, _mma_warps),
+        Criterion("the tile is (16 warps_m, 16 warps_n, 16): two n8 atoms per warp", "reference", 1, _mma_tile),
+        Criterion("every thread holds the A, B and C elements asked for", "reference", 1, _mma_elements),
+        Criterion("real CuTeDSL, running your function, builds the layouts cutekit built", "cutedsl-cpu", 1,
+                  _cutedsl_builds_the_same(TILED_MMA_WRAPPER, lambda case: (case["warps_m"], case["warps_n"]),
+                                           _mma_text)),
     ),
 )
 
 
 # ---- ch07.swizzle ---------------------------------------------------------------------------------------------
 
-ROW_CASES = [(32, 16), (64, 16), (128, 16), (16, 32), (32, 32), (64, 32)]   # (row elements, element bits)
+SHORT_ROWS = [(16, 16), (8, 32)]           # (row elements, element bits): 32-byte rows, 4 share a 128-byte line
+LONG_ROWS = [(128, 16), (64, 32)]          # 256-byte rows: 16 chunks, more than the 8 the banks hold
+LINE_ROWS = [(64, 16), (32, 32)]           # 128-byte rows
+WORKED = {(3, 3, 3): "rows of 128 bytes of fp16 (the kernel's)", (2, 3, 3): "rows of 64 bytes of fp16"}
 
 
 def _swizzle_cases(rng):
+    """Four row shapes: always a 32-byte row and a 256-byte row, and both element sizes (section 4 worked 128-
+    and 64-byte rows of fp16; 64-byte rows are never asked)."""
     while True:
-        picked = rng.sample(ROW_CASES, 4)
-        widths = {row * bits // 8 for row, bits in picked}
-        if any(bits == 32 for _, bits in picked) and 64 in widths and len(widths) >= 2 and (64, 16) in picked:
+        picked = [rng.choice(SHORT_ROWS), rng.choice(LONG_ROWS)]
+        picked += rng.sample([row for row in SHORT_ROWS + LONG_ROWS + LINE_ROWS if row not in picked], 2)
+        if {bits for _, bits in picked} == {16, 32}:
+            rng.shuffle(picked)
             return [{"row_elements": row, "element_bits": bits} for row, bits in picked]
 
 
-def _bank_counts(swizzle_bits, row_elements: int, element_bits: int) -> dict:
+def reference_swizzle(row_elements: int, element_bits: int) -> tuple:
+    vector = 128 // element_bits                       # elements per 16-byte chunk
+    M = vector.bit_length() - 1
+    B = min(row_elements // vector, 8).bit_length() - 1
+    line = max(row_elements, 1024 // element_bits)     # a row, or a 128-byte line when rows are shorter
+    return (B, M, line.bit_length() - 1 - M)
+
+
+@functools.lru_cache(maxsize=256)
+def _bank_counts(swizzle_bits: tuple, row_elements: int, element_bits: int) -> dict:
     """Conflicts of the ldmatrix reads and the cp.async writes of two 8-row atoms, each request served as the
     hardware serves 16-byte accesses (8 lanes per phase), and the 16-byte vectors the swizzle splits."""
     from cutekit import cute
@@ -168,55 +294,75 @@ def _ask_swizzle(answer, case):
     value = answer(case["row_elements"], case["element_bits"])
     if not isinstance(value, (tuple, list)) or len(value) != 3 or not all(isinstance(v, int) for v in value):
         raise TypeError(f"expected a tuple (B, M, S) of three ints, got {value!r}")
+    B, M, S = value
     if not all(0 <= v <= 8 for v in value):
         raise ValueError(f"(B, M, S) = {tuple(value)}: each should be between 0 and 8 for a shared-memory atom")
-    return {"bits": tuple(value), **_bank_counts(tuple(value), case["row_elements"], case["element_bits"])}
+    if S < B:
+        raise ValueError(f"Swizzle<{B},{M},{S}>: S = {S} is smaller than B = {B}, so the bits XORed from "
+                         "[M+S, M+S+B) would overlap the bits XORed into [M, M+B) (CuTe refuses it); S is the "
+                         "distance from the chunk bits up to the row bits")
+    return tuple(value)
 
 
-def _swizzle_criterion(key: str, hint) -> "callable":
+def _swizzle_parameters(case, bits) -> str:
+    """What is wrong with each of B, M, S against the rule of section 4, for this row shape."""
+    row, element_bits = case["row_elements"], case["element_bits"]
+    row_bytes, vector = row * element_bits // 8, 128 // element_bits
+    chunks = row // vector
+    want = reference_swizzle(row, element_bits)
+    B, M, S = bits
+    notes = []
+    if tuple(bits) in WORKED and tuple(bits) != want:
+        notes.append(f"Swizzle<{B},{M},{S}> is section 4's answer for {WORKED[tuple(bits)]}; these rows are "
+                     f"{row_bytes} bytes of {element_bits}-bit values")
+    if M != want[1]:
+        notes.append(f"M = {M}, but a 16-byte chunk of {element_bits}-bit values is {vector} elements: M = {want[1]}")
+    if B < want[0]:         # more bits than needed only moves rows' chunks further: not a conflict
+        cap = " (3 bits are enough: 8 chunks of 16 bytes fill the 32 banks)" if chunks > 8 else ""
+        notes.append(f"B = {B}, but a row of {row_bytes} bytes has {chunks} chunks of 16 bytes, so the 8 rows of a "
+                     f"read need B = {want[0]} chunk bits XORed{cap}")
+    if S != want[2]:
+        first_row_bit = want[1] + want[2]
+        if row_bytes < 128:
+            why = (f"{128 // row_bytes} rows share a 128-byte line and already sit in different banks, so the row "
+                   f"bits to XOR start above them, at offset bit {first_row_bit}")
+        else:
+            why = f"the row number starts at offset bit log2({row}) = {first_row_bit}"
+        notes.append(f"S = {S}: {why}, so S = {first_row_bit} - M = {want[2]}")
+    return "; ".join(notes)
+
+
+def _swizzle_criterion(key: str, fact) -> "callable":
     @each_outcome
     def judge(outcome) -> Verdict | None:
-        if outcome.value[key]:
-            case = outcome.case
+        case = outcome.case
+        counts = _bank_counts(outcome.value, case["row_elements"], case["element_bits"])
+        if counts[key]:
             row_bytes = case["row_elements"] * case["element_bits"] // 8
             return failed(f"rows of {case['row_elements']} x {case['element_bits']}-bit values ({row_bytes} bytes), "
-                          f"Swizzle<{','.join(map(str, outcome.value['bits']))}>: {hint(case, outcome.value)}")
+                          f"Swizzle<{','.join(map(str, outcome.value))}>: {fact(case, counts)}. "
+                          f"{_swizzle_parameters(case, outcome.value)}")
         return None
     return judge
-
-
-def _split_hint(case, value):
-    vector = 128 // case["element_bits"]
-    return (f"{value['split']} of the 16-byte vectors are split apart, so a 128-bit cp.async or ldmatrix row no "
-            f"longer lands in 16 contiguous bytes: M is the number of offset bits a vector spans "
-            f"({vector} elements = {vector.bit_length() - 1} bits), and the XOR must leave them alone")
-
-
-def _reads_hint(case, value):
-    row_bytes = case["row_elements"] * case["element_bits"] // 8
-    extra = (" Rows narrower than 128 bytes share a 128-byte line: the row bits to XOR start above the ones "
-             "that already separate them." if row_bytes < 128 else "")
-    return (f"the ldmatrix reads (chunk c of 8 consecutive rows) need {value['reads']} extra passes; the XOR "
-            f"must take the row number's bits (offset bit log2(row elements) up: S = that minus M) into the "
-            f"16-byte chunk bits, B of them (at most 3: 8 chunks of 16 bytes fill the 32 banks).{extra}")
-
-
-def _writes_hint(case, value):
-    return (f"the cp.async writes (consecutive lanes along a row) need {value['writes']} extra passes: B must not "
-            "exceed the chunk bits of a row, or one row's chunks fold onto the same banks")
 
 
 SWIZZLE = Exercise(
     id="ch07.swizzle",
     statement="Write swizzle_for(row_elements, element_bits): (B, M, S) of the Swizzle that makes the cp.async "
               "writes and the ldmatrix reads of a K-major shared-memory atom (8 rows of row_elements) conflict-free.",
-    example="swizzle_for(64, 16) == (3, 3, 3): the kernel's 8 x 64 fp16 atom",
+    example="swizzle_for(64, 16) == (3, 3, 3) and swizzle_for(32, 16) == (2, 3, 3): section 4's two fp16 atoms",
     cases=_swizzle_cases,
     ask=_ask_swizzle,
     criteria=(
-        Criterion("16-byte vectors stay whole", "reference", 1, _swizzle_criterion("split", _split_hint)),
-        Criterion("the ldmatrix reads are conflict-free", "reference", 2, _swizzle_criterion("reads", _reads_hint)),
-        Criterion("the cp.async writes are conflict-free", "reference", 1, _swizzle_criterion("writes", _writes_hint)),
+        Criterion("16-byte vectors stay whole", "reference", 1, _swizzle_criterion(
+            "split", lambda case, counts: f"{counts['split']} of the 16-byte vectors are split apart, so a 128-bit "
+                                          "cp.async or ldmatrix row no longer lands in 16 contiguous bytes")),
+        Criterion("the ldmatrix reads are conflict-free", "reference", 2, _swizzle_criterion(
+            "reads", lambda case, counts: f"the ldmatrix reads (chunk c of 8 consecutive rows) need {counts['reads']} "
+                                          "extra passes")),
+        Criterion("the cp.async writes are conflict-free", "reference", 1, _swizzle_criterion(
+            "writes", lambda case, counts: f"the cp.async writes (consecutive lanes along a row) need "
+                                           f"{counts['writes']} extra passes")),
     ),
 )
 
@@ -224,9 +370,9 @@ SWIZZLE = Exercise(
 # ---- ch07.pipeline_stages -------------------------------------------------------------------------------------
 
 def _pipeline_cases(rng):
-    cases = [{"k_tiles": rng.randint(6, 10), "stages": 3}, {"k_tiles": rng.randint(7, 12), "stages": rng.choice([4, 5])},
-             {"k_tiles": rng.randint(4, 8), "stages": 2}, {"k_tiles": rng.randint(1, 3), "stages": rng.choice([4, 5])}]
-    return cases
+    """3 stages on more k-tiles than the chapter's 5, 4 or 5 stages, 2 stages, and fewer k-tiles than stages."""
+    return [{"k_tiles": rng.randint(6, 10), "stages": 3}, {"k_tiles": rng.randint(7, 12), "stages": rng.choice([4, 5])},
+            {"k_tiles": rng.randint(4, 8), "stages": 2}, {"k_tiles": rng.randint(1, 3), "stages": rng.choice([4, 5])}]
 
 
 def reference_schedule(k_tiles: int, stages: int) -> list:
@@ -248,14 +394,22 @@ def _ask_pipeline(answer, case):
     return [tuple(None if v is None else int(v) for v in step) for step in plan]
 
 
+def _three_stage_note(case, plan) -> str:
+    if case["stages"] != 3 and plan == reference_schedule(case["k_tiles"], 3):
+        return f" (this is the 3-stage schedule; the case has {case['stages']} stages)"
+    return ""
+
+
 def _replay(case, plan):
     """Play the schedule against the stages' contents; the first problem as (kind, text), or None."""
     stages, k_tiles = case["stages"], case["k_tiles"]
     holds = {stage: stage for stage in range(min(stages - 1, k_tiles))}    # filled before the loop
     for k_tile, (read, write, loaded) in enumerate(plan):
         if holds.get(read) != k_tile:
-            return "read", (f"iteration {k_tile} reads stage {read}, which holds k-tile {holds.get(read)}; k-tile "
-                            f"{k_tile} is in stage {next((s for s, k in holds.items() if k == k_tile), None)} "
+            where = next((s for s, k in holds.items() if k == k_tile), None)
+            place = (f"k-tile {k_tile} is in stage {where}" if where is not None else
+                     f"k-tile {k_tile} was never loaded into any stage")
+            return "read", (f"iteration {k_tile} reads stage {read}, which holds k-tile {holds.get(read)}; {place} "
                             f"(the prologue put k-tile s in stage s, and each refill goes where the last one left off)")
         if write is not None:
             if write == read:
@@ -276,7 +430,7 @@ def _pipeline_criterion(kind: str) -> "callable":
         found = _replay(outcome.case, outcome.value)
         if found and (kind == "read" or found[0] == kind):
             if kind == "write" or found[0] == "read":
-                return failed(f"{case_text(outcome.case)}: {found[1]}")
+                return failed(f"{case_text(outcome.case)}: {found[1]}{_three_stage_note(outcome.case, outcome.value)}")
         return None
     return judge
 
@@ -289,16 +443,23 @@ def _loads_criterion(outcome) -> Verdict | None:
     if got == want:
         return None
     late = [k for k in got if k is not None and k >= case["k_tiles"]]
-    why = (f"k-tile {late[0]} does not exist (there are {case['k_tiles']}): load None once none is left"
-           if late else "iteration k loads k-tile k + stages - 1 (stages - 1 are in flight ahead of it)")
-    return failed(f"{case_text(case)}: the loaded k-tiles are {got}, they should be {want}: {why}")
+    missing = [k for k in want if k is not None and k not in got]
+    if late:
+        why = f"k-tile {late[0]} does not exist (there are {case['k_tiles']}): load None once none is left"
+    elif missing and all(k is None or k in want for k in got):
+        why = (f"k-tile {missing[0]} is never loaded: iteration k loads k-tile k + stages - 1 as long as it is "
+               "below k_tiles")
+    else:
+        why = "iteration k loads k-tile k + stages - 1 (stages - 1 are in flight ahead of it)"
+    return failed(f"{case_text(case)}: the loaded k-tiles are {got}, they should be {want}: {why}"
+                  f"{_three_stage_note(case, outcome.value)}")
 
 
 PIPELINE_STAGES = Exercise(
     id="ch07.pipeline_stages",
     statement="Write schedule(k_tiles, stages): for each main-loop iteration, (read_stage, write_stage, "
               "loaded_k_tile), with (read_stage, None, None) when no k-tile is left to load.",
-    example="schedule(4, 3) == [(0, 2, 2), (1, 0, 3), (2, None, None), (0, None, None)]",
+    example="schedule(5, 3) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]",
     cases=_pipeline_cases,
     ask=_ask_pipeline,
     criteria=(
@@ -311,76 +472,230 @@ PIPELINE_STAGES = Exercise(
 
 # ---- ch07.s2r_copy --------------------------------------------------------------------------------------------
 
+S2R_K = 32          # the simulated tile's K: two k-blocks
+
+
 def _s2r_cases(rng):
-    return [{"warps_m": m, "warps_n": n, "operand": operand}
-            for (m, n), operand in zip(_warp_cases(rng, 4), ("A", "B", "A", "B"))]
+    """Both operands in both major orders on every draw, each on its own arrangement of at most 4 warps (each
+    case is simulated), the first two with warps_m != warps_n, where A's and B's tiles differ in size."""
+    uneven = rng.sample([(2, 1), (1, 2), (4, 1), (1, 4)], 2)
+    rest = rng.sample([arrangement for arrangement in [(1, 1), (2, 2), (2, 1), (1, 2)] if arrangement not in uneven], 2)
+    kinds = [("A", "MN"), ("B", "K"), ("B", "MN"), ("A", "K")]
+    return [{"warps_m": m, "warps_n": n, "operand": operand, "major": major}
+            for (m, n), (operand, major) in zip(uneven + rest, kinds)]
+
+
+@functools.lru_cache(maxsize=8)
+def _ldmatrix_layouts() -> dict:
+    """(src, dst) TV layouts of each ldmatrix atom -> (transposed, matrices)."""
+    from cutekit import cute
+    table = {}
+    for matrices in (1, 2, 4):
+        for transpose in (False, True):
+            atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, matrices), cute.Float16)
+            table[(str(atom.layout_src_tv), str(atom.layout_dst_tv))] = (transpose, matrices)
+    return table
 
 
 def _copy_facts(tiled_copy) -> dict:
     if not hasattr(tiled_copy, "layout_tv_tiled"):
         raise TypeError(f"expected a TiledCopy, got {type(tiled_copy).__name__}: {tiled_copy!r:.80}")
-    return {"text": str(tiled_copy), "src": str(tiled_copy.layout_src_tv), "dst": str(tiled_copy.layout_dst_tv),
-            "tiled": str(tiled_copy.layout_tv_tiled), "tiler": str(tiled_copy.tiler_mn)}
+    src, dst = str(tiled_copy.layout_src_tv), str(tiled_copy.layout_dst_tv)
+    return {"src": src, "dst": dst, "ldmatrix": _ldmatrix_layouts().get((src, dst)),
+            "tiled": str(tiled_copy.layout_tv_tiled), "tiler": [str(mode) for mode in tiled_copy.tiler_mn]}
+
+
+def _reference_s2r(case, operand=None, transpose=None):
+    from cutekit import cute
+    operand = operand or case["operand"]
+    transpose = case["major"] == "MN" if transpose is None else transpose
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, 4), cute.Float16)
+    make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
+    return make(atom, kernel_tiled_mma(case["warps_m"], case["warps_n"]))
+
+
+def _simulated_s2r(tiled_copy, case) -> dict:
+    """Run `tiled_copy` on cutekit's simulator: the operand's tile (rows x 32, K- or MN-contiguous in shared
+    memory) holds value r * 32 + k at (r, k); each thread copies its part into its MMA fragment through
+    `retile`. Returns the first register that differs from the MMA's fragment, or the error the copy raised.
+    Runs in the check's forked sandbox, where switching `cutlass` to the simulator touches nothing else."""
+    import numpy
+
+    import cutekit
+    from cutekit import cute as reference
+    cutekit.use("sim")
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+
+    warps_m, warps_n, operand = case["warps_m"], case["warps_n"], case["operand"]
+    rows = 16 * (warps_m if operand == "A" else warps_n)
+    threads = 32 * warps_m * warps_n
+    stride = (S2R_K, 1) if case["major"] == "K" else (1, rows)
+    mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)),
+                              cute.make_layout((warps_m, warps_n, 1)), permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
+    per_thread = rows * S2R_K // threads
+
+    @cute.kernel
+    def copy_kernel(mX: cute.Tensor, mOut: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        sX = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((rows, S2R_K), stride=stride), 16)
+        for i in range(per_thread):
+            sX[tidx + threads * i] = mX[tidx + threads * i]
+        cute.arch.sync_threads()
+        thread_mma = mma.get_slice(tidx)
+        if operand == "A":
+            fragment = mma.make_fragment_A(thread_mma.partition_A(sX))
+        else:
+            fragment = mma.make_fragment_B(thread_mma.partition_B(sX))
+        fragment.fill(-1.0)
+        thread_copy = tiled_copy.get_slice(tidx)
+        cute.copy(tiled_copy, thread_copy.partition_S(sX), thread_copy.retile(fragment))
+        for v in range(cute.size(fragment)):
+            mOut[tidx, v] = fragment[v]
+
+    @cute.jit
+    def host(mX: cute.Tensor, mOut: cute.Tensor):
+        copy_kernel(mX, mOut).launch(grid=[1, 1, 1], block=[threads, 1, 1])
+
+    reference_mma = kernel_tiled_mma(warps_m, warps_n)
+    identity = reference.make_identity_tensor((rows, S2R_K))
+    values = reference.size(reference_mma.get_slice(0).partition_A(identity) if operand == "A"
+                            else reference_mma.get_slice(0).partition_B(identity))
+    tile = numpy.arange(rows * S2R_K, dtype=numpy.float16).reshape(rows, S2R_K)     # exact: at most 2048 values
+    out = numpy.full((threads, values), -2.0, dtype=numpy.float16)
+    try:
+        host(from_dlpack(tile), from_dlpack(out))
+    except Exception as error:
+        return {"error": str(error).strip().splitlines()[0][:400]}
+    for thread in range(threads):
+        slice_ = reference_mma.get_slice(thread)
+        want = slice_.partition_A(identity) if operand == "A" else slice_.partition_B(identity)
+        for v in range(values):
+            r, k = want[v]
+            got = int(out[thread, v])
+            if got != r * S2R_K + k:
+                found = "nothing (the register was not written)" if got < 0 else f"element {divmod(got, S2R_K)}"
+                return {"error": "", "first": (thread, v, found, (r, k))}
+    return {"error": "", "first": None}
 
 
 def _ask_s2r(answer, case):
-    return _copy_facts(answer(reference_tiled_mma(case["warps_m"], case["warps_n"]), case["operand"]))
-
-
-def _reference_s2r(case):
+    tiled_copy = answer(kernel_tiled_mma(case["warps_m"], case["warps_n"]), case["operand"], case["major"])
+    facts = _copy_facts(tiled_copy)
+    facts["moved"] = _simulated_s2r(tiled_copy, case)
+    # what the cutedsl-cpu criterion compares: thread 1's source elements and the copy's layouts
     from cutekit import cute
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cute.Float16)
-    tiled_mma = reference_tiled_mma(case["warps_m"], case["warps_n"])
-    make = cute.make_tiled_copy_A if case["operand"] == "A" else cute.make_tiled_copy_B
-    return make(atom, tiled_mma)
+    rows = 16 * (case["warps_m"] if case["operand"] == "A" else case["warps_n"])
+    facts["text"] = "|".join([facts["src"], facts["dst"], facts["tiled"], ",".join(facts["tiler"]),
+                              str(tiled_copy.get_slice(1).partition_S(cute.make_identity_tensor((rows, 16))))])
+    return facts
+
+
+def _s2r_cause(case, facts) -> str:
+    """Which part of the answer is wrong, against the reference copy of this case."""
+    operand, major = case["operand"], case["major"]
+    notes = []
+    if facts["ldmatrix"] is None:
+        notes.append("it is not an ldmatrix copy: build the atom with cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, 4)")
+    else:
+        transpose, matrices = facts["ldmatrix"]
+        if matrices != 4:
+            notes.append(f"it loads {matrices} 8x8 matrices per instruction; the MMA's operand tile per warp is four "
+                         "8x8 matrices (x4)")
+        if transpose != (major == "MN"):
+            notes.append("an MN-major tile needs the transposed ldmatrix, LdMatrix8x8x16bOp(True, 4): each lane points "
+                         "at 8 consecutive m (or n) of one k" if major == "MN" else
+                         "a K-major tile needs the plain ldmatrix, LdMatrix8x8x16bOp(False, 4): each lane points at 8 "
+                         "consecutive k of one row")
+    other = "B" if operand == "A" else "A"
+    want = _copy_facts(_reference_s2r(case))
+    if facts["tiled"] != want["tiled"] or facts["tiler"] != want["tiler"]:
+        theirs = _copy_facts(_reference_s2r(case, operand=other))
+        if facts["tiled"] == theirs["tiled"] and facts["tiler"] == theirs["tiler"]:
+            notes.append(f"it takes its layout from the MMA's {other} operand: operand {operand} needs "
+                         f"make_tiled_copy_{operand}(atom, tiled_mma)")
+        elif not notes:
+            notes.append(f"its TV layout is {facts['tiled']}, the MMA's {operand} layout is {want['tiled']}: build it "
+                         f"with make_tiled_copy_{operand}(atom, tiled_mma)")
+    return "; ".join(notes)
 
 
 @each_outcome
 def _s2r_atom(outcome) -> Verdict | None:
-    src, dst = outcome.value["src"], outcome.value["dst"]
-    if (src, dst) != (LDMATRIX_SOURCE, LDMATRIX_DESTINATION):
-        return failed(f"{case_text(outcome.case)}: the atom moves {src} -> {dst}; ldmatrix of four 8x8 "
-                      f"matrices, not transposed, moves {LDMATRIX_SOURCE} -> {LDMATRIX_DESTINATION} "
-                      "(LdMatrix8x8x16bOp(False, 4) on Float16)")
+    want = _copy_facts(_reference_s2r(outcome.case))
+    if (outcome.value["src"], outcome.value["dst"]) != (want["src"], want["dst"]):
+        return failed(f"{case_text(outcome.case)}: the atom moves {outcome.value['src']} -> {outcome.value['dst']}; "
+                      f"{_s2r_cause(outcome.case, outcome.value) or 'it should be ldmatrix x4 of fp16'}")
     return None
 
 
-def _s2r_field(key: str, words: str) -> "callable":
-    @each_outcome
-    def judge(outcome) -> Verdict | None:
-        want = _copy_facts(_reference_s2r(outcome.case))[key]
-        if outcome.value[key] != want:
-            operand = outcome.case["operand"]
-            return failed(f"{case_text(outcome.case)}: {words} is {outcome.value[key]}, it should be {want} "
-                          f"(make_tiled_copy_{operand} takes the layout from the MMA's {operand} operand)")
-        return None
-    return judge
+@each_outcome
+def _s2r_tiler(outcome) -> Verdict | None:
+    want = _copy_facts(_reference_s2r(outcome.case))["tiler"]
+    if outcome.value["tiler"] != want:
+        return failed(f"{case_text(outcome.case)}: the copy's tile is ({', '.join(outcome.value['tiler'])}), it should "
+                      f"be ({', '.join(want)}); {_s2r_cause(outcome.case, outcome.value)}")
+    return None
+
+
+@each_outcome
+def _s2r_moved(outcome) -> Verdict | None:
+    moved, case = outcome.value["moved"], outcome.case
+    where = f"{case_text(case)}, {'an MN' if case['major'] == 'MN' else 'a K'}-major tile of {case['operand']}"
+    cause = _s2r_cause(case, outcome.value)
+    if moved["error"]:
+        return failed(f"{where}: the copy cannot run: {moved['error']}" + (f" So: {cause}" if cause else ""))
+    if moved["first"] is not None:
+        thread, value, got, want = moved["first"]
+        return failed(f"{where}, simulated: thread {thread}'s value {value} holds {got}, the MMA's fragment wants "
+                      f"element {want}" + (f". {cause}" if cause else ""))
+    return None
+
+
+S2R_WRAPPER = '''
+def _ch07_facts(warps_m, warps_n, operand, major):
+    import cutlass
+    import cutlass.cute as _cute
+    atom = _cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16))
+    tiled_mma = _cute.make_tiled_mma(atom, _cute.make_layout((warps_m, warps_n, 1)),
+                                     permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
+    copy = {name}(tiled_mma, operand, major)
+    rows = 16 * (warps_m if operand == "A" else warps_n)
+    return "|".join([str(copy.layout_src_tv), str(copy.layout_dst_tv), str(copy.layout_tv_tiled),
+                     ",".join(str(mode) for mode in copy.tiler_mn),
+                     str(copy.get_slice(1).partition_S(_cute.make_identity_tensor((rows, 16))))])
+'''
 
 
 S2R_COPY = Exercise(
     id="ch07.s2r_copy",
-    statement="Write s2r_copy(tiled_mma, operand): the ldmatrix (x4, not transposed) TiledCopy that loads the "
-              "MMA's operand 'A' or 'B' from shared memory into exactly the fragments the MMA expects.",
-    example="s2r_copy(tiled_mma, 'A').layout_tv_tiled == tiled_mma.tv_layout_A_tiled",
+    statement="Write s2r_copy(tiled_mma, operand, major): the ldmatrix x4 TiledCopy that loads the MMA's operand "
+              "'A' or 'B' from a K-major or MN-major shared-memory tile into exactly the fragments the MMA expects.",
+    example="s2r_copy(tiled_mma, 'A', 'MN') uses LdMatrix8x8x16bOp(True, 4): the transposed ldmatrix",
     cases=_s2r_cases,
     ask=_ask_s2r,
+    timeout=60.0,
     criteria=(
-        Criterion("the atom is ldmatrix x4, not transposed, on fp16", "reference", 1, _s2r_atom),
-        Criterion("it covers the MMA's (M, K) or (N, K) tile", "reference", 1, _s2r_field("tiler", "the copy's tile")),
-        Criterion("every thread receives the MMA's fragment of that operand", "reference", 2,
-                  _s2r_field("tiled", "the copy's TV layout")),
-        Criterion("real CuTeDSL prints the same TiledCopy", "cutedsl-cpu", 1,
-                  _cutedsl_agrees("s2r_copy_in_cutedsl",
-                                  lambda case: (case["warps_m"], case["warps_n"], case["operand"]),
-                                  lambda value: value["text"])),
+        Criterion("the atom: ldmatrix x4 on fp16, transposed exactly for an MN-major tile", "reference", 1, _s2r_atom),
+        Criterion("it covers the MMA's (M, K) or (N, K) tile", "reference", 1, _s2r_tiler),
+        Criterion("every thread receives the MMA's fragment of that operand (the copy simulated on known values)",
+                  "reference", 2, _s2r_moved),
+        Criterion("real CuTeDSL, running your function, builds the copy cutekit built", "cutedsl-cpu", 1,
+                  _cutedsl_builds_the_same(S2R_WRAPPER, lambda case: (case["warps_m"], case["warps_n"],
+                                                                      case["operand"], case["major"]),
+                                           lambda value: value["text"])),
     ),
 )
 
 
 # ---- ch07.main_loop -------------------------------------------------------------------------------------------
 
+TILE_K = 32          # one k-tile of the check's GEMM: two k-blocks of 16
+
+
 def _main_loop_cases(rng):
-    return [{"k_tiles": 1, "seed": rng.randrange(10_000)}, {"k_tiles": rng.randint(2, 3), "seed": rng.randrange(10_000)}]
+    return [{"k_tiles": 1, "_data": rng.randrange(10_000)}, {"k_tiles": rng.randint(2, 3), "_data": rng.randrange(10_000)}]
 
 
 def _use_the_simulator(answer):
@@ -401,14 +716,13 @@ def _use_the_simulator(answer):
 def _main_loop_program(answer):
     """A one-stage tensor-core GEMM, C (fp32) = A B^T with A (M, K) and B (N, K) fp16, one 32x32 tile per
     CTA of 4 warps (the 2x2 TiledMMA), with `answer` as its main loop; built on whatever `cutlass` is
-    imported now (the simulator, or real CuTeDSL on a GPU). Returns the host function.
+    imported now (the simulator, or real CuTeDSL on a GPU or for sm_80 on the CPU). Returns the host function.
 
-    Only ever called in a worker process (forked for the simulator, fresh for the GPU): it binds this
+    Only ever called in a worker process (forked for the simulator, fresh for CuTeDSL): it binds this
     module's `cutlass` and `cute`, because CuTeDSL evaluates a kernel's annotations in its module's globals."""
     global cutlass, cute
     import cutlass
     import cutlass.cute as cute
-    tile_k = 32
     # real CuTeDSL rewrites Python loops (range_constexpr, range over a k-tile count) only in functions
     # decorated in their source: the learner's plain function is reloaded with @cute.jit on it, and is
     # then inlined into the kernel (the simulator runs it as it is)
@@ -419,7 +733,7 @@ def _main_loop_program(answer):
                g2s: cute.TiledCopy, tiled_mma: cute.TiledMma, s2r_A: cute.TiledCopy, s2r_B: cute.TiledCopy):
         tidx, _, _ = cute.arch.thread_idx()
         m_tile, n_tile, _ = cute.arch.block_idx()
-        tiler = (32, 32, tile_k)
+        tiler = (32, 32, TILE_K)
         gA = cute.local_tile(mA, tiler, (m_tile, n_tile, None), proj=(1, None, 1))
         gB = cute.local_tile(mB, tiler, (m_tile, n_tile, None), proj=(None, 1, 1))
         gC = cute.local_tile(mC, tiler, (m_tile, n_tile, None), proj=(1, 1, None))
@@ -430,6 +744,9 @@ def _main_loop_program(answer):
         thread_mma = tiled_mma.get_slice(tidx)
         tCrA = tiled_mma.make_fragment_A(thread_mma.partition_A(sA))
         tCrB = tiled_mma.make_fragment_B(thread_mma.partition_B(sB))
+        # 1.0 in every operand register: an operand the loop never loads shows in C as the other one's sums
+        tCrA.fill(1.0)
+        tCrB.fill(1.0)
         tCgC = thread_mma.partition_C(gC)
         accumulators = tiled_mma.make_fragment_C(tCgC)
         accumulators.fill(0.0)
@@ -444,8 +761,8 @@ def _main_loop_program(answer):
 
     @cute.jit
     def host(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
-        atom = cute.make_composed_layout(cute.make_swizzle(2, 3, 3), 0, cute.make_layout((8, tile_k), stride=(tile_k, 1)))
-        smem_layout = cute.tile_to_shape(atom, (32, tile_k), (0, 1))
+        atom = cute.make_composed_layout(cute.make_swizzle(2, 3, 3), 0, cute.make_layout((8, TILE_K), stride=(TILE_K, 1)))
+        smem_layout = cute.tile_to_shape(atom, (32, TILE_K), (0, 1))
         copy_atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float16, num_bits_per_copy=128)
         g2s = cute.make_tiled_copy_tv(copy_atom, cute.make_layout((32, 4), stride=(4, 1)), cute.make_layout((1, 8)))
         tiled_mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)),
@@ -462,9 +779,6 @@ def _decorated_with_jit(function):
     """`function` loaded again from a copy of its module file in which its `def` carries `@cute.jit`
     (as it is, if the learner decorated it already)."""
     import importlib.util
-    import inspect
-    import tempfile
-    from pathlib import Path
     source_file = Path(inspect.getsourcefile(inspect.unwrap(function)))
     lines = source_file.read_text().splitlines(keepends=True)
     first = inspect.unwrap(function).__code__.co_firstlineno - 1
@@ -485,28 +799,212 @@ def _decorated_with_jit(function):
     return getattr(module, function.__name__)
 
 
-def _one_tile_gemm(answer, k_tiles: int, seed: int) -> dict:
+def _what_c_holds(a, b, c, k_tiles: int) -> dict:
+    """C written as whole multiples of the products it can hold: each k-block's A B^T, and (for an operand
+    register never loaded, which the harness fills with 1.0) each k-block's row sums of A or of B, or 16.
+    Returns the integer weights, or None when C is none of these."""
+    import numpy
+    blocks = [(t, kb) for t in range(k_tiles) for kb in range(TILE_K // 16)]
+    columns = {}
+    for t, kb in blocks:
+        k = slice(TILE_K * t + 16 * kb, TILE_K * t + 16 * kb + 16)
+        a_block, b_block = a[:, k].astype(numpy.float32), b[:, k].astype(numpy.float32)
+        columns[("AB", t, kb)] = a_block @ b_block.T
+        columns[("A only", t, kb)] = numpy.repeat(a_block.sum(axis=1, keepdims=True), c.shape[1], axis=1)
+        columns[("B only", t, kb)] = numpy.repeat(b_block.sum(axis=1, keepdims=True).T, c.shape[0], axis=0)
+    columns[("ones",)] = numpy.full(c.shape, 16.0, dtype=numpy.float32)
+    keys = list(columns)
+    matrix = numpy.stack([columns[key].ravel() for key in keys], axis=1)
+    if not numpy.all(numpy.isfinite(c)):
+        return None
+    solution, *_ = numpy.linalg.lstsq(matrix, c.ravel().astype(numpy.float64), rcond=None)
+    weights = numpy.rint(solution)
+    if not numpy.allclose(matrix @ weights, c.ravel(), rtol=1e-3, atol=1e-2):
+        return None
+    return {key: int(weight) for key, weight in zip(keys, weights) if weight}
+
+
+def _one_tile_gemm(answer, k_tiles: int, data: int) -> dict:
     """C (32x32, fp32) = A (32 x 32 k_tiles) B^T on one CTA of 4 warps, single-stage, on the simulator, with
-    `answer` as the main loop; the elements that differ from NumPy's product."""
+    `answer` as the main loop; the elements that differ from NumPy's product and what C holds instead, or the
+    error the kernel stopped with and how often the loop committed and waited for cp.async groups."""
     _use_the_simulator(answer)
     import numpy
 
+    import cutlass.cute as cute
     from cutlass.cute.runtime import from_dlpack
-    tile_k = 32
+    calls = {"cp_async_commit_group": 0, "cp_async_wait_group": 0}
+
+    def counted(name):
+        original = getattr(cute.arch, name)
+
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+        return call
+    for name in calls:            # in this forked child only
+        setattr(cute.arch, name, counted(name))
     host = _main_loop_program(answer)
     # NumPy, not torch: this runs in a forked child, and torch's thread pool does not survive a fork
-    rng = numpy.random.default_rng(seed)
-    a = rng.standard_normal((32, tile_k * k_tiles)).astype(numpy.float16)
-    b = rng.standard_normal((32, tile_k * k_tiles)).astype(numpy.float16)
+    rng = numpy.random.default_rng(data)
+    a = rng.standard_normal((32, TILE_K * k_tiles)).astype(numpy.float16)
+    b = rng.standard_normal((32, TILE_K * k_tiles)).astype(numpy.float16)
     c = numpy.full((32, 32), numpy.nan, dtype=numpy.float32)
-    host(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)])
+    try:
+        host(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)])
+    except Exception as error:
+        return {"error": f"{type(error).__name__}: {str(error).strip()}", "calls": calls}
+    product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
+    wrong = numpy.argwhere(~numpy.isclose(c, product, rtol=1e-3, atol=1e-2)).tolist()
+    holds = _what_c_holds(a, b, c, k_tiles) if wrong else None
+    return {"error": "", "calls": calls, "wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None,
+            "holds": None if holds is None else sorted(holds.items())}
 
-    def product(k_size):
-        return a[:, :k_size].astype(numpy.float32) @ b[:, :k_size].astype(numpy.float32).T
-    wrong = numpy.argwhere(~numpy.isclose(c, product(tile_k * k_tiles), rtol=1e-3, atol=1e-2)).tolist()
-    # which k-tiles the result holds: C equals the product over the first j k-tiles for some j?
-    partial = [j for j in range(k_tiles + 1) if numpy.allclose(c, product(tile_k * j), rtol=1e-3, atol=1e-2)]
-    return {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None, "k_tiles_summed": partial}
+
+def _explain_what_c_holds(holds, k_tiles: int) -> str:
+    """The cause, read from the multiples of each k-block's product that C holds."""
+    if holds is None:
+        return ("C is none of the k-blocks' products: for every k-block kb copy parts.tXsA[None, None, kb] into "
+                "parts.tXrA[None, None, kb] (and B), then cute.gemm(tiled_mma, accumulators, parts.tCrA[None, None, "
+                "kb], parts.tCrB[None, None, kb], accumulators)")
+    weights = dict(holds)
+    if any(key[0] == "ones" for key in weights) or (any(key[0] == "A only" for key in weights)
+                                                     and any(key[0] == "B only" for key in weights)):
+        return ("neither the A fragment nor the B fragment was ever loaded before cute.gemm (they still held the "
+                "1.0s the check put there): copy s2r_A into parts.tXrA and s2r_B into parts.tXrB for every k-block")
+    if any(key[0] == "A only" for key in weights):
+        return ("C holds sums of A's rows: the B fragment was never loaded before cute.gemm (it still held the "
+                "1.0s the check put there): cute.copy(s2r_B, parts.tXsB[None, None, kb], parts.tXrB[None, None, kb])")
+    if any(key[0] == "B only" for key in weights):
+        return ("C holds sums of B's rows: the A fragment was never loaded before cute.gemm (it still held the "
+                "1.0s the check put there): cute.copy(s2r_A, parts.tXsA[None, None, kb], parts.tXrA[None, None, kb])")
+    product = {(t, kb): weights.get(("AB", t, kb), 0) for t in range(k_tiles) for kb in range(TILE_K // 16)}
+    if not any(product.values()):
+        return ("no product reached C: did the k-tile loop run? for k_tile in range(cute.size(parts.tAgA, mode=[3])), "
+                "with cute.gemm for every k-block")
+    per_block = {kb: {product[t, kb] for t in range(k_tiles)} for kb in range(TILE_K // 16)}
+    if per_block[0] == {1} and per_block[1] == {0}:
+        return ("only k-block 0 of each k-tile was multiplied; k-block 1 never: loop kb over "
+                "cute.size(parts.tCrA, mode=[2])")
+    if per_block[0] == {2} and per_block[1] == {0}:
+        return ("k-block 0 twice and k-block 1 never: copy into and multiply parts.tCrA[None, None, kb] (and B) for "
+                "each kb, not k-block 0 each time")
+    tiles = {t: product[t, 0] if product[t, 0] == product[t, 1] else None for t in range(k_tiles)}
+    missing = [t for t, w in tiles.items() if w == 0]
+    twice = [t for t, w in tiles.items() if w is not None and w > 1]
+    if twice and missing:
+        return (f"k-tile {twice[0]} was multiplied twice and k-tile {missing[0]} never: the copy's k-tile index is off "
+                "by one; load parts.tAgA[None, None, None, k_tile] in iteration k_tile")
+    if missing and all(tiles[t] == 1 for t in tiles if t not in missing):
+        if missing == [t for t in range(1, k_tiles)]:
+            return ("only k-tile 0 reached C (k-tile 1 and on never): loop over every k-tile, "
+                    "range(cute.size(parts.tAgA, mode=[3])), and accumulate")
+        return (f"k-tile {missing[0]} never reached C: the k-tile loop must run over range(cute.size(parts.tAgA, "
+                f"mode=[3])), from k-tile 0")
+    return f"C holds each k-tile this many times: {[tiles[t] for t in range(k_tiles)]}; it should hold each once"
+
+
+def _learner_source(answer) -> str:
+    try:
+        return inspect.getsource(unwrap(answer))
+    except (OSError, TypeError):
+        return ""
+
+
+def _race_hint(error: str, calls: dict, several: bool) -> str:
+    if "has not finished" in error:
+        if not calls.get("cp_async_commit_group"):
+            return (" (cute.arch.cp_async_commit_group() after the copies: your loop never committed a group, and "
+                    "cp_async_wait_group waits only for committed groups)")
+        return " (cute.arch.cp_async_wait_group(0) after the commit, before any ldmatrix reads the tile)"
+    if several:
+        return (" (a second cute.arch.sync_threads() at the end of each k-tile, before the next k-tile's copy "
+                "overwrites what other warps may still be reading)")
+    return (" (cute.arch.sync_threads() after the wait, before any warp's ldmatrix reads the tile: the other warps' "
+            "copies must have landed)")
+
+
+def _kernel_error(outcome) -> str:
+    return outcome.error or (outcome.value or {}).get("error", "")
+
+
+def _main_loop_criterion(several: bool) -> "callable":
+    def judge(context) -> Verdict:
+        one_raced = any(outcome.case["k_tiles"] == 1 and "race" in _kernel_error(outcome).lower()
+                        for outcome in context.outcomes)
+        for outcome in context.outcomes:
+            case = outcome.case
+            if (case["k_tiles"] > 1) != several:
+                continue
+            where = f"a 32x32 tile with K = {TILE_K * case['k_tiles']} ({case['k_tiles']} k-tile{'s' if several else ''})"
+            error = _kernel_error(outcome)
+            if error:
+                text = error.splitlines()[0][:500]
+                hint = ""
+                if "race" in error.lower() or "has not finished" in error:
+                    hint = _race_hint(error, (outcome.value or {}).get("calls", {}), several and not one_raced)
+                elif "retile" in error:
+                    hint = (" (an ldmatrix copy writes parts.tXrA / parts.tXrB: the MMA fragments retiled, grouped "
+                            "per instruction)")
+                return failed(f"{where}: {text}{hint}")
+            value = outcome.value
+            if value["wrong"]:
+                return failed(f"{where}: {value['wrong']} of 1024 outputs differ from NumPy's product, the first at "
+                              f"(m, n) = {value['first']}: {_explain_what_c_holds(value['holds'], case['k_tiles'])}")
+        return passed()
+    return judge
+
+
+LAZY_HOST = '''
+
+def __getattr__(name):
+    """`host`: the check's one-stage GEMM around the main loop above (built on first use, by the compiler)."""
+    if name == "host":
+        from cutekit.checks import ch07_sgemm
+        return ch07_sgemm._main_loop_program({name})
+    raise AttributeError(name)
+'''
+
+
+def _compiled_main_loop(answer):
+    """(PtxReport, None) of the check's GEMM around the learner's loop, compiled by real CuTeDSL for sm_80,
+    or (None, the failed verdict saying why not)."""
+    try:
+        source = kernel_module_source(answer)
+    except (OSError, TypeError) as error:
+        return None, failed(f"the loop's source cannot be read ({error}); define it in a notebook cell or a .py file")
+    with tempfile.TemporaryDirectory(prefix="cutekit-ch07-") as folder:
+        path = Path(folder) / "learner_main_loop.py"
+        # the name its `def` line gives it (a function renamed after its definition keeps that one in source)
+        path.write_text(source + LAZY_HOST.replace("{name}", unwrap(answer).__code__.co_name))
+        report = compile_to_ptx(str(path), "host", (FakeTensor("Float16", 2, 8), FakeTensor("Float16", 2, 8),
+                                                    FakeTensor("Float32", 2, 4)))
+    if not report.ok:
+        first = report.error.strip().splitlines()[0][:400] if report.error.strip() else "no reason given"
+        hint = ""
+        if "same size in mode" in report.error or re.search(r"cute\.copy\(\s*s2r_[AB][^\n]*tCr[AB]", _learner_source(answer)):
+            hint = (" CuTeDSL refuses an ldmatrix copy into the MMA fragment: its destination must be the retiled "
+                    "view, parts.tXrA / parts.tXrB (s2r_A.get_slice(tidx).retile(tCrA)), grouped per ldmatrix, not "
+                    "parts.tCrA / parts.tCrB.")
+        return None, failed(f"CuTeDSL could not compile your loop for sm_80: {first}.{hint}")
+    return report, None
+
+
+def _main_loop_ptx(context) -> Verdict:
+    report, problem = _compiled_main_loop(context.answer)
+    if problem:
+        return problem
+    loads, mmas = report.count("ldmatrix.sync.aligned.m8n8.x4"), report.count("mma.sync.aligned.m16n8k16")
+    if not mmas:
+        return failed("the compiled loop has no mma.sync.aligned.m16n8k16: no cute.gemm(tiled_mma, ...) reached it")
+    if loads != mmas:
+        return failed(f"the compiled loop has {loads} ldmatrix.x4 for {mmas} mma.sync.m16n8k16; in this 2x2-warp tile "
+                      "each k-block takes one ldmatrix.x4 for A and one for B per two MMAs: copy both operands, "
+                      "through s2r_A and s2r_B, for every k-block you multiply")
+    if report.local_memory:
+        return failed(f"the compiled loop uses local memory ({report.local_memory} ld/st.local): a fragment indexed "
+                      "with a run-time value, or spilled registers; index k-blocks with cutlass.range_constexpr")
+    return passed()
 
 
 def gpu_main_loop(answer, case):
@@ -550,41 +1048,7 @@ def _main_loop_gpu_criterion(context) -> Verdict:
 
 
 def _ask_main_loop(answer, case):
-    return _one_tile_gemm(answer, case["k_tiles"], case["seed"])
-
-
-def _main_loop_criterion(several: bool) -> "callable":
-    def judge(context) -> Verdict:
-        for outcome in context.outcomes:
-            case = outcome.case
-            if (case["k_tiles"] > 1) != several:
-                continue
-            where = f"a 32x32 tile with K = {32 * case['k_tiles']} ({case['k_tiles']} k-tile{'s' if several else ''})"
-            if outcome.error:
-                text = outcome.error.splitlines()[0][:500]
-                hint = ""
-                if "race" in outcome.error.lower():
-                    hint = (" (wait for the copies, then cute.arch.sync_threads() before any warp reads shared "
-                            "memory; and a second sync_threads() at the end of the k-tile, before the next copy "
-                            "overwrites what other warps may still be reading)")
-                return failed(f"{where}: {text}{hint}")
-            value = outcome.value
-            if value["wrong"]:
-                summed = value["k_tiles_summed"]
-                if summed and summed[-1] == 0:
-                    why = ("C is all zeros: nothing reached the tensor cores; load both operands' fragments "
-                           "(cute.copy(s2r_A, ...) and cute.copy(s2r_B, ...)) before each cute.gemm")
-                elif summed and summed[-1] < case["k_tiles"]:
-                    why = (f"C holds the product of the first {summed[-1]} k-tile(s) only: loop over every k-tile "
-                           "(cute.size(parts.tAgA, mode=[3])) and accumulate")
-                else:
-                    why = ("for every k-block kb: copy parts.tXsA[None, None, kb] into parts.tXrA[None, None, kb] (and B), "
-                           "then cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb], tCrB[None, None, kb], "
-                           "accumulators); and wait for the cp.async copies (cp_async_wait_group) before reading")
-                return failed(f"{where}: {value['wrong']} of 1024 outputs differ from NumPy's product, the first at (m, n) = "
-                              f"{value['first']}: {why}")
-        return passed()
-    return judge
+    return _one_tile_gemm(answer, case["k_tiles"], case["_data"])
 
 
 MAIN_LOOP = Exercise(
@@ -598,26 +1062,12 @@ MAIN_LOOP = Exercise(
     criteria=(
         Criterion("one k-tile: C = A B^T", "reference", 2, _main_loop_criterion(False)),
         Criterion("several k-tiles: all accumulated, no shared-memory race", "reference", 2, _main_loop_criterion(True)),
+        Criterion("compiled by real CuTeDSL for sm_80: one ldmatrix.x4 per mma.sync, no local memory", "cutedsl-cpu", 1,
+                  _main_loop_ptx),
         Criterion("on the GPU: a 1024x1024x2048 GEMM equals torch.matmul, timed against it", "gpu", 1,
                   _main_loop_gpu_criterion),
     ),
 )
-
-
-# ---- what the CuTeDSL worker calls, with `cute` = cutlass.cute ------------------------------------------------
-
-def tiled_mma_in_cutedsl(cute, warps_m, warps_n):
-    import cutlass
-    atom = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16))
-    return cute.make_tiled_mma(atom, cute.make_layout((warps_m, warps_n, 1)),
-                               permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
-
-
-def s2r_copy_in_cutedsl(cute, warps_m, warps_n, operand):
-    import cutlass
-    tiled_mma = tiled_mma_in_cutedsl(cute, warps_m, warps_n)
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cutlass.Float16)
-    return (cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B)(atom, tiled_mma)
 
 
 EXERCISES = [TILED_MMA, SWIZZLE, PIPELINE_STAGES, S2R_COPY, MAIN_LOOP]

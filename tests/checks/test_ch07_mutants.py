@@ -1,238 +1,139 @@
-"""Chapter 07 checks: the correct answers pass in strict mode, and every wrong answer below (each named for
-the mistake it models) loses points with a hint, on every seed tried. The main loop runs on the simulator."""
+"""Chapter 07 checks: each right answer earns every reference point in strict mode, and each mistake learners
+make (MISTAKES in answers_ch07.py, with the cause its hint must name) fails with that hint.
+
+The layout exercises (tiled_mma, swizzle, pipeline_stages) run every mistake on every seed 0-99, graded in this
+process (a fork per check would cost more than the grading; a test below shows the hints are the same). The S2R
+copy and the main loop simulate kernels case by case (0.5-1 s a check, forked, since they switch `cutlass` to the
+simulator), so their mistakes run on one seed, and their case generators are swept over seeds 0-99 instead: every
+draw holds the cases that tell each mistake apart (both operands in both major orders, warps_m != warps_n; one
+k-tile and several)."""
+import random
+import re
+
 import pytest
 
-from cutekit import cute
-from cutekit.checks import check, exercises
+from cutekit.checks import ch07_sgemm, check, exercises, grading, sandbox
 
-from answers_ch07 import MISTAKES, main_loop_with
+from answers_ch07 import CORRECT, KERNEL_EXERCISES, MISTAKES, main_loop_with
+from verdicts import (HINT_SEEDS, assert_mistake_fails_naming_its_cause,
+                      assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
-SEEDS = (1, 2, 3)
+KERNEL_SEEDS = (0,)
+LAYOUT_MISTAKES = [row for row in MISTAKES if row[0] not in KERNEL_EXERCISES]
+KERNEL_MISTAKES = [row for row in MISTAKES if row[0] in KERNEL_EXERCISES]
 
 
-def fp16_atom(accumulator=cute.Float32, shape=(16, 8, 16)):
-    return cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, accumulator, shape)
+def in_this_process(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_PROGRESS", "off")
+    monkeypatch.setattr(grading, "run_isolated", lambda function, timeout=10.0: sandbox.Isolated(value=function()))
 
 
-# ---- ch07.tiled_mma ----
-
-def tiled_mma_for(warps_m, warps_n):
-    return cute.make_tiled_mma(fp16_atom(), cute.make_layout((warps_m, warps_n, 1)),
-                               permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
-
-
-def mma_without_permutation(warps_m, warps_n):
-    return cute.make_tiled_mma(fp16_atom(), cute.make_layout((warps_m, warps_n, 1)))
-
-
-def mma_permutation_of_one_n8_atom_per_warp(warps_m, warps_n):
-    return cute.make_tiled_mma(fp16_atom(), cute.make_layout((warps_m, warps_n, 1)),
-                               permutation_mnk=(16 * warps_m, 8 * warps_n, 16))
-
-
-def mma_warps_swapped(warps_m, warps_n):
-    return cute.make_tiled_mma(fp16_atom(), cute.make_layout((warps_n, warps_m, 1)),
-                               permutation_mnk=(16 * warps_n, 16 * warps_m, 16))
-
-
-def mma_warps_row_major(warps_m, warps_n):
-    return cute.make_tiled_mma(fp16_atom(), cute.make_layout((warps_m, warps_n, 1), stride=(warps_n, 1, 0)),
-                               permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
-
-
-def mma_accumulates_in_fp16(warps_m, warps_n):
-    return cute.make_tiled_mma(fp16_atom(cute.Float16), cute.make_layout((warps_m, warps_n, 1)),
-                               permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
-
-
-def mma_hard_coded_worked_example(warps_m, warps_n):
-    return cute.make_tiled_mma(fp16_atom(), cute.make_layout((2, 2, 1)), permutation_mnk=(32, 32, 16))
-
-
-def mma_returns_the_atom(warps_m, warps_n):
-    return fp16_atom()
-
-
-# ---- ch07.swizzle ----
-
-def swizzle_for(row_elements, element_bits):
-    vector = 128 // element_bits
-    chunks = row_elements // vector
-    vector_bits, chunk_bits, row_shift = (vector.bit_length() - 1, min(chunks, 8).bit_length() - 1,
-                                          row_elements.bit_length() - 1)
-    if chunks < 8:
-        row_shift += (8 // chunks).bit_length() - 1
-    return (chunk_bits, vector_bits, row_shift - vector_bits)
-
-
-def swizzle_none(row_elements, element_bits):
-    return (0, 3, 3)
-
-
-def swizzle_hard_coded_worked_example(row_elements, element_bits):
-    return (3, 3, 3)
-
-
-def swizzle_assumes_fp16_vectors(row_elements, element_bits):
-    b, _, s = swizzle_for(row_elements, element_bits)
-    return (b, 3, s)
-
-
-def swizzle_xors_the_wrong_row_bits(row_elements, element_bits):
-    b, m, s = swizzle_for(row_elements, element_bits)
-    return (b, m, s + 1)
-
-
-def swizzle_ignores_short_rows(row_elements, element_bits):
-    vector = 128 // element_bits
-    chunk_bits = min(row_elements // vector, 8).bit_length() - 1
-    return (chunk_bits, vector.bit_length() - 1, row_elements.bit_length() - 1 - (vector.bit_length() - 1))
-
-
-def swizzle_too_many_bits(row_elements, element_bits):
-    b, m, s = swizzle_for(row_elements, element_bits)
-    return (b + 1, m, s + 1)
-
-
-def swizzle_vector_bits_too_few(row_elements, element_bits):
-    b, m, s = swizzle_for(row_elements, element_bits)
-    return (b, m - 1, s + 1)
-
-
-# ---- ch07.pipeline_stages ----
-
-def schedule(k_tiles, stages):
-    plan = []
-    for k_tile in range(k_tiles):
-        upcoming = k_tile + stages - 1
-        plan.append((k_tile % stages, upcoming % stages, upcoming) if upcoming < k_tiles else (k_tile % stages, None, None))
-    return plan
-
-
-def schedule_reads_modulo_stages_minus_one(k_tiles, stages):
-    return [((k % (stages - 1)) if stages > 1 else 0, w, k_loaded) for k, (_, w, k_loaded) in
-            enumerate(schedule(k_tiles, stages))]
-
-
-def schedule_refills_the_stage_it_reads(k_tiles, stages):
-    return [(r, None if w is None else r, k) for r, w, k in schedule(k_tiles, stages)]
-
-
-def schedule_refills_the_next_stage(k_tiles, stages):
-    return [(r, None if w is None else (r + 1) % stages, k) for r, w, k in schedule(k_tiles, stages)]
-
-
-def schedule_loads_one_k_tile_too_far(k_tiles, stages):
-    plan = []
-    for k_tile in range(k_tiles):
-        upcoming = k_tile + stages
-        plan.append((k_tile % stages, (k_tile - 1) % stages, upcoming) if upcoming < k_tiles else (k_tile % stages, None, None))
-    return plan
-
-
-def schedule_loads_past_the_end(k_tiles, stages):
-    return [(k % stages, (k + stages - 1) % stages, k + stages - 1) for k in range(k_tiles)]
-
-
-def schedule_hard_coded_three_stages(k_tiles, stages):
-    return schedule(k_tiles, 3)
-
-
-# ---- ch07.s2r_copy ----
-
-def ldmatrix_atom(transpose=False, matrices=4):
-    return cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, matrices), cute.Float16)
-
-
-def s2r_copy(tiled_mma, operand):
-    make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
-    return make(ldmatrix_atom(), tiled_mma)
-
-
-def s2r_always_operand_A(tiled_mma, operand):
-    return cute.make_tiled_copy_A(ldmatrix_atom(), tiled_mma)
-
-
-def s2r_operands_swapped(tiled_mma, operand):
-    return s2r_copy(tiled_mma, "B" if operand == "A" else "A")
-
-
-def s2r_transposed_ldmatrix(tiled_mma, operand):
-    make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
-    return make(ldmatrix_atom(transpose=True), tiled_mma)
-
-
-def s2r_two_matrices(tiled_mma, operand):
-    make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
-    return make(ldmatrix_atom(matrices=2), tiled_mma)
-
-
-def s2r_plain_copy_not_ldmatrix(tiled_mma, operand):
-    make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
-    return make(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float16), tiled_mma)
-
-
-def s2r_returns_the_mma(tiled_mma, operand):
-    return tiled_mma
-
-
-# ---- the table ----
-
-CORRECT = {"ch07.tiled_mma": tiled_mma_for, "ch07.swizzle": swizzle_for, "ch07.pipeline_stages": schedule,
-           "ch07.s2r_copy": s2r_copy, "ch07.main_loop": main_loop_with(None)}
-
-WRONG = {
-    "ch07.tiled_mma": [mma_without_permutation, mma_permutation_of_one_n8_atom_per_warp, mma_warps_swapped,
-                       mma_warps_row_major, mma_accumulates_in_fp16, mma_hard_coded_worked_example,
-                       mma_returns_the_atom],
-    "ch07.swizzle": [swizzle_none, swizzle_hard_coded_worked_example, swizzle_assumes_fp16_vectors,
-                     swizzle_xors_the_wrong_row_bits, swizzle_ignores_short_rows, swizzle_too_many_bits,
-                     swizzle_vector_bits_too_few],
-    "ch07.pipeline_stages": [schedule_reads_modulo_stages_minus_one, schedule_refills_the_stage_it_reads,
-                             schedule_refills_the_next_stage, schedule_loads_one_k_tile_too_far,
-                             schedule_loads_past_the_end, schedule_hard_coded_three_stages],
-    "ch07.s2r_copy": [s2r_always_operand_A, s2r_operands_swapped, s2r_transposed_ldmatrix, s2r_two_matrices,
-                      s2r_plain_copy_not_ldmatrix, s2r_returns_the_mma],
-    "ch07.main_loop": [main_loop_with(mistake) for mistake in MISTAKES],
-}
-
-
-def test_chapter_07_has_five_exercises_each_with_at_least_five_named_wrong_answers():
+def test_chapter_07_has_five_exercises_each_with_four_mistakes_or_more():
     ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch07"]
-    assert ids == list(CORRECT) and set(WRONG) == set(ids)
-    assert all(len(WRONG[exercise_id]) >= 5 for exercise_id in ids)
+    assert ids == list(CORRECT)
+    counts = mistakes_per_exercise(MISTAKES)
+    assert all(counts[exercise_id] >= 4 for exercise_id in ids), counts
+    assert len({(row[0], row[1]) for row in MISTAKES}) == len(MISTAKES)
 
 
 @pytest.mark.parametrize("exercise_id", list(CORRECT))
-def test_the_correct_answer_earns_every_reference_point_in_strict_mode(exercise_id, monkeypatch):
-    monkeypatch.setenv("CUTEKIT_STRICT", "1")
-    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    for seed in SEEDS[:2]:
-        result = check(exercise_id, CORRECT[exercise_id], seed=seed)
-        assert all(criterion.status == "passed" for criterion in result.criteria if criterion.tier == "reference")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_correct_answer_earns_every_reference_point_in_strict_mode(exercise_id, seed, monkeypatch):
+    assert_right_answer_earns_every_reference_point(exercise_id, CORRECT[exercise_id], seed, monkeypatch)
 
 
-@pytest.mark.parametrize("exercise_id,wrong", [(exercise_id, answer) for exercise_id, answers in WRONG.items()
-                                               for answer in answers],
-                         ids=lambda value: getattr(value, "__name__", value))
-def test_a_wrong_answer_loses_points_with_a_hint(exercise_id, wrong, monkeypatch):
+def test_grading_in_this_process_gives_the_forked_sandboxs_hints(monkeypatch):
+    """The shortcut the layout sweep takes changes nothing a learner would see (seed 0, every layout mistake)."""
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    seeds = SEEDS[:1] if exercise_id == "ch07.main_loop" else SEEDS
-    for seed in seeds:
-        result = check(exercise_id, wrong, seed=seed)
-        lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
-        assert lost, f"{wrong.__name__} passed every criterion with seed {seed}"
-        assert all(len(criterion.hint) > 30 for criterion in lost)
+    forked = [str(check(e, a, seed=0, record=False)) for e, _, a, _ in LAYOUT_MISTAKES]
+    in_this_process(monkeypatch)
+    assert [str(check(e, a, seed=0, record=False)) for e, _, a, _ in LAYOUT_MISTAKES] == forked
+
+
+@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(LAYOUT_MISTAKES))
+def test_each_layout_mistake_fails_with_a_hint_naming_its_cause_on_every_seed(exercise_id, answer, cause, monkeypatch):
+    in_this_process(monkeypatch)
+    assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, HINT_SEEDS, monkeypatch)
+
+
+@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(KERNEL_MISTAKES))
+def test_each_kernel_mistake_fails_with_a_hint_naming_its_cause(exercise_id, answer, cause, monkeypatch):
+    assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
+
+
+def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
+    """Seeds 0-99 of each generator: what the mistakes above need on every seed, not only on those tried."""
+    for seed in HINT_SEEDS:
+        warps = [(case["warps_m"], case["warps_n"]) for case in ch07_sgemm._mma_cases(random.Random(seed))]
+        # M-fastest vs N-fastest, a swapped shape and the hard-coded 2x2 all differ on 4x2 / 2x4
+        assert warps[0] in ((4, 2), (2, 4)) and len(set(warps)) == 4
+        rows = ch07_sgemm._swizzle_cases(random.Random(seed))
+        widths = {case["row_elements"] * case["element_bits"] // 8 for case in rows}
+        assert {32, 256} <= widths and 64 not in widths and {case["element_bits"] for case in rows} == {16, 32}
+        stages = ch07_sgemm._pipeline_cases(random.Random(seed))
+        assert {2, 3} <= {case["stages"] for case in stages} and any(case["stages"] > 3 for case in stages)
+        assert any(case["k_tiles"] < case["stages"] for case in stages)
+        copies = ch07_sgemm._s2r_cases(random.Random(seed))
+        assert {(case["operand"], case["major"]) for case in copies} == {("A", "K"), ("A", "MN"), ("B", "K"), ("B", "MN")}
+        assert all(case["warps_m"] != case["warps_n"] for case in copies[:2])
+        assert all(case["warps_m"] * case["warps_n"] <= 4 for case in copies)
+        loops = ch07_sgemm._main_loop_cases(random.Random(seed))
+        assert [case["k_tiles"] == 1 for case in loops] == [True, False] and loops[1]["k_tiles"] in (2, 3)
+
+
+def test_a_transposed_ldmatrix_on_a_k_major_tile_moves_the_wrong_data_although_its_tv_layout_is_the_mmas():
+    """The criterion about the data reads the data: the two atoms' TiledCopies share `layout_tv_tiled` (the
+    MMA's), but only the plain one can run on a K-major tile (the simulated copy refuses the other's addresses,
+    as CuTeDSL refuses to compile it)."""
+    from answers_ch07 import s2r_always_transposed, s2r_copy
+    case = {"warps_m": 2, "warps_n": 1, "operand": "B", "major": "K"}
+    tiled_mma = ch07_sgemm.kernel_tiled_mma(2, 1)
+    plain, transposed = s2r_copy(tiled_mma, "B", "K"), s2r_always_transposed(tiled_mma, "B", "K")
+    assert plain.layout_tv_tiled == transposed.layout_tv_tiled == tiled_mma.tv_layout_B_tiled
+    result = check("ch07.s2r_copy", s2r_always_transposed, seed=3, record=False)
+    data = next(criterion for criterion in result.criteria if criterion.name.startswith("every thread receives"))
+    assert data.status == "failed" and "K-major tile needs the plain ldmatrix" in data.hint
+    moved = sandbox.run_isolated(lambda: ch07_sgemm._simulated_s2r(plain, case), timeout=60)
+    assert moved.value == {"error": "", "first": None}
+
+
+def test_the_main_loop_hint_reads_what_c_holds():
+    """C as whole multiples of each k-block's product (or of row sums, for an operand never loaded)."""
+    import numpy
+    rng = numpy.random.default_rng(5)
+    a = rng.standard_normal((32, 64)).astype(numpy.float16)
+    b = rng.standard_normal((32, 64)).astype(numpy.float16)
+    blocks = [(a[:, k:k + 16].astype(numpy.float32), b[:, k:k + 16].astype(numpy.float32)) for k in range(0, 64, 16)]
+    c = 2 * blocks[2][0] @ blocks[2][1].T + blocks[3][0] @ blocks[3][1].T
+    assert dict(ch07_sgemm._what_c_holds(a, b, c, 2)) == {("AB", 1, 0): 2, ("AB", 1, 1): 1}
+    holds = sorted(ch07_sgemm._what_c_holds(a, b, numpy.zeros((32, 32), numpy.float32), 2).items())
+    assert "no product reached C" in ch07_sgemm._explain_what_c_holds(holds, 2)
 
 
 @pytest.mark.cutedsl
-def test_real_cutedsl_prints_the_same_tiled_mma_and_s2r_copy_as_the_reference(monkeypatch):
+def test_real_cutedsl_builds_what_cutekit_built_from_the_right_layout_answers(monkeypatch):
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
     monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
     for exercise_id in ("ch07.tiled_mma", "ch07.s2r_copy"):
-        result = check(exercise_id, CORRECT[exercise_id], seed=5)
+        result = check(exercise_id, CORRECT[exercise_id], seed=5, record=False)
         statuses = {criterion.tier: criterion.status for criterion in result.criteria}
         assert statuses["cutedsl-cpu"] == "passed", result
+
+
+@pytest.mark.cutedsl
+def test_real_cutedsl_compiles_the_right_main_loop_and_refuses_one_that_skips_retile(monkeypatch):
+    """The cutedsl-cpu criterion compiles the loop for sm_80 and reads the PTX: the right loop has one
+    ldmatrix.x4 per mma.sync; a loop that copies into parts.tCrA instead of the retiled parts.tXrA does not
+    compile, and the hint names retile."""
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    monkeypatch.setenv("CUTEKIT_TIERS", "cutedsl-cpu")
+    for answer, status in ((CORRECT["ch07.main_loop"], "passed"),
+                           (main_loop_with("copies_into_the_mma_fragment"), "failed")):
+        result = check("ch07.main_loop", answer, seed=0, record=False)
+        compiled = next(criterion for criterion in result.criteria if criterion.tier == "cutedsl-cpu")
+        assert compiled.status == status, str(result)
+    assert re.search(r"retile", compiled.hint) and "could not compile" in compiled.hint
 
 
 GPU_PROGRAM = """
