@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -20,7 +21,7 @@ from cutekit import cute
 
 from .cutedsl_oracle import ROOT, agree, ask_encoded, encode, reference, refused, show
 
-CACHE = ROOT / "build" / "conformance"
+CACHE = Path(os.environ.get("CUTEKIT_CONFORMANCE_CACHE", ROOT / "build" / "conformance"))
 LEAVES = [1, 1, 2, 2, 2, 2, 3, 4, 4, 4, 5, 6, 8, 8, 16]
 STRIDES = [0, 1, 2, 3, 4, 5, 6, 8, 9, 12, 16, 24, 32, 64]
 

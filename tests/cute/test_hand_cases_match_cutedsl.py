@@ -42,6 +42,18 @@ CASES = [
     "cute.make_layout(((2, 2), (2, 3)), stride=((2, 12), (1, 4)))",
     # seed 003: the swizzled shared-memory atom tiled to (128, 64)
     "cute.tile_to_shape(cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((8, 64), stride=(64, 1))), (128, 64), (0, 1))",
+    # the five the conformance suite found first: CuTeDSL's printed form and its rules win
+    "cute.tiled_product(cute.make_layout(((2, 2),), stride=((2, 1),)), cute.make_layout((8,), stride=(1,)))",
+    "cute.blocked_product(cute.make_layout(6, stride=1), cute.make_layout((8,), stride=(1,)))",
+    "cute.tiled_divide(cute.make_layout(((2, 2), (2, 2, 2)), stride=((1, 2), (4, 8, 16))), cute.make_layout(2, stride=2))",
+    "cute.complement(cute.make_layout(((2, 4), 2), stride=((1, 3), 32)), 256)",
+    "cute.composition(cute.make_layout(((2, 8, 4),), stride=((4, 8, 1),)), cute.make_layout(((4, 2), 2, 2), stride=((4, 3), 16, 4)))",
+    # a stride smaller than the mode it starts in, and the coalesced result CuTeDSL prints
+    "cute.composition(cute.make_layout((5, 4), stride=(8, 64)), cute.make_layout(4, stride=4))",
+    "cute.composition(cute.make_layout((5, 6, 4, 2), stride=(4, 24, 8, 5)), cute.make_layout(144, stride=2))",
+    # a tiler tuple drops the modes it does not reach; an int tile is make_layout(n), so 1 is 1:0
+    "cute.composition(cute.make_layout((4, 8, 2)), (2, 4))",
+    "cute.composition(cute.make_layout((2, 2), stride=(2, 1)), 1)",
     # the divide of chapter 03 (the CuTe documentation's example)
     "cute.logical_divide(cute.make_layout((9, (4, 8)), stride=(59, (13, 1))), (cute.make_layout(3, stride=3), cute.make_layout((2, 4), stride=(1, 8))))",
 ]
@@ -62,3 +74,17 @@ def test_hand_cases_print_as_in_cutedsl(tmp_path):
 def test_zipping_a_mode_its_tiler_left_undivided_is_refused_as_cutedsl_refuses_it():
     with pytest.raises(cute.CuteError, match=r"not divided into \(tile, rest\)"):
         cute.zipped_divide(cute.make_layout((8, 12)), (None, 4))
+
+
+@pytest.mark.parametrize("call, rule", [
+    ("cute.zipped_divide(cute.make_layout(16), 4)", "int tiler"),
+    ("cute.zipped_product(cute.make_layout(4), (2,))", "only a Layout"),
+    ("cute.logical_divide(cute.make_layout(16), cute.make_layout((2, 2), stride=(1, 1)))", "not injective"),
+    ("cute.composition(cute.make_layout((2, 3), stride=(1, 8)), cute.make_layout(3, stride=3))", "divisibility"),
+    ("cute.left_inverse(cute.make_layout((2, 2), stride=(2, 3)))", "divisibility"),
+    ("cute.raked_product(cute.make_layout(3), cute.make_layout((3,), stride=(3,)))", "ranks"),
+    ("cute.rank(cute.make_layout((4, 8)), mode=[0, 0])", "does not exist"),
+])
+def test_what_cutedsl_refuses_is_refused_with_the_rule_named(call, rule):
+    with pytest.raises(cute.CuteError, match=rule):
+        eval(call, {"cute": cute})
