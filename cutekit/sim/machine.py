@@ -203,6 +203,9 @@ class Block:
     shared: list = field(default_factory=list)
     shared_bytes: int = 0
     requests: dict = field(default_factory=dict)    # (warp, site, k) -> [(lane, byte address, width)]
+    scheduler: object = None        # the greenlet running _run_block
+    queue: list = field(default_factory=list)       # the threads the scheduler resumes this round
+    position: int = 0               # which of them runs now: a waiting thread switches to the next
 
 
 @dataclass(eq=False)
@@ -265,7 +268,16 @@ def site_text(site) -> str:
 def _wait(thread: Thread, kind: str):
     thread.waiting = kind
     thread.where = user_site(3)         # (file, line): made text only when a message needs it
-    _SCHEDULER[0].switch()
+    block = thread.block
+    queue = block.queue                 # the threads this round resumes, in order: hand over to the next
+    position = block.position + 1
+    if position < len(queue):
+        block.position = position
+        following = queue[position]
+        _current[0] = following
+        following.coroutine.switch()    # back here when the scheduler resumes this thread
+    else:
+        block.scheduler.switch()
 
 
 _SCHEDULER: list = [None]
@@ -359,7 +371,7 @@ def _run_block(launch: Launch, block_idx: tuple, body):
     A kernel without barriers runs in one greenlet per block; the order threads run in is the same."""
     bx, by, bz = launch.block_dim
     block = Block(block_idx, launch)
-    scheduler = greenlet.getcurrent()
+    scheduler = block.scheduler = greenlet.getcurrent()
     _SCHEDULER[0] = scheduler
     threads = [Thread((tx, ty, tz), block_idx, linear, block)
                for linear, (tz, ty, tx) in enumerate(itertools.product(range(bz), range(by), range(bx)))]
@@ -392,11 +404,15 @@ def _run_block(launch: Launch, block_idx: tuple, body):
     while live:
         if not _release_warps(live) and not _release_barrier(block, threads, live):
             raise DeadlockError(_deadlock_story(threads, live))
-        for thread in live:
-            if thread.waiting:
-                continue
-            _current[0] = thread
-            switch(thread.coroutine)
+        # a thread that waits switches straight to the next thread of the queue (one switch, not two);
+        # the scheduler is back when the last one waits or a thread returns (its worker then ends)
+        queue = block.queue = [t for t in live if not t.waiting]
+        block.position = 0
+        while block.position < len(queue):
+            _current[0] = queue[block.position]
+            switch(queue[block.position].coroutine)
+            block.position += 1
+        block.queue = []
         live = [t for t in live if not t.finished]
     _count_bank_conflicts(block)
 
