@@ -20,6 +20,11 @@ values, a tiler's padded grid, an inverse's index range) and refuses more, befor
 `PictureTooLarge` (a CuteError, so a ValueError) whose message names the size, what it is the size of, and the
 limit (see cutekit.render.limits, which also gives the measured draw times at the limit).
 
+Legibility: labelled cells are drawn at least `grid.MIN_CELL_PIXELS` (16 px) wide with labels of at least
+`grid.MIN_LABEL_POINTS` (5.5 pt) at `grid.LEGIBLE_DPI` (90, the explorers' PNG): a TV layout too wide for that is
+wrapped into bands of columns (a 4x128 tile as four 4x32 bands), a swizzle's two panels too wide side by side are
+stacked. tests/render/test_legibility.py holds this for every picture the course notebooks draw.
+
 A widget redrawing the same picture with another highlight passes `figure=` (only colours, outlines and
 titles are repainted) and shows `frames.png_frame(figure)` (only those artists are drawn again).
 

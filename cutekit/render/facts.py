@@ -284,7 +284,7 @@ def thread_owner(shape, thr_layout):
                 advice="choose fewer threads")
     tiler = tuple(cute.size(mode) for mode in modes(thr_layout))
     rank = shape_rank(shape)
-    zipped = cute.zipped_divide(identity_layout(shape), tiler if len(tiler) > 1 else tiler[0])
+    zipped = cute.zipped_divide(identity_layout(shape), tiler)      # a tuple: CuTeDSL refuses an int tiler
     check_tiled(shape, thr_layout, zipped)
     tile_mode, rest_mode = modes(zipped)
     coordinates = mode_coordinates(tile_mode, rank)[:, None, :] + mode_coordinates(rest_mode, rank)[None, :, :]

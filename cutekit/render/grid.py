@@ -28,6 +28,16 @@ from .. import cute
 LABEL_LIMIT = 4096          # more cells than this: no labels (a 128x128 tile's 16384 would be unreadable anyway)
 EDGE_LIMIT = 96             # more rows or columns than this: no cell edges (they would hide the fills)
 
+# Legibility: a labelled picture is drawn with cells of at least MIN_CELL_PIXELS and labels of at least
+# MIN_LABEL_POINTS at LEGIBLE_DPI, the explorers' PNG resolution (a notebook shows a Picture at 100 dpi, a
+# little larger). A tile too wide for that is wrapped into bands of columns stacked down the figure
+# (`bands`), and two panels too wide side by side are stacked; tests/render/test_legibility.py holds the rule
+# for every picture the course notebooks draw.
+LEGIBLE_DPI = 90
+MIN_CELL_PIXELS = 16
+MIN_LABEL_POINTS = 5.5
+MIN_CELL_INCHES = MIN_CELL_PIXELS / LEGIBLE_DPI
+
 # CUTLASS's print_latex colours threads with these eight (cute/util/print_latex.hpp, TikzColorFn)
 THREAD_COLOURS = numpy.array([to_rgba(c) for c in (
     "#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2")])
@@ -122,6 +132,38 @@ def finish(figure) -> None:
 def cell_inches(rows: int, columns: int, *, most_width=11.0, most_height=9.0, largest=0.48) -> float:
     """The side of one cell so the grid fits `most_width` x `most_height` inches."""
     return min(largest, most_width / max(columns, 1), most_height / max(rows, 1))
+
+
+def bands(rows: int, columns: int, *, least=MIN_CELL_INCHES, most_width=11.0, most_height=9.0,
+          most_wrapped_height=16.0, largest=0.48) -> tuple:
+    """(band count, columns per band, cell inches) for a rows x columns grid that is wrapped, when it has to be,
+    into bands of columns stacked down the figure so every cell is at least `least` inches: the fewest bands
+    that do it, preferring a count that divides the columns (4x128 -> 4 bands of 32 columns), in a figure up to
+    `most_wrapped_height` tall. One band (the grid as it is) when it is legible already, too large to label
+    (LABEL_LIMIT), or no wrapping makes it legible.
+
+    >>> bands(4, 128)[:2], bands(16, 128, least=0.212)[:2], bands(4, 8)[:2]
+    ((4, 32), (4, 32), (1, 8))
+    """
+    cell = cell_inches(rows, columns, most_width=most_width, most_height=most_height, largest=largest)
+    if cell >= least or rows * columns > LABEL_LIMIT:
+        return 1, columns, cell
+    counts = range(2, columns + 1)
+    for count in [c for c in counts if columns % c == 0] + [c for c in counts if columns % c]:
+        width = -(-columns // count)
+        # each band after the first also needs room for its column tick labels: about one cell
+        wrapped = cell_inches(count * rows + count - 1, width, most_width=most_width,
+                              most_height=most_wrapped_height, largest=largest)
+        if wrapped >= least:
+            return count, width, wrapped
+    return 1, columns, cell
+
+
+def cell_for_labels(longest_line: int, lines: int) -> float:
+    """The smallest cell (inches) whose labels of `lines` lines of up to `longest_line` characters
+    `label_fontsize` draws at MIN_LABEL_POINTS or more (never below MIN_CELL_INCHES)."""
+    points = MIN_LABEL_POINTS / min(0.9 * 1.6 / max(1, longest_line), 0.75 / max(1, lines))
+    return max(MIN_CELL_INCHES, points / 72)
 
 
 def label_fontsize(cell: float, longest_line: int, lines: int) -> float:

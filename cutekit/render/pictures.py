@@ -50,13 +50,14 @@ def _widen_for(figure, text, fontsize, share=1.0):
         figure.set_size_inches(needed, height)
 
 
-def _title(ax, text, *, fontsize, pad):
+def _title(ax, text, *, fontsize, pad, share=None):
     """Set an axes' title; a repaint changes only its text (set_title would also move it back down onto the
-    tick labels, where only a full draw lifts it again). The first one widens the figure to fit."""
+    tick labels, where only a full draw lifts it again). The first one widens the figure to fit, the axes
+    getting `share` of its width (default: an equal share with the figure's other axes, side by side)."""
     if ax.get_title():
         ax.title.set_text(text)
     else:
-        _widen_for(ax.figure, text, fontsize, share=1.0 / max(1, len(ax.figure.axes)))
+        _widen_for(ax.figure, text, fontsize, share=1.0 / max(1, len(ax.figure.axes)) if share is None else share)
         frames.repainted(ax.set_title(text, fontsize=fontsize, pad=pad))
 
 
@@ -199,12 +200,12 @@ def _text_colours(threads, highlight):
     return numpy.where(threads == highlight, grid.TEXT, grid.MUTED_TEXT)
 
 
-def draw_tv(ax, threads, values, *, cell, highlight=None, title=None, transpose=False):
+def draw_tv(ax, threads, values, *, cell, highlight=None, title=None, transpose=False, column_ticks=None):
     """Draw (thread, value) cells on `ax` in print_latex's style: colour by thread, label T{t} V{v}."""
     if transpose:
         threads, values = threads.T, values.T
     grid.draw_cells(ax, _tv_colours(threads, highlight), _tv_labels(threads, values), cell=cell,
-                    text_colours=_text_colours(threads, highlight))
+                    text_colours=_text_colours(threads, highlight), column_ticks=column_ticks)
     if title:
         ax.set_title(title, fontsize=9, pad=6)
 
@@ -223,7 +224,11 @@ def _thread_count(tv_layout):
 def tv_layout(tv_layout, tiler_mn, *, highlight=None, title=None, figure=None):
     """A (thread, value) -> tile-index layout drawn on its M x N tile (the index is column-major, m + n*M):
     each cell coloured by the thread that holds it and labelled T{t} V{v}, as CUTLASS's print_latex draws a
-    TV layout. `highlight=t` greys every other thread's cells."""
+    TV layout. `highlight=t` greys every other thread's cells.
+
+    A tile too wide to label legibly in one row of cells (a 4x128 copy tile) is wrapped into bands of columns
+    stacked top to bottom (`grid.bands`: 4x128 as four 4x32 bands), each band's column ticks naming the tile's
+    columns, so every cell keeps its T{t} V{v} label at grid.MIN_CELL_PIXELS or more."""
     rows, columns = facts.tile_size(tiler_mn)
     facts.tv_modes(tv_layout, (rows, columns))
     if highlight is not None:
@@ -231,19 +236,34 @@ def tv_layout(tv_layout, tiler_mn, *, highlight=None, title=None, figure=None):
 
     def build(figure):
         threads, values = facts.tv_cells(tv_layout, (rows, columns))
-        cell = grid.cell_inches(rows, columns, largest=0.5)
-        figure = grid.new_figure(figure, _size(columns, rows, cell))
-        ax = figure.add_subplot()
-        draw_tv(ax, threads, values, cell=cell)
-        return figure, {"ax": ax, "threads": threads}
+        longest = max(len(str(threads.max(initial=0))), len(str(values.max(initial=0)))) + 1     # "T127"
+        count, width, cell = grid.bands(rows, columns, least=grid.cell_for_labels(longest, 2), largest=0.5)
+        figure = grid.new_figure(figure, _size(width, count * rows + count - 1, cell))
+        if count == 1:
+            ax = figure.add_subplot()
+            draw_tv(ax, threads, values, cell=cell)
+            return figure, {"ax": ax, "threads": threads, "bands": [(ax, threads)]}
+        spec = figure.add_gridspec(count, 1)
+        drawn = []
+        for band in range(count):
+            start, stop = band * width, min(columns, (band + 1) * width)
+            ax = figure.add_subplot(spec[band, 0], gid=f"columns {start}-{stop - 1}")
+            draw_tv(ax, threads[:, start:stop], values[:, start:stop], cell=cell,
+                    column_ticks=[str(c) for c in range(start, stop)])
+            ax.set_xlim(0, width)          # a shorter last band keeps the others' cell size
+            drawn.append((ax, threads[:, start:stop]))
+        return figure, {"ax": drawn[0][0], "threads": threads, "bands": drawn}
 
     def paint(parts):
         threads = parts["threads"]
-        paint_tv(parts["ax"], threads, highlight)
+        for ax, band_threads in parts["bands"]:
+            paint_tv(ax, band_threads, highlight)
         heading = f"TV layout {tv_layout} on a {rows}x{columns} tile"
+        if len(parts["bands"]) > 1:
+            heading += f" (in {len(parts['bands'])} bands of columns)"
         if highlight is not None:
             heading += f": thread {highlight} holds {int((threads == highlight).sum())} values"
-        _title(parts["ax"], heading if title is None else title, fontsize=9, pad=6)
+        _title(parts["ax"], heading if title is None else title, fontsize=9, pad=6, share=1.0)
 
     return _picture(figure, ("tv_layout", tv_layout, (rows, columns)), build, paint)
 
@@ -620,7 +640,7 @@ def _conflict_marks(offsets, element_bits, row):
     return per_bank[words % banks.BANKS] > 1
 
 
-def _paint_banks(ax, bank_facts, element_bits, highlight_row, heading):
+def _paint_banks(ax, bank_facts, element_bits, highlight_row, heading, share=0.5):
     """Colour a banks panel (drawn by `swizzle`) for `bank_facts`; `highlight_row` greys the other rows and
     writes the conflicting banks of that row in dark red."""
     bank_grid = bank_facts["banks"]
@@ -638,7 +658,7 @@ def _paint_banks(ax, bank_facts, element_bits, highlight_row, heading):
     grid.outline_cells(ax, keep, colour="#202020", width=1.6)
     per_access = bank_facts["per_access"]
     _title(ax, f"{heading}: {sum(per_access)} conflicts (worst {max(per_access, default=0) + 1}-way)",
-           fontsize=9, pad=6)
+           fontsize=9, pad=6, share=share)
 
 
 def swizzle(swizzle, layout, *, element_bits=32, highlight_row=None, title=None, figure=None):
@@ -654,14 +674,22 @@ def swizzle(swizzle, layout, *, element_bits=32, highlight_row=None, title=None,
         before = _bank_facts(layout, element_bits)
         rows, columns = before["banks"].shape
         cell = grid.cell_inches(rows, 2 * columns, most_width=14.0, largest=0.36)
-        figure = grid.new_figure(figure, _size(2 * columns, rows, cell, extra_width=1.6, extra_height=1.4))
-        axes = _axes_row(figure, [columns, columns], rows)
+        stacked = cell < grid.MIN_CELL_INCHES and rows * columns <= grid.LABEL_LIMIT
+        if stacked:     # too wide side by side to read the bank numbers: "before" above "after"
+            cell = grid.cell_inches(2 * rows + 1, columns, most_width=14.0, largest=0.36)
+            figure = grid.new_figure(figure, _size(columns, 2 * rows, cell, extra_width=1.0, extra_height=2.0))
+            spec = figure.add_gridspec(2, 1)
+            axes = [figure.add_subplot(spec[0, 0]), figure.add_subplot(spec[1, 0])]
+        else:
+            figure = grid.new_figure(figure, _size(2 * columns, rows, cell, extra_width=1.6, extra_height=1.4))
+            axes = _axes_row(figure, [columns, columns], rows)
         row_shape, column_shape = facts.mode_shapes(layout)
         for ax in axes:
             grid.draw_cells(ax, grid.palette_colours(before["banks"], grid.BANK_COLOURS),
                             before["banks"].astype(str).astype(object), cell=cell, row_shape=row_shape,
                             column_shape=column_shape, fontsize=grid.label_fontsize(cell, 2, 1))
-        return figure, {"figure": figure, "axes": axes, "before": before, "rows": rows, "after": {}}
+        return figure, {"figure": figure, "axes": axes, "before": before, "rows": rows, "after": {},
+                        "share": 1.0 if stacked else 0.5}
 
     def paint(parts):
         if highlight_row is not None:
@@ -670,8 +698,8 @@ def swizzle(swizzle, layout, *, element_bits=32, highlight_row=None, title=None,
             parts["after"][swizzle] = _bank_facts(cute.make_composed_layout(swizzle, 0, layout), element_bits)
         after = parts["after"][swizzle]
         before_ax, after_ax = parts["axes"]
-        _paint_banks(before_ax, parts["before"], element_bits, highlight_row, "before")
-        _paint_banks(after_ax, after, element_bits, highlight_row, f"after {swizzle}")
+        _paint_banks(before_ax, parts["before"], element_bits, highlight_row, "before", parts["share"])
+        _paint_banks(after_ax, after, element_bits, highlight_row, f"after {swizzle}", parts["share"])
         totals = sum(parts["before"]["per_access"]), sum(after["per_access"])
         _suptitle(parts["figure"], title if title is not None else
                   f"banks of {layout}, {element_bits}-bit elements: conflicts {totals[0]} -> {totals[1]}")

@@ -197,6 +197,10 @@ def divide_explorer(layout_value, tiler_value):
     if isinstance(tiler_value, Layout):
         extents, sizes = (cute.cosize(tiler_value),), (cute.size(layout_value),)
     else:
+        if isinstance(tiler_value, int) and not isinstance(tiler_value, bool):
+            fail(where, "tiler", tiler_value, "a tuple of ints or Layouts (one per mode) or a Layout, such as (2, 4)",
+                 f"CuTeDSL refuses an int tiler: give ({tiler_value},) or cute.make_layout({tiler_value})",
+                 kind=TypeError)
         tiler_value = tiler(where, "tiler", tiler_value, example="(2, 4)")
         extents, sizes = _tiler_extents(tiler_value), _mode_sizes(layout_value)
         if len(extents) > len(sizes):

@@ -2,6 +2,7 @@
 
 A dark theme shows a figure on a dark page unless the figure paints its own opaque background, and a label
 is legible only with enough contrast against its own cell: both are read back from the drawn artists."""
+import dataclasses
 import xml.etree.ElementTree as ElementTree
 
 import numpy
@@ -102,3 +103,68 @@ def test_every_title_fits_inside_its_figure(name):
         box = title.get_window_extent(renderer)
         assert box.x0 >= -0.5 and box.x1 <= width + 0.5 and box.y1 <= height + 0.5, \
             f"{title.get_text()!r} runs outside the {width:.0f}x{height:.0f} px figure: {box}"
+
+
+# ---- cell and label size: every picture the course draws --------------------------------------------------
+
+def course_pictures():
+    """{notebook line and call: make figures} for every picture and explorer call in the course and solution
+    notebooks (read from them: tests/widgets/notebook_calls.py), one per distinct call, and a 4x128 TV layout
+    (chapter 05's copy tile) drawn directly. A call a notebook makes wrongly is drawn as it should be."""
+    from tests.widgets.notebook_calls import notebook_calls
+    from tests.widgets.test_notebook_explorers import WRONG_IN_NOTEBOOKS
+
+    made = {}
+    for call in notebook_calls("render", "widgets"):
+        if call.text in WRONG_IN_NOTEBOOKS:
+            call = dataclasses.replace(call, text=WRONG_IN_NOTEBOOKS[call.text][-1])
+        made.setdefault((call.text, call.setup), call)
+    pictures = {call.name: (lambda call=call: _figures(call.make())) for call in made.values()}
+    copy_tiler, copy_tv = cute.make_layout_tv(cute.make_ordered_layout((4, 32), order=(1, 0)),
+                                              cute.make_layout((1, 4)))
+    pictures["tv_layout of a 4x128 tile"] = lambda: [render.tv_layout(copy_tv, copy_tiler, highlight=33)]
+    return pictures
+
+
+def _figures(made):
+    return list(made.figures) if hasattr(made, "figures") else [made]
+
+
+def cell_pixels(ax) -> float:
+    """The side of one cell on `ax`, in pixels at grid.LEGIBLE_DPI."""
+    ax.apply_aspect()
+    (x0, y0), (x1, y1) = ax.transData.transform([(0, 0), (1, 1)])
+    return min(abs(x1 - x0), abs(y1 - y0)) * grid.LEGIBLE_DPI / ax.figure.dpi
+
+
+@pytest.mark.parametrize("name", sorted(course_pictures()), ids=lambda name: name.split(" ")[0])
+def test_every_picture_the_course_draws_has_cells_and_labels_large_enough_to_read(name):
+    """The rule (cutekit/render/grid.py): cells of at least MIN_CELL_PIXELS px and labels of at least
+    MIN_LABEL_POINTS pt at LEGIBLE_DPI (the explorers' PNG), every label inside its cell."""
+    for figure in course_pictures()[name]():
+        grids = [ax for ax in figure.axes if grid.artist(ax, "cells") is not None]
+        assert grids, f"{name}: no grid drawn"
+        for ax in grids:
+            pixels = cell_pixels(ax)
+            assert pixels >= grid.MIN_CELL_PIXELS, f"{name}: cells of {pixels:.1f} px"
+            labels = grid.artist(ax, "labels")
+            assert labels is not None and labels.texts, f"{name}: cells without labels ({pixels:.1f} px)"
+            assert labels.fontsize >= grid.MIN_LABEL_POINTS, f"{name}: labels of {labels.fontsize:.1f} pt"
+            cell_points = pixels * 72 / grid.LEGIBLE_DPI
+            # the glyph outlines' vertices (control points included: a bound from above), in points
+            spans = [numpy.ptp(path.vertices, axis=0) for path in {id(p): p for p in labels.get_paths()}.values()
+                     if len(path.vertices)]
+            widest, tallest = numpy.max(spans, axis=0)
+            assert max(widest, tallest) <= cell_points, f"{name}: a label of {widest:.1f} x {tallest:.1f} pt " \
+                f"in a cell of {cell_points:.1f} pt"
+
+
+def test_a_4x128_tv_layout_is_wrapped_into_bands_that_keep_every_label():
+    tiler, tv = cute.make_layout_tv(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_layout((1, 4)))
+    figure = render.tv_layout(tv, tiler, highlight=33)
+    bands = [ax for ax in figure.axes if grid.artist(ax, "cells") is not None]
+    assert [ax.get_gid() for ax in bands] == ["columns 0-31", "columns 32-63", "columns 64-95", "columns 96-127"]
+    assert sum(len(grid.labels_of(ax)) for ax in bands) == 512
+    assert grid.labels_of(bands[0])[(1, 4)] == "T33\nV0"        # thread 33's first value: row 1, column 4
+    assert [t.get_text() for t in bands[1].get_xticklabels()][0] == "32"
+    assert "thread 33 holds 4 values" in bands[0].get_title()

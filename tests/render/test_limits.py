@@ -179,7 +179,7 @@ def test_mode_values_are_the_layout_called_at_every_index(layout):
 def basis_layouts():
     identity = facts.identity_layout((8, 12))
     pieces = [identity, cute.zipped_divide(identity, (2, 4)), cute.logical_divide(identity, (3, 5)),
-              cute.zipped_divide(facts.identity_layout((16,)), 4), cute.make_identity_tensor((4, (2, 3))).layout]
+              cute.zipped_divide(facts.identity_layout((16,)), (4,)), cute.make_identity_tensor((4, (2, 3))).layout]
     return [mode for piece in pieces for mode in [piece, *facts.modes(piece)]]
 
 
