@@ -104,3 +104,10 @@ def test_the_tv_caption_lists_where_each_value_of_the_thread_is():
     explorer = widgets.tv_explorer(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_layout((1, 4)))
     explorer.thread_slider.value = 33
     assert explorer.caption.value == "thread 33 holds 4 values: V0 at (1,4), V1 at (1,5), V2 at (1,6), V3 at (1,7)"
+
+
+def test_the_argument_checks_doctests_hold():
+    import doctest
+
+    from cutekit.widgets import arguments
+    assert doctest.testmod(arguments).failed == 0
