@@ -25,10 +25,14 @@ MOST_POSITIONS = 128        # a longer slider is sampled: both ends and evenly s
 # Explorer calls a notebook makes wrongly, while the chapter is being fixed: {call text: (error type, the
 # message's start, why it is wrong, the right call)}. Each must keep failing with the message naming its wrong
 # argument; the right call is swept instead and the test is marked xfail. Once the notebook's call is
-# corrected its text no longer matches and it is swept as usual. (Chapter 04's Play cell was
-# `widgets.partition_explorer((8, 8), cute.make_layout((4, 2)))`, the thread layout in the tiler's place:
-# tests/widgets/test_arguments.py keeps that mistake named.)
-WRONG_IN_NOTEBOOKS = {}
+# corrected its text no longer matches and it is swept as usual; the entry can then go (the mistake stays
+# named in tests/widgets/test_arguments.py).
+WRONG_IN_NOTEBOOKS = {
+    "widgets.partition_explorer((8, 8), cute.make_layout((4, 2)))": (
+        TypeError, "partition_explorer: tiler must be a tuple of 2 ints",
+        "the thread layout is passed as the tiler; the chapter's question (8 threads as (4,2) on an 8x8 tile) "
+        "means", "widgets.partition_explorer((16, 16), (8, 8), thr_layout=cute.make_layout((4, 2)))"),
+}
 
 
 def distinct_calls():
