@@ -2,25 +2,69 @@
 
 A TV layout's output is a 1-D index into the tile, and the tile is unfolded column-major: index i is the
 coordinate (i % M, i // M) of an (M, N) tile. Every answer is a function of the exercise's parameters and is
-asked on cases drawn from the seed; the notebook's worked examples (the seed's ((2,2),(2,3)):((2,12),(1,4))
-and the elementwise add's thr (4,32), val (4,4)) are never among them. Reference criteria earn 3 points;
-`cutedsl-cpu` earns 1 where real CuTeDSL answers the same question.
+asked on random cases; the notebook's worked examples (the blog's ((2,2),(2,3)):((2,12),(1,4)), the
+elementwise add's threads (4,32) with values (4,4), exercise 2's (8,16) with (2,4), exercise 4's
+elementwise_tv(16, 2, 4)) are never among them. Reference criteria earn 3 points; `cutedsl-cpu` earns 1 where
+real CuTeDSL answers the same question.
+
+Hints: each exercise keeps a table of the mistakes learners make (`_*_MISTAKES`: what the mistake gives for a
+case, and the words that name it). When the learner's answers are, on every case, exactly what one mistake
+gives, the hint names that mistake; otherwise it names the first case and element that differ.
 """
 from __future__ import annotations
 
-from .common import (case_text, column_major_coordinate, cutedsl_builds_same_layouts, describe_layout,
-                     each_outcome, layout_difference)
+import numpy
+
+from .common import case_text, column_major_coordinate, cutedsl_builds_same_layouts, layout_difference
 from .cutedsl import run_in_cutedsl, trace_function
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 THIS_MODULE = __name__
 
 
-def _random_tv(rng):
+def _named_mistake(context, key, mistakes) -> str:
+    """The words of the first mistake in `mistakes` ((gives(case), words) pairs) that gives exactly the
+    learner's `key(outcome)` on every case; "" when no case raised and none does, or when one raised."""
+    if any(outcome.error for outcome in context.outcomes):
+        return ""
+    for gives, words in mistakes:
+        try:
+            if all(key(outcome) == gives(outcome.case) for outcome in context.outcomes):
+                return words
+        except Exception:  # a mistake that cannot be made on some case does not explain the answer
+            continue
+    return ""
+
+
+def _flat(shape, stride):
+    if isinstance(shape, tuple):
+        pairs = []
+        for sub_shape, sub_stride in zip(shape, stride):
+            pairs += _flat(sub_shape, sub_stride)
+        return pairs
+    return [(shape, stride)]
+
+
+def _offsets(layout) -> numpy.ndarray:
+    """Offset of every 1-D index of a cutekit layout (colexicographic order, as CuTe unfolds), with NumPy."""
+    index = numpy.arange(int(numpy.prod([size for size, _ in _flat(layout.shape, layout.stride)])))
+    offsets, step = numpy.zeros_like(index), 1
+    for size, stride in _flat(layout.shape, layout.stride):
+        offsets += (index // step) % size * stride
+        step *= size
+    return offsets
+
+
+def _layout_text(shape, stride) -> str:
+    from cutekit import cute
+    return str(cute.make_layout(shape, stride=stride))
+
+
+def _random_tv(rng, order=None):
     """A bijective TV layout ((p,q),(r,s)) onto an (M, N) tile: the four modes get compact strides in a random
-    order (the seed's example is one such order), and M is a divisor of the tile size so the picture is 2-D."""
+    order (the blog's example is one such order), and M is a divisor of the tile size so the picture is 2-D."""
     sizes = [rng.randint(2, 3) for _ in range(4)]
-    order = rng.sample(range(4), 4)          # order[k]: which of the four modes is k-th fastest
+    order = rng.sample(range(4), 4) if order is None else order   # order[k]: the k-th fastest of the four modes
     strides, step = [0] * 4, 1
     for mode in order:
         strides[mode] = step
@@ -36,10 +80,17 @@ def _is_worked_example(shape, stride) -> bool:
     return (shape, stride) == (((2, 2), (2, 3)), ((2, 12), (1, 4)))
 
 
+# mode orders (fastest first) in which a mode's second stride is not its first times its first size: the
+# threads' sub-modes apart (thread 0's, then the values', then thread 1's), and the values' apart
+SPLIT_ORDERS = ((0, 2, 1, 3), (2, 0, 3, 1), (0, 2, 3, 1), (2, 0, 1, 3))
+
+
 def _tv_cases(rng, count):
+    """`count` random TV layouts; the first is one whose thread and value sub-modes are both split, so that
+    "one equal step per mode" is wrong for threads and for values on every seed."""
     cases = []
     while len(cases) < count:
-        shape, stride, tiler = _random_tv(rng)
+        shape, stride, tiler = _random_tv(rng, rng.choice(SPLIT_ORDERS) if not cases else None)
         if not _is_worked_example(shape, stride):
             cases.append({"shape": shape, "stride": stride, "tiler": tiler})
     return cases
@@ -52,15 +103,19 @@ def _layout_offsets(shape, stride, threads, values):
 
 
 def _describe_tv(layout) -> dict:
-    """A learner's TV layout as plain data: printed form, mode sizes, offset of every (thread, value)."""
+    """A learner's TV layout as plain data: printed form, shape part, mode sizes, offset of every
+    (thread, value) as rows of values (computed with NumPy: an fp8 tile has 16384 elements)."""
     from cutekit import cute
-    described = describe_layout(layout)
+    if not isinstance(layout, cute.Layout):
+        raise TypeError(f"expected a layout made with cute.make_layout(...), got {type(layout).__name__}: {layout!r}")
+    text = str(layout)
+    described = {"text": text, "shape": text.split(":", 1)[0], "rank": cute.rank(layout)}
     if cute.rank(layout) != 2:
-        raise ValueError(f"a TV layout has two modes, (threads, values); yours has rank {cute.rank(layout)}: "
-                         f"{layout}")
+        described.update(threads=cute.size(layout), values=0, tv_offsets=None)
+        return described
     threads, values = cute.size(layout, mode=[0]), cute.size(layout, mode=[1])
     described.update(threads=threads, values=values,
-                     tv_offsets=[[layout((thread, value)) for value in range(values)] for thread in range(threads)])
+                     tv_offsets=_offsets(layout).reshape(values, threads).T.tolist())
     return described
 
 
@@ -82,43 +137,93 @@ def _picture_cases(rng):
 
 
 def _picture_text(case) -> str:
-    (p, q), (r, s) = case["thread_shape"], case["value_shape"]
-    (a, b), (c, d) = case["_stride"]
-    return f"(({p},{q}),({r},{s})):(({a},{b}),({c},{d}))"
+    return _layout_text((case["thread_shape"], case["value_shape"]), case["_stride"])
 
 
-@each_outcome
-def _picture_shape(outcome) -> Verdict | None:
-    case, got = outcome.case, outcome.value
-    want = f"({case['thread_shape']},{case['value_shape']})".replace(" ", "")
-    if got["shape"] != want:
-        why = ""
-        if got["shape"] == f"({case['value_shape']},{case['thread_shape']})".replace(" ", ""):
-            why = " (threads come first: a TV layout is indexed (thread, value))"
-        return failed(f"thread_shape={case['thread_shape']}, value_shape={case['value_shape']}: the shape should "
-                      f"be {want}, yours is {got['shape']}{why} (your layout: {got['text']})")
-    return None
+def _picture_with(strides):
+    """A mistake's TV layout text for a picture case: `strides(thread_strides, value_strides, case)` gives the
+    (shape, stride) the mistake builds from the right strides."""
+    def gives(case):
+        shape, stride = strides(case["_stride"][0], case["_stride"][1], case)
+        return _layout_text(shape, stride)
+    return gives
 
 
-@each_outcome
-def _picture_offsets(outcome) -> Verdict | None:
-    case, got = outcome.case, outcome.value
-    owner = case["owner"]
-    rows, columns = len(owner), len(owner[0])
-    where = {owner[m][n]: (m, n) for m in range(rows) for n in range(columns)}
-    for thread, row in enumerate(got["tv_offsets"]):
-        for value, index in enumerate(row):
-            m, n = where[(thread, value)]
+def _row_major_strides(thread_strides, value_strides, case):
+    rows, columns = len(case["owner"]), len(case["owner"][0])
+    moved = tuple(tuple((i % rows) * columns + i // rows for i in part) for part in (thread_strides, value_strides))
+    return (case["thread_shape"], case["value_shape"]), moved
+
+
+TV_FROM_PICTURE_MISTAKES = (
+    (_picture_with(lambda t, v, c: ((c["value_shape"], c["thread_shape"]), (v, t))),
+     "your layout is (value, thread): threads come first, a TV layout is indexed (thread, value)"),
+    (_picture_with(lambda t, v, c: (c["value_shape"], v)),
+     "you returned only the value layout (one thread's values); a TV layout has two modes, "
+     "(thread mode, value mode)"),
+    (lambda case: "((2,2),(2,3)):((2,12),(1,4))",
+     "you return the worked example's layout ((2,2),(2,3)):((2,12),(1,4)) for every picture; read the "
+     "strides off each picture"),
+    (_picture_with(_row_major_strides),
+     "your strides are row-major tile indices m*N + n; the tile is unfolded column-major: m + n*M"),
+    (_picture_with(lambda t, v, c: ((c["thread_shape"], c["value_shape"]), ((t[0], c["thread_shape"][0] * t[0]), v))),
+     "the thread mode's second stride is not thread_shape[0] x its first: thread p = thread_shape[0] starts "
+     "wherever the picture draws its value 0, read that cell's index"),
+    (_picture_with(lambda t, v, c: ((c["thread_shape"], c["value_shape"]), (t, (v[0], c["value_shape"][0] * v[0])))),
+     "the value mode's second stride is not value_shape[0] x its first: thread 0's value r = value_shape[0] "
+     "sits wherever the picture draws it, read that cell's index"),
+    (_picture_with(lambda t, v, c: ((c["thread_shape"], c["value_shape"]), (t, (v[1], v[0])))),
+     "the value mode's strides are swapped: its first stride goes from value 0 to value 1, its second from "
+     "value 0 to value value_shape[0]"),
+    (_picture_with(lambda t, v, c: ((c["thread_shape"], c["value_shape"]), ((t[1], t[0]), v))),
+     "the thread mode's strides are swapped: its first stride goes from thread 0 to thread 1, its second from "
+     "thread 0 to thread thread_shape[0]"),
+)
+
+
+def _picture_mistake(context) -> str:
+    return _named_mistake(context, lambda outcome: outcome.value["text"], TV_FROM_PICTURE_MISTAKES)
+
+
+def _picture_shape(context) -> Verdict:
+    for outcome in context.outcomes:
+        if outcome.error:
+            return failed(f"{case_text(outcome.case)}: {outcome.error}")
+    for outcome in context.outcomes:
+        case, got = outcome.case, outcome.value
+        want = f"({case['thread_shape']},{case['value_shape']})".replace(" ", "")
+        if got["shape"] != want:
+            why = _picture_mistake(context)
+            return failed(f"thread_shape={case['thread_shape']}, value_shape={case['value_shape']}: the shape "
+                          f"should be {want}, yours is {got['shape']} (your layout: {got['text']})"
+                          + (f": {why}" if why else ""))
+    return passed()
+
+
+def _picture_offsets(context) -> Verdict:
+    for outcome in context.outcomes:
+        if outcome.error:
+            return failed(f"{case_text(outcome.case)}: {outcome.error}")
+    for outcome in context.outcomes:
+        case, got = outcome.case, outcome.value
+        owner = case["owner"]
+        rows, columns = len(owner), len(owner[0])
+        where = {owner[m][n]: (m, n) for m in range(rows) for n in range(columns)}
+        offsets = got["tv_offsets"]
+        for (thread, value), (m, n) in sorted(where.items()):
             want = m + n * rows
+            index = (offsets[thread][value] if offsets is not None and thread < len(offsets)
+                     and value < len(offsets[thread]) else None)
             if index != want:
-                why = ""
-                if index == m * columns + n:
-                    why = (" (that is the row-major index m*N + n; the tile is unfolded column-major: "
-                           "m + n*M)")
-                return layout_difference(f"{rows}x{columns} picture: thread {thread}, value {value} is drawn at "
-                                         f"(m, n) = ({m}, {n}), tile index {want}; your layout {got['text']} gives "
-                                         f"{index}{why}", got["text"], (thread, value), want, index)
-    return None
+                why = _picture_mistake(context)
+                text = (f"{rows}x{columns} picture: thread {thread}, value {value} is drawn at (m, n) = ({m}, {n}), "
+                        f"tile index {want}; your layout {got['text']} "
+                        + (f"gives {index}" if index is not None else "has no such (thread, value)")
+                        + (f": {why}" if why else ""))
+                if index is None:
+                    return failed(text)
+                return layout_difference(text, got["text"], (thread, value), want, index)
+    return passed()
 
 
 TV_FROM_PICTURE = Exercise(
@@ -126,7 +231,7 @@ TV_FROM_PICTURE = Exercise(
     statement="Write tv_from_picture(owner, thread_shape, value_shape): owner[m][n] = (thread, value) says who "
               "holds tile element (m, n); return the TV layout, shape (thread_shape, value_shape), that maps "
               "(thread, value) to the column-major tile index m + n*M.",
-    example="the seed's 4x6 picture with thread_shape (2,2), value_shape (2,3) gives ((2,2),(2,3)):((2,12),(1,4))",
+    example="the blog's 4x6 picture with thread_shape (2,2), value_shape (2,3) gives ((2,2),(2,3)):((2,12),(1,4))",
     cases=_picture_cases,
     ask=lambda answer, case: _describe_tv(answer(case["owner"], case["thread_shape"], case["value_shape"])),
     criteria=(
@@ -142,15 +247,22 @@ TV_FROM_PICTURE = Exercise(
 
 # ---- ch02.tiler_for ----------------------------------------------------------------------------------------
 
+WORKED_SHAPE_PAIRS = (((4, 32), (4, 4)), ((8, 16), (2, 4)))
+
+
 def _shape_pairs(rng, count):
-    """(thread_shape, value_shape) pairs, never the worked example ((4,32),(4,4)), with rows != columns."""
+    """(thread_shape, value_shape) pairs, never a worked example, with rows != columns in the tile. The first
+    has values in more than one row and more than one column, and thread rows != values per row, so that
+    every mistake in TILER_FOR_MISTAKES gives a wrong tiler for it."""
     pairs = []
     while len(pairs) < count:
         threads = (rng.choice([1, 2, 4, 8]), rng.choice([4, 8, 16, 32]))
         values = (rng.choice([1, 2, 4]), rng.choice([2, 4, 8, 16]))
         pair = (threads, values)
         tiler = (threads[0] * values[0], threads[1] * values[1])
-        if pair != ((4, 32), (4, 4)) and tiler[0] != tiler[1] and pair not in pairs:
+        if not pairs and (values[0] == 1 or threads[0] == values[1] or threads[0] == 1):
+            continue
+        if pair not in WORKED_SHAPE_PAIRS and tiler[0] != tiler[1] and pair not in pairs:
             pairs.append(pair)
     return pairs
 
@@ -173,22 +285,39 @@ def _ask_tiler(answer, case):
     return value
 
 
-@each_outcome
-def _tiler_right(outcome) -> Verdict | None:
-    case, got = outcome.case, outcome.value
-    want = _reference_tiler(case)
-    if got == want:
-        return None
-    (tm, tn), (vm, vn) = case["thread_shape"], case["value_shape"]
-    why = ""
-    if got == (want[1], want[0]):
-        why = " (rows and columns swapped: the tiler is (M, N) of the tile, rows first)"
-    elif got == (vm * vn, tm * tn):
-        why = (" (that is (values per thread, threads); the tiler is the tile's extent in the tensor: "
-               "rows of threads x rows of values, threads per row x values per row)")
-    elif got == (tm, tn):
-        why = " (that is the thread grid alone; each thread's values widen it)"
-    return failed(f"{case_text(case)}: the tiler is {want}, yours is {got}{why}")
+def _tiler_mistake(make, words):
+    return (lambda case: make(*case["thread_shape"], *case["value_shape"]), words)
+
+
+TILER_FOR_MISTAKES = (
+    _tiler_mistake(lambda tm, tn, vm, vn: (tn * vn, tm * vm),
+                   "rows and columns swapped: the tiler is (M, N) of the tile, rows first"),
+    _tiler_mistake(lambda tm, tn, vm, vn: (vm * vn, tm * tn),
+                   "that is (values per thread, threads); the tiler is the tile's extent in the tensor: rows of "
+                   "threads x rows of values, threads per row x values per row"),
+    _tiler_mistake(lambda tm, tn, vm, vn: (tm * vn, tm * tn),
+                   "that is the notes' formula (thread rows x values per row, all threads); the rows are thread "
+                   "rows x value rows, the columns threads per row x values per row"),
+    _tiler_mistake(lambda tm, tn, vm, vn: (tm, tn), "that is the thread grid alone; each thread's values widen it"),
+    _tiler_mistake(lambda tm, tn, vm, vn: (vm, vn),
+                   "that is one thread's value block; the threads' grid repeats it"),
+    _tiler_mistake(lambda tm, tn, vm, vn: (tm + vm, tn + vn),
+                   "you added the sizes; each thread's block repeats over the grid, so multiply them"),
+    (lambda case: (16, 128), "you return (16, 128), the worked example's tiler, whatever the shapes"),
+)
+
+
+def _tiler_right(context) -> Verdict:
+    for outcome in context.outcomes:
+        if outcome.error:
+            return failed(f"{case_text(outcome.case)}: {outcome.error}")
+    for outcome in context.outcomes:
+        want = _reference_tiler(outcome.case)
+        if outcome.value != want:
+            why = _named_mistake(context, lambda o: o.value, TILER_FOR_MISTAKES)
+            return failed(f"{case_text(outcome.case)}: the tiler is {want}, yours is {outcome.value}"
+                          + (f" ({why})" if why else ""))
+    return passed()
 
 
 def tiler_in_cutedsl(cute, thread_shape, value_shape):
@@ -213,7 +342,7 @@ TILER_FOR = Exercise(
     id="ch02.tiler_for",
     statement="Write tiler_for(thread_shape, value_shape): the tiler (rows, columns) that cute.make_layout_tv "
               "returns for row-major thread and value layouts of these shapes (make_layout_tv is switched off).",
-    example="tiler_for((4, 32), (4, 4)) is (16, 128)",
+    example="tiler_for((8, 16), (2, 4)) is (16, 64)",
     cases=_tiler_cases,
     ask=_ask_tiler,
     forbidden=("make_layout_tv",),
@@ -228,10 +357,16 @@ TILER_FOR = Exercise(
 # ---- ch02.thread_owns ----------------------------------------------------------------------------------------
 
 def _owns_cases(rng):
+    """Three random TV layouts (the first one with a thread whose elements, in value order, are not sorted
+    by (m, n): listing them sorted is then wrong) and three of make_layout_tv's, on tiles with M != N."""
     cases = []
-    for case in _tv_cases(rng, 3):
+    while len(cases) < 3:
+        case = _tv_cases(rng, 1)[0]
         (p, q), _ = case["shape"]
-        cases.append({**case, "thread": rng.randrange(1, p * q)})
+        case["thread"] = rng.randrange(1, p * q)
+        owned = _reference_owned(case)
+        if cases or owned != sorted(owned):
+            cases.append(case)
     from cutekit import cute
     for threads, values in _shape_pairs(rng, 3):
         tiler, tv = cute.make_layout_tv(cute.make_ordered_layout(threads, order=(1, 0)),
@@ -256,28 +391,52 @@ def _ask_owned(answer, case):
     return [tuple(item) if isinstance(item, (list, tuple)) else item for item in value]
 
 
-@each_outcome
-def _owned_right(outcome) -> Verdict | None:
-    case, got = outcome.case, outcome.value
-    want = _reference_owned(case)
-    if got == want:
-        return None
-    layout_text = f"{case['shape']}:{case['stride']}".replace(" ", "")
-    where = f"thread {case['thread']} of {layout_text} on a {case['tiler'][0]}x{case['tiler'][1]} tile"
-    rows, columns = case["tiler"]
-    indices = [m + n * rows for m, n in want]
-    why = ""
-    if len(got) != len(want):
-        why = f" (a thread holds size(tv, mode=[1]) = {len(want)} values)"
-    elif got == indices:
-        why = " (those are tile indices; unfold each into (m, n) = (i % M, i // M))"
-    elif got == [(i // columns, i % columns) for i in indices]:
-        why = " (you unfolded the index row-major; CuTe's tile is column-major: (i % M, i // M))"
-    elif got == [(n, m) for m, n in want]:
-        why = " (each pair is (n, m); rows come first)"
-    elif sorted(got) == sorted(want):
-        why = " (the right elements in the wrong order: list them by value index 0, 1, 2, ...)"
-    return failed(f"{where}: owns {want}, yours is {got}{why}")
+def _owned_mistake(unfold):
+    """A mistake that lists each value's tile index unfolded by `unfold(index, M, N)`."""
+    def gives(case):
+        from cutekit import cute
+        layout = cute.make_layout(case["shape"], stride=case["stride"])
+        rows, columns = case["tiler"]
+        return [unfold(layout((case["thread"], value)), rows, columns)
+                for value in range(cute.size(layout, mode=[1]))]
+    return gives
+
+
+THREAD_OWNS_MISTAKES = (
+    (_owned_mistake(lambda i, rows, columns: i),
+     "those are tile indices; unfold each into (m, n) = (i % M, i // M)"),
+    (_owned_mistake(lambda i, rows, columns: (i // columns, i % columns)),
+     "you unfolded the index row-major; CuTe's tile is column-major: (i % M, i // M)"),
+    (_owned_mistake(lambda i, rows, columns: (i % columns, i // columns)),
+     "you unfolded with the number of columns N; a column-major tile's index is m + n*M, so divide by the "
+     "number of rows M: (i % M, i // M)"),
+    (_owned_mistake(lambda i, rows, columns: (i // rows, i % rows)),
+     "each pair is (n, m); list (m, n), the row first"),
+    (lambda case: sorted(_reference_owned(case)),
+     "the right elements, sorted; list them in value order: value 0, 1, 2, ..."),
+    (lambda case: _reference_owned({**case, "thread": 0}),
+     "that is thread 0's elements; call the layout with (thread, value) for the thread asked"),
+    (lambda case: [(0, 3), (1, 3), (0, 4), (1, 4), (0, 5), (1, 5)],
+     "that is the worked example's answer (thread 2 of the blog's layout) for every case"),
+)
+
+
+def _owned_right(context) -> Verdict:
+    for outcome in context.outcomes:
+        if outcome.error:
+            return failed(f"{case_text(outcome.case)}: {outcome.error}")
+    for outcome in context.outcomes:
+        case, got = outcome.case, outcome.value
+        want = _reference_owned(case)
+        if got == want:
+            continue
+        layout_text = _layout_text(case["shape"], case["stride"])
+        where = f"thread {case['thread']} of {layout_text} on a {case['tiler'][0]}x{case['tiler'][1]} tile"
+        why = _named_mistake(context, lambda o: o.value, THREAD_OWNS_MISTAKES)
+        if not why and len(got) != len(want):
+            why = f"a thread holds size(tv, mode=[1]) = {len(want)} values"
+        return failed(f"{where}: owns {want}, yours is {got}" + (f" ({why})" if why else ""))
+    return passed()
 
 
 def owned_in_cutedsl(cute, shape, stride, tiler, thread):
@@ -302,7 +461,7 @@ THREAD_OWNS = Exercise(
     id="ch02.thread_owns",
     statement="Write owned_by(tv_layout, tiler, thread): the (m, n) coordinates of the tile elements `thread` "
               "holds, in value order (cute.idx2crd is switched off: unfold the index yourself).",
-    example="owned_by(((2,2),(2,3)):((2,12),(1,4)), (4, 6), 1) is [(2, 0), (3, 0), (2, 1), (3, 1), (2, 2), (3, 2)]",
+    example="owned_by(((2,2),(2,3)):((2,12),(1,4)), (4, 6), 2) is [(0, 3), (1, 3), (0, 4), (1, 4), (0, 5), (1, 5)]",
     cases=_owns_cases,
     ask=_ask_owned,
     forbidden=("idx2crd",),
@@ -316,11 +475,19 @@ THREAD_OWNS = Exercise(
 
 # ---- ch02.layout_tv_for_dtype ---------------------------------------------------------------------------------
 
+WORKED_DTYPE_CASES = ((32, 4, 4), (16, 2, 4))
+
+
 def _dtype_cases(rng):
+    """Six (bits, thread_rows, value_rows), never a worked example. The first is not 32-bit (so "4 values
+    whatever the type" is wrong) and not one where the notes' tiler formula happens to be right."""
     cases, seen = [], set()
     while len(cases) < 6:
         case = (rng.choice([8, 16, 32, 64]), rng.choice([2, 4, 8]), rng.choice([2, 4]))
-        if case != (32, 4, 4) and case not in seen:
+        vector = 128 // case[0]
+        if not cases and (case[0] == 32 or vector == case[1] == case[2]):
+            continue
+        if case not in WORKED_DTYPE_CASES and case not in seen:
             seen.add(case)
             cases.append({"bits": case[0], "thread_rows": case[1], "value_rows": case[2]})
     return cases
@@ -343,38 +510,87 @@ def _ask_tv_for_dtype(answer, case):
     return {"tiler": tiler, "tv": _describe_tv(layout), "text": str(value)}
 
 
-@each_outcome
-def _dtype_tiler_right(outcome) -> Verdict | None:
-    case, got = outcome.case, outcome.value["tiler"]
-    want = tuple(_reference_tv_for_dtype(case)[0])
-    if got == want:
-        return None
-    why = ""
-    if got == (case["thread_rows"] * 128 // case["bits"], case["thread_rows"] * 32):
-        why = (" (that is the seed's formula (rows x 128//width, threads); the rows are thread rows x value "
-               "rows, the columns 32 threads x 128//width values)")
-    elif got == (want[1], want[0]):
-        why = " (rows and columns swapped)"
-    return failed(f"{case_text(case)}: the tiler is {want}, yours is {got}{why}")
+def _dtype_mistake(build):
+    """A mistake for a dtype case: `build(vector, thread_rows, value_rows)` gives (tiler, (shape, stride))."""
+    def gives(case):
+        tiler, (shape, stride) = build(128 // case["bits"], case["thread_rows"], case["value_rows"])
+        return tiler, _layout_text(shape, stride)
+    return gives
 
 
-@each_outcome
-def _dtype_tv_right(outcome) -> Verdict | None:
-    case, got = outcome.case, outcome.value["tv"]
-    _, want_layout = _reference_tv_for_dtype(case)
-    want = _describe_tv(want_layout)
-    if (got["threads"], got["values"]) != (want["threads"], want["values"]):
-        return failed(f"{case_text(case)}: the TV layout has {want['threads']} threads of {want['values']} "
-                      f"values each ({want['text']}); yours has {got['threads']} of {got['values']} "
-                      f"({got['text']})")
-    for thread, row in enumerate(want["tv_offsets"]):
-        for value, index in enumerate(row):
-            if got["tv_offsets"][thread][value] != index:
-                rows = case["thread_rows"] * case["value_rows"]
-                return failed(f"{case_text(case)}: (thread {thread}, value {value}) is tile element "
-                              f"{column_major_coordinate(index, rows)}, index {index}; your layout {got['text']} "
-                              f"gives {got['tv_offsets'][thread][value]} (make_layout_tv gives {want['text']})")
-    return None
+def _right_tv(vector, tr, vr):
+    rows = tr * vr
+    return ((32, tr), (vector, vr)), ((rows * vector, vr), (rows, 1))
+
+
+LAYOUT_TV_FOR_DTYPE_MISTAKES = (
+    (_dtype_mistake(lambda vector, tr, vr: ((tr * vector, tr * 32), _right_tv(vector, tr, vr))),
+     "that tiler is the notes' formula (thread rows x 128//bits, all threads); the rows are thread rows x "
+     "value rows, the columns 32 threads x 128//bits values"),
+    (_dtype_mistake(lambda vector, tr, vr: ((tr * vr, 128), _right_tv(4, tr, vr))),
+     "you give every thread 4 values per row whatever the type; a row of values is one 128-bit access: "
+     "128 // bits values"),
+    (_dtype_mistake(lambda vector, tr, vr: ((tr * vr, 32 * vector),
+                                           (((tr, 32), (vector, vr)), ((vr, tr * vr * vector), (tr * vr, 1))))),
+     "your thread ids run down the thread rows first; the thread layout is row-major, so thread t stands at "
+     "row t // 32, column t % 32 of the thread grid (32 threads along a row first)"),
+    (_dtype_mistake(lambda vector, tr, vr: ((tr * vr, 32 * vector),
+                                           (((32, tr), (vr, vector)), ((tr * vr * vector, vr), (1, tr * vr))))),
+     "your values run down the thread's rows first; the value layout is row-major, so value 1 is to the right "
+     "of value 0, and value 128 // bits starts the next row"),
+    (_dtype_mistake(lambda vector, tr, vr: ((tr * vr, 32 * vector),
+                                           tuple(tuple(reversed(part)) for part in _right_tv(vector, tr, vr)))),
+     "your layout is (value, thread): threads come first, a TV layout is indexed (thread, value)"),
+    (_dtype_mistake(lambda vector, tr, vr: ((tr * vr, 32 * vector),
+                                           (((32, tr), (vector, vr)), ((vector, vr * 32 * vector), (1, 32 * vector))))),
+     "your offsets are row-major tile indices m*N + n; the tile is unfolded column-major: m + n*M"),
+    (lambda case: ((8, 256), "((32,2),(8,4)):((64,4),(8,1))"),
+     "you return the worked example elementwise_tv(16, 2, 4) for every case"),
+)
+
+
+def _dtype_mistake_named(context) -> str:
+    return _named_mistake(context, lambda o: (o.value["tiler"], o.value["tv"]["text"]), LAYOUT_TV_FOR_DTYPE_MISTAKES)
+
+
+def _dtype_tiler_right(context) -> Verdict:
+    for outcome in context.outcomes:
+        if outcome.error:
+            return failed(f"{case_text(outcome.case)}: {outcome.error}")
+    for outcome in context.outcomes:
+        case, got = outcome.case, outcome.value["tiler"]
+        want = tuple(_reference_tv_for_dtype(case)[0])
+        if got != want:
+            why = _dtype_mistake_named(context)
+            return failed(f"{case_text(case)}: the tiler is {want}, yours is {got}" + (f" ({why})" if why else ""))
+    return passed()
+
+
+def _dtype_tv_right(context) -> Verdict:
+    for outcome in context.outcomes:
+        if outcome.error:
+            return failed(f"{case_text(outcome.case)}: {outcome.error}")
+    for outcome in context.outcomes:
+        case, got = outcome.case, outcome.value["tv"]
+        _, want_layout = _reference_tv_for_dtype(case)
+        if got["text"] == str(want_layout):
+            continue
+        want = _describe_tv(want_layout)
+        why = _dtype_mistake_named(context)
+        why = f": {why}" if why else ""
+        if (got["threads"], got["values"]) != (want["threads"], want["values"]):
+            return failed(f"{case_text(case)}: the TV layout has {want['threads']} threads of {want['values']} "
+                          f"values each ({want['text']}); yours has {got['threads']} of {got['values']} "
+                          f"({got['text']}){why}")
+        wrong = numpy.argwhere(numpy.array(got["tv_offsets"]) != numpy.array(want["tv_offsets"]))
+        if len(wrong):
+            thread, value = (int(x) for x in wrong[0])
+            index = want["tv_offsets"][thread][value]
+            rows = case["thread_rows"] * case["value_rows"]
+            return failed(f"{case_text(case)}: (thread {thread}, value {value}) is tile element "
+                          f"{column_major_coordinate(index, rows)}, index {index}; your layout {got['text']} "
+                          f"gives {got['tv_offsets'][thread][value]} (make_layout_tv gives {want['text']}){why}")
+    return passed()
 
 
 def _cutedsl_runs_your_function(context) -> Verdict:
@@ -397,7 +613,7 @@ LAYOUT_TV_FOR_DTYPE = Exercise(
     statement="Write elementwise_tv(bits, thread_rows, value_rows): by hand (make_layout_tv is switched off), the "
               "(tiler, tv_layout) that make_layout_tv gives for row-major threads (thread_rows, 32) and row-major "
               "values (value_rows, 128 // bits): every row of values one 128-bit access.",
-    example="elementwise_tv(32, 4, 4) is ((16, 128), ((32,4),(4,4)):((64,4),(16,1)))",
+    example="elementwise_tv(16, 2, 4) is ((8, 256), ((32,2),(8,4)):((64,4),(8,1)))",
     cases=_dtype_cases,
     ask=_ask_tv_for_dtype,
     forbidden=("make_layout_tv",),

@@ -1,16 +1,42 @@
-"""Chapter 02 checks: every correct answer passes in strict mode, and every wrong answer below (each named for
-the mistake it models) loses points, with a hint, on every seed tried.
+"""Chapter 02 checks: every correct answer passes in strict mode, and every wrong answer in MISTAKES (each
+named for the mistake it models, with a regular expression for the cause its hint must name) loses points
+on every seed 0-99, with a hint that names that cause.
+
+The 100-seed sweep grades in this process (`graded_in_process`: the sandbox's fork costs ~18 ms a check, the
+grading itself under 1 ms); the functions an exercise switches off are switched off there too, exactly as in
+the sandbox, and put back afterwards. The sandboxed path runs every mistake on the five SEEDS as well.
 
 The answers live in this real file on purpose: the cutedsl-cpu tier moves an answer to CuTeDSL by its source."""
 import pytest
 
 from cutekit import cute
-from cutekit.checks import check, exercises
+from cutekit.checks import check, exercises, grading, sandbox
 
-from verdicts import assert_real_cutedsl_confirms_it, assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint, mutant_params, SEEDS
+from verdicts import (HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
+                      assert_right_answer_earns_every_reference_point, assert_wrong_answer_loses_points_with_a_hint,
+                      mistake_params, mistakes_per_exercise)
+
+
+@pytest.fixture
+def graded_in_process(monkeypatch):
+    """grade() without the fork: the answer runs here, with the exercise's forbidden functions switched off
+    while it runs and restored after."""
+    asked = grading._ask_every_case
+
+    def ask_here(exercise, answer, cases, parent):
+        saved = {name: getattr(cute, name) for name in exercise.forbidden}
+        try:
+            grading._switch_off(exercise.forbidden, answer)
+            return asked(exercise, answer, cases, parent)
+        finally:
+            for name, function in saved.items():
+                setattr(cute, name, function)
+
+    monkeypatch.setattr(grading, "_ask_every_case", ask_here)
+    monkeypatch.setattr(grading, "run_isolated", lambda function, timeout=0: sandbox._call_capturing_output(function))
+
 
 # ---- ch02.tv_from_picture: tv_from_picture(owner, thread_shape, value_shape) ----
-
 
 def _where(owner):
     """{(thread, value): column-major tile index} read off the picture."""
@@ -45,11 +71,20 @@ def tv_from_picture_values_first(owner, thread_shape, value_shape):
 
 
 def tv_from_picture_flat_thread_stride(owner, thread_shape, value_shape):
-    """Treats the threads as one run of equal steps (thread t at t x the step of thread 1)."""
+    """Treats the threads as one run of equal steps (thread p at p x the step of thread 1)."""
     where = _where(owner)
     p, q = thread_shape
     r, s = value_shape
     stride = ((where[(1, 0)], p * where[(1, 0)]), (where[(0, 1)], where[(0, r)]))
+    return cute.make_layout((thread_shape, value_shape), stride=stride)
+
+
+def tv_from_picture_flat_value_stride(owner, thread_shape, value_shape):
+    """Treats a thread's values as one run of equal steps (value r at r x the step of value 1)."""
+    where = _where(owner)
+    p, q = thread_shape
+    r, s = value_shape
+    stride = ((where[(1, 0)], where[(p, 0)]), (where[(0, 1)], r * where[(0, 1)]))
     return cute.make_layout((thread_shape, value_shape), stride=stride)
 
 
@@ -82,7 +117,7 @@ def tiler_for_swapped(thread_shape, value_shape):
 
 
 def tiler_for_values_then_threads(thread_shape, value_shape):
-    """The seed's footnote: 'the tiler is (num_vals, num_thrs)'."""
+    """The notes' footnote: 'the tiler is (num_vals, num_thrs)'."""
     return (value_shape[0] * value_shape[1], thread_shape[0] * thread_shape[1])
 
 
@@ -90,8 +125,12 @@ def tiler_for_threads_only(thread_shape, value_shape):
     return tuple(thread_shape)
 
 
-def tiler_for_seed_formula(thread_shape, value_shape):
-    """The seed's (4 * 128 // width, 128): thread rows x values per row, then the thread count."""
+def tiler_for_value_block_only(thread_shape, value_shape):
+    return tuple(value_shape)
+
+
+def tiler_for_notes_formula(thread_shape, value_shape):
+    """The notes' (4 * 128 // width, 128): thread rows x values per row, then the thread count."""
     return (thread_shape[0] * value_shape[1], thread_shape[0] * thread_shape[1])
 
 
@@ -127,6 +166,12 @@ def owned_by_row_major_unfolding(tv_layout, tiler, thread):
     return [(index // columns, index % columns) for index in indices]
 
 
+def owned_by_divides_by_the_columns(tv_layout, tiler, thread):
+    columns = tiler[1]
+    indices = [tv_layout((thread, value)) for value in range(cute.size(tv_layout, mode=[1]))]
+    return [(index % columns, index // columns) for index in indices]
+
+
 def owned_by_column_then_row(tv_layout, tiler, thread):
     return [(n, m) for m, n in owned_by(tv_layout, tiler, thread)]
 
@@ -141,7 +186,7 @@ def owned_by_thread_zero(tv_layout, tiler, thread):
 
 
 def owned_by_worked_example_only(tv_layout, tiler, thread):
-    return [(2, 0), (3, 0), (2, 1), (3, 1), (2, 2), (3, 2)]
+    return [(0, 3), (1, 3), (0, 4), (1, 4), (0, 5), (1, 5)]
 
 
 def owned_by_calls_idx2crd(tv_layout, tiler, thread):
@@ -159,7 +204,7 @@ def elementwise_tv(bits, thread_rows, value_rows):
     return (rows, 32 * vector), tv
 
 
-def elementwise_tv_seed_tiler(bits, thread_rows, value_rows):
+def elementwise_tv_notes_tiler(bits, thread_rows, value_rows):
     tiler, tv = elementwise_tv(bits, thread_rows, value_rows)
     return (thread_rows * 128 // bits, thread_rows * 32), tv
 
@@ -169,12 +214,27 @@ def elementwise_tv_fixed_vector_of_four(bits, thread_rows, value_rows):
     return elementwise_tv(32, thread_rows, value_rows)
 
 
-def elementwise_tv_thread_modes_swapped(bits, thread_rows, value_rows):
+def elementwise_tv_thread_layout_read_backwards(bits, thread_rows, value_rows):
+    """Thread t at grid place t, column-major: ids run down the thread rows first."""
     vector = 128 // bits
     rows = thread_rows * value_rows
     tv = cute.make_layout(((thread_rows, 32), (vector, value_rows)),
                           stride=((value_rows, rows * vector), (rows, 1)))
     return (rows, 32 * vector), tv
+
+
+def elementwise_tv_values_down_first(bits, thread_rows, value_rows):
+    """Numbers a thread's values down its rows first (a column-major value block)."""
+    vector = 128 // bits
+    rows = thread_rows * value_rows
+    tv = cute.make_layout(((32, thread_rows), (value_rows, vector)),
+                          stride=((rows * vector, value_rows), (1, rows)))
+    return (rows, 32 * vector), tv
+
+
+def elementwise_tv_values_before_threads(bits, thread_rows, value_rows):
+    tiler, tv = elementwise_tv(bits, thread_rows, value_rows)
+    return tiler, cute.make_layout((tv.shape[1], tv.shape[0]), stride=(tv.stride[1], tv.stride[0]))
 
 
 def elementwise_tv_row_major_tile_index(bits, thread_rows, value_rows):
@@ -186,7 +246,7 @@ def elementwise_tv_row_major_tile_index(bits, thread_rows, value_rows):
 
 
 def elementwise_tv_worked_example_only(bits, thread_rows, value_rows):
-    return (16, 128), cute.make_layout(((32, 4), (4, 4)), stride=((64, 4), (16, 1)))
+    return (8, 256), cute.make_layout(((32, 2), (8, 4)), stride=((64, 4), (8, 1)))
 
 
 def elementwise_tv_calls_make_layout_tv(bits, thread_rows, value_rows):
@@ -202,42 +262,61 @@ CORRECT = {
     "ch02.layout_tv_for_dtype": elementwise_tv,
 }
 
-MUTANTS = [
-    ("ch02.tv_from_picture", "row_major_tile_index", tv_from_picture_row_major_index),
-    ("ch02.tv_from_picture", "values_before_threads", tv_from_picture_values_first),
-    ("ch02.tv_from_picture", "threads_as_one_equal_step", tv_from_picture_flat_thread_stride),
-    ("ch02.tv_from_picture", "swapped_value_strides", tv_from_picture_swapped_value_strides),
-    ("ch02.tv_from_picture", "hard_coded_worked_example", tv_from_picture_worked_example_only),
-    ("ch02.tv_from_picture", "returns_the_value_layout_only", tv_from_picture_returns_the_value_layout),
-    ("ch02.tiler_for", "rows_and_columns_swapped", tiler_for_swapped),
-    ("ch02.tiler_for", "values_then_threads_as_the_seed_footnote_says", tiler_for_values_then_threads),
-    ("ch02.tiler_for", "thread_grid_only", tiler_for_threads_only),
-    ("ch02.tiler_for", "the_seed_formula", tiler_for_seed_formula),
-    ("ch02.tiler_for", "adds_instead_of_multiplying", tiler_for_added),
-    ("ch02.tiler_for", "hard_coded_worked_example", tiler_for_worked_example_only),
-    ("ch02.tiler_for", "calls_the_switched_off_make_layout_tv", tiler_for_calls_make_layout_tv),
-    ("ch02.thread_owns", "returns_tile_indices", owned_by_returns_indices),
-    ("ch02.thread_owns", "unfolds_row_major", owned_by_row_major_unfolding),
-    ("ch02.thread_owns", "column_then_row", owned_by_column_then_row),
-    ("ch02.thread_owns", "sorted_not_in_value_order", owned_by_sorted),
-    ("ch02.thread_owns", "lists_thread_zero_whatever_the_thread", owned_by_thread_zero),
-    ("ch02.thread_owns", "hard_coded_worked_example", owned_by_worked_example_only),
-    ("ch02.thread_owns", "calls_the_switched_off_idx2crd", owned_by_calls_idx2crd),
-    ("ch02.layout_tv_for_dtype", "the_seed_tiler_formula", elementwise_tv_seed_tiler),
-    ("ch02.layout_tv_for_dtype", "four_values_whatever_the_type", elementwise_tv_fixed_vector_of_four),
-    ("ch02.layout_tv_for_dtype", "thread_rows_fastest", elementwise_tv_thread_modes_swapped),
-    ("ch02.layout_tv_for_dtype", "row_major_tile_index", elementwise_tv_row_major_tile_index),
-    ("ch02.layout_tv_for_dtype", "hard_coded_worked_example", elementwise_tv_worked_example_only),
-    ("ch02.layout_tv_for_dtype", "calls_the_switched_off_make_layout_tv", elementwise_tv_calls_make_layout_tv),
+# (exercise, mistake, wrong answer, what the hint must name)
+MISTAKES = [
+    ("ch02.tv_from_picture", "row_major_tile_index", tv_from_picture_row_major_index, r"row-major.*column-major"),
+    ("ch02.tv_from_picture", "thread_and_value_modes_swapped", tv_from_picture_values_first,
+     r"threads come first"),
+    ("ch02.tv_from_picture", "threads_as_one_equal_step", tv_from_picture_flat_thread_stride,
+     r"thread mode's second stride"),
+    ("ch02.tv_from_picture", "values_as_one_equal_step", tv_from_picture_flat_value_stride,
+     r"value mode's second stride"),
+    ("ch02.tv_from_picture", "swapped_value_strides", tv_from_picture_swapped_value_strides,
+     r"value mode's strides .*swapped"),
+    ("ch02.tv_from_picture", "hard_coded_worked_example", tv_from_picture_worked_example_only, r"worked example"),
+    ("ch02.tv_from_picture", "returns_the_value_layout_only", tv_from_picture_returns_the_value_layout,
+     r"only the value layout"),
+    ("ch02.tiler_for", "rows_and_columns_swapped", tiler_for_swapped, r"rows and columns swapped"),
+    ("ch02.tiler_for", "values_then_threads_as_the_notes_footnote_says", tiler_for_values_then_threads,
+     r"\(values per thread, threads\)"),
+    ("ch02.tiler_for", "thread_grid_only", tiler_for_threads_only, r"thread grid alone"),
+    ("ch02.tiler_for", "value_block_only", tiler_for_value_block_only, r"one thread's value block"),
+    ("ch02.tiler_for", "the_notes_formula", tiler_for_notes_formula, r"notes' formula"),
+    ("ch02.tiler_for", "adds_instead_of_multiplying", tiler_for_added, r"multipl"),
+    ("ch02.tiler_for", "hard_coded_worked_example", tiler_for_worked_example_only, r"whatever the shapes"),
+    ("ch02.tiler_for", "calls_the_switched_off_make_layout_tv", tiler_for_calls_make_layout_tv,
+     r"make_layout_tv is switched off"),
+    ("ch02.thread_owns", "returns_tile_indices", owned_by_returns_indices, r"tile indices"),
+    ("ch02.thread_owns", "unfolds_row_major", owned_by_row_major_unfolding, r"row-major"),
+    ("ch02.thread_owns", "divides_by_the_columns", owned_by_divides_by_the_columns, r"number of rows M"),
+    ("ch02.thread_owns", "coordinate_order_swapped", owned_by_column_then_row, r"\(n, m\)"),
+    ("ch02.thread_owns", "sorted_not_in_value_order", owned_by_sorted, r"value order"),
+    ("ch02.thread_owns", "lists_thread_zero_whatever_the_thread", owned_by_thread_zero, r"thread 0's"),
+    ("ch02.thread_owns", "hard_coded_worked_example", owned_by_worked_example_only, r"worked example"),
+    ("ch02.thread_owns", "calls_the_switched_off_idx2crd", owned_by_calls_idx2crd, r"idx2crd is switched off"),
+    ("ch02.layout_tv_for_dtype", "the_notes_tiler_formula", elementwise_tv_notes_tiler, r"notes' formula"),
+    ("ch02.layout_tv_for_dtype", "four_values_whatever_the_type", elementwise_tv_fixed_vector_of_four,
+     r"128 // bits"),
+    ("ch02.layout_tv_for_dtype", "thread_layout_read_backwards", elementwise_tv_thread_layout_read_backwards,
+     r"thread t stands at row t // 32"),
+    ("ch02.layout_tv_for_dtype", "values_numbered_down_first", elementwise_tv_values_down_first,
+     r"value 1 is to the right"),
+    ("ch02.layout_tv_for_dtype", "thread_and_value_modes_swapped", elementwise_tv_values_before_threads,
+     r"threads come first"),
+    ("ch02.layout_tv_for_dtype", "row_major_tile_index", elementwise_tv_row_major_tile_index,
+     r"row-major.*column-major"),
+    ("ch02.layout_tv_for_dtype", "hard_coded_worked_example", elementwise_tv_worked_example_only,
+     r"worked example"),
+    ("ch02.layout_tv_for_dtype", "calls_the_switched_off_make_layout_tv", elementwise_tv_calls_make_layout_tv,
+     r"make_layout_tv is switched off"),
 ]
 
 
-
-def test_every_chapter_02_exercise_has_a_correct_answer_and_five_wrong_ones():
+def test_every_chapter_02_exercise_has_a_correct_answer_and_four_named_mistakes():
     ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch02"]
     assert len(ids) >= 4 and set(ids) == set(CORRECT)
-    for exercise_id in ids:
-        assert sum(1 for mutant in MUTANTS if mutant[0] == exercise_id) >= 5, exercise_id
+    counts = mistakes_per_exercise(MISTAKES)
+    assert all(counts[exercise_id] >= 4 for exercise_id in ids), counts
 
 
 @pytest.mark.parametrize("exercise_id", sorted(CORRECT))
@@ -246,19 +325,32 @@ def test_correct_answer_earns_every_reference_point_in_strict_mode(exercise_id, 
     assert_right_answer_earns_every_reference_point(exercise_id, CORRECT[exercise_id], seed, monkeypatch)
 
 
+@pytest.mark.parametrize("exercise_id", sorted(CORRECT))
+def test_correct_answer_passes_on_every_hint_seed(exercise_id, graded_in_process, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    for seed in HINT_SEEDS:
+        result = check(exercise_id, CORRECT[exercise_id], seed=seed, record=False)
+        assert result.passed, f"seed {seed}: {result}"
+
+
 @pytest.mark.cutedsl
 @pytest.mark.parametrize("exercise_id", sorted(CORRECT))
 def test_correct_answer_is_confirmed_by_real_cutedsl_in_strict_mode(exercise_id, monkeypatch):
     assert_real_cutedsl_confirms_it(exercise_id, CORRECT[exercise_id], monkeypatch)
 
 
-@pytest.mark.parametrize("exercise_id,answer", mutant_params(MUTANTS))
-def test_wrong_answer_loses_points_with_a_hint_on_every_seed(exercise_id, answer, monkeypatch):
+@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(MISTAKES))
+def test_mistake_loses_points_in_the_sandbox(exercise_id, answer, cause, monkeypatch):
     assert_wrong_answer_loses_points_with_a_hint(exercise_id, answer, SEEDS, monkeypatch)
 
 
+@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(MISTAKES))
+def test_mistake_fails_naming_its_cause_on_every_seed(exercise_id, answer, cause, graded_in_process, monkeypatch):
+    assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, HINT_SEEDS, monkeypatch)
+
+
 def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
-    """The mutants are fair models: each is right for the example the notebook shows."""
+    """The mistakes are fair models: each is right for the example the notebook shows."""
     tv = cute.make_layout(((2, 2), (2, 3)), stride=((2, 12), (1, 4)))
     owner = [[None] * 6 for _ in range(4)]
     for thread in range(4):
@@ -268,21 +360,23 @@ def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
     assert str(tv_from_picture(owner, (2, 2), (2, 3))) == str(tv)
     assert str(tv_from_picture_worked_example_only(owner, (2, 2), (2, 3))) == str(tv)
     assert tiler_for_worked_example_only((4, 32), (4, 4)) == tiler_for((4, 32), (4, 4)) == (16, 128)
-    assert owned_by_worked_example_only(tv, (4, 6), 1) == owned_by(tv, (4, 6), 1)
-    assert str(elementwise_tv_worked_example_only(32, 4, 4)) == str(elementwise_tv(32, 4, 4)) == \
-        "((16, 128), ((32,4),(4,4)):((64,4),(16,1)))"
+    assert tiler_for((8, 16), (2, 4)) == (16, 64)
+    assert owned_by_worked_example_only(tv, (4, 6), 2) == owned_by(tv, (4, 6), 2)
+    assert str(elementwise_tv_worked_example_only(16, 2, 4)) == str(elementwise_tv(16, 2, 4)) == \
+        "((8, 256), ((32,2),(8,4)):((64,4),(8,1)))"
 
 
-def test_the_seed_tiler_formula_is_right_for_fp32_and_wrong_for_fp16():
-    """Why the seed's (4 * 128 // width, 128) survived: it happens to be right for fp32."""
-    assert elementwise_tv_seed_tiler(32, 4, 4)[0] == elementwise_tv(32, 4, 4)[0] == (16, 128)
-    assert elementwise_tv_seed_tiler(16, 4, 4)[0] == (32, 128) != elementwise_tv(16, 4, 4)[0] == (16, 256)
+def test_the_notes_tiler_formula_is_right_for_fp32_and_wrong_for_fp16():
+    """Why the notes' (4 * 128 // width, 128) survived: it happens to be right for fp32."""
+    assert elementwise_tv_notes_tiler(32, 4, 4)[0] == elementwise_tv(32, 4, 4)[0] == (16, 128)
+    assert elementwise_tv_notes_tiler(16, 4, 4)[0] == (32, 128) != elementwise_tv(16, 4, 4)[0] == (16, 256)
 
 
-def test_a_row_major_reading_gets_the_hint_that_names_it(monkeypatch):
-    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    result = check("ch02.thread_owns", owned_by_row_major_unfolding, seed=3)
-    assert "CuTe's tile is column-major" in str(result)
+def test_reading_the_thread_layout_backwards_is_a_column_major_thread_grid():
+    """The mistake modelled: make_layout_tv with the thread ids running down the columns of the grid."""
+    threads = cute.make_layout((4, 32), stride=(1, 4))
+    values = cute.make_ordered_layout((4, 8), order=(1, 0))
+    assert str(cute.make_layout_tv(threads, values)[1]) == str(elementwise_tv_thread_layout_read_backwards(16, 4, 4)[1])
 
 
 def test_switching_make_layout_tv_off_for_a_check_leaves_the_notebooks_cute_whole(monkeypatch):
