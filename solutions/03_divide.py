@@ -41,10 +41,12 @@
 from cutekit import cute, render, widgets
 from cutekit.checks import check
 
+assert str(cute.make_layout((9, 32), stride=(32, 1))) == "(9,32):(32,1)"
+
 # %% [markdown]
 # ## See it
 #
-# The CuTe documentation's example, also used by the seed notes on CuTeDSL: a 9x32 layout
+# The CuTe documentation's example, also walked through in "Notes on CuTeDSL" (2025-07-14): a 9x32 layout
 # `(9,(4,8)):(59,(13,1))` divided by the tiler `<3:3, (2,4):(1,8)>`. The tiler's first layout, `3:3`,
 # picks rows 0, 3, 6 (three rows, three apart); its second, `(2,4):(1,8)`, picks columns
 # 0, 1, 8, 9, 16, 17, 24, 25 (pairs of columns, eight apart). One tile is those 3 x 8 = 24 cells; the picture
@@ -56,6 +58,8 @@ tiler = (cute.make_layout(3, stride=3), cute.make_layout((2, 4), stride=(1, 8)))
 render.divide(layout, tiler)
 
 # %%
+print(layout, tiler[0], tiler[1])
+assert str(layout) == "(9,(4,8)):(59,(13,1))" and str(tiler[0]) == "3:3" and str(tiler[1]) == "(2,4):(1,8)"
 rows_of_one_tile = [tiler[0](i) for i in range(cute.size(tiler[0]))]
 columns_of_one_tile = [tiler[1](i) for i in range(cute.size(tiler[1]))]
 print("rows:", rows_of_one_tile, " columns:", columns_of_one_tile)
@@ -65,6 +69,8 @@ assert columns_of_one_tile == [0, 1, 8, 9, 16, 17, 24, 25]
 divided = cute.logical_divide(layout, tiler)
 print(divided)
 assert str(divided) == "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))"
+assert [str(cute.get(divided, mode=[i, j])) for i in range(2) for j in range(2)] == \
+    ["3:177", "3:59", "(2,4):(13,2)", "(2,2):(26,1)"]                   # (mode, tile or rest)
 
 # %% [markdown]
 # Read the result mode by mode. Mode 0 is `(3,3):(177,59)`: the first `3:177` walks the three rows *of one
@@ -74,8 +80,11 @@ assert str(divided) == "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))"
 #
 # ## Play
 #
-# Predict first: with the tiler `(2, 4)` on an 8x12 row-major matrix, how many tiles are there, and which
-# colour is the cell at row 3, column 5? Then move the sliders and check.
+# The explorer divides an 8x12 row-major matrix by the tiler `(2, 4)`, tiles of 2 rows and 4 columns, and
+# its slider picks one tile to light up. Predict first: how many tiles fit down (8 rows) and across (12
+# columns), so how many in all? The cell at row 3, column 5: in which tile row and which tile column is it
+# (counting from 0)? Then move the slider until that cell lights up (section 6 explains the number the
+# slider shows for it).
 
 # %%
 widgets.divide_explorer(cute.make_layout((8, 12), stride=(12, 1)), (2, 4))
@@ -97,8 +106,10 @@ widgets.divide_explorer(cute.make_layout((8, 12), stride=(12, 1)), (2, 4))
 A = cute.make_layout(24, stride=1)
 B = cute.make_layout(4, stride=2)
 rest = cute.complement(B, cute.size(A))
-print("complement(B, 24) =", rest)
-assert str(rest) == "(2,3):(1,8)"
+print("complement(B, 24) =", rest, " copies start at", [rest(i) for i in range(cute.size(rest))])
+assert str(A) == "24:1" and str(B) == "4:2" and str(rest) == "(2,3):(1,8)"
+assert [rest(i) for i in range(cute.size(rest))] == [0, 1, 8, 9, 16, 17]
+assert str(cute.get(rest, mode=[0])) == "2:1" and str(cute.get(rest, mode=[1])) == "3:8"
 
 tile_then_rest = cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride))
 by_hand = cute.composition(A, tile_then_rest)
@@ -108,28 +119,31 @@ print("logical_divide    =", cute.logical_divide(A, B))
 assert str(by_hand) == str(cute.logical_divide(A, B)) == "(4,(2,3)):(2,(1,8))"
 
 # %% [markdown]
-# The complement `(2,3):(1,8)` starts a copy of B at 0 and 1 (filling the odd offsets B skips), then at 8
-# and 16 (after the 8 offsets one B-pair spans). Every offset 0..23 appears once in the result:
+# The complement `(2,3):(1,8)` starts six copies of B, at 0, 1, 8, 9, 16, 17. Its first mode, `2:1`, puts a
+# second copy one step after the first, on the odd offsets B skips (0, 2, 4, 6 and 1, 3, 5, 7: together 0..7);
+# its second mode, `3:8`, repeats that pair every 8 offsets. Every offset 0..23 appears once in the result:
 
 # %%
 offsets = sorted(by_hand(i) for i in range(cute.size(by_hand)))
 assert offsets == list(range(24))
 first_tile = [by_hand((i, 0)) for i in range(4)]
 second_tile = [by_hand((i, 1)) for i in range(4)]
-print("tile 0:", first_tile, " tile 1:", second_tile)
-assert first_tile == [0, 2, 4, 6] and second_tile == [1, 3, 5, 7]
+third_tile = [by_hand((i, 2)) for i in range(4)]
+print("tile 0:", first_tile, " tile 1:", second_tile, " tile 2:", third_tile)
+assert first_tile == [0, 2, 4, 6] and second_tile == [1, 3, 5, 7] and third_tile == [8, 10, 12, 14]
 
 # %% [markdown]
 # ### 2. A tuple tiler divides mode by mode
 #
 # With a tuple of layouts as the tiler, the divide happens in each mode separately: mode 0 of the example is
-# `9:59` divided by `3:3`, mode 1 is `(4,8):(13,1)` divided by `(2,4):(1,8)`. Together they are the result
-# printed above.
+# `9:59` divided by `3:3`, mode 1 is `(4,8):(13,1)` divided by `(2,4):(1,8)`. `cute.get(layout, mode=[i])`
+# takes mode `i` out of a layout. Together the two divides are the result printed above.
 
 # %%
-mode0 = cute.logical_divide(cute.make_layout(9, stride=59), tiler[0])
-mode1 = cute.logical_divide(cute.make_layout((4, 8), stride=(13, 1)), tiler[1])
-print(mode0, "|", mode1)
+mode0 = cute.logical_divide(cute.get(layout, mode=[0]), tiler[0])
+mode1 = cute.logical_divide(cute.get(layout, mode=[1]), tiler[1])
+print(cute.get(layout, mode=[0]), cute.get(layout, mode=[1]), "|", mode0, "|", mode1)
+assert str(cute.get(layout, mode=[0])) == "9:59" and str(cute.get(layout, mode=[1])) == "(4,8):(13,1)"
 assert str(mode0) == "(3,3):(177,59)"
 assert str(mode1) == "((2,4),(2,2)):((13,2),(26,1))"
 
@@ -154,25 +168,41 @@ assert forms["flat_divide"] == "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))"
 #
 # ### 4. Tilers as sizes or as layouts
 #
-# A tiler of plain sizes, `(16,128)`, means the layouts `(16:1, 128:1)`: 16 consecutive rows and 128
-# consecutive columns. A *single* layout as the tiler is different: it divides the layout as one
-# one-dimensional sequence (column-major order), not mode by mode.
+# A tiler of plain sizes, `(4,3)`, means the layouts `(4:1, 3:1)`: 4 consecutive rows and 3 consecutive
+# columns. A *single* layout as the tiler is different: it divides the layout as one one-dimensional
+# sequence (column-major order), not mode by mode. Here an 8x12 row-major matrix:
 
 # %%
-matrix = cute.make_layout((8, 8), stride=(8, 1))          # 8x8, row-major
-by_sizes = cute.zipped_divide(matrix, (4, 4))
-by_layouts = cute.zipped_divide(matrix, (cute.make_layout(4, stride=1), cute.make_layout(4, stride=1)))
+matrix = cute.make_layout((8, 12), stride=(12, 1))          # 8x12, row-major
+by_sizes = cute.zipped_divide(matrix, (4, 3))
+by_layouts = cute.zipped_divide(matrix, (cute.make_layout(4, stride=1), cute.make_layout(3, stride=1)))
 by_one_layout = cute.zipped_divide(matrix, cute.make_layout(4, stride=1))
 print(by_sizes, "|", by_layouts, "|", by_one_layout)
-assert str(by_sizes) == str(by_layouts) == "((4,4),(2,2)):((8,1),(32,4))"
-assert str(by_one_layout) == "(4,(2,8)):(8,(32,1))"   # 4 consecutive *elements* of a column, not a 4x4 block
+assert str(by_sizes) == str(by_layouts) == "((4,3),(2,4)):((12,1),(48,3))"
+assert str(by_one_layout) == "(4,(2,12)):(12,(48,1))"   # 4 consecutive *elements* of a column, not a block
 
 # %% [markdown]
-# ### 5. The elementwise-add tiling, and what `?` is
+# `((4,3),(2,4)):((12,1),(48,3))`: a tile is 4 rows (12 apart in memory) by 3 columns; there are 2 tiles
+# down, 48 = 4 rows apart, and 4 across, 3 columns apart. The one-layout tiler `4:1` instead takes 4
+# elements in column-major order, 4 rows of one column, and leaves `(2,12)` of those pieces.
 #
-# The seed notes on CuTeDSL divide a 256x512 fp32 row-major tensor by the tiler `(16,128)` (16 rows of
-# 128 values: one block's work). Each tile row is 512 elements after the previous one (a matrix row), and the
-# tiles are 16 x 512 = 8192 apart down and 128 apart across:
+# **A mode of size 1 prints stride 0.** A tile of one row, `(1, 4)`, gives modes of size 1. A size-1 mode has
+# only coordinate 0, so its stride never moves anything, and where CuTe chooses the stride itself (a divide,
+# or `make_layout` without `stride=`) it writes 0. A stride you give explicitly is kept as given:
+
+# %%
+one_row = cute.zipped_divide(matrix, (1, 4))
+print(one_row, "|", cute.make_layout((1, 1)), "|", cute.make_layout((1, 1), stride=(5, 7)))
+assert str(one_row) == "((1,4),(8,3)):((0,1),(12,4))"
+assert str(cute.make_layout((1, 1))) == "(1,1):(0,0)"
+assert str(cute.make_layout((1, 1), stride=(5, 7))) == "(1,1):(5,7)"
+
+# %% [markdown]
+# ### 5. The elementwise-add tiling
+#
+# "Notes on CuTeDSL" divide a 256x512 fp32 row-major tensor by the tiler `(16,128)` (16 rows of 128 values:
+# one block's work). Each tile row is 512 elements after the previous one (a matrix row), and the tiles are
+# 16 x 512 = 8192 apart down and 128 apart across:
 
 # %%
 tensor_layout = cute.make_layout((256, 512), stride=(512, 1))
@@ -181,11 +211,9 @@ print(tiled)
 assert str(tiled) == "((16,128),(16,4)):((512,1),(8192,128))"
 
 # %% [markdown]
-# **A question the seed leaves open.** Compiled with a tensor from `from_dlpack(...).mark_layout_dynamic()`,
-# the seed sees the block tile's layout as `(16,128):(?,1)` and asks why `?` is not a static 128. It is not
-# 128 because it is not a tile quantity: it is the *row stride of the tensor*, N, which the compiler does not
-# know when the layout is marked dynamic. (The static 128 in `(?{div=16},128)` is the step from one tile to the
-# next along a row.) Changing N shows it:
+# The notes compile this with a tensor whose layout is marked dynamic, see the block tile's layout as
+# "(16,128):(?,1)" in the compiler's output, and ask why `?` is not a static 128. It is not 128 because it
+# is not a tile quantity: it is the *row stride of the tensor*, N. Changing N shows which numbers follow it:
 
 # %%
 for columns in (512, 1024, 384):
@@ -196,10 +224,10 @@ assert str(cute.zipped_divide(cute.make_layout((256, 384), stride=(384, 1)), (16
     "((16,128),(16,3)):((384,1),(6144,128))"
 
 # %% [markdown]
-# The first stride follows N (512, 1024, 384); the rest stride down is 16 x N (the seed's `?{div=16}`: a
-# multiple of 16); only the 128 across is fixed by the tiler.
+# The first stride follows N (512, 1024, 384); the rest stride down is 16 x N; only the 128 across is fixed
+# by the tiler. Section 8 compiles the divide with real CuTeDSL on a dynamic tensor and prints the `?`.
 #
-# **A slip in another seed.** The CuTeDSL intro divides a 64x32 row-major tensor by `(4,8)` and writes
+# **A slip in "CuTe DSL Intro".** That tutorial divides a 64x32 row-major tensor by `(4,8)` and writes
 # "32 / 4 == 8" for the number of tiles across. The printed result says 4 (32 columns / 8 per tile):
 
 # %%
@@ -213,8 +241,8 @@ assert cute.size(small, mode=[1]) == (64 // 4) * (32 // 8) == 64
 #
 # An **identity tensor** is a tensor whose element at each coordinate *is* that coordinate; dividing it
 # shows which matrix cells a tile covers. Slicing mode 1 at `b` gives tile b. The rest mode `(16,4)` is
-# column-major, so tile 5 is rest coordinate (5, 0): rows 80..95, columns 0..127; tile 17 is (1, 1). You can
-# also give the rest coordinate as a pair.
+# column-major, so tile b is rest coordinate `(b % 16, b // 16)`: tile 5 is (5, 0), rows 80..95, columns
+# 0..127; tile 17 is (1, 1). You can also give the rest coordinate as a pair.
 
 # %%
 coordinates = cute.zipped_divide(cute.make_identity_tensor((256, 512)), (16, 128))
@@ -228,9 +256,26 @@ assert tile5[(15, 127)] == (95, 127)
 
 # %% [markdown]
 # `1@0` is a stride "one step along coordinate 0" (and `1@1` along coordinate 1): an identity tensor's
-# strides move coordinates, not memory. `render.divide` shows the same tile:
+# strides move coordinates, not memory. The printed tile starts at its first cell, `(80,0)` for tile 5.
+#
+# The same tile can be sliced out of a `logical_divide`. There each mode holds its own (tile, rest) pair,
+# `((16,16),(128,4))`, so the slice keeps the tile part of each mode with `None` and fixes the rest part:
+# `[(None, bm), (None, bn)]` takes the tile at rest coordinate `(bm, bn)`.
 
 # %%
+by_mode = cute.logical_divide(cute.make_identity_tensor((256, 512)), (16, 128))
+print(by_mode)
+assert str(by_mode) == "tensor<(0,0) o ((16,16),(128,4)):((1@0,16@0),(1@1,128@1))>"
+assert str(by_mode[((None, 1), (None, 1))]) == str(tile17)
+
+# %% [markdown]
+# `render.divide` shows a tile of the explorer's matrix: 4 tiles down and 3 across, so tile 5 is rest
+# coordinate (5 % 4, 5 // 4) = (1, 1), rows 2-3 and columns 4-7, the tile that holds row 3, column 5 from
+# the Play question:
+
+# %%
+explorer_tile5 = cute.zipped_divide(cute.make_identity_tensor((8, 12)), (2, 4))[((None, None), 5)]
+assert str(explorer_tile5) == "tensor<(2,4) o (2,4):(1@0,1@1)>" and explorer_tile5[(1, 1)] == (3, 5)
 render.divide(cute.make_layout((8, 12), stride=(12, 1)), (2, 4), tile=5)
 
 # %% [markdown]
@@ -239,8 +284,8 @@ render.divide(cute.make_layout((8, 12), stride=(12, 1)), (2, 4), tile=5)
 # A 10x12 matrix divided by `(4,8)` still gets whole tiles: the rest rounds up to `(3,2)`, and the last
 # tiles reach past the matrix. The identity tensor shows it: tile 5 (rest coordinate (2, 1)) covers rows
 # 8..11 and columns 8..15, but the matrix ends at row 9 and column 11. A kernel must not touch those cells.
-# `cute.elem_less(coordinate, shape)` says whether a cell exists: True when every mode of the coordinate is
-# less than the shape's.
+# A cell `(m, n)` exists when every mode of its coordinate is less than the shape's: `m < 10 and n < 12`.
+# CuTe names that test `cute.elem_less(coordinate, shape)`; section 8 shows what it gives in CuTeDSL.
 
 # %%
 ragged = cute.zipped_divide(cute.make_identity_tensor((10, 12)), (4, 8))
@@ -249,27 +294,103 @@ last_tile = ragged[((None, None), 5)]
 print(last_tile, "last cell:", last_tile[(3, 7)])
 assert str(ragged) == "tensor<(0,0) o ((4,8),(3,2)):((1@0,1@1),(4@0,8@1))>"
 assert last_tile[(3, 7)] == (11, 15)
-print("(1, 3) of the tile:", last_tile[(1, 3)], cute.elem_less(last_tile[(1, 3)], (10, 12)))
-print("(2, 3) of the tile:", last_tile[(2, 3)], cute.elem_less(last_tile[(2, 3)], (10, 12)))
-assert cute.elem_less(last_tile[(1, 3)], (10, 12)) and not cute.elem_less(last_tile[(2, 3)], (10, 12))
+for i, j in ((1, 3), (2, 3), (1, 4)):
+    m, n = last_tile[(i, j)]
+    print(f"tile element ({i}, {j}) is cell ({m}, {n}): exists {m < 10 and n < 12}")
+assert [last_tile[(i, j)] for i, j in ((1, 3), (2, 3), (1, 4))] == [(9, 11), (10, 11), (9, 12)]
 
 # %% [markdown]
-# ## Exercises
+# ### 8. Compile it: what CuTeDSL knows, and what it leaves to run time
 #
-# Each exercise is a function of its parameters; the check calls it on random cases (the seed is printed,
-# so a result reproduces) and says which criterion failed and why.
-#
-# ### Exercise 1 · Logical divide by hand
-#
-# Write `divide_by_hand(A, B)` for one-dimensional layouts A and B: the layout `cute.logical_divide(A, B)`
-# prints, built from `cute.complement`, `cute.make_layout` and `cute.composition` (the divide functions are
-# switched off while it is checked).
+# So far every shape and stride was a number the algebra could see. A kernel is compiled once for many
+# tensors, and `from_dlpack(tensor).mark_layout_dynamic()` tells CuTeDSL to treat the tensor's shape and
+# strides as **run-time values**: it prints each such value as `?`. The cell below compiles a function with
+# `cute.compile`, which needs no GPU: the function's Python body runs once while CuTeDSL traces it, and the
+# body writes down the layouts it sees. It uses the real CuTeDSL where it is installed; where it is not (macOS
+# has no wheels) cutekit's simulator stands in, and it prints the numbers it knows instead of `?`.
 
 # %%
-def divide_by_hand(A, B):
+import cutekit
+
+try:
+    import cutlass  # the real CuTeDSL, where it is installed
+except ImportError:  # not installed here: cutekit's simulator stands in for `cutlass`
+    cutekit.use("sim")
+    import cutlass
+ran_cutedsl = not getattr(cutlass, "__cutekit_sim__", False)   # the simulator's modules carry this mark
+print("cutlass is", "CuTeDSL (compiling on the CPU)" if ran_cutedsl else "cutekit's simulator")
+
+import torch  # noqa: E402
+import cutlass.cute as cute  # noqa: E402
+from cutlass.cute.runtime import from_dlpack  # noqa: E402
+
+traced = {}   # what the function's body saw, written down while it runs
+
+
+@cute.jit
+def divide_and_compare(mA: cute.Tensor):
+    tiles = cute.zipped_divide(mA, (16, 128))
+    traced["tensor"] = str(mA.layout)
+    traced["divided"] = str(tiles.layout)
+    traced["tile 5"] = str(tiles[((None, None), 5)].layout)
+    m, n = cute.zipped_divide(cute.make_identity_tensor((10, 12)), (4, 8))[((None, None), 5)][(1, 3)]
+    traced["m < 10 and n < 12"] = str(m < 10 and n < 12)
+    traced["elem_less"] = str(cute.elem_less((m, n), (10, 12)))
+
+
+dynamic = from_dlpack(torch.zeros(256, 512)).mark_layout_dynamic()
+compiled = cute.compile(divide_and_compare, dynamic)   # CuTeDSL runs the body here, to trace it
+if not traced:       # the simulator compiles nothing: it runs the body when the function is called
+    compiled(dynamic)
+for name, text in traced.items():
+    print(f"{name:18} {text}")
+if ran_cutedsl:
+    assert traced == {"tensor": "(?,?):(?{i64},1)",
+                      "divided": "((16,128),(?,?)):((?{i64},1),(?{i64 div=16},128))",
+                      "tile 5": "(16,128):(?{i64},1)", "m < 10 and n < 12": "True", "elem_less": "?"}
+assert traced["m < 10 and n < 12"] == "True"
+
+from cutekit import cute  # noqa: E402  (the reference algebra again, for the rest of the chapter)
+
+# %% [markdown]
+# What CuTeDSL printed (when it ran):
+#
+# * The tensor is `(?,?):(?{i64},1)`: both extents and the row stride are run-time values. `{i64}` says the
+#   stride is held as a 64-bit integer (the extents are 32-bit, printed as a bare `?`). The stride 1 stays a
+#   number: `mark_layout_dynamic` keeps the contiguous mode's unit stride static.
+# * The block tile is `(16,128):(?{i64},1)`: the notes' `?` is the row stride N, as section 5 found, and 128
+#   never appears as a stride of the tile.
+# * The division is `((16,128),(?,?)):((?{i64},1),(?{i64 div=16},128))`: the number of tiles is unknown, the
+#   step one tile down is 16 x N, unknown but known to be a **multiple of 16** (`div=16`), and the step across
+#   stays the static 128 of the tiler.
+# * `m < 10 and n < 12` is a plain `True`: an identity tensor of a static shape has plain-int coordinates.
+#   But `cute.elem_less` gives a run-time `Boolean`, printed `?`, even on plain ints: its value exists only
+#   when the kernel runs, and `bool()` of it raises while tracing. A kernel stores it in a predicate tensor
+#   that `cute.copy` reads (chapter 04). On the host, compare the plain ints as above. (cutekit's
+#   `elem_less` returns a Python bool; CuTeDSL's does not.)
+#
+# ## Exercises
+#
+# Each exercise is a function of its parameters; the check calls it on random cases (the random seed is
+# printed, so a result reproduces) and says which criterion failed and why.
+#
+# ### Exercise 1 · Divide a two-mode layout by hand
+#
+# Write `divide_by_hand(A, tiler)` for a two-mode layout `A` and a tiler of two one-dimensional layouts: the
+# layout `cute.logical_divide(A, tiler)` prints, built mode by mode (section 2) with section 1's rule, from
+# `cute.get`, `cute.complement`, `cute.make_layout` and `cute.composition` (the divide functions are switched
+# off while it is checked). The check's layouts have strides other than 1, so reading through A matters.
+
+# %%
+def divide_by_hand(A, tiler):
     ### BEGIN SOLUTION
-    rest = cute.complement(B, cute.size(A))
-    return cute.composition(A, cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride)))
+    parts = []
+    for index, B in enumerate(tiler):
+        mode = cute.get(A, mode=[index])
+        rest_of_mode = cute.complement(B, cute.size(mode))
+        parts.append(cute.composition(mode, cute.make_layout((B.shape, rest_of_mode.shape),
+                                                             stride=(B.stride, rest_of_mode.stride))))
+    return cute.make_layout(tuple(part.shape for part in parts), stride=tuple(part.stride for part in parts))
     ### END SOLUTION
 
 
@@ -313,16 +434,21 @@ def zipped_text(M, N, tile_m, tile_n):
 check("ch03.predict_zipped", zipped_text)
 
 # %% [markdown]
-# ### Exercise 4 · Slice out a block's tile
+# ### Exercise 4 · Slice a block's tile out of a logical divide
 #
 # Write `block_tile(tensor, tiler, block)`: the tile of `tensor` that block `block` works on, where `block`
-# is either a tile number (an int) or a rest coordinate `(bm, bn)`. Use `zipped_divide` and a slice
-# (`cute.local_tile` is the next chapter, and is switched off here).
+# is either a tile number (an int, numbered as `zipped_divide` numbers tiles) or a rest coordinate `(bm, bn)`.
+# Use `logical_divide` and one slice: `zipped_divide` is switched off here (and `cute.local_tile`, the next
+# chapter's one-call version), so a tile number must become a rest coordinate by section 6's rule.
 
 # %%
 def block_tile(tensor, tiler, block):
     ### BEGIN SOLUTION
-    return cute.zipped_divide(tensor, tiler)[((None, None), block)]
+    by_mode = cute.logical_divide(tensor, tiler)
+    if isinstance(block, int):
+        tiles_down = cute.size(by_mode, mode=[0, 1])
+        block = (block % tiles_down, block // tiles_down)
+    return by_mode[((None, block[0]), (None, block[1]))]
     ### END SOLUTION
 
 
@@ -334,22 +460,24 @@ check("ch03.slice_block", block_tile)
 # A kernel gives every block a whole tile, so when the tiler does not divide the shape (section 7) the edge
 # blocks' tiles reach past the tensor. Each block therefore needs a **predicate**: one bool per element of
 # its tile, True where the element exists. The add kernel with tails in chapter 04 builds this mask for each
-# thread's share of the tile (one entry per copy atom) and passes it to `cute.copy(..., pred=...)`, which
-# skips what is False; without it the copy reads and writes past the end of the tensor. CuTe builds it without `row < M && col < N` index arithmetic: divide an
-# identity tensor of the tensor's shape exactly like the data, take the block's tile, and ask
-# `cute.elem_less(coordinate, shape)` of each element.
+# thread's share of the tile and passes it to `cute.copy(..., pred=...)`, which skips what is False; without
+# it the copy reads and writes past the end of the tensor. CuTe builds it without `row < M && col < N` index
+# arithmetic on block and thread ids: divide an identity tensor of the tensor's shape exactly like the data,
+# take the block's tile, and compare each element's coordinate with the shape.
 #
 # Write `inside(shape, tiler, block)`: block `block`'s predicate (a tile number or a rest coordinate
 # `(bm, bn)`, as in Exercise 4), a list of `tile_m` rows, each a list of `tile_n` bools, where `mask[i][j]`
 # says whether tile element `(i, j)` lies inside `shape`. For section 7's 10x12 matrix and tiler `(4, 8)`,
 # tile 5's mask is True in rows 0-1, columns 0-3 and False elsewhere. Use an identity tensor,
-# `zipped_divide`, a slice and `cute.elem_less` (`cute.local_tile` is switched off).
+# `zipped_divide`, a slice and plain comparisons of the coordinates, as section 7 does (`cute.local_tile`
+# and `cute.elem_less` are switched off: in CuTeDSL `elem_less` gives a run-time Boolean, not a bool; the
+# check also runs your function with real CuTeDSL).
 
 # %%
 def inside(shape, tiler, block):
     ### BEGIN SOLUTION
     tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[cute.elem_less(tile[(i, j)], shape) for j in range(tiler[1])] for i in range(tiler[0])]
+    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
     ### END SOLUTION
 
 
@@ -360,9 +488,10 @@ check("ch03.tile_predicate", inside)
 #
 # - `logical_divide(A, B) = composition(A, (B, complement(B, size(A))))`: one tile, then which tile.
 # - A tuple tiler divides mode by mode; sizes `(16,128)` mean `(16:1,128:1)`; one layout divides 1-D.
-# - `zipped_divide` gives `((Tile),(Rest))`: `[(None, None), b]` is block b's tile, no `blockIdx * TILE`.
-# - In a dynamic tensor's tile, `?` is the tensor's own stride (N), not a tile size.
+# - `zipped_divide` gives `((Tile),(Rest))`: `[(None, None), b]` is block b's tile, tile numbers run down the
+#   rest mode first; in a `logical_divide` the same tile is `[(None, bm), (None, bn)]`.
+# - `?` is a run-time value: in a dynamic tensor's tile it is the tensor's own stride (N), not a tile size.
 # - A tiler that does not divide the shape rounds the rest up: the edge tiles need a predicate, an identity
-#   tensor divided like the data and `elem_less(coordinate, shape)` per element (chapter 04 copies with it).
+#   tensor divided like the data and a comparison per element (in a kernel, `elem_less`, chapter 04).
 #
 # Next: **04 · local_tile and local_partition**, the two slices as one call each, and the add kernel with tails.

@@ -1,98 +1,224 @@
 """Chapter 03 exercises: dividing a layout into tiles (logical and zipped divides, tilers, slicing a tile, the
 predicate of an edge tile).
 
-Every answer is a function of the exercise's parameters, asked on cases drawn from the seed, never only on
-the notebook's worked example. Reference criteria use cutekit.cute; on `cutedsl-cpu` real CuTeDSL answers
-the same questions in a subprocess (`*_in_cutedsl(cute, ...)` at the bottom) and must agree.
+Every answer is a function of the exercise's parameters, asked on random cases, never only on the notebook's
+worked example. Reference criteria use cutekit.cute; on `cutedsl-cpu` real CuTeDSL answers the same
+questions in a subprocess (`*_in_cutedsl(cute, ...)` at the bottom), or runs the learner's own function,
+and must agree.
+
+Hints: each exercise keeps a table of the mistakes learners make (`*_MISTAKES`: what the mistake gives for a
+case, and the words that name it). When the learner's answers are, on every case, exactly what one mistake
+gives (an error included, where the mistake raises too), the hint names that mistake; otherwise it names the
+first case and part that differ.
 """
 from __future__ import annotations
 
-from .common import DIVIDES, case_text, cutedsl_gives_the_same, describe_layout, each_outcome
+import functools
+
+from .common import DIVIDES, case_text, cutedsl_gives_the_same
+from .cutedsl import trace_function
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 THIS_MODULE = __name__
+RAISED = "raised"          # what a mistake "gives" for a case where it raises
+
+
+def _key_of(outcome, key):
+    return RAISED if outcome.error else key(outcome.value)
+
+
+def _gives(model, case):
+    try:
+        return model(case)
+    except Exception:
+        return RAISED
+
+
+def _named_mistake(context, key, mistakes) -> str:
+    """The words of the first mistake in `mistakes` ((gives(case), words) pairs) that gives exactly the
+    learner's answer (`key(value)`, or RAISED where the learner's code raised) on every case; "" if none."""
+    for model, words in mistakes:
+        if all(_key_of(outcome, key) == _gives(model, outcome.case) for outcome in context.outcomes):
+            return words
+    return ""
+
+
+def _with(hint: str, why: str) -> str:
+    return f"{hint}: {why}" if why else hint
+
+
+def _first_error(context, why=""):
+    for outcome in context.outcomes:
+        if outcome.error:
+            return failed(_with(f"{case_text(outcome.case)}: {outcome.error}", why))
+    return None
+
+
+def _describe(layout) -> dict:
+    """A learner's layout as plain data: printed form, shape and stride (no offsets: they are not needed)."""
+    from cutekit import cute
+    if not isinstance(layout, cute.Layout):
+        raise TypeError(f"expected a layout made with cute.make_layout(...), got {type(layout).__name__}: {layout!r}")
+    return {"text": str(layout), "shape": layout.shape, "stride": layout.stride}
 
 
 # ---- ch03.logical_divide_by_hand -----------------------------------------------------------------------------
 
+def _mode_of(rng):
+    """(size, tile k, step d) of one mode divided by k:d: at least two copies of (k:d, its gaps) fit."""
+    tile, step, copies = rng.randint(2, 4), rng.choice([1, 2, 3]), rng.randint(2, 3)
+    return tile * step * copies, tile, step
+
+
 def _divide_cases(rng):
-    """One-dimensional layouts A (compact, sometimes scaled by a stride) and tilers B = k:d that divide them."""
+    """Two-mode layouts A = (M, N) with strides other than 1 in at least one mode (row-major, column-major,
+    either scaled), and tilers of two different 1-D layouts k:d that divide their modes."""
     cases = []
     while len(cases) < 6:
-        tile, step = rng.randint(2, 4), rng.choice([1, 2, 3])
-        copies = rng.randint(2, 4)
-        extent = tile * step * copies
-        scale = rng.choice([1, 1, 2, 3])
-        case = {"A": ((extent,), (scale,)), "B": (tile, step)}
-        if (tile, step, extent, scale) != (4, 2, 24, 1) and case not in cases:
+        (m, km, dm), (n, kn, dn) = _mode_of(rng), _mode_of(rng)
+        if (km, dm) == (kn, dn):
+            continue
+        scale = rng.choice([1, 1, 2])
+        stride = rng.choice([(n * scale, scale), (scale, m * scale)])
+        case = {"A": ((m, n), stride), "tiler": ((km, dm), (kn, dn))}
+        if case not in cases:
             cases.append(case)
-    # a two-mode A: the divide walks through its modes
-    cases.append({"A": ((4, 6), (1, 4)), "B": (rng.choice([2, 3]), 2)})
     return cases
 
 
-def _a_and_b(case):
+def _a_and_tiler(case):
     from cutekit import cute
-    (shape, stride), (tile, step) = case["A"], case["B"]
-    a = cute.make_layout(shape[0], stride=stride[0]) if len(shape) == 1 else cute.make_layout(shape, stride=stride)
-    return a, cute.make_layout(tile, stride=step)
+    (shape, stride), tiler = case["A"], case["tiler"]
+    return cute.make_layout(shape, stride=stride), tuple(cute.make_layout(k, stride=d) for k, d in tiler)
 
 
 def _ask_divide(answer, case):
-    a, b = _a_and_b(case)
-    return describe_layout(answer(a, b))
+    return _describe(answer(*_a_and_tiler(case)))
 
 
-def _reference_divide(case) -> str:
+def _divide_mistake(one_mode=None, whole=None):
+    """A mistake's printed layout: built mode by mode with `one_mode(mode, B, A)`, or `whole(A, tiler)`."""
+    def gives(case):
+        from cutekit import cute
+        a, tiler = _a_and_tiler(case)
+        if whole is not None:
+            return str(whole(a, tiler))
+        parts = [one_mode(cute.get(a, mode=[index]), b, a) for index, b in enumerate(tiler)]
+        return str(cute.make_layout(tuple(p.shape for p in parts), stride=tuple(p.stride for p in parts)))
+    return gives
+
+
+def _pair(b, rest):
     from cutekit import cute
-    return str(cute.logical_divide(*_a_and_b(case)))
+    return cute.make_layout((b.shape, rest.shape), stride=(b.stride, rest.stride))
+
+
+def _by_hand(mode, b, rest_size):
+    from cutekit import cute
+    return cute.composition(mode, _pair(b, cute.complement(b, rest_size)))
+
+
+def _zipped_grouping(a, tiler):
+    from cutekit import cute
+    (t0, r0), (t1, r1) = cute.logical_divide(a, tiler).shape
+    (u0, s0), (u1, s1) = cute.logical_divide(a, tiler).stride
+    return cute.make_layout(((t0, t1), (r0, r1)), stride=((u0, u1), (s0, s1)))
+
+
+def _divide_mistakes():
+    from cutekit import cute
+    return (
+        (_divide_mistake(lambda mode, b, a: _by_hand(mode, b, cute.size(a))),
+         "you took each complement up to size(A), the whole layout; the complement of a mode's tiler goes up to "
+         "the size of that mode, complement(B, size(mode)), since the divide happens mode by mode"),
+        (_divide_mistake(lambda mode, b, a: _by_hand(mode, b, cute.size(b))),
+         "you took each complement up to size(B), the tile; the complement of a mode's tiler goes up to the "
+         "size of that mode, complement(B, size(mode)): it places the copies of B that cover the mode"),
+        (_divide_mistake(lambda mode, b, a: cute.composition(mode, _pair(cute.complement(b, cute.size(mode)), b))),
+         "each mode is (rest, tile); a logical divide lists the tile first, then the rest: (B, complement)"),
+        (_divide_mistake(whole=lambda a, tiler: cute.logical_divide(a, (tiler[1], tiler[0]))),
+         "you divided mode 0 by tiler[1] and mode 1 by tiler[0]; tiler[0] divides mode 0, tiler[1] mode 1"),
+        (_divide_mistake(lambda mode, b, a: _pair(b, cute.complement(b, cute.size(mode)))),
+         "your modes are (B, complement) not read through A: compose each mode of A with them, "
+         "composition(mode, (B, complement)), so the strides become A's memory steps"),
+        (_divide_mistake(lambda mode, b, a: cute.composition(mode, b)),
+         "each mode has its tile and no rest part; add the complement: composition(mode, (B, complement))"),
+        (_divide_mistake(whole=_zipped_grouping),
+         "that is zipped_divide's grouping (all tiles, then all rests); logical_divide keeps each mode's "
+         "(tile, rest) pair in that mode"),
+        (lambda case: "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))",
+         "you return the worked example's divide for every case"),
+    )
+
+
+def _divide_why(context) -> str:
+    return _named_mistake(context, lambda value: value["text"], _divide_mistakes())
 
 
 def _divide_part(which: int):
-    """Criterion on mode `which` of the learner's divide: 0 is the tile (A through B), 1 the rest."""
-    @each_outcome
-    def judge(outcome) -> Verdict | None:
+    """Criterion on part `which` of every mode (0: the tile, 1: the rest) of the learner's divide."""
+    def judge(context) -> Verdict:
         from cutekit import cute
-        a, b = _a_and_b(outcome.case)
-        want_layout = cute.logical_divide(a, b)
-        got = outcome.value
-        where = f"divide_by_hand({a}, {b})"
-        if not isinstance(got["shape_tuple"], tuple) or len(got["shape_tuple"]) != 2:
-            return failed(f"{where}: the result should have two modes (tile, rest); yours is {got['text']}")
-        mode = cute.make_layout(got["shape_tuple"][which], stride=got["stride_tuple"][which])
-        want_text = str(cute.make_layout(want_layout.shape[which], stride=want_layout.stride[which]))
-        if str(mode) != want_text:
+        why = _divide_why(context)
+        error = _first_error(context, why)
+        if error:
+            return error
+        for outcome in context.outcomes:
+            a, tiler = _a_and_tiler(outcome.case)
+            want = cute.logical_divide(a, tiler)
+            got = outcome.value
+            where = f"divide_by_hand({a}, ({tiler[0]}, {tiler[1]}))"
             name = "tile" if which == 0 else "rest"
-            why = (" (the tile part is A read through B: composition(A, B))" if which == 0 else
-                   " (the rest part is A read through complement(B, size(A)): where copies of B start)")
-            return failed(f"{where}: the {name} mode should be {want_text}, yours is {mode}{why}")
-        return None
+            if not (isinstance(got["shape"], tuple) and len(got["shape"]) == 2):
+                return failed(_with(f"{where}: the result should have two modes, one per mode of A; yours is "
+                                    f"{got['text']}", why))
+            for index in range(2):
+                shape, stride = got["shape"][index], got["stride"][index]
+                if not (isinstance(shape, tuple) and len(shape) == 2):
+                    return failed(_with(f"{where}: mode {index} should be a (tile, rest) pair, "
+                                        f"{cute.get(want, mode=[index])}; yours is "
+                                        f"{cute.make_layout(shape, stride=stride)}", why))
+                mine = str(cute.make_layout(shape[which], stride=stride[which]))
+                right = str(cute.get(want, mode=[index, which]))
+                if mine != right:
+                    return failed(_with(f"{where}: the {name} part of mode {index} should be {right}, yours is "
+                                        f"{mine}", why))
+        return passed()
     return judge
 
 
-@each_outcome
-def _whole_divide(outcome) -> Verdict | None:
-    want = _reference_divide(outcome.case)
-    if outcome.value["text"] != want:
-        return failed(f"{case_text(outcome.case)}: logical_divide prints {want}, yours is {outcome.value['text']}")
-    return None
+def _whole_divide(context) -> Verdict:
+    from cutekit import cute
+    why = _divide_why(context)
+    error = _first_error(context, why)
+    if error:
+        return error
+    for outcome in context.outcomes:
+        want = str(cute.logical_divide(*_a_and_tiler(outcome.case)))
+        if outcome.value["text"] != want:
+            return failed(_with(f"{case_text(outcome.case)}: logical_divide prints {want}, yours is "
+                                f"{outcome.value['text']}", why))
+    return passed()
 
 
 LOGICAL_DIVIDE_BY_HAND = Exercise(
     id="ch03.logical_divide_by_hand",
-    statement="Write divide_by_hand(A, B) for 1-D layouts: logical_divide(A, B), built from complement, "
-              "make_layout and composition (the divide functions are switched off while it is checked).",
-    example="divide_by_hand(24:1, 4:2) prints (4,(2,3)):(2,(1,8))",
+    statement="Write divide_by_hand(A, tiler) for a two-mode layout A and a tiler of two 1-D layouts: "
+              "logical_divide(A, tiler), built mode by mode from get, complement, make_layout and composition "
+              "(the divide functions are switched off while it is checked).",
+    example="divide_by_hand((12,8):(8,1), (3:2, 2:1)) prints ((3,(2,2)),(2,4)):((16,(8,48)),(1,2))",
     cases=_divide_cases,
     ask=_ask_divide,
     forbidden=DIVIDES,
     criteria=(
-        Criterion("mode 0 is one tile: A read through B", "reference", 1, _divide_part(0)),
-        Criterion("mode 1 is the rest: A read through complement(B, size(A))", "reference", 1, _divide_part(1)),
-        Criterion("the whole layout prints as logical_divide(A, B)", "reference", 1, _whole_divide),
-        Criterion("real CuTeDSL's logical_divide gives your layouts", "cutedsl-cpu", 1,
+        Criterion("in each mode, the tile part is that mode read through its tiler layout", "reference", 1,
+                  _divide_part(0)),
+        Criterion("in each mode, the rest part is that mode read through complement(tiler layout, size(mode))",
+                  "reference", 1, _divide_part(1)),
+        Criterion("the whole layout prints as logical_divide(A, tiler)", "reference", 1, _whole_divide),
+        Criterion("real CuTeDSL's logical_divide prints the layouts you built", "cutedsl-cpu", 1,
                   cutedsl_gives_the_same(THIS_MODULE, "logical_divide_in_cutedsl",
-                                         lambda case: (case["A"], case["B"]),
+                                         lambda case: (case["A"], case["tiler"]),
                                          lambda value: value["text"])),
     ),
 )
@@ -100,17 +226,22 @@ LOGICAL_DIVIDE_BY_HAND = Exercise(
 
 # ---- ch03.tiler_from_picture ---------------------------------------------------------------------------------
 
-def _picture(rows, columns, tiler_rows, tiler_columns):
-    """The tile number of every cell when `zipped_divide(make_layout((rows, columns)), tiler)` tiles it."""
-    from cutekit import cute
-    tiler = (cute.make_layout(tiler_rows[0], stride=tiler_rows[1]),
-             cute.make_layout(tiler_columns[0], stride=tiler_columns[1]))
-    return _tile_numbers(rows, columns, tiler)
+_drawn_grids: dict = {}
 
 
 def _tile_numbers(rows, columns, tiler):
-    """Grid of tile numbers (the rest mode's 1-D index) drawn by a tiler; cells no tile covers are None,
-    cells outside the matrix that a tile reaches are reported in the second value."""
+    """Grid of tile numbers (the rest mode's 1-D index) drawn by a tiler; cells no tile covers are None.
+    Also the cells outside the matrix that a tile reaches, and the cells two tiles claim. Remembered by the
+    tiler's printed form: the mistakes' pictures are drawn again for every criterion."""
+    key = (rows, columns, _tiler_text(tiler) if isinstance(tiler, tuple) else str(tiler))
+    if key not in _drawn_grids:
+        if len(_drawn_grids) > 4096:
+            _drawn_grids.clear()
+        _drawn_grids[key] = _tile_numbers_drawn(rows, columns, tiler)
+    return _drawn_grids[key]
+
+
+def _tile_numbers_drawn(rows, columns, tiler):
     from cutekit import cute
     divided = cute.zipped_divide(cute.make_identity_tensor((rows, columns)), tiler)
     grid = [[None] * columns for _ in range(rows)]
@@ -127,10 +258,19 @@ def _tile_numbers(rows, columns, tiler):
     return tuple(tuple(row) for row in grid), outside, twice
 
 
+def _layouts(tiler):
+    from cutekit import cute
+    return tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+
+
 def _tiler_cases(rng):
+    """Five pictures: plain blocks and tiles that take every k-th row. The first is of blocks with
+    tile_m != tile_n, so a tiler with rows and columns swapped draws another picture."""
     cases = []
     for kind in ("blocks", "blocks", "every k-th row", "every k-th row", "blocks"):
         tile_m, tile_n = rng.randint(1, 3), rng.randint(2, 4)
+        while not cases and tile_m == tile_n:
+            tile_m = rng.randint(1, 3)
         step = rng.randint(2, 3) if kind != "blocks" else 1
         rows, columns = tile_m * step * rng.randint(1, 2), tile_n * rng.randint(2, 3)
         if kind != "blocks" and tile_m == 1:
@@ -138,53 +278,94 @@ def _tiler_cases(rng):
             rows = tile_m * step
         if kind == "blocks" and rows == tile_m:
             rows *= 2
-        grid, _, _ = _picture(rows, columns, (tile_m, step), (tile_n, 1))
+        grid, _, _ = _tile_numbers(rows, columns, _layouts(((tile_m, step), (tile_n, 1))))
         cases.append({"picture": grid, "_tiler": ((tile_m, step), (tile_n, 1))})
     return cases
 
 
-def _ask_tiler(answer, case):
+def _tiler_text(tiler) -> str:
+    return "(" + ",".join(str(part) for part in tiler) + ")"
+
+
+def _drawn(picture, tiler) -> dict:
+    """What a tiler draws on the picture's matrix: its text, the grid of tile numbers, the size of one tile."""
     from cutekit import cute
-    picture = case["picture"]
-    tiler = answer(picture)
+    rows, columns = len(picture), len(picture[0])
+    grid, outside, twice = _tile_numbers(rows, columns, tiler)
+    return {"tiler": _tiler_text(tiler), "grid": grid, "outside": outside[:3], "twice": twice[:3],
+            "tile_size": cute.size(cute.zipped_divide(cute.make_layout((rows, columns)), tiler), mode=[0])}
+
+
+def _ask_tiler(answer, case):
+    tiler = answer(case["picture"])
     if not isinstance(tiler, (tuple, list)) or len(tiler) != 2:
+        from cutekit import cute
+        if isinstance(tiler, cute.Layout):
+            raise TypeError(f"got the single layout {tiler}: a single layout divides the matrix as one "
+                            f"one-dimensional sequence (section 4); give a tuple (rows layout, columns layout)")
         raise TypeError(f"expected a tuple of two layouts (or sizes), got {tiler!r}")
-    tiler = tuple(tiler)
-    grid, outside, twice = _tile_numbers(len(picture), len(picture[0]), tiler)
-    return {"tiler": "(" + ",".join(str(part) for part in tiler) + ")", "grid": grid,
-            "outside": outside[:3], "twice": twice[:3],
-            "tile_size": cute.size(cute.zipped_divide(cute.make_layout((len(picture), len(picture[0]))), tiler),
-                                   mode=[0])}
+    return _drawn(case["picture"], tuple(tiler))
 
 
-def _tile_size(case) -> int:
-    (rows, _), (columns, _) = case["_tiler"]
-    return rows * columns
+def _picture_mistake(tiler_of):
+    """A mistake's grid: `tiler_of(case)` is the tiler that mistake gives for the case's picture."""
+    return lambda case: _drawn(case["picture"], tiler_of(case))["grid"]
 
 
-@each_outcome
-def _tiler_size_criterion(outcome) -> Verdict | None:
-    want, got = _tile_size(outcome.case), outcome.value
-    if got["tile_size"] != want:
-        return failed(f"picture {len(outcome.case['picture'])}x{len(outcome.case['picture'][0])}: one tile of "
-                      f"the picture has {want} cells, your tiler {got['tiler']} takes {got['tile_size']}")
-    if got["outside"]:
-        return failed(f"your tiler {got['tiler']} reaches cells outside the matrix, e.g. {got['outside'][0]}")
-    return None
+def _tiles_counted(case):
+    picture = case["picture"]
+    return (len({row[0] for row in picture}), len(set(picture[0])))
 
 
-@each_outcome
-def _tiler_picture_criterion(outcome) -> Verdict | None:
-    picture, got = outcome.case["picture"], outcome.value
-    for m, row in enumerate(picture):
-        for n, want in enumerate(row):
-            if got["grid"][m][n] != want:
-                hint = ""
-                if picture[1 % len(picture)][0] != picture[0][0] and got["grid"][1 % len(picture)][0] == got["grid"][0][0]:
-                    hint = " (in this picture a tile skips rows: its row layout needs a stride, e.g. 2:3)"
-                return failed(f"with your tiler {got['tiler']}, cell ({m}, {n}) is in tile {got['grid'][m][n]}; "
-                              f"the picture puts it in tile {want}{hint}")
-    return None
+TILER_FROM_PICTURE_MISTAKES = (
+    (_picture_mistake(lambda case: (case["_tiler"][0][0], case["_tiler"][1][0])),
+     "in this picture a tile skips rows: its row layout needs a stride, e.g. 2:3 for rows 0 and 3"),
+    (_picture_mistake(lambda case: _layouts((case["_tiler"][1], case["_tiler"][0]))),
+     "rows and columns swapped: the tiler's first layout is for the rows (mode 0), the second for the columns"),
+    (_picture_mistake(_tiles_counted),
+     "that is the number of tiles down and across; the tiler is the size of one tile"),
+    (_picture_mistake(lambda case: (len(case["picture"]), len(case["picture"][0]))),
+     "one tile covers the whole matrix; the tiler is one tile of the picture"),
+    (_picture_mistake(lambda case: (2, 3)),
+     "you return (2, 3), the example's tiler, for every picture; read the tile off each picture"),
+)
+
+
+def _picture_why(context) -> str:
+    return _named_mistake(context, lambda value: value["grid"], TILER_FROM_PICTURE_MISTAKES)
+
+
+def _tiler_size_criterion(context) -> Verdict:
+    why = _picture_why(context)
+    error = _first_error(context, why)
+    if error:
+        return error
+    for outcome in context.outcomes:
+        (rows, _), (columns, _) = outcome.case["_tiler"]
+        want, got = rows * columns, outcome.value
+        picture = outcome.case["picture"]
+        if got["tile_size"] != want:
+            return failed(_with(f"picture {len(picture)}x{len(picture[0])}: one tile of the picture has {want} "
+                                f"cells, your tiler {got['tiler']} takes {got['tile_size']}", why))
+        if got["outside"]:
+            return failed(_with(f"your tiler {got['tiler']} reaches cells outside the matrix, e.g. "
+                                f"{got['outside'][0]}", why))
+    return passed()
+
+
+def _tiler_picture_criterion(context) -> Verdict:
+    why = _picture_why(context)
+    error = _first_error(context, why)
+    if error:
+        return error
+    for outcome in context.outcomes:
+        picture, got = outcome.case["picture"], outcome.value
+        for m, row in enumerate(picture):
+            for n, want in enumerate(row):
+                if got["grid"][m][n] != want:
+                    return failed(_with(f"with your tiler {got['tiler']}, cell ({m}, {n}) is in tile "
+                                        f"{got['grid'][m][n]}; the picture puts it in tile {want}", why))
+    return passed()
 
 
 TILER_FROM_PICTURE = Exercise(
@@ -209,12 +390,16 @@ TILER_FROM_PICTURE = Exercise(
 # ---- ch03.predict_zipped -------------------------------------------------------------------------------------
 
 def _zipped_cases(rng):
+    """Row-major (M, N) divided by (tile_m, tile_n): tile_m > 1 and tile_m != tile_n, so a transposed or
+    column-major answer differs; never the worked example; M // tile_m != tile_m in the first case."""
     cases = []
     while len(cases) < 6:
-        tile_m, tile_n = rng.choice([1, 2, 4, 8, 16]), rng.choice([2, 4, 8, 32, 128])
+        tile_m, tile_n = rng.choice([2, 4, 8, 16]), rng.choice([2, 4, 8, 32, 128])
         m, n = tile_m * rng.randint(2, 6), tile_n * rng.randint(2, 5)
         case = {"M": m, "N": n, "tile_m": tile_m, "tile_n": tile_n}
-        if tile_m != tile_n and (m, n, tile_m, tile_n) != (256, 512, 16, 128) and case not in cases and tile_m > 1:
+        if not cases and (m // tile_m == tile_m or n // tile_n == tile_n):
+            continue
+        if tile_m != tile_n and (m, n, tile_m, tile_n) != (256, 512, 16, 128) and case not in cases:
             cases.append(case)
     return cases
 
@@ -230,23 +415,45 @@ def _ask_zipped(answer, case):
     return str(value)
 
 
+def _zipped_mistake(text):
+    return lambda case: text(case["M"], case["N"], case["tile_m"], case["tile_n"])
+
+
+PREDICT_ZIPPED_MISTAKES = (
+    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({tm},{tn})):(({N},1),({tm * N},{tn}))"),
+     "the rest counts tiles: M // tile_m tiles down and N // tile_n across, not the tile's size"),
+    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):((1,{M}),({tm},{tn * M}))"),
+     "those are column-major strides; the matrix is row-major: one row down is N, one column across is 1"),
+    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):(({N},1),({tm},{tn}))"),
+     "strides are memory steps: one tile down is tile_m rows of N elements, tile_m * N, not tile_m"),
+    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):(({N},1),({N},{tn}))"),
+     "one tile down is tile_m rows, not one: tile_m * N"),
+    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{M // tm}),({tn},{N // tn})):(({N},{tm * N}),(1,{tn}))"),
+     "that is logical_divide's grouping, (tile, rest) in each mode; zipped_divide gathers the tile parts "
+     "into mode 0 and the rest parts into mode 1"),
+    (_zipped_mistake(lambda M, N, tm, tn: f"(({tn},{tm}),({N // tn},{M // tm})):((1,{N}),({tn},{tm * N}))"),
+     "your modes are (columns, rows); every mode lists rows first, then columns, as the shape (M, N) does"),
+    (lambda case: "((16,128),(16,4)):((512,1),(8192,128))",
+     "you return the worked example's text for every case"),
+)
+
+
 def _zipped_part(part: str):
-    @each_outcome
-    def judge(outcome) -> Verdict | None:
-        want = _reference_zipped(outcome.case)
-        got = outcome.value
-        want_part, got_part = (want.split(":", 1)[0], got.split(":", 1)[0]) if part == "shape" else \
-            (want.split(":", 1)[-1], got.split(":", 1)[-1] if ":" in got else "")
-        if want_part == got_part:
-            return None
-        case = outcome.case
-        why = ""
-        if part == "shape" and got_part.startswith(f"(({case['tile_m']},{case['tile_n']}),({case['tile_m']}"):
-            why = " (the rest counts tiles: M // tile_m and N // tile_n)"
-        elif part == "stride":
-            why = (" (strides are memory steps: inside a tile, one row down is N and one column across is 1; "
-                   "one tile down is tile_m rows of N, one tile across is tile_n)")
-        return failed(f"{case_text(case)}: the {part} should be {want_part}, yours is {got_part or got}{why}")
+    def judge(context) -> Verdict:
+        why = _named_mistake(context, lambda value: value, PREDICT_ZIPPED_MISTAKES)
+        error = _first_error(context, why)
+        if error:
+            return error
+        for outcome in context.outcomes:
+            want, got = _reference_zipped(outcome.case), outcome.value
+            if part == "shape":
+                want_part, got_part = want.split(":", 1)[0], got.split(":", 1)[0]
+            else:
+                want_part, got_part = want.split(":", 1)[-1], got.split(":", 1)[-1] if ":" in got else ""
+            if want_part != got_part:
+                return failed(_with(f"{case_text(outcome.case)}: the {part} should be {want_part}, yours is "
+                                    f"{got_part or got}", why))
+        return passed()
     return judge
 
 
@@ -271,19 +478,51 @@ PREDICT_ZIPPED = Exercise(
 
 # ---- ch03.slice_block ----------------------------------------------------------------------------------------
 
+def _rests(case):
+    """(RestM, RestN): how many tiles fit down and across, rounded up."""
+    return tuple(-(-extent // tile) for extent, tile in zip(case["shape"], case["tiler"]))
+
+
 def _slice_cases(rng):
-    cases = []
-    while len(cases) < 6:
-        tile_m, tile_n = rng.randint(2, 4), rng.randint(2, 5)
-        tiles_m, tiles_n = rng.randint(2, 4), rng.randint(2, 3)
-        rows, columns = tile_m * tiles_m - rng.choice([0, 0, 1]), tile_n * tiles_n
-        if tile_m == tile_n or tiles_m == tiles_n:
-            continue
-        bm, bn = rng.randrange(tiles_m), rng.randrange(1, tiles_n)
-        block = (bm, bn) if len(cases) % 2 else bm + tiles_m * bn
-        cases.append({"shape": (rows, columns), "tiler": (tile_m, tile_n), "block": block,
-                      "_first": (bm * tile_m, bn * tile_n)})
-    return cases
+    """Six (shape, tiler, block), blocks given by number and by rest coordinate, RestM != RestN. Drawn so
+    that on every seed: a numbered block whose row-major decoding, its decoding by the tiles across and the
+    right one are three different coordinates, and a coordinate (bm, bn) with bm != bn."""
+    while True:
+        cases = []
+        while len(cases) < 6:
+            tile_m, tile_n = rng.randint(2, 4), rng.randint(2, 5)
+            tiles_m, tiles_n = rng.randint(2, 4), rng.randint(2, 3)
+            if tile_m == tile_n or tiles_m == tiles_n:
+                continue
+            rows, columns = tile_m * tiles_m - rng.choice([0, 0, 1]), tile_n * tiles_n
+            bm, bn = rng.randrange(tiles_m), rng.randrange(1, tiles_n)
+            block = (bm, bn) if len(cases) % 2 else bm + tiles_m * bn
+            cases.append({"shape": (rows, columns), "tiler": (tile_m, tile_n), "block": block})
+        numbered = [c for c in cases if isinstance(c["block"], int)]
+        paired = [c for c in cases if not isinstance(c["block"], int)]
+        if (any(len({_rest_coordinate(c, "row-major"), _rest_coordinate(c, "across"), _rest_coordinate(c)}) == 3
+                for c in numbered)
+                and any(c["block"][0] != c["block"][1] for c in paired)):
+            return cases
+
+
+def _rest_coordinate(case, decode="column-major"):
+    """The (bm, bn) a case's block names: a tile number counts down the rest mode first, (b % RestM,
+    b // RestM); `decode` "row-major" counts across first, "across" divides by RestN instead of RestM."""
+    block = case["block"]
+    if not isinstance(block, int):
+        return tuple(block)
+    rest_m, rest_n = _rests(case)
+    if decode == "row-major":
+        return (block // rest_n, block % rest_n)
+    if decode == "across":
+        return (block % rest_n, block // rest_n)
+    return (block % rest_m, block // rest_m)
+
+
+def _cells(tile) -> tuple:
+    from cutekit import cute
+    return tuple(tile[i] for i in range(cute.size(tile)))
 
 
 def _ask_slice(answer, case):
@@ -292,48 +531,105 @@ def _ask_slice(answer, case):
     tile = answer(tensor, case["tiler"], case["block"])
     if not isinstance(tile, cute.Tensor):
         raise TypeError(f"expected a tensor (a slice of the divided tensor), got {type(tile).__name__}: {tile!r}")
-    return {"text": str(tile), "shape": tile.shape, "cells": [tile[i] for i in range(cute.size(tile))]}
+    return {"text": str(tile), "shape": tile.shape, "cells": _cells(tile)}
+
+
+def _slice_of(case, coordinate):
+    """Cells of the slice `coordinate` of the logical divide of the case's identity tensor."""
+    return _cells_of_slice(tuple(case["shape"]), tuple(case["tiler"]), coordinate)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cells_of_slice(shape, tiler, coordinate):
+    from cutekit import cute
+    return _cells(cute.logical_divide(cute.make_identity_tensor(shape), tiler)[coordinate])
 
 
 def _expected_cells(case):
-    (first_m, first_n), (tile_m, tile_n) = case["_first"], case["tiler"]
-    return [(first_m + i % tile_m, first_n + i // tile_m) for i in range(tile_m * tile_n)]
+    bm, bn = _rest_coordinate(case)
+    return _slice_of(case, ((None, bm), (None, bn)))
 
 
-@each_outcome
-def _slice_shape(outcome) -> Verdict | None:
-    if tuple(outcome.value["shape"]) != tuple(outcome.case["tiler"]):
-        return failed(f"{case_text(outcome.case)}: a tile has shape {outcome.case['tiler']}, yours is "
-                      f"{outcome.value['text']} (slice mode 1, the rest, and keep mode 0 whole with (None, None))")
-    return None
+def _slice_decoded(decode):
+    def gives(case):
+        bm, bn = _rest_coordinate(case, decode)
+        return _slice_of(case, ((None, bm), (None, bn)))
+    return gives
 
 
-@each_outcome
-def _slice_cells(outcome) -> Verdict | None:
-    case, got = outcome.case, outcome.value
-    want = _expected_cells(case)
-    if got["cells"] == want:
-        return None
-    why = ""
-    if got["cells"] and got["cells"][0] != want[0]:
-        why = (f" (block {case['block']} starts at cell {want[0]}; tile numbers run down the rest mode first, "
-               "column-major)")
-    return failed(f"{case_text(case)}: the tile's first cells should be {want[:3]}, yours are "
-                  f"{got['cells'][:3]}{why}")
+def _whole(case):
+    return _whole_division(tuple(case["shape"]), tuple(case["tiler"]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _whole_division(shape, tiler):
+    from cutekit import cute
+    return _cells(cute.logical_divide(cute.make_identity_tensor(shape), tiler))
+
+
+SLICE_BLOCK_MISTAKES = (
+    (_slice_decoded("row-major"),
+     "you numbered the tiles row-major (across first); tile numbers run down the rest mode first, "
+     "column-major: tile b is (b % RestM, b // RestM)"),
+    (_slice_decoded("across"),
+     "you decoded the tile number with the number of tiles across; tile numbers run down first, so divide by "
+     "the number of tiles down, RestM: (b % RestM, b // RestM)"),
+    (lambda case: _slice_of(case, ((None, _rest_coordinate(case)[1]), (None, _rest_coordinate(case)[0]))),
+     "you sliced (bn, bm): the rest coordinate is (bm, bn), the tile row first"),
+    (lambda case: _slice_of(case, ((_rest_coordinate(case)[0], None), (_rest_coordinate(case)[1], None))),
+     "you fixed the tile part of each mode and kept the rest part; in a logical divide each mode is "
+     "(tile, rest): keep the tile part with None and fix the rest part, ((None, bm), (None, bn))"),
+    (lambda case: _slice_of(case, ((None, 0), (None, 0))), "you return tile 0 whatever the block"),
+    (_whole, "you returned the whole divided tensor; slice one tile out of it"),
+)
+
+
+def _slice_why(context) -> str:
+    return _named_mistake(context, lambda value: value["cells"], SLICE_BLOCK_MISTAKES)
+
+
+def _slice_text(case) -> str:
+    return case_text({**case, "rest coordinate": _rest_coordinate(case)} if isinstance(case["block"], int) else case)
+
+
+def _slice_shape(context) -> Verdict:
+    why = _slice_why(context)
+    error = _first_error(context, why)
+    if error:
+        return error
+    for outcome in context.outcomes:
+        if tuple(outcome.value["shape"]) != tuple(outcome.case["tiler"]):
+            return failed(_with(f"{_slice_text(outcome.case)}: a tile has the tiler's shape "
+                                f"{outcome.case['tiler']}, yours is {outcome.value['text']}", why))
+    return passed()
+
+
+def _slice_cells(context) -> Verdict:
+    why = _slice_why(context)
+    error = _first_error(context, why)
+    if error:
+        return error
+    for outcome in context.outcomes:
+        want, got = _expected_cells(outcome.case), outcome.value["cells"]
+        if got != want:
+            return failed(_with(f"{_slice_text(outcome.case)}: the tile's first cells should be {list(want[:3])}, "
+                                f"yours are {list(got[:3])}", why))
+    return passed()
 
 
 SLICE_BLOCK = Exercise(
     id="ch03.slice_block",
     statement="Write block_tile(tensor, tiler, block): block `block`'s tile (block is a tile number or a rest "
-              "coordinate (bm, bn)), with zipped_divide and a slice (local_tile is switched off).",
-    example="block_tile(make_identity_tensor((256, 512)), (16, 128), 5) starts at (80, 0)",
+              "coordinate (bm, bn)), with logical_divide and one slice (zipped_divide and local_tile are "
+              "switched off).",
+    example="block_tile(make_identity_tensor((256, 512)), (16, 128), 17) starts at (16, 128)",
     cases=_slice_cases,
     ask=_ask_slice,
-    forbidden=("local_tile",),
+    forbidden=("zipped_divide", "local_tile"),
     criteria=(
         Criterion("the tile has the tiler's shape", "reference", 1, _slice_shape),
         Criterion("it covers exactly the cells of that block, in order", "reference", 2, _slice_cells),
-        Criterion("real CuTeDSL slices the same tile", "cutedsl-cpu", 1,
+        Criterion("real CuTeDSL's zipped_divide slices the same tile", "cutedsl-cpu", 1,
                   cutedsl_gives_the_same(THIS_MODULE, "slice_in_cutedsl",
                                          lambda case: (case["shape"], case["tiler"], case["block"]),
                                          lambda value: value["text"])),
@@ -384,27 +680,23 @@ def _ask_predicate(answer, case):
     return [[bool(entry) for entry in row] for row in mask]
 
 
+@functools.lru_cache(maxsize=4096)
 def _tile_coordinates(shape, tiler, block):
     """(m, n) of every element of block `block`'s tile, read from a divided identity tensor: rows of columns."""
     from cutekit import cute
     tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[tile[(i, j)] for j in range(tiler[1])] for i in range(tiler[0])]
+    return tuple(tuple(tile[(i, j)] for j in range(tiler[1])) for i in range(tiler[0]))
 
 
-def _reference_mask(shape, tiler, block):
-    from cutekit import cute
-    return [[cute.elem_less(coordinate, shape) for coordinate in row]
-            for row in _tile_coordinates(shape, tiler, block)]
+def _mask(case, inside, block=None):
+    """The mask `inside(m, n, rows, columns)` gives over the tile of `block` (the case's block by default)."""
+    rows, columns = case["shape"]
+    coordinates = _tile_coordinates(case["shape"], case["tiler"], case["block"] if block is None else block)
+    return [[inside(m, n, rows, columns) for m, n in row] for row in coordinates]
 
 
-def _rest_coordinate(case, row_major: bool = False):
-    """The (bm, bn) a case's block names: a tile number counts down the rest mode first (column-major);
-    `row_major` decodes it the wrong way, across first."""
-    block = case["block"]
-    if not isinstance(block, int):
-        return tuple(block)
-    tiles_m, tiles_n = (-(-extent // tile) for extent, tile in zip(case["shape"], case["tiler"]))
-    return (block // tiles_n, block % tiles_n) if row_major else (block % tiles_m, block // tiles_m)
+def _reference_mask(case):
+    return _mask(case, lambda m, n, rows, columns: m < rows and n < columns)
 
 
 def _block_text(case) -> str:
@@ -413,42 +705,41 @@ def _block_text(case) -> str:
     return f"block {case['block']}"
 
 
-@each_outcome
-def _predicate_shape(outcome) -> Verdict | None:
+TILE_PREDICATE_MISTAKES = (
+    (lambda case: _mask(case, lambda m, n, rows, columns: m <= rows and n <= columns),
+     "coordinates run from 0 to M-1 and 0 to N-1: compare with <, not <="),
+    (lambda case: [[True] * case["tiler"][1] for _ in range(case["tiler"][0])],
+     "an edge tile reaches past the tensor: the elements outside must be False; compare each element's "
+     "coordinate in the whole tensor, read from the divided identity tensor"),
+    (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns, block=0),
+     "that is block 0's mask for every block, which is also what comparing the position (i, j) inside the tile "
+     "gives; compare each element's coordinate in the whole tensor, read from the block's tile of the divided "
+     "identity tensor"),
+    (lambda case: _mask(case, lambda m, n, rows, columns: m < rows),
+     "you compared only the row; both coordinates must be inside: m < M and n < N"),
+    (lambda case: _mask(case, lambda m, n, rows, columns: n < columns),
+     "you compared only the column; both coordinates must be inside: m < M and n < N"),
+    (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns,
+                        block=_rest_coordinate(case, "row-major")),
+     "you numbered the blocks row-major; tile numbers run down the rest mode first, column-major: tile b is "
+     "(b % RestM, b // RestM)"),
+)
+
+
+def _predicate_shape(context) -> Verdict:
     """Fails when an answer raised or its mask is not tile rows x tile columns."""
-    (tile_m, tile_n), got = outcome.case["tiler"], outcome.value
-    if len(got) != tile_m or any(len(row) != tile_n for row in got):
-        lengths = sorted({len(row) for row in got})
-        shape = f"{len(got)} rows of {' or '.join(str(length) for length in lengths) or 'no'} entries"
-        return failed(f"{case_text(outcome.case)}: a ({tile_m}, {tile_n}) tile needs {tile_m} rows of {tile_n} "
-                      f"entries (mask[i][j] is tile element (i, j)); yours has {shape}")
-    return None
-
-
-def _predicate_hint(case, got, want, coordinates, i, j) -> str:
-    (m, n), (rows, columns) = coordinates[i][j], case["shape"]
-    where = "inside" if want[i][j] else "outside"
-    text = (f"{_block_text(case)} of tiler {case['tiler']}: tile element ({i}, {j}) is at ({m}, {n}) of the tensor, "
-            f"which is {where} shape ({rows}, {columns}); you said {'inside' if got[i][j] else 'outside'}")
-    return text + _predicate_why(case, got, coordinates)
-
-
-def _predicate_why(case, got, coordinates) -> str:
-    """The likely mistake behind a wrong mask, when the mask is exactly what that mistake gives."""
-    rows, columns = case["shape"]
-    row_major = _rest_coordinate(case, row_major=True)
-    if row_major != _rest_coordinate(case) and got == _reference_mask(case["shape"], case["tiler"], row_major):
-        return " (tile numbers run down the rest mode first, column-major: tile b is (b % RestM, b // RestM))"
-    if all(all(row) for row in got):
-        return (" (an edge tile reaches past the tensor: the elements outside must be False; compare each "
-                "element's coordinate in the whole tensor, read from the divided identity tensor)")
-    if got == [[m <= rows and n <= columns for m, n in row] for row in coordinates]:
-        return f" (coordinates run from 0 to {rows - 1} and 0 to {columns - 1}: compare with <, not <=)"
-    rows_only = [[m < rows for m, _ in row] for row in coordinates]
-    columns_only = [[n < columns for _, n in row] for row in coordinates]
-    if got in (rows_only, columns_only):
-        return " (both coordinates must be inside: elem_less(coordinate, shape) compares every mode)"
-    return ""
+    why = _named_mistake(context, lambda value: value, TILE_PREDICATE_MISTAKES)
+    error = _first_error(context, why)
+    if error:
+        return error
+    for outcome in context.outcomes:
+        (tile_m, tile_n), got = outcome.case["tiler"], outcome.value
+        if len(got) != tile_m or any(len(row) != tile_n for row in got):
+            lengths = sorted({len(row) for row in got})
+            shape = f"{len(got)} rows of {' or '.join(str(length) for length in lengths) or 'no'} entries"
+            return failed(f"{case_text(outcome.case)}: a ({tile_m}, {tile_n}) tile needs {tile_m} rows of {tile_n} "
+                          f"entries (mask[i][j] is tile element (i, j)); yours has {shape}")
+    return passed()
 
 
 def _predicate_on(edge: bool):
@@ -457,46 +748,71 @@ def _predicate_on(edge: bool):
         shape = _predicate_shape(context)
         if not shape.passed:
             return shape
+        why = _named_mistake(context, lambda value: value, TILE_PREDICATE_MISTAKES)
         for outcome in context.outcomes:
             case, got = outcome.case, outcome.value
-            coordinates = _tile_coordinates(case["shape"], case["tiler"], case["block"])
-            want = _reference_mask(case["shape"], case["tiler"], case["block"])
+            want = _reference_mask(case)
             if all(all(row) for row in want) == edge:
                 continue
+            coordinates = _tile_coordinates(case["shape"], case["tiler"], case["block"])
             for i, row in enumerate(want):
                 for j, inside in enumerate(row):
                     if got[i][j] != inside:
-                        return failed(_predicate_hint(case, got, want, coordinates, i, j))
+                        (m, n), (rows, columns) = coordinates[i][j], case["shape"]
+                        return failed(_with(
+                            f"{_block_text(case)} of tiler {case['tiler']}: tile element ({i}, {j}) is at ({m}, {n}) "
+                            f"of the tensor, which is {'inside' if inside else 'outside'} shape ({rows}, {columns}); "
+                            f"you said {'inside' if got[i][j] else 'outside'}", why))
         return passed()
     return judge
+
+
+def _cutedsl_runs_your_predicate(context) -> Verdict:
+    """Real CuTeDSL runs the learner's own function (its identity tensor, divide and slice) on every case and
+    must give the same bools."""
+    outcomes = [outcome for outcome in context.outcomes if not outcome.error]
+    reply = trace_function(context.answer, [(o.case["shape"], o.case["tiler"], o.case["block"]) for o in outcomes])
+    if not reply.ok:
+        return failed(f"CuTeDSL could not run your function: {reply.error}")
+    for outcome, (value, error) in zip(outcomes, reply.values):
+        if error:
+            return failed(f"{case_text(outcome.case)}: under CuTeDSL your function raised {error}")
+        if value != str(outcome.value):
+            why = ""
+            if set(value.replace("True", "").replace("False", "")) - set("[], "):
+                why = (" (not bools: a value CuTeDSL knows only at run time, such as elem_less's run-time "
+                       "Boolean; compare the plain-int coordinates with <)")
+            return failed(f"{case_text(outcome.case)}: under CuTeDSL your function returned {value[:200]}, "
+                          f"under cutekit {outcome.value}{why}")
+    return passed()
 
 
 TILE_PREDICATE = Exercise(
     id="ch03.tile_predicate",
     statement="Write inside(shape, tiler, block): block `block`'s predicate, a list of tile rows of bools, True "
-              "where the element lies inside `shape`, from an identity tensor, zipped_divide, a slice and elem_less.",
+              "where the element lies inside `shape`, from an identity tensor, zipped_divide, a slice and plain "
+              "comparisons of each coordinate with the shape (elem_less and local_tile are switched off).",
     example="inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False elsewhere",
     cases=_predicate_cases,
     ask=_ask_predicate,
-    forbidden=("local_tile",),
+    forbidden=("local_tile", "elem_less"),
     criteria=(
         Criterion("one bool per tile element: tile rows x tile columns", "reference", 1, _predicate_shape),
         Criterion("a tile inside the tensor is True everywhere", "reference", 1, _predicate_on(edge=False)),
         Criterion("an edge tile is False exactly where it reaches past the tensor", "reference", 2,
                   _predicate_on(edge=True)),
-        Criterion("real CuTeDSL's identity tensor puts the tile's elements at the same coordinates", "cutedsl-cpu",
-                  1, cutedsl_gives_the_same(THIS_MODULE, "predicate_in_cutedsl",
-                                            lambda case: (case["shape"], case["tiler"], case["block"]), str)),
+        Criterion("real CuTeDSL, running your function, gives the same bools", "cutedsl-cpu", 1,
+                  _cutedsl_runs_your_predicate),
     ),
 )
 
 
 # ---- what the CuTeDSL worker calls, with `cute` = cutlass.cute ------------------------------------------------
 
-def logical_divide_in_cutedsl(cute, a, b):
-    (shape, stride), (tile, step) = a, b
-    layout = cute.make_layout(shape[0], stride=stride[0]) if len(shape) == 1 else cute.make_layout(shape, stride=stride)
-    return cute.logical_divide(layout, cute.make_layout(tile, stride=step))
+def logical_divide_in_cutedsl(cute, a, tiler):
+    shape, stride = a
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    return cute.logical_divide(cute.make_layout(shape, stride=stride), layouts)
 
 
 def tiler_picture_in_cutedsl(cute, rows, columns, tiler):
@@ -515,13 +831,6 @@ def zipped_in_cutedsl(cute, m, n, tile_m, tile_n):
 
 def slice_in_cutedsl(cute, shape, tiler, block):
     return cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-
-
-def predicate_in_cutedsl(cute, shape, tiler, block):
-    """The mask from CuTeDSL's own coordinates. Its elem_less gives a run-time Boolean inside a trace, so the
-    comparison, every mode less than the shape, is made here on the static coordinates."""
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
 
 
 EXERCISES = [LOGICAL_DIVIDE_BY_HAND, TILER_FROM_PICTURE, PREDICT_ZIPPED, SLICE_BLOCK, TILE_PREDICATE]
