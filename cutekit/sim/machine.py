@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -398,8 +399,15 @@ def _run_block(launch: Launch, block_idx: tuple, body):
         finally:
             _current[0] = None
 
+    pool = _idle_workers()
     while threads[-1].coroutine is None:      # the first round: start every thread
-        switch(greenlet(worker, parent=scheduler))
+        if pool:
+            coroutine = pool.pop()
+            coroutine.parent = scheduler
+        else:
+            coroutine = greenlet(_pooled_worker, parent=scheduler)
+        _NEXT_JOB[0] = (worker, scheduler, pool)
+        switch(coroutine)
     live = [t for t in threads if not t.finished]
     while live:
         if not _release_warps(live) and not _release_barrier(block, threads, live):
@@ -415,6 +423,33 @@ def _run_block(launch: Launch, block_idx: tuple, body):
         block.queue = []
         live = [t for t in live if not t.finished]
     _count_bank_conflicts(block)
+
+
+# Starting and ending a greenlet costs tens of microseconds here (a new Python stack each), switching to one
+# well under one: a worker greenlet does not end when its threads are done, it waits in a pool of this OS
+# thread for the next block's threads.
+_POOLS = threading.local()
+_NEXT_JOB: list = [None]          # (the block's worker function, its scheduler, the pool) for a worker taking over
+
+
+def _idle_workers() -> list:
+    pool = getattr(_POOLS, "workers", None)
+    if pool is None:
+        pool = _POOLS.workers = []
+    return pool
+
+
+def _pooled_worker():
+    while True:
+        work, scheduler, pool = _NEXT_JOB[0]
+        _NEXT_JOB[0] = None
+        work()                          # runs threads until none is left to start (an error ends the greenlet)
+        work = None                     # hold nothing of the launch while idle
+        if len(pool) < 1024:
+            pool.append(greenlet.getcurrent())
+            scheduler.switch()
+        else:
+            return
 
 
 def _release_barrier(block: Block, threads: list, live: list) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 
 import numpy
 
@@ -22,9 +23,25 @@ from ..cute.layout import ComposedLayout, Layout, Swizzle, _has_none, make_layou
 from ..cute.tensor import Tensor
 from . import machine
 from .failures import plain_coordinate
-from .machine import OutOfBoundsError, RaceError
+from .machine import _OWN_CODE, OutOfBoundsError, RaceError
 
 _SPACE_NAMES = {"gmem": "global", "smem": "shared", "rmem": "register"}
+
+
+_SCALAR_FORMATS = {"f", "d", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "?"}
+
+
+def _scalar_view(array: numpy.ndarray):
+    """A memoryview of a flat array whose elements it reads as the same Python values as `.item()` (None
+    when it cannot: not one contiguous dimension, or an element type it does not know)."""
+    if array.ndim != 1 or not array.flags.c_contiguous or array.dtype.kind not in "fiub" or \
+            not array.dtype.isnative:
+        return None
+    try:
+        view = memoryview(array)
+    except (TypeError, ValueError, BufferError):
+        return None
+    return view if view.format in _SCALAR_FORMATS else None
 
 
 class Storage:
@@ -41,6 +58,7 @@ class Storage:
         self.byte_base = byte_base          # shared memory: where it starts in the block's shared memory
         self.align_bytes = None             # the alignment the compiler may assume (from_dlpack's assumed_align)
         self.bytes_per_element = array.dtype.itemsize if element_type is None else max(1, element_type.width // 8)
+        self.values = _scalar_view(array) if space != "rmem" else None   # one element read as a Python value
         if space == "smem":
             self.writer = numpy.full(array.size, -1, numpy.int32)
             self.write_epoch = numpy.full(array.size, -1, numpy.int64)
@@ -75,8 +93,21 @@ class Storage:
                 read_epoch[address] = epoch
             elif reader[address] != me:
                 reader[address] = -2
-        machine.record_shared_request(thread, [self.byte_base + address * self.bytes_per_element],
-                                      self.bytes_per_element, machine.user_site(3))
+        # machine.record_shared_request, written out; the kernel line is most often __getitem__'s caller
+        frame = sys._getframe(2)
+        code = frame.f_code
+        site = (code.co_filename, frame.f_lineno) if _OWN_CODE.get(code) is False else machine.user_site(3)
+        counts = thread.access_counts
+        k = counts.get(site, 0)
+        counts[site] = k + 1
+        width = self.bytes_per_element
+        key = (thread.linear >> 5, site, k, width)
+        requests = thread.block.requests
+        lanes = requests.get(key)
+        if lanes is None:
+            requests[key] = [(thread.linear & 31, [self.byte_base + address * width])]
+        else:
+            lanes.append((thread.linear & 31, [self.byte_base + address * width]))
         return True
 
     def describe(self) -> str:
@@ -275,18 +306,31 @@ class SimTensor(Tensor):
         return address
 
     def __getitem__(self, coord):
-        address = self._fast_address(coord)
+        offset_of = self._offset_of     # _fast_address, written out: the kernel's most frequent call
+        if offset_of is False:
+            offset_of = self._offset_of = offset_function(self.layout)
+        offset = offset_of(coord) if offset_of is not None else None
+        address = None
+        if offset is not None:
+            address = self.base + offset
+            if self.swizzle is not None:
+                address = self.swizzle(address)
+            if not 0 <= address < self.storage.array.size:
+                address = None
         if address is not None:
             storage = self.storage
-            if storage.space == "gmem":
+            space = storage.space
+            if space == "gmem":
                 if machine.SETTINGS.trace:
                     read(storage, numpy.array([address]), self, coord)
-                return storage.array[address].item()
-            if storage.space == "smem":
+                values = storage.values
+                return values[address] if values is not None else storage.array[address].item()
+            if space == "smem":
                 thread = machine._current[0]
                 if machine.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, False):
                     read(storage, numpy.array([address]), self, coord)
-                return storage.array[address].item()
+                values = storage.values
+                return values[address] if values is not None else storage.array[address].item()
             if machine.SETTINGS.trace:
                 read(storage, numpy.array([address]), self, coord)
             value = storage.array[address]
@@ -322,7 +366,17 @@ class SimTensor(Tensor):
         return value.item() if self.storage.space != "rmem" or self.storage.array.dtype == numpy.bool_ else value
 
     def __setitem__(self, coord, value):
-        address = self._fast_address(coord)
+        offset_of = self._offset_of     # _fast_address, written out
+        if offset_of is False:
+            offset_of = self._offset_of = offset_function(self.layout)
+        offset = offset_of(coord) if offset_of is not None else None
+        address = None
+        if offset is not None:
+            address = self.base + offset
+            if self.swizzle is not None:
+                address = self.swizzle(address)
+            if not 0 <= address < self.storage.array.size:
+                address = None
         if address is None:
             coord = plain_coordinate(coord, lambda: self._indexing(coord))
             address = self._address(self._locate(coord), coord)
