@@ -140,3 +140,31 @@ def test_dividing_a_tensor_divides_its_layout_as_the_algebra_does(sim, name):
     divided = getattr(cute, name)(tensor, (4, 3))
     expected = getattr(reference, name)(tensor, (4, 3))
     assert divided.layout == expected.layout and divided.storage is tensor.storage and divided.base == expected.base
+
+
+def test_worker_greenlets_kept_for_the_next_block_leave_no_state_behind(sim, kernels):
+    """Worker greenlets wait in a pool between blocks and launches: a launch stopped by a race or a deadlock
+    leaves the next launch's threads with stacks of their own and the same results and reports."""
+    from cutlass.cute.runtime import from_dlpack
+    from cutekit.sim import DeadlockError, RaceError, machine
+    x = numpy.arange(64, dtype=numpy.float32)
+
+    def reverse():
+        out = numpy.zeros(64, numpy.float32)
+        kernels.reverse(from_dlpack(x, assumed_align=16), from_dlpack(out, assumed_align=16))
+        return out, last_launch()
+
+    first, report = reverse()
+    for _ in range(2):
+        with pytest.raises(RaceError):
+            kernels.reverse(from_dlpack(x, assumed_align=16), from_dlpack(numpy.zeros(64, numpy.float32),
+                                                                          assumed_align=16), False)
+        with pytest.raises(DeadlockError):
+            kernels.half_barrier(from_dlpack(numpy.zeros(64, numpy.float32), assumed_align=16))
+        again, again_report = reverse()
+        numpy.testing.assert_array_equal(again, x[::-1])
+        numpy.testing.assert_array_equal(again, first)
+        assert (again_report.shared_accesses, again_report.shared_wavefronts, again_report.bank_conflicts) == \
+            (report.shared_accesses, report.shared_wavefronts, report.bank_conflicts)
+    assert 0 < len(machine._idle_workers()) <= 1024
+    assert machine._NEXT_JOB[0] is None
