@@ -19,135 +19,215 @@
 # # 04 · local_tile and local_partition, and an add kernel with tails
 #
 # **Why.** A CUDA kernel slices its data twice: the *block* finds its tile
-# (`row0 = blockIdx.y * TILE_M`), then each *thread* finds its elements inside the tile
-# (`r = row0 + threadIdx.x % THR_M` ...), and at the matrix edge a bounds check (`if (r < M && c < N)`) keeps
+# (`row0 = blockIdx.x * TILE_M`), then each *thread* finds its elements inside the tile
+# (`r = row0 + threadIdx.x / THR_N` ...), and at the matrix edge a bounds check (`if (r < M && c < N)`) keeps
 # the last tiles from reading past the end. CuTe names the two slices:
 #
-# - `local_tile(tensor, tiler, coord)`: the tile at tile coordinate `coord` (which tile: CuTe calls it the
-#   *inner* partition, because it keeps the inside of one tile);
-# - `local_partition(tile, thread_layout, thread_index)`: the elements thread `thread_index` owns (the
-#   *outer* partition: it keeps one position in every thread-sized piece);
+# - `local_tile(tensor, tiler, coord)`: the tile at tile coordinate `coord`, the block's share (CuTe's C++
+#   calls it an *inner* partition: it keeps the inside of one tile);
+# - `local_partition(tile, thread_layout, thread_index)`: the elements thread `thread_index` owns (an *outer*
+#   partition: it keeps one position in every thread-sized piece of the tile);
 #
 # and both are a `zipped_divide` (chapter 03) plus a slice. The bounds check becomes a **predicate**: an
-# identity tensor, divided and partitioned exactly like the data, tells each thread the (m, n) of every
+# identity tensor, tiled and partitioned exactly like the data, tells each thread the (m, n) of every
 # element it holds, and `cute.elem_less(coordinate, shape)` says whether that element exists.
 
 # %%
-import numpy
-
 from cutekit import cute, render, widgets
 from cutekit.checks import check
 
 # %% [markdown]
 # ## See it
 #
-# An 8x8 matrix, 4x4 tiles, 4 threads per block arranged 2x2: the example of the seed tutorial on slicing.
-# First block (1, 0)'s tile, then what thread 0 owns inside a tile.
+# An 8x18 matrix cut into 4x6 tiles: a 2x3 grid of tiles, one per block. Here is the tile of block (1, 2):
+# tile coordinates count tiles, column-major like every CuTe coordinate, so (1, 2) is the second tile down
+# and the third across.
 
 # %%
-render.local_tile((8, 8), (4, 4), (1, 0))
-
-# %%
-render.local_partition((4, 4), cute.make_layout((2, 2)), 0)
+render.local_tile((8, 18), (4, 6), (1, 2))
 
 # %% [markdown]
-# Thread 0 does **not** get the top-left 2x2 corner: it gets every other row and every other column. The
-# seed tutorial says otherwise (it draws each thread owning a 2x2 block and prints `Thread 0 owns elements:
-# 0 1 8 9`). Here is the same program run: a column-major 8x8 matrix whose element at each place is its
-# offset (the seed's "counting tensor"), block (0, 0)'s tile, thread 0's part.
+# Inside a 4x6 tile, 6 threads arranged 2x3 (the thread layout `(2,3):(1,2)`, column-major: thread 1 sits below
+# thread 0). Thread 0's cells are outlined:
 
 # %%
-counting = cute.make_tensor(numpy.arange(64), cute.make_layout((8, 8)))
-block_tile = cute.local_tile(counting, (4, 4), (0, 0))
-thread_part = cute.local_partition(block_tile, cute.make_layout((2, 2)), 0)
-print("matrix:", counting.layout, " tile:", block_tile.layout, " thread 0:", thread_part.layout)
-print("thread 0 owns elements:", thread_part.values())
-assert str(counting.layout) == "(8,8):(1,8)" and str(block_tile.layout) == "(4,4):(1,8)"
-assert str(thread_part.layout) == "(2,2):(2,16)"
-assert thread_part.values() == [0, 2, 16, 18]       # the seed prints 0 1 8 9: that is not what CuTe does
+render.local_partition((4, 6), cute.make_layout((2, 3)), 0)
 
 # %% [markdown]
-# The layout and tile lines match the seed (`(8,8):(1,8)`, `(4,4):(1,8)`; C++ prints them `(_8,_8):(_1,_8)`).
-# The thread's part is `(2,2):(2,16)`: steps of 2 rows and 2 columns, elements 0, 2, 16, 18. Real CuTeDSL
-# agrees (traced on the CPU: `local_partition(tile, make_layout((2,2)), 0)` of an identity tensor prints
-# `tensor<(0,0) o (2,2):(2@0,2@1)>`). The seed's own explanation is right, its picture is not: the thread
-# layout's shape is the tiler, and the thread index picks a position *inside* each 2x2 piece, so a thread
-# gets one element of every piece. That is a **cyclic** (strided) assignment; section 3 shows how to get the
-# blocked one.
+# Thread 0 does **not** get a contiguous 2x2 corner: it gets rows 0 and 2 of columns 0 and 3, one cell of
+# every 2x3 piece of the tile. Keep that picture; section 2 below gives the rule.
+#
+# A common mistake expects the corner. "The Art of Slicing; Partitioning Data Across Blocks and Threads"
+# (dcbaslani.xyz, 2025-06-20) tiles an 8x8 column-major "counting" matrix (each element holds its own
+# offset) by 4x4, partitions the tile over 2x2 threads, draws thread 0 owning the top-left 2x2 block and
+# prints `Thread 0 owns elements: 0 1 8 9`. The same program, with its numbers: the matrix is the layout
+# `(8,8):(1,8)` (its offset at (m, n) is what the counting matrix holds), the tile an identity tensor's
+# 4x4 corner, and thread 0's part read through the layout.
+
+# %%
+counting = cute.make_layout((8, 8))                # offset of (m, n): m + 8 n
+tile = cute.local_tile(cute.make_identity_tensor((8, 8)), (4, 4), (0, 0))
+thread_0 = cute.local_partition(tile, cute.make_layout((2, 2)), cute.Int32(0))
+owned = [counting(thread_0[i]) for i in range(cute.size(thread_0))]
+print(counting, "| thread 0:", thread_0, "| owns elements", owned)
+assert str(counting) == "(8,8):(1,8)" and owned == [0, 2, 16, 18]     # not 0 1 8 9
+# the same on the layout: the tile mode of the divide, then the divide of the tile by the 2x2 threads
+print(cute.zipped_divide(counting, (4, 4)), cute.zipped_divide(cute.make_layout((4, 4), stride=(1, 8)), (2, 2)))
+assert str(cute.zipped_divide(counting, (4, 4))) == "((4,4),(2,2)):((1,8),(4,32))"
+tile_layout = cute.get(cute.zipped_divide(counting, (4, 4)), mode=[0])
+by_threads = cute.zipped_divide(tile_layout, (2, 2))
+assert str(tile_layout) == "(4,4):(1,8)" and str(by_threads) == "((2,2),(2,2)):((1,8),(2,16))"
+assert str(cute.get(by_threads, mode=[0])) == "(2,2):(1,8)" and str(cute.get(by_threads, mode=[1])) == "(2,2):(2,16)"
+
+# %% [markdown]
+# The tutorial's matrix and tile layouts are right: `(8,8):(1,8)` and the tile mode `(4,4):(1,8)` (its C++
+# prints `_8` for a static 8). Its thread 0 is not: dividing the tile by the 2x2 threads gives
+# `((2,2),(2,2)):((1,8),(2,16))`, and thread 0 keeps the *second* mode, `(2,2):(2,16)`: elements 0, 2, 16,
+# 18. The first mode, `(2,2):(1,8)`, is the 2x2 corner the tutorial printed: that mode picks the thread,
+# it is not what a thread keeps. Real CuTeDSL 4.8.1 agrees (traced on the CPU: the same divides print the
+# same, and thread 0's part of the identity tile prints `tensor<(0,0) o (2,2):(2@0,2@1)>`).
+#
+# `cute.Int32(0)`: CuTeDSL takes the thread index as a run-time integer (in a kernel it is
+# `cute.arch.thread_idx()`'s value); a plain Python `0` makes CuTeDSL's `local_partition` raise
+# `AttributeError: 'int' object has no attribute 'ir_value'`. cutekit's reference accepts either; the course
+# writes `cute.Int32(...)` so that the line runs in both.
 #
 # ## Play
 #
-# Predict first: with 8 threads as `(4,2)` on an 8x8 tile, which cells does thread 5 own? Then check.
+# Move the block sliders, then the thread slider. Whatever the block, each thread's cells repeat every 2 rows
+# and every 3 columns: the thread layout's shape. Section 2 says why; come back after it to predict.
 
 # %%
-widgets.partition_explorer((8, 8), cute.make_layout((4, 2)))
+widgets.partition_explorer((8, 18), (4, 6), cute.make_layout((2, 3)))
 
 # %% [markdown]
 # ## Build it up
 #
+# In these cells `cute` is cutekit's reference of the layout algebra, plain Python that runs anywhere. The
+# same calls work in CuTeDSL inside a `@cute.jit` function; where CuTeDSL differs, the cell says so.
+#
 # ### 1. local_tile is a zipped divide plus a slice of the rest
 #
-# The tile coordinate indexes mode 1 (the rest); mode 0 (one tile) stays whole.
+# `zipped_divide(matrix, (4, 6))` has two modes: the tile `(4,6)` and the *rest* `(2,3)`, which counts the
+# tiles (chapter 03). The tile coordinate indexes the rest; the tile mode stays whole. An identity tensor
+# shows where the tile starts: `(4,12)`, row 4 and column 12.
 
 # %%
-matrix = cute.make_identity_tensor((8, 8))
-by_name = cute.local_tile(matrix, (4, 4), (1, 0))
-by_hand = cute.zipped_divide(matrix, (4, 4))[((None, None), (1, 0))]
+matrix = cute.make_identity_tensor((8, 18))
+print(cute.zipped_divide(matrix, (4, 6)))
+by_name = cute.local_tile(matrix, (4, 6), (1, 2))
+by_hand = cute.zipped_divide(matrix, (4, 6))[((None, None), (1, 2))]
 print(by_name, "|", by_hand)
-assert str(by_name) == str(by_hand) == "tensor<(4,0) o (4,4):(1@0,1@1)>"
+assert str(cute.zipped_divide(matrix, (4, 6))) == "tensor<(0,0) o ((4,6),(2,3)):((1@0,1@1),(4@0,6@1))>"
+assert str(by_name) == str(by_hand) == "tensor<(4,12) o (4,6):(1@0,1@1)>"
 
 # %% [markdown]
 # ### 2. local_partition is a zipped divide plus a slice of the tile
 #
-# The thread layout's *shape* is the tiler; the thread index becomes a coordinate in that shape (through the
-# thread layout) and indexes mode 0; mode 1 (every piece) stays whole.
-
-# %%
-threads = cute.make_layout((2, 2))
-tile = cute.local_tile(matrix, (4, 4), (0, 0))
-for thread in range(4):
-    by_name = cute.local_partition(tile, threads, thread)
-    coordinate = threads.get_flat_coord(thread)
-    by_hand = cute.zipped_divide(tile, (2, 2))[(coordinate, (None, None))]
-    print(thread, coordinate, by_name, by_name.values())
-    assert str(by_name) == str(by_hand)
-assert cute.local_partition(tile, threads, 1).values() == [(1, 0), (3, 0), (1, 2), (3, 2)]
-
-# %% [markdown]
-# The thread layout decides which thread sits where: `(2,2)` is column-major (thread 1 below thread 0);
-# `(2,2):(2,1)` is row-major (thread 1 right of thread 0).
-
-# %%
-row_major_threads = cute.make_layout((2, 2), stride=(2, 1))
-print(cute.local_partition(tile, row_major_threads, 1).values())
-assert cute.local_partition(tile, row_major_threads, 1).values() == [(0, 1), (2, 1), (0, 3), (2, 3)]
-render.local_partition((4, 4), row_major_threads, 1)
-
-# %% [markdown]
-# ### 3. Cyclic or blocked
+# The thread layout's *shape* `(2,3)` is the tiler: it cuts the 4x6 tile into pieces of 2x3, and there are
+# 2x2 of them. The thread index becomes a coordinate in that shape (the layout maps coordinate to thread
+# index; `get_flat_coord` goes back), which indexes mode 0; mode 1, one cell of every piece, stays whole. So
+# thread t's first cell is its coordinate, and its cells step by the thread shape: 2 rows, 3 columns.
 #
-# `local_partition` is cyclic: neighbouring elements go to neighbouring threads. That is what global memory
-# wants: in a warp, thread t and thread t+1 touch neighbouring addresses, so one instruction reads one
-# contiguous run (a *coalesced* access). A *blocked* assignment (each thread a contiguous 2x2 piece) is
-# `local_tile` with the per-thread tile, the thread's coordinate picking which piece:
+# A list comprehension runs here and at trace time in CuTeDSL alike. (A `for` statement inside a
+# `@cute.jit` function or a kernel is different: CuTeDSL compiles it into a loop of the program, run on the
+# device, and the loop variable is a run-time value; `cutlass.range_constexpr(n)` unrolls it while tracing
+# instead. More on that in "Run it".)
 
 # %%
-per_thread = (4 // 2, 4 // 2)
-for thread in range(4):
-    blocked = cute.local_tile(tile, per_thread, cute.idx2crd(thread, (2, 2)))
-    print(thread, blocked.values())
-assert cute.local_tile(tile, per_thread, cute.idx2crd(0, (2, 2))).values() == [(0, 0), (1, 0), (0, 1), (1, 1)]
+threads = cute.make_layout((2, 3))                       # column-major: thread 1 below thread 0
+tile = cute.local_tile(matrix, (4, 6), (0, 0))
+coordinates = [threads.get_flat_coord(cute.Int32(t)) for t in range(6)]
+parts = [cute.local_partition(tile, threads, cute.Int32(t)) for t in range(6)]
+by_hand = [cute.zipped_divide(tile, (2, 3))[(c, (None, None))] for c in coordinates]
+for t in range(6):
+    print(t, coordinates[t], parts[t], [parts[t][i] for i in range(cute.size(parts[t]))])
+assert [str(p) for p in parts] == [str(p) for p in by_hand]
+assert str(threads) == "(2,3):(1,2)" and str(parts[1]) == "tensor<(1,0) o (2,2):(2@0,3@1)>"
+assert [parts[1][i] for i in range(4)] == [(1, 0), (3, 0), (1, 3), (3, 3)]
 
 # %% [markdown]
-# The seed's picture is this blocked assignment; its code (`local_partition`) gives the cyclic one.
+# Predict, then check in the explorer above: which cells of a tile does thread 4 own? (Its coordinate in
+# `(2,3):(1,2)` is (0, 2): column 2, then every 2 rows and 3 columns.)
 #
-# ### 4. `proj`: one tiler for the three matrices of a GEMM
+# The thread layout decides which thread sits where. `(2,3):(1,2)` numbers threads down a column first;
+# `(2,3):(3,1)` numbers them along a row (thread 1 right of thread 0):
+
+# %%
+row_major_threads = cute.make_layout((2, 3), stride=(3, 1))
+thread_1 = cute.local_partition(tile, row_major_threads, cute.Int32(1))
+print(row_major_threads, [thread_1[i] for i in range(cute.size(thread_1))])
+assert str(row_major_threads) == "(2,3):(3,1)"
+assert [thread_1[i] for i in range(4)] == [(0, 1), (2, 1), (0, 4), (2, 4)]
+render.local_partition((4, 6), row_major_threads, 1)
+
+# %% [markdown]
+# ### 3. Which threads read neighbouring addresses
+#
+# The 32 threads of a warp issue a load together. When they read 32 consecutive fp32 words, the load covers
+# 128 contiguous bytes, the fewest 32-byte memory sectors that data can take (a *coalesced* access); when
+# each thread's word lies a row away from its neighbour's, each word is in a sector of its own.
+#
+# `local_partition` gives neighbouring threads neighbouring cells *of the tile*, but whether those are
+# neighbouring *addresses* depends on how the tensor is laid out. Take the 8x18 matrix row-major, `(8,18):(18,1)`
+# (element (m, n) at offset 18 m + n), and the offset of each thread's first cell:
+
+# %%
+row_major_matrix = cute.make_layout((8, 18), stride=(18, 1))
+for name, layout in (("column-major threads", threads), ("row-major threads", row_major_threads)):
+    first = [row_major_matrix(cute.local_partition(tile, layout, cute.Int32(t))[0]) for t in range(6)]
+    print(f"{name} {layout}: first offsets {first}")
+assert str(row_major_matrix) == "(8,18):(18,1)"
+assert [row_major_matrix(cute.local_partition(tile, threads, cute.Int32(t))[0]) for t in range(6)] == [0, 18, 1, 19, 2, 20]
+assert [row_major_matrix(cute.local_partition(tile, row_major_threads, cute.Int32(t))[0])
+        for t in range(6)] == [0, 1, 2, 18, 19, 20]
+# the add kernel below: 128 threads as (4,32):(32,1) on 16x128 tiles of a row-major matrix
+add_threads = cute.make_layout((4, 32), stride=(32, 1))
+row_major_16x128 = cute.make_layout((16, 128), stride=(128, 1))
+warp_0 = [row_major_16x128(cute.local_partition(cute.make_identity_tensor((16, 128)), add_threads, cute.Int32(t))[0])
+          for t in range(32)]
+print(add_threads, "warp 0's first offsets:", warp_0)
+assert str(add_threads) == "(4,32):(32,1)" and warp_0 == list(range(32))
+
+# %% [markdown]
+# With column-major threads, threads 0 and 1 are 18 elements apart; with row-major threads, 1 apart. Number
+# the threads along the tensor's contiguous mode: row-major threads for a row-major matrix, column-major
+# threads for a column-major one. The add kernel below puts 128 threads as `(4,32):(32,1)` on 16x128 tiles of
+# a row-major matrix: the 32 threads of warp 0 start at offsets 0, 1, ..., 31.
+#
+# `local_partition` is *cyclic*: a thread's cells are spread over the tile, one per piece. A *blocked*
+# assignment (each thread a contiguous 2x2 piece) is `local_tile` again, with the per-thread tile
+# (4/2, 6/3) = (2, 2) and the thread's coordinate picking the piece:
+
+# %%
+blocked = [cute.local_tile(tile, (2, 2), row_major_threads.get_flat_coord(cute.Int32(t))) for t in range(6)]
+for t in range(6):
+    print(t, blocked[t], [blocked[t][i] for i in range(4)])
+assert [blocked[1][i] for i in range(4)] == [(0, 2), (1, 2), (0, 3), (1, 3)]
+
+# %% [markdown]
+# The tutorial's picture above is this blocked assignment; its code, `local_partition`, is the cyclic one.
+#
+# ### 4. A `None` in the coordinate keeps every tile of a mode
+#
+# `local_tile(matrix, (4, 6), (1, None))` takes row of tiles 1 and keeps all 3 of its tiles as a third mode:
+# shape `(4, 6, 3)`, tile k at `[None, None, k]`. A block that walks along a strip of tiles (as a GEMM walks
+# along K) starts from such a tensor.
+
+# %%
+strip = cute.local_tile(matrix, (4, 6), (1, None))
+print(strip, "| tile 2 of the strip:", strip[None, None, 2])
+assert str(strip) == "tensor<(4,0) o (4,6,3):(1@0,1@1,6@1)>"
+assert str(strip[None, None, 2]) == str(cute.local_tile(matrix, (4, 6), (1, 2))) == "tensor<(4,12) o (4,6):(1@0,1@1)>"
+
+# %% [markdown]
+# ### 5. `proj`: one tiler for the three matrices of a GEMM
 #
 # A GEMM block computes a `(BLK_M, BLK_N)` tile of C from a `(BLK_M, BLK_K)` strip of A and a
 # `(BLK_N, BLK_K)` strip of B, walking K. One tiler `(BLK_M, BLK_N, BLK_K)` and one coordinate
 # `(m, n, None)` describe all three; `proj` says which of the three modes a matrix has (`1` keeps a mode,
-# `None` drops it). The `None` in the coordinate keeps every K tile, so A's tile gains a third mode that
-# counts them.
+# `None` drops it), and the kept tiler modes and coordinates are used in their order. The `None` in the
+# coordinate keeps every K tile (section 4), so A's and B's tiles gain a third mode that counts them.
 
 # %%
 mA = cute.make_identity_tensor((64, 32))     # (M, K)
@@ -163,9 +243,115 @@ assert str(gB) == "tensor<(16,0) o (8,4,8):(1@0,1@1,4@1)>"      # (BLK_N, BLK_K,
 assert str(gC) == "tensor<(16,16) o (16,8):(1@0,1@1)>"          # (BLK_M, BLK_N)
 
 # %% [markdown]
-# These strings are also what real CuTeDSL prints for the same calls (checked when this chapter was written,
-# tracing on the CPU).
+# Real CuTeDSL 4.8.1 prints the same three tensors for these calls (traced on the CPU).
 #
+# ### 6. The predicate: which of a thread's cells exist
+#
+# Take a 10x20 matrix, which 4x6 tiles do not divide: `zipped_divide` rounds the rest up to `(3,4)` tiles,
+# and the last tiles reach past the matrix. Block (2, 3)'s tile starts at (8, 18) and covers rows 8..11 and
+# columns 18..23; only rows 8..9 and columns 18..19 exist. Partition the *identity* tensor exactly as the
+# data: each thread learns the (m, n) of every cell it holds, and `cute.elem_less(coordinate, shape)` (every
+# mode of the coordinate less than the shape's) says whether the cell exists.
+
+# %%
+ragged = cute.make_identity_tensor((10, 20))
+edge = cute.local_tile(ragged, (4, 6), (2, 3))
+thread_4 = cute.local_partition(edge, row_major_threads, cute.Int32(4))
+cells = [thread_4[i] for i in range(cute.size(thread_4))]
+inside = [cute.elem_less(c, (10, 20)) for c in cells]
+print(cute.zipped_divide(ragged, (4, 6)), edge, cells, inside, sep="\n")
+assert str(cute.zipped_divide(ragged, (4, 6))) == "tensor<(0,0) o ((4,6),(3,4)):((1@0,1@1),(4@0,6@1))>"
+assert str(edge) == "tensor<(8,18) o (4,6):(1@0,1@1)>"
+assert cells == [(9, 19), (11, 19), (9, 22), (11, 22)] and inside == [True, False, False, False]
+
+# %% [markdown]
+# Here cutekit computes `elem_less` at once. In CuTeDSL, `elem_less` always makes a run-time `Boolean`
+# (printed `?` while tracing), to be used in an `if` of the kernel: the thread loads, adds and stores a cell
+# only where it is True.
+#
+# ## Exercises 1 to 4
+#
+# These four are about the algebra, so they come now, while `cute` is still cutekit's reference algebra
+# (after `cutekit.use` in "Run it", `cute` is the kernel language). Exercise 5 is at the end.
+#
+# ### Exercise 1 · local_tile by hand
+#
+# Write `tile_of(tensor, tiler, coord)`: what `cute.local_tile(tensor, tiler, coord)` returns, for 2-D and
+# 3-D tensors, with `zipped_divide` and one slice (`local_tile` is switched off while it is checked).
+
+# %%
+def tile_of(tensor, tiler, coord):
+    ### BEGIN SOLUTION
+    return cute.zipped_divide(tensor, tiler)[(tuple(None for _ in tiler), coord)]
+    ### END SOLUTION
+
+
+check("ch04.local_tile_by_hand", tile_of)
+
+# %% [markdown]
+# ### Exercise 2 · Predict a thread's elements
+#
+# Write `elements_of(tile_shape, thread_shape, thread)`: the (m, n) coordinates, in order, that
+# `cute.local_partition(cute.make_identity_tensor(tile_shape), cute.make_layout(thread_shape), cute.Int32(thread))`
+# holds (column-major threads, as `make_layout` makes them). Work them out from section 2's rule
+# (partitions and divides are switched off).
+
+# %%
+def elements_of(tile_shape, thread_shape, thread):
+    ### BEGIN SOLUTION
+    (tile_m, tile_n), (threads_m, threads_n) = tile_shape, thread_shape
+    first_m, first_n = thread % threads_m, thread // threads_m
+    return [(first_m + threads_m * (i % (tile_m // threads_m)), first_n + threads_n * (i // (tile_m // threads_m)))
+            for i in range((tile_m // threads_m) * (tile_n // threads_n))]
+    ### END SOLUTION
+
+
+check("ch04.thread_elements", elements_of)
+
+# %% [markdown]
+# ### Exercise 3 · Choose the thread layout for a picture
+#
+# `picture[m][n]` is the thread that should own cell (m, n) of a tile. Return the thread layout for which
+# `cute.local_partition(tile, thread_layout, t)` gives every thread t exactly its cells. Some pictures number
+# the threads column-major, some row-major.
+
+# %%
+def thread_layout_for(picture):
+    ### BEGIN SOLUTION
+    threads_n = next(n for n in range(1, len(picture[0]) + 1)
+                     if n == len(picture[0]) or picture[0][n] == picture[0][0])
+    threads_m = next(m for m in range(1, len(picture) + 1) if m == len(picture) or picture[m][0] == picture[0][0])
+    return cute.make_layout((threads_m, threads_n), stride=(picture[1 % threads_m][0] if threads_m > 1 else 1,
+                                                          picture[0][1 % threads_n] if threads_n > 1 else 1))
+    ### END SOLUTION
+
+
+check("ch04.thread_layout_for_picture", thread_layout_for)
+
+# %% [markdown]
+# ### Exercise 4 · Tile a GEMM whose B is stored (K, N)
+#
+# A torch matrix `b` of shape (K, N) wrapped as it is gives a tensor whose modes are (K, N), not the (N, K)
+# of section 5. (CuTe's own GEMMs keep B as (N, K) and put the storage order in the strides, as chapter 07
+# does; a tensor made straight from a (K, N) matrix has its modes the other way round.) Write
+# `gemm_tiles(mA, mB, mC, tiler, m, n)` for A (M, K), **B (K, N)** and C (M, N), one
+# `tiler = (BLK_M, BLK_N, BLK_K)`: block (m, n)'s `gA` (BLK_M, BLK_K, k tiles), `gB` **(BLK_K, BLK_N, k tiles)**
+# and `gC` (BLK_M, BLK_N). `proj` keeps tiler modes in their order, so it cannot turn (BLK_N, BLK_K) into
+# (BLK_K, BLK_N): give B's `local_tile` a tiler and a coordinate in B's own mode order.
+
+# %%
+def gemm_tiles(mA, mB, mC, tiler, m, n):
+    ### BEGIN SOLUTION
+    blk_m, blk_n, blk_k = tiler
+    return (cute.local_tile(mA, (blk_m, blk_k), (m, None)),
+            cute.local_tile(mB, (blk_k, blk_n), (None, n)),
+            cute.local_tile(mC, (blk_m, blk_n), (m, n)))
+    ### END SOLUTION
+
+
+check("ch04.gemm_tiles", gemm_tiles)
+
+# %% [markdown]
 # ## Run it
 #
 # From here on the code is a CuTeDSL program. `cutekit.use("auto")` makes `import cutlass` the real CuTeDSL
@@ -186,181 +372,165 @@ from cutlass.cute.runtime import from_dlpack
 # %% [markdown]
 # ### A kernel that records who touched what
 #
-# Each of 2x2 blocks takes its 4x4 tile with `local_tile`, each of its 4 threads its elements with
-# `local_partition`, and writes `10 * block + thread` into them.
+# The 8x18 matrix of "See it" on a 2-D grid of 2x3 blocks: block (bx, by) takes its 4x6 tile with
+# `local_tile`, each of its 6 threads its cells with `local_partition` (threads `(2,3)`, column-major), and
+# writes `10 * block + thread` into them, numbering blocks column-major (`block = bx + 2 * by`).
+#
+# The loop is `cutlass.range_constexpr`: CuTeDSL unrolls it while tracing, so `i` is a Python int and
+# `mine[i]` one fixed element. A plain `for i in range(...)` in a kernel would become a loop of the compiled
+# program, with `i` a run-time value.
 
 # %%
 @cute.kernel
-def owner_kernel(mOwner: cute.Tensor):
+def owner_kernel(mOwner: cute.Tensor, tiler: cute.Shape, threads: cute.Layout):
     tidx, _, _ = cute.arch.thread_idx()
     bx, by, _ = cute.arch.block_idx()
-    tile = cute.local_tile(mOwner, (4, 4), (bx, by))                    # this block's 4x4 tile
-    mine = cute.local_partition(tile, cute.make_layout((2, 2)), tidx)   # this thread's 2x2 elements
+    tile = cute.local_tile(mOwner, tiler, (bx, by))            # this block's 4x6 tile
+    mine = cute.local_partition(tile, threads, tidx)            # this thread's 2x2 cells
     for i in cutlass.range_constexpr(cute.size(mine)):
         mine[i] = (bx + 2 * by) * 10 + tidx
 
 
 @cute.jit
 def record_owners(mOwner: cute.Tensor):
-    owner_kernel(mOwner).launch(grid=[2, 2, 1], block=[4, 1, 1])
+    threads = cute.make_layout((2, 3))
+    owner_kernel(mOwner, (4, 6), threads).launch(grid=[2, 3, 1], block=[cute.size(threads), 1, 1])
 
 
-owners = torch.full((8, 8), -1, dtype=torch.int32, device="cuda" if backend.name == "gpu" else "cpu")
+owners = torch.full((8, 18), -1, dtype=torch.int32, device="cuda" if backend.name == "gpu" else "cpu")
 record_owners(from_dlpack(owners))        # a GPU kernel needs GPU memory; the simulator takes CPU tensors
 owners = owners.cpu()
 print(owners)
-assert owners[0].tolist() == [0, 2, 0, 2, 20, 22, 20, 22]
-assert owners[5].tolist() == [11, 13, 11, 13, 31, 33, 31, 33]
-assert (owners >= 0).all()                       # every element touched, by exactly the owner shown
-
+assert owners[0].tolist() == [0, 2, 4, 0, 2, 4, 20, 22, 24, 20, 22, 24, 40, 42, 44, 40, 42, 44]
+assert owners[5].tolist() == [11, 13, 15, 11, 13, 15, 31, 33, 35, 31, 33, 35, 51, 53, 55, 51, 53, 55]
+assert (owners >= 0).all()                       # every element written
 
 # %% [markdown]
-# Block 1 (`bx = 1`) holds rows 4..7 of columns 0..3, and inside every block the threads repeat every
-# other row and column: the cyclic pattern of section 3, on every tile.
+# Block 1 (`bx = 1`) holds rows 4..7 of columns 0..5, and inside every tile the threads repeat every 2 rows
+# and 3 columns: section 2's pattern, on every tile.
 #
-# ### Elementwise add without a guard
+# ### Elementwise add, no guard yet
 #
-# The add of chapter 02's TV layout: 128 threads as 4 rows of 32, each thread 4 rows of 4 contiguous fp32
-# values, so a block covers a 16x128 tile. A copy *atom* moves `vector` values at once (4 fp32 = 128 bits).
-# `zipped_divide` by the tiler gives the tiles, the block takes `[(None, None), bidx]`, the TiledCopy
-# partitions it by thread. A 128-bit access needs a 16-byte aligned address, and CuTeDSL only emits it when
-# it can prove that: `from_dlpack(t, assumed_align=16)` promises it (torch allocates at 256-byte boundaries).
-# On a shape the tile divides this is all:
+# C = A + B for row-major fp32 matrices. A block takes a 16x128 tile; its 128 threads are the thread layout
+# `(4,32):(32,1)`, row-major (section 3): a warp is one row of 32 threads, so for each `i` a warp's 32 loads are
+# 32 consecutive words. Each thread owns (16/4) x (128/32) = 4x4 cells of the tile, and the grid has one block
+# per tile: `ceil_div(M, 16)` by `ceil_div(N, 128)`.
 
 # %%
 @cute.kernel
-def add_unguarded_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, tiled_copy: cute.TiledCopy):
+def add_unguarded_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, tiler: cute.Shape,
+                         threads: cute.Layout):
     tidx, _, _ = cute.arch.thread_idx()
-    bidx, _, _ = cute.arch.block_idx()
-    block = ((None, None), bidx)
-    thread = tiled_copy.get_slice(tidx)
-    tAgA = thread.partition_S(gA[block])
-    tBgB = thread.partition_S(gB[block])
-    tCgC = thread.partition_D(gC[block])
-    rA = cute.make_fragment_like(tAgA)
-    rB = cute.make_fragment_like(tBgB)
-    cute.copy(tiled_copy, tAgA, rA)
-    cute.copy(tiled_copy, tBgB, rB)
-    rA.store(rA.load() + rB.load())
-    cute.copy(tiled_copy, rA, tCgC)
+    bx, by, _ = cute.arch.block_idx()
+    tAgA = cute.local_partition(cute.local_tile(mA, tiler, (bx, by)), threads, tidx)
+    tBgB = cute.local_partition(cute.local_tile(mB, tiler, (bx, by)), threads, tidx)
+    tCgC = cute.local_partition(cute.local_tile(mC, tiler, (bx, by)), threads, tidx)
+    for i in cutlass.range_constexpr(cute.size(tCgC)):
+        tCgC[i] = tAgA[i] + tBgB[i]
 
 
 @cute.jit
 def add_unguarded(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
-    threads = cute.make_ordered_layout((4, 32), order=(1, 0))
-    values = cute.make_ordered_layout((4, 4), order=(1, 0))
-    tiler, tv = cute.make_layout_tv(threads, values)
-    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mA.element_type, num_bits_per_copy=128)
-    tiled_copy = cute.make_tiled_copy_tv(atom, threads, values)
-    gA, gB, gC = (cute.zipped_divide(t, tiler) for t in (mA, mB, mC))
-    add_unguarded_kernel(gA, gB, gC, tiled_copy).launch(
-        grid=[cute.size(gC, mode=[1]), 1, 1], block=[cute.size(tv, mode=[0]), 1, 1])
+    tiler, threads = (16, 128), cute.make_layout((4, 32), stride=(32, 1))
+    add_unguarded_kernel(mA, mB, mC, tiler, threads).launch(
+        grid=[cute.ceil_div(cute.size(mC, mode=[0]), 16), cute.ceil_div(cute.size(mC, mode=[1]), 128), 1],
+        block=[cute.size(threads), 1, 1])
+
+
+def on_backend(*tensors):
+    return [t.cuda() for t in tensors] if backend.name == "gpu" else list(tensors)
 
 
 a, b = torch.randn(32, 256), torch.randn(32, 256)
-c = torch.zeros_like(a)
-if backend.name == "gpu":
-    a, b, c = a.cuda(), b.cuda(), c.cuda()
-add_unguarded(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)])
+a, b, c = on_backend(a, b, torch.zeros_like(a))
+add_unguarded(from_dlpack(a), from_dlpack(b), from_dlpack(c))
 assert torch.equal(c, a + b)
-print("32x256: equal to torch", "on", backend.name)
+print("32x256: equal to torch on", backend.name)
 
 # %% [markdown]
-# On 20 rows the second row of tiles reaches rows 20..31, which do not exist. The simulator stops at the
-# first such access and names the thread (on a GPU this would read and write past the tensor silently):
+# On 20 rows the second row of tiles covers rows 16..31, and rows 20..31 do not exist. The simulator stops at
+# the first such access and names the thread. On a GPU nothing checks: the kernel reads and writes memory
+# past the tensors.
 
 # %%
-a, b = torch.randn(20, 128), torch.randn(20, 128)
+a, b = torch.randn(20, 130), torch.randn(20, 130)
 c = torch.zeros_like(a)
 if backend.name == "sim":
     try:
-        add_unguarded(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)])
+        add_unguarded(from_dlpack(a), from_dlpack(b), from_dlpack(c))
         raise AssertionError("the unguarded add should have gone out of bounds")
-    except Exception as error:
-        print(type(error).__name__, ":", str(error)[:300])
+    except cutekit.sim.KernelError as error:
+        print(type(error).__name__, ":", str(error)[:400])
         assert "out-of-bounds" in str(error)
+else:
+    print("on the GPU this cell does not run the unguarded add: it would write past C")
 
 # %% [markdown]
-# ### The predicate
+# ### The add with tails
 #
-# Divide an identity tensor of C's shape exactly like C and partition it with the same TiledCopy: the
-# thread's coordinate tensor `tCcC` has the same shape as its data `tCgC`, and holds each element's (m, n).
-# A copy atom moves a whole vector, so the predicate has one entry per atom: mode 0 of a partition is
-# `(values of one atom, atoms)`, and the predicate tensor is `(atoms, rest...)`. With `vector` dividing N, a
-# vector is inside or outside as a whole, so testing its first element is enough. `cute.copy(..., pred=)`
-# then skips the atoms whose entry is False.
+# Section 6's predicate, in the kernel: the identity tensor of C's shape is tiled and partitioned exactly
+# like C, so `tCcC[i]` is the (m, n) of `tCgC[i]`; the thread adds cell i only where
+# `elem_less(tCcC[i], mC.shape)`. The `if` is a run-time branch of the kernel (its condition is a run-time
+# Boolean), inside a loop that is unrolled.
 
 # %%
 @cute.kernel
-def add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, cC: cute.Tensor, shape: cute.Shape,
-               tiled_copy: cute.TiledCopy):
+def add_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, tiler: cute.Shape, threads: cute.Layout):
     tidx, _, _ = cute.arch.thread_idx()
-    bidx, _, _ = cute.arch.block_idx()
-    block = ((None, None), bidx)
-    thread = tiled_copy.get_slice(tidx)
-    tAgA = thread.partition_S(gA[block])               # ((vector, atoms), 1, 1)
-    tBgB = thread.partition_S(gB[block])
-    tCgC = thread.partition_D(gC[block])
-    tCcC = thread.partition_S(cC[block])               # the same places, as (m, n) coordinates
-    rA = cute.make_fragment_like(tAgA)
-    rB = cute.make_fragment_like(tBgB)
-    rC = cute.make_fragment_like(tCgC)
-    inside = cute.make_rmem_tensor(
-        cute.make_layout((cute.size(tCcC, mode=[0, 1]), cute.size(tCcC, mode=[1]), cute.size(tCcC, mode=[2]))),
-        cutlass.Boolean)
-    for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
-        inside[atom, 0, 0] = cute.elem_less(tCcC[(0, atom), 0, 0], shape)
-    rA.fill(0)
-    rB.fill(0)
-    cute.copy(tiled_copy, tAgA, rA, pred=inside)
-    cute.copy(tiled_copy, tBgB, rB, pred=inside)
-    rC.store(rA.load() + rB.load())
-    cute.copy(tiled_copy, rC, tCgC, pred=inside)
+    bx, by, _ = cute.arch.block_idx()
+    tAgA = cute.local_partition(cute.local_tile(mA, tiler, (bx, by)), threads, tidx)
+    tBgB = cute.local_partition(cute.local_tile(mB, tiler, (bx, by)), threads, tidx)
+    tCgC = cute.local_partition(cute.local_tile(mC, tiler, (bx, by)), threads, tidx)
+    cC = cute.make_identity_tensor(mC.shape)                                    # (m, n) of every element
+    tCcC = cute.local_partition(cute.local_tile(cC, tiler, (bx, by)), threads, tidx)
+    for i in cutlass.range_constexpr(cute.size(tCgC)):
+        if cute.elem_less(tCcC[i], mC.shape):
+            tCgC[i] = tAgA[i] + tBgB[i]
 
 
 @cute.jit
-def add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, vector: cutlass.Constexpr = 4):
-    threads = cute.make_ordered_layout((4, 32), order=(1, 0))
-    values = cute.make_ordered_layout((4, 4), order=(1, 0))
-    tiler, tv = cute.make_layout_tv(threads, values)
-    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mA.element_type,
-                               num_bits_per_copy=vector * mA.element_type.width)
-    tiled_copy = cute.make_tiled_copy_tv(atom, threads, values)
-    gA, gB, gC = (cute.zipped_divide(t, tiler) for t in (mA, mB, mC))
-    cC = cute.zipped_divide(cute.make_identity_tensor(mC.shape), tiler)
-    add_kernel(gA, gB, gC, cC, mC.shape, tiled_copy).launch(
-        grid=[cute.size(gC, mode=[1]), 1, 1], block=[cute.size(tv, mode=[0]), 1, 1])
+def add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
+    tiler, threads = (16, 128), cute.make_layout((4, 32), stride=(32, 1))
+    add_kernel(mA, mB, mC, tiler, threads).launch(
+        grid=[cute.ceil_div(cute.size(mC, mode=[0]), 16), cute.ceil_div(cute.size(mC, mode=[1]), 128), 1],
+        block=[cute.size(threads), 1, 1])
+
 
 # %% [markdown]
-# Random shapes that 16x128 does not divide, compared with torch. `vector` is 4 (128-bit accesses) when N
-# is a multiple of 4, else 1 (one value per atom, so any N works).
+# Shapes that 16x128 does not divide, compared with torch; C starts as NaN, so a cell the kernel forgot shows.
 
 # %%
 generator = torch.Generator().manual_seed(3)
-for M, N in [(20, 128), (37, 300), (5, 7), (16, 130)]:
+for M, N in [(20, 130), (37, 300), (5, 7), (16, 128)]:
     a, b = torch.randn(M, N, generator=generator), torch.randn(M, N, generator=generator)
-    c = torch.full((M, N), float("nan"))
-    if backend.name == "gpu":
-        a, b, c = a.cuda(), b.cuda(), c.cuda()
-    add(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)], 4 if N % 4 == 0 else 1)
+    a, b, c = on_backend(a, b, torch.full((M, N), float("nan")))
+    add(from_dlpack(a), from_dlpack(b), from_dlpack(c))
     assert torch.equal(c, a + b), (M, N)
     print(f"{M}x{N}: equal to torch.add on {backend.name}")
 
 # %% [markdown]
-# On a GPU, the same kernel against `torch.add` on a large tensor (skipped on the simulator, which measures
-# nothing about speed):
+# "Notes on CuTeDSL" (2025-07-14) builds the coordinate tensor `cC` for the shapes a tile does not divide,
+# slices it per block, and leaves the copy itself "(TBA.)"; above, the predicate runs. Its kernel partitions
+# with a TiledCopy (`partition_S`): chapter 05 builds that version, with 128-bit loads.
+#
+# Each thread here loads one 32-bit word per cell (compiled for sm_80, the kernel's PTX has 32
+# `ld.global.b32` per thread, 2 per cell). On a GPU this cell measures it against `torch.add` on a large
+# tensor; on the simulator, which measures nothing about speed, it prints the numbers measured for the
+# course's benchmark add, the 128-bit TiledCopy version of chapter 05 on a 2-D grid
+# (`benchmarks/kernels/elementwise_add.py`), from `benchmarks/RESULTS.md` (an H100, 2026-11-23).
 
 # %%
 if backend.name == "gpu":
     a, b = torch.randn(8192, 8192, device="cuda"), torch.randn(8192, 8192, device="cuda")
     c = torch.empty_like(a)
-    arguments = [from_dlpack(t, assumed_align=16) for t in (a, b, c)]
-    compiled = cute.compile(add, *arguments, 4)
+    arguments = [from_dlpack(t) for t in (a, b, c)]
+    compiled = cute.compile(add, *arguments)
     compiled(*arguments)
     torch.cuda.synchronize()
     assert torch.equal(c, a + b)
     timings = {}
-    for name, run in (("cute", lambda: compiled(*arguments)), ("torch.add", lambda: torch.add(a, b, out=c))):
+    for name, run in (("this chapter's add", lambda: compiled(*arguments)),
+                      ("torch.add", lambda: torch.add(a, b, out=c))):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         run()
         start.record()
@@ -372,163 +542,62 @@ if backend.name == "gpu":
         timings[name] = 3 * a.numel() * 4 / seconds / 1e9
     print({name: f"{value:.0f} GB/s" for name, value in timings.items()})
 else:
-    print("no GPU here: bandwidth is measured only on the gpu tier")
+    from cutekit.results import latest_table
+
+    print(latest_table("add"))
 
 # %% [markdown]
-# **Which block runs next matters.** `gC`'s rest mode is `(RestM, RestN)`, and a 1-D grid numbers it
-# column-major, so blocks that run at the same time take tiles stacked down the rows: each a 16-row piece
-# 512 bytes wide, far from the next block's. Every DRAM page is opened for 512 bytes. Launching a 2-D grid
-# `[RestN, RestM, 1]` and taking tile `(bidy, bidx)` gives neighbouring blocks neighbouring pieces of the
-# same rows. In the course's benchmark version of this kernel (`benchmarks/kernels/elementwise_add.py`) that
-# change alone moved an H100 from 0.94 of torch.add to the numbers below (the chapter's kernel keeps the 1-D
-# grid so that its indexing stays the one taught above):
-
-# %%
-from cutekit.results import latest_table
-
-print(latest_table("add"))
-
-# %% [markdown]
-# **Two seed claims, checked.** The CuTeDSL intro says `partition_S` has no mask parameter, so tails need
-# extra logic: the mask goes to `cute.copy(..., pred=)` instead, as above. The notes on CuTeDSL describe the
-# predicate tensor `cC` and stop there; above it runs, on shapes the tile does not divide.
+# ### Exercise 5 · One block per row strip
 #
-# ## Exercises
-#
-# ### Exercise 1 · local_tile by hand
-#
-# Write `tile_of(tensor, tiler, coord)`: what `cute.local_tile(tensor, tiler, coord)` returns, for 2-D and
-# 3-D tensors, with `zipped_divide` and one slice (`local_tile` is switched off while it is checked).
-
-# %%
-def tile_of(tensor, tiler, coord):
-    ### BEGIN SOLUTION
-    return cute.zipped_divide(tensor, tiler)[(tuple(None for _ in tiler), coord)]
-    ### END SOLUTION
-
-
-check("ch04.local_tile_by_hand", tile_of)
-
-# %% [markdown]
-# ### Exercise 2 · Predict a thread's elements
-#
-# Write `elements_of(tile_shape, thread_shape, thread)`: the (m, n) coordinates, in order, that
-# `cute.local_partition(cute.make_identity_tensor(tile_shape), cute.make_layout(thread_shape), thread)`
-# holds. Work them out (partitions and divides are switched off).
-
-# %%
-def elements_of(tile_shape, thread_shape, thread):
-    ### BEGIN SOLUTION
-    (tile_m, tile_n), (threads_m, threads_n) = tile_shape, thread_shape
-    first_m, first_n = thread % threads_m, thread // threads_m
-    return [(first_m + threads_m * (i % (tile_m // threads_m)), first_n + threads_n * (i // (tile_m // threads_m)))
-            for i in range((tile_m // threads_m) * (tile_n // threads_n))]
-    ### END SOLUTION
-
-
-check("ch04.thread_elements", elements_of)
-
-# %% [markdown]
-# ### Exercise 3 · Choose the thread layout for a picture
-#
-# `picture[m][n]` is the thread that should own cell (m, n) of a tile. Return the thread layout for which
-# `cute.local_partition(tile, thread_layout, t)` gives every thread t exactly its cells.
-
-# %%
-def thread_layout_for(picture):
-    ### BEGIN SOLUTION
-    threads_n = next(n for n in range(1, len(picture[0]) + 1)
-                     if n == len(picture[0]) or picture[0][n] == picture[0][0])
-    threads_m = next(m for m in range(1, len(picture) + 1) if m == len(picture) or picture[m][0] == picture[0][0])
-    return cute.make_layout((threads_m, threads_n), stride=(picture[1 % threads_m][0] if threads_m > 1 else 1,
-                                                          picture[0][1 % threads_n] if threads_n > 1 else 1))
-    ### END SOLUTION
-
-
-check("ch04.thread_layout_for_picture", thread_layout_for)
-
-# %% [markdown]
-# ### Exercise 4 · Tile the three matrices of a GEMM
-#
-# Write `gemm_tiles(mA, mB, mC, tiler, m, n)`: block (m, n)'s tiles `(gA, gB, gC)` of A (M, K), B (N, K) and
-# C (M, N) with one `tiler = (BLK_M, BLK_N, BLK_K)`, using `local_tile` and `proj`; A's and B's tiles keep
-# every K tile as a last mode.
-
-# %%
-def gemm_tiles(mA, mB, mC, tiler, m, n):
-    ### BEGIN SOLUTION
-    coordinate = (m, n, None)
-    return (cute.local_tile(mA, tiler, coordinate, proj=(1, None, 1)),
-            cute.local_tile(mB, tiler, coordinate, proj=(None, 1, 1)),
-            cute.local_tile(mC, tiler, coordinate, proj=(1, 1, None)))
-    ### END SOLUTION
-
-
-check("ch04.gemm_tiles", gemm_tiles)
-
-# %% [markdown]
-# ### Exercise 5 · The add kernel with tails
-#
-# Complete `tails_kernel`: the body of the predicated add (block's tile, thread's partition of A, B, C and of
-# the coordinates, one predicate per copy atom, predicated copies in, add, predicated copy out). The host
-# function below it launches it; the check runs it on random shapes the tile does not divide (on the
-# simulator, or your GPU) and, with CuTeDSL installed, compiles it for sm_80 and reads the PTX.
+# A variation of the add with tails: the grid is 1-D, one block per *strip* of 16 rows
+# (`ceil_div(M, 16)` blocks), and each block walks along its strip, tile by tile. Complete `strip_kernel`:
+# take the block's strip with a `None` in the tile coordinate (section 4: a third mode counts the strip's
+# tiles), loop over those tiles with a run-time loop (`for k in cutlass.range(n)`: the number of tiles is
+# known only when the kernel runs), and in each tile do what `add_kernel` does, predicate included. The host
+# function below it launches it. The check runs it on shapes the tile does not divide (on the simulator, or
+# your GPU) and, with CuTeDSL installed, compiles it for sm_80.
 
 # %%
 @cute.kernel
-def tails_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, cC: cute.Tensor, shape: cute.Shape,
-                 tiled_copy: cute.TiledCopy):
+def strip_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, tiler: cute.Shape, threads: cute.Layout):
     ### BEGIN SOLUTION
     tidx, _, _ = cute.arch.thread_idx()
-    bidx, _, _ = cute.arch.block_idx()
-    block = ((None, None), bidx)
-    thread = tiled_copy.get_slice(tidx)
-    tAgA = thread.partition_S(gA[block])
-    tBgB = thread.partition_S(gB[block])
-    tCgC = thread.partition_D(gC[block])
-    tCcC = thread.partition_S(cC[block])
-    rA = cute.make_fragment_like(tAgA)
-    rB = cute.make_fragment_like(tBgB)
-    rC = cute.make_fragment_like(tCgC)
-    inside = cute.make_rmem_tensor(
-        cute.make_layout((cute.size(tCcC, mode=[0, 1]), cute.size(tCcC, mode=[1]), cute.size(tCcC, mode=[2]))),
-        cutlass.Boolean)
-    for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
-        inside[atom, 0, 0] = cute.elem_less(tCcC[(0, atom), 0, 0], shape)
-    rA.fill(0)
-    rB.fill(0)
-    cute.copy(tiled_copy, tAgA, rA, pred=inside)
-    cute.copy(tiled_copy, tBgB, rB, pred=inside)
-    rC.store(rA.load() + rB.load())
-    cute.copy(tiled_copy, rC, tCgC, pred=inside)
+    strip, _, _ = cute.arch.block_idx()
+    gA = cute.local_tile(mA, tiler, (strip, None))                     # (16, 128, tiles along N)
+    gB = cute.local_tile(mB, tiler, (strip, None))
+    gC = cute.local_tile(mC, tiler, (strip, None))
+    cC = cute.local_tile(cute.make_identity_tensor(mC.shape), tiler, (strip, None))
+    for k in cutlass.range(cute.size(gC, mode=[2])):
+        tAgA = cute.local_partition(gA[None, None, k], threads, tidx)
+        tBgB = cute.local_partition(gB[None, None, k], threads, tidx)
+        tCgC = cute.local_partition(gC[None, None, k], threads, tidx)
+        tCcC = cute.local_partition(cC[None, None, k], threads, tidx)
+        for i in cutlass.range_constexpr(cute.size(tCgC)):
+            if cute.elem_less(tCcC[i], mC.shape):
+                tCgC[i] = tAgA[i] + tBgB[i]
     ### END SOLUTION
 
 
 # %%
 @cute.jit
-def add_with_tails(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, vector: cutlass.Constexpr = 4):
-    threads = cute.make_ordered_layout((4, 32), order=(1, 0))
-    values = cute.make_ordered_layout((4, 4), order=(1, 0))
-    tiler, tv = cute.make_layout_tv(threads, values)
-    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mA.element_type,
-                               num_bits_per_copy=vector * mA.element_type.width)
-    tiled_copy = cute.make_tiled_copy_tv(atom, threads, values)
-    gA, gB, gC = (cute.zipped_divide(t, tiler) for t in (mA, mB, mC))
-    cC = cute.zipped_divide(cute.make_identity_tensor(mC.shape), tiler)
-    tails_kernel(gA, gB, gC, cC, mC.shape, tiled_copy).launch(
-        grid=[cute.size(gC, mode=[1]), 1, 1], block=[cute.size(tv, mode=[0]), 1, 1])
+def add_strips(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
+    tiler, threads = (16, 128), cute.make_layout((4, 32), stride=(32, 1))
+    strip_kernel(mA, mB, mC, tiler, threads).launch(
+        grid=[cute.ceil_div(cute.size(mC, mode=[0]), 16), 1, 1], block=[cute.size(threads), 1, 1])
 
 
-check("ch04.add_with_tails", add_with_tails)
+check("ch04.add_with_tails", add_strips)
 
 # %% [markdown]
 # ## What to remember
 #
-# - `local_tile(t, tiler, coord)` = `zipped_divide(t, tiler)[(None,...), coord]`: which tile (the block's).
+# - `local_tile(t, tiler, coord)` = `zipped_divide(t, tiler)[(None,...), coord]`: which tile (the block's); a
+#   `None` in `coord` keeps every tile of that mode.
 # - `local_partition(tile, thr, i)` = `zipped_divide(tile, shape(thr))[coord_of(i), (None,...)]`: cyclic, one
-#   element of every thread-sized piece; blocked is `local_tile(tile, tile/threads, coord_of(i))`.
-# - `proj=(1, None, 1)` lets one GEMM tiler `(BLK_M, BLK_N, BLK_K)` tile A, B and C.
-# - Tails: an identity tensor divided and partitioned like the data, `elem_less(coord, shape)`, `copy(pred=)`.
+#   cell of every thread-sized piece; blocked is `local_tile(tile, tile/threads, coord_of(i))`. In CuTeDSL
+#   `i` is a run-time integer (`tidx`, or `cute.Int32(i)`).
+# - Number threads along the tensor's contiguous mode, so that a warp reads neighbouring addresses.
+# - Tails: an identity tensor tiled and partitioned like the data, `elem_less(coord, shape)`, an `if`.
 #
 # Next: **05 · TiledCopy**, the copy described once for the whole block (threads, values, vector width), and a
 # reduction written four ways, from CUDA style to TiledCopy.

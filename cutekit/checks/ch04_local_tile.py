@@ -1,13 +1,17 @@
 """Chapter 04 exercises: local_tile (which tile), local_partition (which elements of a tile a thread owns),
-`proj` for GEMM tilers, and the predicated elementwise add.
+a GEMM's tiles when B is stored (K, N), and the predicated add walked one row strip per block.
 
-Answers are functions of their parameters, asked on random cases. The kernel exercise runs the learner's
-host function on the simulator (reference tier) on shapes the tile does not divide, and on `cutedsl-cpu`
-compiles the learner's kernel for sm_80 and reads its PTX (128-bit accesses, no local memory).
+Answers are functions of their parameters, asked on random cases; every seed draws the cases on which the
+usual mistakes give a different answer from the right one. A hint names a cause only where the learner's
+answer is exactly what that mistake gives, so it never blames a part that was right. The kernel exercise
+runs the learner's host function on the simulator (reference tier) on shapes the tile does not divide, on
+`cutedsl-cpu` compiles it for sm_80 with real CuTeDSL, and on a GPU compares it with torch.add and times it.
 """
 from __future__ import annotations
 
-from .common import DIVIDES, case_text, compiled_kernel, cutedsl_gives_the_same, each_outcome
+import functools
+
+from .common import DIVIDES, case_text, compiled_kernel, cutedsl_gives_the_same, torch_ready
 from .grading import Criterion, Exercise, Verdict, failed, passed
 from .kernels import gpu_median_ms, on_gpu, simulate
 
@@ -21,18 +25,42 @@ def _cells(tensor) -> list:
     return [tensor[i] for i in range(cute.size(tensor))]
 
 
+def _first_failure(outcomes, judge_one, on_error):
+    """Case by case in order: the first verdict `judge_one(outcome)` (or `on_error(outcome)` for a case whose
+    answer raised) returns decides; all pass: passed(). Errors are met in case order, not ahead of the
+    cases before them, so a hint is about the first case that went wrong."""
+    for outcome in outcomes:
+        verdict = on_error(outcome) if outcome.error else judge_one(outcome)
+        if verdict is not None:
+            return verdict
+    return passed()
+
+
 # ---- ch04.local_tile_by_hand ---------------------------------------------------------------------------------
 
+WORKED_TILER, WORKED_COORD = (4, 6), (1, 2)
+
+
 def _tile_cases(rng):
+    """Four 2-D cases then two 3-D ones. Every tiler has modes of different sizes and differs from the tile
+    counts (a slice of the wrong mode shows); every coordinate differs from its reverse, which is a tile too
+    (a reversed coordinate shows, and so does always taking tile 0); no tiler is the worked example's, and
+    the first case is large enough to hold the worked example's tile (4, 6) at (1, 2), so that a copy of it
+    is told so rather than going out of range."""
     cases = []
     while len(cases) < 6:
         rank = 3 if len(cases) >= 4 else 2
-        tiler = tuple(rng.randint(2, 4) for _ in range(rank))
+        tiler = tuple(rng.randint(2, 5) for _ in range(rank))
         counts = tuple(rng.randint(2, 3) for _ in range(rank))
-        shape = tuple(t * c for t, c in zip(tiler, counts))
+        if not cases:      # large enough for the worked example's tile (4, 6) at (1, 2) to exist in it
+            tiler, counts = (rng.randint(4, 6), rng.randint(6, 9)), (2, 3)
         coord = tuple(rng.randrange(c) for c in counts)
-        if len(set(tiler)) > 1 and any(coord) and (shape, tiler) != ((8, 8), (4, 4)):
-            cases.append({"shape": shape, "tiler": tiler, "coord": coord})
+        shape = tuple(t * c for t, c in zip(tiler, counts))
+        reversed_fits = all(c < k for c, k in zip(reversed(coord), counts))
+        if len(set(tiler)) < rank or tiler == WORKED_TILER or coord == coord[::-1] or not reversed_fits \
+                or tiler == counts:
+            continue
+        cases.append({"shape": shape, "tiler": tiler, "coord": coord})
     return cases
 
 
@@ -43,41 +71,84 @@ def _ask_tile(answer, case):
             "cells": _cells(tile)}
 
 
-def _reference_tile(case):
+def _reference_tile(case, tiler=None, coord=None):
     from cutekit import cute
-    return cute.local_tile(cute.make_identity_tensor(case["shape"]), case["tiler"], case["coord"])
+    return cute.local_tile(cute.make_identity_tensor(case["shape"]), tiler or case["tiler"], coord or case["coord"])
 
 
-@each_outcome
-def _tile_shape_criterion(outcome) -> Verdict | None:
-    if outcome.value["shape"] != tuple(outcome.case["tiler"]):
-        return failed(f"{case_text(outcome.case)}: the tile should have the tiler's shape "
-                      f"{outcome.case['tiler']}, yours is {outcome.value['text']} (keep mode 0 whole, with one "
-                      "None per tiler mode, and give coord to mode 1)")
-    return None
+def _tile_error(outcome) -> Verdict:
+    error, case = outcome.error, outcome.case
+    why = ""
+    if "switched off" in error:
+        why = " (write it with zipped_divide and one slice)"
+    elif "out of range" in error:
+        counts = tuple(s // t for s, t in zip(case["shape"], case["tiler"]))
+        why = (f" (coord counts tiles: give coord to mode 1 of the divide, the rest, of shape {counts}; mode 0, "
+               f"the tile, of shape {case['tiler']}, takes one None per tiler mode)")
+    elif "does not match shape" in error:
+        if f"({','.join(map(str, case['tiler']))})" in error.replace(" ", ""):
+            why = (f" (mode 0 of the divide is the tile, {case['tiler']}: slice it with one None per tiler mode, "
+                   f"{tuple(None for _ in case['tiler'])}, and give coord to mode 1)")
+        else:
+            why = (f" (the slice has the worked example's rank, not this tiler's: the tiler here is {case['tiler']}; "
+                   "use the tiler and coord you are given)")
+    return failed(f"{case_text(case)}: {error.splitlines()[0][:300]}{why}")
 
 
-@each_outcome
-def _tile_cells_criterion(outcome) -> Verdict | None:
-    want = _cells(_reference_tile(outcome.case))
-    if outcome.value["cells"] != want:
-        return failed(f"{case_text(outcome.case)}: the tile starts at {want[0]}, yours at "
-                      f"{outcome.value['cells'][0]} (coord is the tile coordinate: it indexes the rest mode)")
-    return None
+def _worked_tile_start(case):
+    """Where the worked example's tile (tiler (4, 6), coordinate (1, 2)) starts in this case's tensor."""
+    try:
+        return _cells(_reference_tile(case, WORKED_TILER, WORKED_COORD))[0]
+    except Exception:     # the worked tile does not exist in this tensor
+        return None
+
+
+def _tile_shape(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value
+    if got["shape"] == tuple(case["tiler"]):
+        return None
+    counts = tuple(s // t for s, t in zip(case["shape"], case["tiler"]))
+    if got["shape"] == counts:
+        why = ("that is the rest mode's shape: you sliced the tile mode with coord; keep mode 0 whole (one None "
+               "per tiler mode) and give coord to mode 1, the rest")
+    elif got["shape"] == WORKED_TILER:
+        why = f"{WORKED_TILER} is the worked example's tiler: use the tiler you are given"
+    else:
+        why = "keep mode 0 whole, with one None per tiler mode, and give coord to mode 1"
+    return failed(f"{case_text(case)}: the tile should have the tiler's shape {case['tiler']}, yours is "
+                  f"{got['text']} ({why})")
+
+
+def _tile_cells(outcome) -> Verdict | None:
+    case, got = outcome.case, outcome.value
+    want = _cells(_reference_tile(case))
+    if got["cells"] == want:
+        return None
+    start = got["cells"][0] if got["cells"] else None
+    shape, tiler = case["shape"], case["tiler"]
+    why = "coord is the tile coordinate, in tiles, mode by mode: it indexes the rest mode"
+    if start == tuple(0 for _ in tiler):
+        why = "yours is always the first tile: give coord to the rest mode"
+    elif len(tiler) == 2 and start == _worked_tile_start(case):
+        why = f"yours is the worked example's tile: tiler {WORKED_TILER} at {WORKED_COORD}; use tiler and coord"
+    elif start == tuple(c * t for c, t in zip(reversed(case["coord"]), tiler)):
+        why = "your coordinate is reversed: coord's first entry counts tiles down mode 0"
+    return failed(f"{case_text(case)}: the tile starts at {want[0]}, yours at {start} ({why}; shape {shape})")
 
 
 LOCAL_TILE_BY_HAND = Exercise(
     id="ch04.local_tile_by_hand",
     statement="Write tile_of(tensor, tiler, coord): cute.local_tile(tensor, tiler, coord), with zipped_divide "
               "and one slice (local_tile is switched off while it is checked).",
-    example="tile_of(make_identity_tensor((8, 8)), (4, 4), (1, 0)) is tensor<(4,0) o (4,4):(1@0,1@1)>",
+    example="tile_of(make_identity_tensor((8, 18)), (4, 6), (1, 2)) is tensor<(4,12) o (4,6):(1@0,1@1)>",
     cases=_tile_cases,
     ask=_ask_tile,
     forbidden=("local_tile",),
     criteria=(
-        Criterion("the tile has the tiler's shape", "reference", 1, _tile_shape_criterion),
+        Criterion("the tile has the tiler's shape", "reference", 1,
+                  lambda context: _first_failure(context.outcomes, _tile_shape, _tile_error)),
         Criterion("it is the tile at coord (the rest mode), for 2-D and 3-D tensors", "reference", 2,
-                  _tile_cells_criterion),
+                  lambda context: _first_failure(context.outcomes, _tile_cells, _tile_error)),
         Criterion("real CuTeDSL's local_tile gives the same tile", "cutedsl-cpu", 1,
                   cutedsl_gives_the_same(THIS_MODULE, "local_tile_in_cutedsl",
                                          lambda case: (case["shape"], case["tiler"], case["coord"]),
@@ -88,15 +159,24 @@ LOCAL_TILE_BY_HAND = Exercise(
 
 # ---- ch04.thread_elements ------------------------------------------------------------------------------------
 
+WORKED_ELEMENTS = [(1, 0), (3, 0), (1, 3), (3, 3)]      # tile (4, 6), threads (2, 3), thread 1
+
+
 def _element_cases(rng):
+    """Six cases; every one has two or more rows of threads and of cells per thread, threads and pieces of
+    different shapes, and a thread whose column-major and row-major coordinates differ: the blocked, the
+    row-major, the swapped-steps and the row-major-listing answers all differ from the right one."""
     cases = []
     while len(cases) < 6:
-        threads = (rng.choice([2, 4]), rng.choice([1, 2, 4]))
-        per_thread = (rng.randint(1, 3), rng.randint(2, 3))
+        threads = (rng.choice([2, 4]), rng.choice([2, 3, 4]))
+        per_thread = (rng.randint(2, 3), rng.randint(2, 3))
         tile = (threads[0] * per_thread[0], threads[1] * per_thread[1])
         thread = rng.randrange(1, threads[0] * threads[1])
-        if threads[0] != threads[1] or tile[0] != tile[1]:
-            cases.append({"tile_shape": tile, "thread_shape": threads, "thread": thread})
+        column_major = (thread % threads[0], thread // threads[0])
+        row_major = (thread // threads[1], thread % threads[1])
+        if threads[0] == threads[1] or column_major == row_major or (tile, threads) == ((4, 6), (2, 3)):
+            continue
+        cases.append({"tile_shape": tile, "thread_shape": threads, "thread": thread})
     return cases
 
 
@@ -113,26 +193,47 @@ def _ask_elements(answer, case):
     return [tuple(int(x) for x in item) for item in value]
 
 
+def _element_story(case, got) -> str:
+    """Why `got` is wrong, where it is exactly what a known mistake gives; else ''."""
+    (tm, tn), (hm, hn), t = case["tile_shape"], case["thread_shape"], case["thread"]
+    rows, columns = tm // hm, tn // hn
+
+    def cyclic(first, steps):
+        return [(first[0] + steps[0] * (i % rows), first[1] + steps[1] * (i // rows)) for i in range(rows * columns)]
+    coordinate = (t % hm, t // hm)
+    if got == WORKED_ELEMENTS:
+        return " (that is the worked example's answer, thread 1 of (2, 3) threads on a 4x6 tile)"
+    if sorted(got) == sorted((coordinate[0] * rows + i, coordinate[1] * columns + j)
+                             for i in range(rows) for j in range(columns)):
+        return " (that is a blocked piece; local_partition is cyclic: one element of every thread-sized piece)"
+    if sorted(got) == sorted(cyclic((t // hn, t % hn), (hm, hn))):
+        return (" (those are the cells of the thread numbered row-major; make_layout(thread_shape) numbers "
+                "threads down the first mode first: column-major)")
+    if sorted(got) == sorted(cyclic(coordinate, (hn, hm))):
+        return (" (your steps are swapped: the cells step by the thread shape, thread_shape[0] rows and "
+                "thread_shape[1] columns)")
+    want = _reference_elements(case)
+    if sorted(got) == sorted(want):
+        return (" (the right cells in another order: the partition lists them column-major, m fastest: "
+                "index i is piece (i % pieces down, i // pieces down))")
+    if got and set(got) < set(want):
+        return f" (only {len(got)} of the thread's {len(want)} cells: it has one in every thread-sized piece)"
+    return ""
+
+
 def _elements_criterion(ordered: bool):
-    @each_outcome
-    def judge(outcome) -> Verdict | None:
+    def judge_one(outcome) -> Verdict | None:
         want, got = _reference_elements(outcome.case), outcome.value
         if (got == want) if ordered else (sorted(got) == sorted(want)):
             return None
-        case = outcome.case
-        why = ""
-        if not ordered:
-            (tm, tn), (hm, hn) = case["tile_shape"], case["thread_shape"]
-            block_m, block_n = tm // hm, tn // hn
-            coordinate = (case["thread"] % hm, case["thread"] // hm)
-            blocked = sorted((coordinate[0] * block_m + i, coordinate[1] * block_n + j)
-                             for i in range(block_m) for j in range(block_n))
-            if sorted(got) == blocked:
-                why = " (that is a blocked piece; local_partition is cyclic: one element of every piece)"
-            elif got and got[0] == (case["thread"] // hn, case["thread"] % hn):
-                why = " (thread numbers run down the thread layout's first mode first: column-major)"
-        return failed(f"{case_text(case)}: the thread owns {want}, yours is {got}{why}")
-    return judge
+        return failed(f"{case_text(outcome.case)}: the thread owns {want}, yours is {got}"
+                      f"{_element_story(outcome.case, got)}")
+
+    def on_error(outcome) -> Verdict:
+        why = " (work it out by hand: the partitions and divides are switched off)" if "switched off" in \
+            outcome.error else ""
+        return failed(f"{case_text(outcome.case)}: {outcome.error.splitlines()[0][:300]}{why}")
+    return lambda context: _first_failure(context.outcomes, judge_one, on_error)
 
 
 THREAD_ELEMENTS = Exercise(
@@ -140,7 +241,7 @@ THREAD_ELEMENTS = Exercise(
     statement="Write elements_of(tile_shape, thread_shape, thread): the coordinates, in order, that "
               "local_partition(identity tile, make_layout(thread_shape), thread) holds (partitions and divides "
               "are switched off).",
-    example="elements_of((4, 4), (2, 2), 0) is [(0, 0), (2, 0), (0, 2), (2, 2)]",
+    example="elements_of((4, 6), (2, 3), 1) is [(1, 0), (3, 0), (1, 3), (3, 3)]",
     cases=_element_cases,
     ask=_ask_elements,
     forbidden=("local_partition", "local_tile") + DIVIDES,
@@ -159,6 +260,9 @@ THREAD_ELEMENTS = Exercise(
 
 # ---- ch04.thread_layout_for_picture --------------------------------------------------------------------------
 
+WORKED_THREAD_LAYOUT = "(2,3):(3,1)"
+
+
 def _owner_picture(tile_shape, thread_shape, thread_stride):
     from cutekit import cute
     threads = cute.make_layout(thread_shape, stride=thread_stride)
@@ -171,12 +275,18 @@ def _owner_picture(tile_shape, thread_shape, thread_stride):
 
 
 def _picture_cases(rng):
+    """Five pictures, column- and row-major; every thread layout has rows and columns of different counts
+    (a transposed shape shows), and none is the worked example's."""
     cases = []
     for order in ("column", "row", "column", "row", "row"):
-        threads = (rng.choice([2, 4]), rng.choice([2, 4, 8]))
+        while True:
+            threads = (rng.choice([2, 4]), rng.choice([2, 3, 4, 8]))
+            if threads[0] != threads[1] and threads != (2, 3):
+                break
         stride = (1, threads[0]) if order == "column" else (threads[1], 1)
         tile = (threads[0] * rng.randint(1, 2), threads[1] * rng.randint(1, 2))
-        cases.append({"picture": _owner_picture(tile, threads, stride), "_threads": (threads, stride)})
+        cases.append({"picture": _owner_picture(tile, threads, stride), "_threads": (threads, stride),
+                      "_order": order})
     return cases
 
 
@@ -190,40 +300,73 @@ def _ask_thread_layout(answer, case):
     wrong = []
     for thread in range(cute.size(layout)):
         for m, n in _cells(cute.local_partition(tile, layout, thread)):
-            if picture[m][n] != thread:
-                wrong.append((thread, (m, n), picture[m][n]))
-    return {"text": str(layout), "size": cute.size(layout), "wrong": wrong[:3]}
+            drawn = picture[m][n] if m < len(picture) and n < len(picture[0]) else None
+            if drawn != thread:
+                wrong.append((thread, (m, n), drawn))
+    return {"text": str(layout), "size": cute.size(layout), "wrong": wrong[:3], "shape": layout.shape,
+            "stride": layout.stride}
 
 
-@each_outcome
+def _picture_text(case) -> str:
+    picture = case["picture"]
+    return f"a {len(picture)}x{len(picture[0])} picture whose first row is {list(picture[0])}"
+
+
+def _layout_story(case, got) -> str:
+    (threads, stride), order = case["_threads"], case["_order"]
+    shape = got["shape"]
+    if got["text"] == WORKED_THREAD_LAYOUT:
+        return "(2,3):(3,1) is the worked example's layout: read the shape and the order off this picture"
+    if not isinstance(shape, tuple):
+        return ("a 1-D thread layout partitions only the tile's first mode: give it the picture's 2-D shape "
+                "(threads down, threads across)")
+    if tuple(shape) == tuple(reversed(threads)):
+        return (f"your shape {tuple(shape)} is transposed: the shape is (threads down a column, threads across "
+                f"a row) = {threads}")
+    if tuple(shape) == tuple(threads):
+        if order == "row":
+            return ("this picture numbers threads row-major (thread 1 right of thread 0): strides "
+                    f"({threads[1]}, 1), not column-major")
+        return ("this picture numbers threads column-major (thread 1 below thread 0): strides "
+                f"(1, {threads[0]}), not row-major")
+    return f"the picture's threads form a {threads[0]}x{threads[1]} grid"
+
+
 def _thread_count(outcome) -> Verdict | None:
     threads = 1 + max(max(row) for row in outcome.case["picture"])
     if outcome.value["size"] != threads:
-        return failed(f"the picture has {threads} threads, your layout {outcome.value['text']} has "
-                      f"{outcome.value['size']}")
+        return failed(f"{_picture_text(outcome.case)}: the picture has {threads} threads, your layout "
+                      f"{outcome.value['text']} has {outcome.value['size']} "
+                      f"({_layout_story(outcome.case, outcome.value)})")
     return None
 
 
-@each_outcome
 def _thread_cells(outcome) -> Verdict | None:
     if outcome.value["wrong"]:
         thread, cell, drawn = outcome.value["wrong"][0]
-        return failed(f"with your layout {outcome.value['text']}, thread {thread} gets cell {cell}, which the "
-                      f"picture gives to thread {drawn} (the layout maps a thread's coordinate to its number: "
-                      "row-major numbering needs strides (threads across, 1))")
+        owner = "which lies outside the picture" if drawn is None else f"which the picture gives to thread {drawn}"
+        return failed(f"{_picture_text(outcome.case)}: with your layout {outcome.value['text']}, thread {thread} "
+                      f"gets cell {cell}, {owner} "
+                      f"({_layout_story(outcome.case, outcome.value)})")
     return None
+
+
+def _picture_error(outcome) -> Verdict:
+    return failed(f"{_picture_text(outcome.case)}: {outcome.error.splitlines()[0][:300]}")
 
 
 THREAD_LAYOUT_FOR_PICTURE = Exercise(
     id="ch04.thread_layout_for_picture",
     statement="Write thread_layout_for(picture): the thread layout for which local_partition gives every thread "
               "exactly the cells the picture marks with its number.",
-    example="a 4x4 picture with rows 0 1 0 1 / 2 3 2 3 / ... gives (2,2):(2,1)",
+    example="a 4x6 picture with first row 0 1 2 0 1 2 and second row 3 4 5 3 4 5 gives (2,3):(3,1)",
     cases=_picture_cases,
     ask=_ask_thread_layout,
     criteria=(
-        Criterion("as many threads as the picture has", "reference", 1, _thread_count),
-        Criterion("every thread gets exactly its cells", "reference", 2, _thread_cells),
+        Criterion("as many threads as the picture has", "reference", 1,
+                  lambda context: _first_failure(context.outcomes, _thread_count, _picture_error)),
+        Criterion("every thread gets exactly its cells", "reference", 2,
+                  lambda context: _first_failure(context.outcomes, _thread_cells, _picture_error)),
         Criterion("real CuTeDSL partitions the same way", "cutedsl-cpu", 1,
                   cutedsl_gives_the_same(THIS_MODULE, "thread_layout_in_cutedsl",
                                          lambda case: ((len(case["picture"]), len(case["picture"][0])),)
@@ -235,65 +378,147 @@ THREAD_LAYOUT_FOR_PICTURE = Exercise(
 
 # ---- ch04.gemm_tiles -----------------------------------------------------------------------------------------
 
+WORKED_GEMM_TILER = (16, 8, 4)      # section 5: block (1, 2), B of modes (N, K)
+
 def _gemm_cases(rng):
+    """Five cases on which every mistake `_gemm_stories` knows gives a tensor of its own (none raises, none is
+    right), so each is told apart by what it gives: the three block sizes differ, so do the counts of tiles
+    along M, N and K (3 to 5), m != n, and M, N, K are large enough for section 5's block (1, 2) to exist."""
     cases = []
-    while len(cases) < 5:
-        tiler = (rng.choice([4, 8, 16]), rng.choice([2, 4, 8]), rng.choice([2, 4]))
-        counts = (rng.randint(2, 3), rng.randint(2, 3), rng.randint(2, 4))
-        if len(set(tiler)) < 3 or len(set(counts)) < 2:
+    for _ in range(10_000):
+        if len(cases) == 5:
+            return cases
+        tiler = (rng.choice([16, 32]), rng.choice([8, 16]), rng.choice([4, 8]))
+        counts = tuple(rng.sample([3, 4, 5], 3))
+        m, n = rng.sample(range(3), 2)
+        if len(set(tiler)) < 3 or tiler[2] * counts[2] < 17:
             continue
         m_size, n_size, k_size = (t * c for t, c in zip(tiler, counts))
-        cases.append({"M": m_size, "N": n_size, "K": k_size, "tiler": tiler,
-                      "m": rng.randrange(counts[0]), "n": rng.randrange(1, counts[1])})
-    return cases
+        case = {"M": m_size, "N": n_size, "K": k_size, "tiler": tiler, "m": m, "n": n}
+        if all(_stories_tell_apart(case, index) for index in range(3)):
+            cases.append(case)
+    raise RuntimeError("ch04.gemm_tiles: no cases found (a bug in the check)")
+
+
+def _stories_tell_apart(case, index: int) -> bool:
+    """Every mistake of tile `index` gives a tensor on this case, each a different one, none the right one."""
+    wrong = [tile for tile, _ in _gemm_stories(case, index)]
+    return all(wrong) and len(set(wrong)) == len(wrong) and _gemm_reference(case)[index] not in wrong
 
 
 def _gemm_tensors(case):
     from cutekit import cute
-    return (cute.make_identity_tensor((case["M"], case["K"])), cute.make_identity_tensor((case["N"], case["K"])),
+    return (cute.make_identity_tensor((case["M"], case["K"])), cute.make_identity_tensor((case["K"], case["N"])),
             cute.make_identity_tensor((case["M"], case["N"])))
 
 
 def _ask_gemm(answer, case):
+    from cutekit import cute
     value = answer(*_gemm_tensors(case), case["tiler"], case["m"], case["n"])
     if not isinstance(value, (tuple, list)) or len(value) != 3:
         raise TypeError(f"expected (gA, gB, gC), got {value!r}")
+    for name, part in zip(("gA", "gB", "gC"), value):
+        if not isinstance(part, cute.Tensor):
+            raise TypeError(f"expected {name} to be a tensor (cute.local_tile), got {type(part).__name__}: {part!r}")
     return [str(part) for part in value]
 
 
-def _reference_gemm(case):
+def _gemm_tile(case, which: str, tiler, coordinate, proj=None) -> str:
+    shape = {"A": (case["M"], case["K"]), "B": (case["K"], case["N"]), "C": (case["M"], case["N"])}[which]
+    return _tile_text(shape, tuple(tiler), tuple(coordinate), proj)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tile_text(shape, tiler, coordinate, proj) -> str:
+    """local_tile of an identity tensor of `shape`, printed ('' where it raises); remembered, since every
+    case asks the same few tiles many times."""
     from cutekit import cute
-    mA, mB, mC = _gemm_tensors(case)
-    coordinate = (case["m"], case["n"], None)
-    return [str(cute.local_tile(mA, case["tiler"], coordinate, proj=(1, None, 1))),
-            str(cute.local_tile(mB, case["tiler"], coordinate, proj=(None, 1, 1))),
-            str(cute.local_tile(mC, case["tiler"], coordinate, proj=(1, 1, None)))]
+    tensor = cute.make_identity_tensor(shape)
+    try:
+        if proj is None:
+            return str(cute.local_tile(tensor, tiler, coordinate))
+        return str(cute.local_tile(tensor, tiler, coordinate, proj=proj))
+    except Exception:   # a mistake that raises on this case gives no tensor to compare with
+        return ""
+
+
+def _gemm_reference(case) -> list:
+    (bm, bn, bk), m, n = case["tiler"], case["m"], case["n"]
+    return [_gemm_tile(case, "A", (bm, bk), (m, None)), _gemm_tile(case, "B", (bk, bn), (None, n)),
+            _gemm_tile(case, "C", (bm, bn), (m, n))]
+
+
+def _gemm_stories(case, index: int) -> list:
+    """(what a mistake gives for tile `index`, the hint that names it), most specific first."""
+    (bm, bn, bk), m, n = case["tiler"], case["m"], case["n"]
+    tiler = case["tiler"]
+    if index == 0:
+        return [
+            (_gemm_tile(case, "A", (bm, bk), (n, None)), "gA is at row block n: A's row block is m"),
+            (_gemm_tile(case, "A", (bm, bk), (m, 0)), "gA holds only the first k tile: None in the k coordinate "
+                                                     "keeps every k tile as a third mode"),
+            (_gemm_tile(case, "A", WORKED_GEMM_TILER, (1, 2, None), (1, None, 1)),
+             "that is section 5's block (1, 2): use m, n and the tiler you are given"),
+            (_gemm_tile(case, "A", (bk, bm), (None, m)), "gA's tiler is in the wrong order: A's modes are (M, K), so "
+                                                        "its tiler is (BLK_M, BLK_K) and its coordinate (m, None)"),
+        ]
+    if index == 1:
+        return [
+            (_gemm_tile(case, "B", tiler, (m, n, None), (None, 1, 1)),
+             "that is proj=(None, 1, 1), section 5's B of modes (N, K); this B's modes are (K, N): proj keeps "
+             "the tiler's order (BLK_N, BLK_K), so B needs its own tiler (BLK_K, BLK_N) and coordinate (None, n)"),
+            (_gemm_tile(case, "B", (bk, bn), (None, m)), "gB is at column block m: B's column block is n"),
+            (_gemm_tile(case, "B", (bk, bn), (n, None)),
+             "B's coordinate is in the wrong order: its modes are (K, N), so the coordinate is (None, n), K first"),
+            (_gemm_tile(case, "B", (bn, bk), (None, n)),
+             "B's tiler is in the wrong order: its modes are (K, N), so the tiler is (BLK_K, BLK_N)"),
+            (_gemm_tile(case, "B", (bk, bn), (0, n)), "gB holds only the first k tile: None in the k coordinate "
+                                                     "keeps every k tile as a third mode"),
+            (_gemm_tile(case, "B", WORKED_GEMM_TILER, (1, 2, None), (None, 1, 1)),
+             "that is section 5's block (1, 2) and its B of modes (N, K): use m, n, the tiler you are given and "
+             "B's own mode order (K, N)"),
+        ]
+    return [
+        (_gemm_tile(case, "C", (bm, bn), (n, m)), "gC is at block (n, m): C's block is (m, n)"),
+        (_gemm_tile(case, "C", (bm, bn), (m, None)), "gC keeps every column tile: C's coordinate is (m, n), "
+                                                    "it has no K mode and no None"),
+        (_gemm_tile(case, "C", WORKED_GEMM_TILER, (1, 2, None), (1, 1, None)),
+         "that is section 5's block (1, 2): use m, n and the tiler you are given"),
+    ]
 
 
 def _gemm_part(index: int, name: str, shape_words: str):
-    @each_outcome
-    def judge(outcome) -> Verdict | None:
-        want, got = _reference_gemm(outcome.case)[index], outcome.value[index]
-        if got != want:
-            return failed(f"{case_text(outcome.case)}: {name} should be {want} {shape_words}, yours is {got}")
-        return None
-    return judge
+    def judge_one(outcome) -> Verdict | None:
+        case = outcome.case
+        want, got = _gemm_reference(case)[index], outcome.value[index]
+        if got == want:
+            return None
+        why = next((story for wrong, story in _gemm_stories(case, index) if wrong and got == wrong), "")
+        if not why:
+            why = f"{name} should be {shape_words}"
+        return failed(f"{case_text(case)}: {name} should be {want}, yours is {got} ({why})")
+
+    def on_error(outcome) -> Verdict:
+        return failed(f"{case_text(outcome.case)}: {outcome.error.splitlines()[0][:300]} (A is (M, K), B is "
+                      "(K, N), C is (M, N): each local_tile takes a tiler and a coordinate in its tensor's mode order)")
+    return lambda context: _first_failure(context.outcomes, judge_one, on_error)
 
 
 GEMM_TILES = Exercise(
     id="ch04.gemm_tiles",
-    statement="Write gemm_tiles(mA, mB, mC, tiler, m, n): block (m, n)'s tiles of A (M,K), B (N,K), C (M,N) from "
-              "one tiler (BLK_M, BLK_N, BLK_K) with local_tile and proj; A and B keep every K tile.",
-    example="tiler (16, 8, 4), block (1, 2): gA is tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>",
+    statement="Write gemm_tiles(mA, mB, mC, tiler, m, n) for A (M, K), B stored (K, N) and C (M, N), tiler "
+              "(BLK_M, BLK_N, BLK_K): block (m, n)'s gA (BLK_M, BLK_K, k tiles), gB (BLK_K, BLK_N, k tiles) and "
+              "gC (BLK_M, BLK_N).",
+    example="A 64x32, B 32x48, tiler (16, 8, 4), block (1, 2): gB is tensor<(0,16) o (4,8,8):(1@0,1@1,4@0)>",
     cases=_gemm_cases,
     ask=_ask_gemm,
     criteria=(
         Criterion("gA is (BLK_M, BLK_K, k tiles) at row block m", "reference", 1,
-                  _gemm_part(0, "gA", "(A has modes M and K: proj=(1, None, 1))")),
-        Criterion("gB is (BLK_N, BLK_K, k tiles) at column block n", "reference", 1,
-                  _gemm_part(1, "gB", "(B has modes N and K: proj=(None, 1, 1))")),
+                  _gemm_part(0, "gA", "(BLK_M, BLK_K, k tiles) at row block m: local_tile(mA, (BLK_M, BLK_K), (m, None))")),
+        Criterion("gB is (BLK_K, BLK_N, k tiles) at column block n", "reference", 1,
+                  _gemm_part(1, "gB", "(BLK_K, BLK_N, k tiles) at column block n: B's modes are (K, N)")),
         Criterion("gC is (BLK_M, BLK_N) at block (m, n)", "reference", 1,
-                  _gemm_part(2, "gC", "(C has modes M and N: proj=(1, 1, None))")),
+                  _gemm_part(2, "gC", "(BLK_M, BLK_N) at block (m, n)")),
         Criterion("real CuTeDSL gives the same three tiles", "cutedsl-cpu", 1,
                   cutedsl_gives_the_same(THIS_MODULE, "gemm_in_cutedsl",
                                          lambda case: (case["M"], case["N"], case["K"], case["tiler"], case["m"],
@@ -303,29 +528,44 @@ GEMM_TILES = Exercise(
 )
 
 
-# ---- ch04.add_with_tails -------------------------------------------------------------------------------------
+# ---- ch04.add_with_tails: one block per row strip ------------------------------------------------------------
 
-def _add_cases(rng):
-    """Shapes of 1 to 3 tiles of 16x128 each way; most are not multiples of the tile, some N not of 4."""
-    cases = [{"M": 16 * rng.randint(1, 2), "N": 128, "kind": "divisible"}]
-    while len(cases) < 4:
-        m, n = rng.randint(3, 40), rng.choice([rng.randint(5, 300), 4 * rng.randint(2, 70)])
-        if m % 16 or n % 128:
-            cases.append({"M": m, "N": n, "kind": "ragged"})
-    return cases
+TILE = (16, 128)
+
+
+def _strip_cases(rng):
+    """Two strips of two tiles the tile divides (32x256), then two shapes it does not: rows past 16 and
+    columns past 128 in strips of two tiles, and one tile's worth or less. On every seed a kernel that writes
+    one tile per strip, guards nothing, compares with the tile's shape or gives every block strip 0 fails
+    (and each leaves its own pattern of cells unwritten), at a few thousand simulated cells per case."""
+    torch_ready()
+    return [{"M": 32, "N": 256, "kind": "divisible"},
+            {"M": rng.randint(17, 31), "N": rng.randint(129, 255), "kind": "ragged"},
+            {"M": rng.randint(3, 15), "N": rng.randint(5, 100), "kind": "ragged"}]
 
 
 def simulator_add(host, case):
-    """Harness: the learner's add on CPU tensors (the simulator's cutlass), compared with torch."""
+    """Harness: the learner's add on CPU tensors (the simulator's cutlass), compared with torch. C starts as
+    NaN: cells never written stay NaN."""
     import torch
     from cutlass.cute.runtime import from_dlpack
     generator = torch.Generator().manual_seed(case["M"] * 1000 + case["N"])
     a = torch.randn(case["M"], case["N"], generator=generator)
     b = torch.randn(case["M"], case["N"], generator=generator)
     c = torch.full((case["M"], case["N"]), float("nan"))
-    host(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)], 4 if case["N"] % 4 == 0 else 1)
-    wrong = (c != a + b).nonzero().tolist()
-    return {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
+    host(from_dlpack(a), from_dlpack(b), from_dlpack(c))
+    unwritten = torch.isnan(c)
+    wrong = ((c != a + b) & ~unwritten).nonzero().tolist()
+    cells = unwritten.nonzero().tolist()
+    rows = torch.arange(case["M"]).view(-1, 1).expand(case["M"], case["N"])
+    columns = torch.arange(case["N"]).view(1, -1).expand(case["M"], case["N"])
+    patterns = {"first tile of each strip only": columns >= TILE[1],
+                "tile-shaped predicate": (rows >= TILE[0]) | (columns >= TILE[1]),
+                "first strip only": rows >= TILE[0]}
+    return {"wrong": len(wrong), "first_wrong": tuple(wrong[0]) if wrong else None,
+            "a_only": bool(wrong) and bool(torch.equal(c[~unwritten], a[~unwritten])),
+            "unwritten": len(cells), "first_unwritten": tuple(cells[0]) if cells else None,
+            "pattern": next((name for name, mask in patterns.items() if cells and torch.equal(unwritten, mask)), "")}
 
 
 def gpu_add(host, case):
@@ -338,9 +578,8 @@ def gpu_add(host, case):
     a = torch.randn(case["M"], case["N"], device="cuda", generator=generator)
     b = torch.randn(case["M"], case["N"], device="cuda", generator=generator)
     c = torch.full_like(a, float("nan"))
-    vector = 4 if case["N"] % 4 == 0 else 1
-    views = [from_dlpack(t, assumed_align=16) for t in (a, b, c)]
-    compiled = cute.compile(host, *views, vector)
+    views = [from_dlpack(t) for t in (a, b, c)]
+    compiled = cute.compile(host, *views)
     compiled(*views)
     torch.cuda.synchronize()
     wrong = (c != a + b).nonzero().tolist()
@@ -371,6 +610,22 @@ def _gpu_criterion(context) -> Verdict:
     return Verdict(True, "; ".join(notes))
 
 
+def _unwritten_story(value) -> str:
+    pattern = value["pattern"]
+    if pattern == "first tile of each strip only":
+        return ("only the first 128 columns of each strip were written: loop k over every tile of the strip, "
+                "cute.size(gC, mode=[2]) of them, and partition tile k, gC[None, None, k]")
+    if pattern == "tile-shaped predicate":
+        return ("only cells with m < 16 and n < 128 were written: the identity tensor holds the matrix's (m, n), "
+                "so compare it with mC.shape, not with the tile's shape")
+    if pattern == "first strip only":
+        return ("rows past the first 16 were never written: block b's strip is local_tile(mC, tiler, (b, None)), "
+                "with b from cute.arch.block_idx()")
+    return ("each cell of the matrix belongs to one tile of one strip: local_tile(mC, tiler, (block, None)), then "
+            "tile k of the strip for every k, then the thread's cells of it, added where elem_less(coordinate, "
+            "mC.shape)")
+
+
 def _add_criterion(kind: str):
     def judge(context) -> Verdict:
         for outcome in context.outcomes:
@@ -381,39 +636,51 @@ def _add_criterion(kind: str):
             if outcome.error:
                 hint = ""
                 if "out-of-bounds" in outcome.error:
-                    hint = " (guard the tail: predicate each copy atom with elem_less(coordinate, shape), copy with pred=)"
+                    hint = (" (guard the tail: partition an identity tensor like C, and add cell i only "
+                            "if cute.elem_less(tCcC[i], mC.shape))")
+                elif "slice" in outcome.error or "coordinate" in outcome.error:
+                    hint = (" (the strip has cute.size(gC, mode=[2]) tiles: loop k over that many, tile k is "
+                            "gC[None, None, k])")
                 return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
-            if outcome.value["wrong"]:
-                return failed(f"{where}: {outcome.value['wrong']} elements differ from torch, the first at (m, n) = "
-                              f"{outcome.value['first']} (does every thread load A and B and store C?)")
+            value = outcome.value
+            if value["wrong"]:
+                story = ("C holds A, not A + B" if value["a_only"] else
+                         "C[i] = A[i] + B[i], with A, B and C partitioned alike (same tile k, same thread)")
+                return failed(f"{where}: {value['wrong']} elements differ from torch, the first at (m, n) = "
+                              f"{value['first_wrong']} ({story})")
+            if value["unwritten"]:
+                return failed(f"{where}: {value['unwritten']} elements were never written, the first at (m, n) = "
+                              f"{value['first_unwritten']} ({_unwritten_story(value)})")
         return passed()
     return judge
 
 
 def _ptx_criterion(context) -> Verdict:
-    report, problem = compiled_kernel(context.answer, *[("Float32", 2, 4)] * 3, 4, module="learner_add")
+    report, problem = compiled_kernel(context.answer, *[("Float32", 2, 1)] * 3, module="learner_add")
     if problem:
         return problem
-    loads, stores = report.count("ld.global.v4"), report.count("st.global.v4")
-    if loads != 8 or stores != 4 or report.local_memory:
-        return failed(f"for fp32 with vector 4 each thread should issue 8 ld.global.v4 (4 per input) and 4 "
-                      f"st.global.v4, with no local memory; your PTX has {loads}, {stores} and "
-                      f"{report.local_memory} local accesses (is the predicate one per copy atom?)")
+    if report.local_memory:
+        return failed(f"your kernel's PTX has {report.local_memory} local-memory accesses: index the thread's "
+                      "cells with the unrolled i of cutlass.range_constexpr, not a run-time index")
+    if not report.count("ld.global") or not report.count("st.global"):
+        return failed("your kernel's PTX has no global loads or stores: does every thread load A and B and store C?")
     return passed()
 
 
 ADD_WITH_TAILS = Exercise(
     id="ch04.add_with_tails",
-    statement="Complete tails_kernel: the predicated elementwise add, correct for any M, N.",
-    example="add_with_tails on a 37x300 tensor equals torch.add",
-    cases=_add_cases,
+    statement="Complete strip_kernel: the predicated elementwise add, one block per 16-row strip walking its "
+              "128-column tiles, correct for any M, N.",
+    example="add_strips on a 37x300 tensor equals torch.add",
+    cases=_strip_cases,
     ask=_ask_add,
-    timeout=120.0,
+    timeout=180.0,
     criteria=(
-        Criterion("shapes the 16x128 tile divides: C equals A + B", "reference", 1, _add_criterion("divisible")),
+        Criterion("shapes the 16x128 tile divides, strips of several tiles: C equals A + B", "reference", 1,
+                  _add_criterion("divisible")),
         Criterion("shapes it does not divide: C equals A + B, nothing outside touched", "reference", 2,
                   _add_criterion("ragged")),
-        Criterion("compiled for sm_80: 128-bit loads and stores, no local memory", "cutedsl-cpu", 1, _ptx_criterion),
+        Criterion("real CuTeDSL compiles it for sm_80, with no local memory", "cutedsl-cpu", 1, _ptx_criterion),
         Criterion("on the GPU: equals torch.add on 4096x4096 and 1000x3001, timed against it", "gpu", 1,
                   _gpu_criterion),
     ),
@@ -448,11 +715,11 @@ def thread_layout_in_cutedsl(cute, tile_shape, thread_shape, thread_stride):
 
 
 def gemm_in_cutedsl(cute, m_size, n_size, k_size, tiler, m, n):
-    coordinate = (m, n, None)
+    blk_m, blk_n, blk_k = tiler
     return " | ".join(str(part) for part in (
-        cute.local_tile(cute.make_identity_tensor((m_size, k_size)), tiler, coordinate, proj=(1, None, 1)),
-        cute.local_tile(cute.make_identity_tensor((n_size, k_size)), tiler, coordinate, proj=(None, 1, 1)),
-        cute.local_tile(cute.make_identity_tensor((m_size, n_size)), tiler, coordinate, proj=(1, 1, None))))
+        cute.local_tile(cute.make_identity_tensor((m_size, k_size)), (blk_m, blk_k), (m, None)),
+        cute.local_tile(cute.make_identity_tensor((k_size, n_size)), (blk_k, blk_n), (None, n)),
+        cute.local_tile(cute.make_identity_tensor((m_size, n_size)), (blk_m, blk_n), (m, n))))
 
 
 EXERCISES = [LOCAL_TILE_BY_HAND, THREAD_ELEMENTS, THREAD_LAYOUT_FOR_PICTURE, GEMM_TILES, ADD_WITH_TAILS]

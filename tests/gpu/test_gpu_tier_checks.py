@@ -15,7 +15,8 @@ SOLUTION = pathlib.Path(__file__).parents[2] / "solutions" / "04_local_tile_part
 
 
 def solution_kernel_source() -> str:
-    """Chapter 04's solved predicated add (the kernel and its host function), as a module."""
+    """Chapter 04's predicated add (the kernel and its host function, a correct answer to the strip exercise's
+    check), as a module."""
     text = SOLUTION.read_text()
     start = text.index("@cute.kernel\ndef add_kernel")
     end = text.index("# %%", text.index("def add(", start))
@@ -25,10 +26,10 @@ def solution_kernel_source() -> str:
 @pytest.fixture(scope="module")
 def learner_modules(tmp_path_factory):
     right = solution_kernel_source()
-    wrong = right.replace("rC.store(rA.load() + rB.load())", "rC.store(rA.load())")
+    wrong = right.replace("tCgC[i] = tAgA[i] + tBgB[i]", "tCgC[i] = tAgA[i]")
     # every store lands 1 TiB (2**38 fp32) past C: far outside anything allocated, an illegal address
-    faulting = right.replace("cute.copy(tiled_copy, rC, tCgC, pred=inside)",
-                             "cute.copy(tiled_copy, rC, cute.make_tensor(tCgC.iterator + (1 << 38), tCgC.layout))")
+    faulting = right.replace("tCgC[i] = tAgA[i] + tBgB[i]",
+                             "cute.make_tensor(tCgC.iterator + (1 << 38), tCgC.layout)[i] = tAgA[i] + tBgB[i]")
     assert wrong != right and faulting.count("1 << 38") == 1
     yield from _imported(tmp_path_factory.mktemp("gpu_kernels"),
                          {"right_add": right, "wrong_add": wrong, "faulting_add": faulting})
