@@ -78,9 +78,9 @@ class Storage:
         writer, write_epoch, reader, read_epoch, in_flight = self._scalar_views
         if not writing and in_flight[address]:
             return False
-        races = machine.SETTINGS.races
-        if races != "off":
-            epoch, me = thread.block.epoch, thread.linear
+        me, block = thread.linear, thread.block
+        if machine.SETTINGS.races != "off":
+            epoch = block.epoch
             if write_epoch[address] == epoch and writer[address] != me:
                 return False
             if writing:
@@ -101,13 +101,12 @@ class Storage:
         k = counts.get(site, 0)
         counts[site] = k + 1
         width = self.bytes_per_element
-        key = (thread.linear >> 5, site, k, width)
-        requests = thread.block.requests
-        lanes = requests.get(key)
+        key = (me >> 5, site, k, width)
+        lanes = block.requests.get(key)
         if lanes is None:
-            requests[key] = [(thread.linear & 31, [self.byte_base + address * width])]
+            block.requests[key] = [(me & 31, [self.byte_base + address * width])]
         else:
-            lanes.append((thread.linear & 31, [self.byte_base + address * width]))
+            lanes.append((me & 31, [self.byte_base + address * width]))
         return True
 
     def describe(self) -> str:
