@@ -1176,10 +1176,19 @@ for _name in ("make_layout", "make_ordered_layout", "size", "cosize", "rank", "d
     globals()[_name] = _memo(globals()[_name])
 
 
+def _kinds(coord):
+    """The types inside a coordinate: 0 and 0.0 hash alike, so the cache below keys on them too."""
+    return tuple(_kinds(c) for c in coord) if type(coord) is tuple else type(coord)
+
+
 @functools.lru_cache(maxsize=1 << 16)
-def _layout_at(layout, coord):
+def _layout_at_cached(layout, coord, kinds):
     check_coordinate(coord, layout.shape)
     return _crd2idx(coord, layout.shape, layout.stride)
+
+
+def _layout_at(layout, coord):
+    return _layout_at_cached(layout, coord, _kinds(coord))
 
 
 def _call_layout(self, coord):
