@@ -1,64 +1,74 @@
-"""Chapter 06 exercises: src2ref / dst2ref of an ldmatrix atom, where an operand element lands (thread,
-register, half), x1 / x2 / x4 for a warp tile, and the S2R copy of one k-block with `retile`.
+"""Chapter 06 exercises: which source lane supplies a register (ref2src of an ldmatrix atom), where an element
+of a warp tile lands (thread, register, half), x1 / x2 / x4 for a warp tile, and the S2R copy of one k-block
+with `retile`.
 
-The first three are graded on the reference algebra. The kernel is rebuilt from its source with the simulator
-as `cutlass` (in the forked sandbox, as chapter 05 does) and every register it writes out is compared with
-the MMA's A layout (partition_A of an identity tensor).
+The first three are graded on the reference algebra (cutekit.cute), and ref2src once more with the learner's own
+function running under real CuTeDSL. The kernel is rebuilt from its source with the simulator as `cutlass` (in
+the forked sandbox) and every register it writes out is compared with the MMA's A layout (partition_A of an
+identity tensor); on `cutedsl-cpu` it is compiled for sm_80 and its PTX must hold one ldmatrix.x4.
+
+Also here, for the chapter and the tests:
+  ldmatrix_fit(cute, operand, tile_mnk, atom_mnk, num_matrices)   does that ldmatrix copy fit? (either library)
+  ldmatrix_fit_in_cutedsl(cases)                                   the same question asked of real CuTeDSL
+  largest_ldmatrix(operand, tile_mnk, atom_mnk)                    the rule the chapter teaches, written out
 """
 from __future__ import annotations
 
-import types
+import functools
+import re
 
-from .common import each_outcome, on_simulator, torch_ready
-from .cutedsl import run_in_cutedsl
-from .grading import Criterion, Exercise, Verdict, failed, passed
+from .common import case_text, compiled_kernel, each_outcome, first_error, on_simulator, torch_ready
+from .cutedsl import run_in_cutedsl, trace_function
+from .grading import Criterion, Exercise, Outcome, Verdict, failed, passed
 
 THIS_MODULE = __name__
 MMA_SHAPE = (16, 8, 16)
+ROWS = {"A": 0, "B": 1}            # the mode of tile_mnk that is the operand's rows: M for A, N for B
 
 
-# ---- for the chapter: real CuTeDSL on the CPU ------------------------------------------------------------------
+# ---- layouts as printed: the offsets a printed layout sends each index to (for CuTeDSL's answers) ---------------
 
-def ldmatrix_copy_traced(cute, operand, tile_mnk, num_matrices, thread):
-    """Inside a cute.jit trace: the S2R TiledCopy's TV layout, thread `thread`'s partition_S of an identity
-    tile and the retile of its MMA fragment, as CuTeDSL builds them."""
-    import cutlass
-    op = cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, MMA_SHAPE)
-    tiled_mma = cute.make_tiled_mma(op, (1, 1, 1), permutation_mnk=tuple(tile_mnk))
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, num_matrices), cutlass.Float16)
-    make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
-    tiled_copy = make(atom, tiled_mma)
-    shape = (tile_mnk[0] if operand == "A" else tile_mnk[1], tile_mnk[2])
-    identity = cute.make_identity_tensor(shape)
-    thread_mma = tiled_mma.get_slice(thread)
-    part = thread_mma.partition_A(identity) if operand == "A" else thread_mma.partition_B(identity)
-    fragment = (tiled_mma.make_fragment_A if operand == "A" else tiled_mma.make_fragment_B)(part.shape)
-    copy = tiled_copy.get_slice(thread)
-    return "|".join([str(tiled_copy.layout_tv_tiled), str(copy.partition_S(identity)),
-                     str(copy.retile(fragment).layout)])
+def _parse_layout(text: str):
+    tokens = re.findall(r"-?\d+|[(),:]", text)
+    position = 0
 
+    def item():
+        nonlocal position
+        token = tokens[position]
+        position += 1
+        if token != "(":
+            return int(token)
+        items = []
+        while tokens[position] != ")":
+            items.append(item())
+            if tokens[position] == ",":
+                position += 1
+        position += 1
+        return tuple(items)
 
-def ldmatrix_copy_in_cutedsl(operand: str, tile_mnk: tuple, num_matrices: int, thread: int) -> tuple:
-    """(TV layout, partition_S of an identity tile, retile of the MMA fragment) of the ldmatrix S2R copy that
-    real CuTeDSL builds for one warp running m16n8k16 over `tile_mnk`, for thread `thread`."""
-    reply = run_in_cutedsl(THIS_MODULE, "ldmatrix_copy_traced", [(operand, tile_mnk, num_matrices, thread)],
-                           with_cute=True)
-    if not reply.ok or reply.values[0][1]:
-        raise RuntimeError(f"CuTeDSL could not build the copy: {reply.error or reply.values[0][1]}")
-    return tuple(reply.values[0][0].split("|"))
+    shape = item()
+    if position >= len(tokens) or tokens[position] != ":":
+        raise ValueError(f"not a layout: {text!r}")
+    position += 1
+    return shape, item()
 
 
-def _atom(num_matrices, transpose):
-    from cutekit import cute
-    return cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
+def _flat_modes(shape, stride):
+    if isinstance(shape, tuple):
+        return [mode for s, d in zip(shape, stride) for mode in _flat_modes(s, d)]
+    return [(shape, stride)]
 
 
-def _warp_mma(tile_mnk=None):
-    from cutekit import cute
-    op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, MMA_SHAPE)
-    if tile_mnk is None:
-        return cute.make_tiled_mma(op)
-    return cute.make_tiled_mma(op, (1, 1, 1), permutation_mnk=tile_mnk)
+def printed_layout_offsets(text: str) -> list:
+    """The offsets of a layout printed as `shape:stride` (plain integer strides), index 0 first, column-major.
+
+    >>> printed_layout_offsets("(2,(2,2)):(4,(1,2))")
+    [0, 4, 1, 5, 2, 6, 3, 7]
+    """
+    offsets = [0]
+    for extent, stride in _flat_modes(*_parse_layout(text)):
+        offsets = [offset + step * stride for step in range(extent) for offset in offsets]
+    return offsets
 
 
 def _values(layout) -> list:
@@ -67,96 +77,343 @@ def _values(layout) -> list:
     return [layout(i) for i in range(cute.size(layout))]
 
 
-# ---- ch06.to_reference ---------------------------------------------------------------------------------------
+# ---- does an ldmatrix copy fit a warp tile? (the chapter, exercise 3 and its tests) -----------------------------
 
-def _reference_cases(rng):
-    cases = [{"num_matrices": 4, "transpose": False, "side": "src"},
-             {"num_matrices": rng.choice((1, 2)), "transpose": False, "side": "src"},
-             {"num_matrices": rng.choice((1, 2, 4)), "transpose": True, "side": "src"},
-             {"num_matrices": rng.choice((2, 4)), "transpose": rng.choice((False, True)), "side": "dst"},
-             {"num_matrices": rng.choice((1, 2, 4)), "transpose": True, "side": "dst"}]
+def ldmatrix_fit(cute, operand: str, tile_mnk, atom_mnk, num_matrices: int) -> str:
+    """'fits' when the ldmatrix TiledCopy that `make_tiled_copy_A/B` builds for one warp running the MMA atom
+    `atom_mnk` (fp16 in, fp32 out) over `tile_mnk` loads every register of the MMA fragment exactly once;
+    otherwise what goes wrong. `cute` is cutekit.cute or, inside a @cute.jit trace, cutlass.cute.
+
+    Thread 0's view decides it, because every thread's partition_S and retile have the same layout: the copy's
+    source (partition_S) and destination (retile of the fragment) must ask for the same number of ldmatrix
+    instructions, and the retiled view must name each value of the fragment once. That agrees with a full
+    simulation of the copy (every thread, value and element, the ldmatrix shuffle included) for every tile up
+    to 64 in each mode of m16n8k16 and m16n8k8, in both libraries (worked out once; the chapter's tiles are
+    simulated again in tests/checks/test_ch06_ldmatrix_rule.py)."""
+    import cutlass
+    half = getattr(cute, "Float16", None) or cutlass.Float16
+    single = getattr(cute, "Float32", None) or cutlass.Float32
+    mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(half, single, tuple(atom_mnk)), (1, 1, 1),
+                              permutation_mnk=tuple(tile_mnk))
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, num_matrices), half)
+    rows = tile_mnk[ROWS[operand]]
+    try:
+        tiled_copy = (cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B)(atom, mma)
+        identity = cute.make_identity_tensor((rows, tile_mnk[2]))
+        thread_mma = mma.get_slice(0)
+        part = thread_mma.partition_A(identity) if operand == "A" else thread_mma.partition_B(identity)
+        fragment = (mma.make_fragment_A if operand == "A" else mma.make_fragment_B)(part.shape)
+        thread_copy = tiled_copy.get_slice(0)
+        sources = cute.size(thread_copy.partition_S(identity))
+        registers = printed_layout_offsets(str(thread_copy.retile(fragment).layout))
+    except Exception as error:   # cutekit refuses in make_tiled_copy_B; CuTeDSL in partition_S or retile
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        said = next((line for line in lines if "error:" in line), lines[0])
+        return "refused: " + said.split("error:", 1)[-1].strip()[:160]
+    per_instruction = 2 * num_matrices
+    if sources // 8 != len(registers) // per_instruction:
+        return (f"partition_S asks for {sources // 8} ldmatrix, retile for {len(registers) // per_instruction}: "
+                "they disagree")
+    count = cute.size(fragment)
+    if any(register >= count for register in registers):
+        return f"retile writes past the thread's {count} values"
+    if len(set(registers)) != len(registers):
+        return "retile writes some values twice"
+    return "fits"
+
+
+def ldmatrix_fit_traced(cute, operand, tile_mnk, atom_mnk, num_matrices):
+    return ldmatrix_fit(cute, operand, tile_mnk, atom_mnk, num_matrices)
+
+
+def largest_fitting_ldmatrix(cute, operand, tile_mnk, atom_mnk) -> int:
+    """The largest num_matrices whose copy `ldmatrix_fit` says fits (0 if none), in either library."""
+    return next((n for n in (4, 2, 1) if ldmatrix_fit(cute, operand, tile_mnk, atom_mnk, n) == "fits"), 0)
+
+
+def largest_fitting_ldmatrix_in_cutedsl(cases: list) -> list:
+    """`largest_fitting_ldmatrix` for each (operand, tile_mnk, atom_mnk), asked of real CuTeDSL in one process."""
+    reply = run_in_cutedsl(THIS_MODULE, "largest_fitting_ldmatrix", [tuple(case) for case in cases],
+                           timeout=600, with_cute=True)
+    if not reply.ok:
+        raise RuntimeError(f"CuTeDSL could not answer: {reply.error}")
+    return [int(value) if value is not None else error for value, error in reply.values]
+
+
+def ldmatrix_fit_in_cutedsl(cases: list) -> list:
+    """`ldmatrix_fit` for each (operand, tile_mnk, atom_mnk, num_matrices), asked of real CuTeDSL 4.8.1 in a
+    fresh process (traced on the CPU)."""
+    reply = run_in_cutedsl(THIS_MODULE, "ldmatrix_fit_traced", [tuple(case) for case in cases], with_cute=True)
+    if not reply.ok:
+        raise RuntimeError(f"CuTeDSL could not answer: {reply.error}")
+    return [value if value is not None else f"refused: {error}" for value, error in reply.values]
+
+
+def thread_values(operand: str, tile_mnk, atom_mnk) -> list:
+    """One thread's values of the operand, in the order the MMA's TV layout lists them, as mode sizes: the
+    atom's own values (rows x K / 32), then its repeats along the rows (M or N), then along K."""
+    row = ROWS[operand]
+    return [atom_mnk[row] * atom_mnk[2] // 32, tile_mnk[row] // atom_mnk[row], tile_mnk[2] // atom_mnk[2]]
+
+
+def _cut_from_front(values: list, needed: int) -> bool:
+    for extent in values:
+        if needed == 1 or extent % needed == 0:
+            return True
+        if needed % extent:
+            return False
+        needed //= extent
+    return needed == 1
+
+
+def largest_ldmatrix(operand: str, tile_mnk, atom_mnk) -> int:
+    """The chapter's rule: the largest x_n whose 2n values per thread can be cut from the front of
+    `thread_values` by whole modes, or by a mode that splits into them evenly."""
+    values = thread_values(operand, tile_mnk, atom_mnk)
+    return next(n for n in (4, 2, 1) if _cut_from_front(values, 2 * n))
+
+
+def _atom(num_matrices, transpose):
+    from cutekit import cute
+    return cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
+
+
+def _warp_mma(tile_mnk=None, atom_mnk=MMA_SHAPE):
+    from cutekit import cute
+    op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, tuple(atom_mnk))
+    if tile_mnk is None:
+        return cute.make_tiled_mma(op)
+    return cute.make_tiled_mma(op, (1, 1, 1), permutation_mnk=tuple(tile_mnk))
+
+
+def _diagnosis(mistakes: list, outcomes: list, want) -> str:
+    """The hint of the first known mistake (`(name, answer_of(case), hint)`) that gives the learner's value on
+    every case where the learner is wrong; '' when none does."""
+    wrong = [outcome for outcome in outcomes if outcome.value != want(outcome.case)]
+    for _, answer_of, hint in mistakes:
+        try:
+            if wrong and all(answer_of(outcome.case) == outcome.value for outcome in wrong):
+                return hint
+        except Exception:   # a mistake's own answer may not exist for a case (a layout out of range)
+            continue
+    return ""
+
+
+# ---- ch06.ref_to_src ---------------------------------------------------------------------------------------------
+
+def _ref_cases(rng):
+    cases = [{"num_matrices": n, "transpose": t} for n in (1, 2, 4) for t in (False, True)]
     rng.shuffle(cases)
     return cases
 
 
-def _ask_reference(answer, case):
-    atom = _atom(case["num_matrices"], case["transpose"])
-    # only the three layouts: the atom's own src_to_ref / dst_to_ref are the answer
-    given = types.SimpleNamespace(layout_src_tv=atom.layout_src_tv, layout_dst_tv=atom.layout_dst_tv,
-                                  layout_ref_tv=atom.layout_ref_tv, op=atom.op, value_type=atom.value_type)
-    made = answer(given, case["side"])
+def _ask_ref(answer, case):
+    made = answer(case["num_matrices"], case["transpose"])
     if not hasattr(made, "shape") or not callable(made):
         raise TypeError(f"expected a Layout, got {type(made).__name__}: {made!r:.80}")
     return {"text": str(made), "values": _values(made)}
 
 
-def _reference_want(case):
-    atom = _atom(case["num_matrices"], case["transpose"])
-    return atom.src_to_ref if case["side"] == "src" else atom.dst_to_ref
+@functools.lru_cache(maxsize=None)
+def _layouts(num_matrices, transpose):
+    atom = _atom(num_matrices, transpose)
+    return atom.layout_src_tv, atom.layout_dst_tv
 
 
-def _reference_side(side: str):
-    @each_outcome
-    def judge(outcome) -> Verdict | None:
-        case = outcome.case
-        if case["side"] != side:
-            return None
-        want = _reference_want(case)
-        if outcome.value["values"] == _values(want):
-            return None
-        atom = _atom(case["num_matrices"], case["transpose"])
-        chosen = atom.layout_src_tv if side == "src" else atom.layout_dst_tv
-        got = outcome.value["text"]
-        why = (f" {side}2ref = composition(right_inverse(ref), {side}): first {side} sends (thread, value) to "
-               "an offset, then right_inverse(ref) sends the offset to a reference (thread, value) index.")
-        if got == str(chosen):
-            why = f" That is the {side} layout itself, (thread, value) -> offset, not -> reference index." + why
-        elif side == "dst" and got == str(atom.layout_src_tv):
-            why = " That is the source side: the dst side renumbers the destination layout." + why
-        return failed(f"ldmatrix x{case['num_matrices']}{' transposed' if case['transpose'] else ''}, "
-                      f"side {side!r}: want {want}, yours is {got}.{why}")
+def _ref_want(case) -> list:
+    return _ref_values(case["num_matrices"], case["transpose"])
+
+
+@functools.lru_cache(maxsize=None)
+def _ref_values(num_matrices, transpose) -> list:
+    from cutekit import cute
+    src, dst = _layouts(num_matrices, transpose)
+    return _values(cute.composition(cute.right_inverse(src), dst))
+
+
+@functools.lru_cache(maxsize=None)
+def _ref_mistakes():
+    from cutekit import cute
+
+    def made(build):
+        @functools.lru_cache(maxsize=None)
+        def values(num_matrices, transpose):
+            return _values(build(*_layouts(num_matrices, transpose), None))
+        return lambda case: values(case["num_matrices"], case["transpose"])
+
+    inverse, compose = cute.right_inverse, cute.composition
+    return [
+        ("src2ref", made(lambda src, dst, case: compose(inverse(dst), src)),
+         "That is src2ref, the worked direction (source -> reference). ref2src goes the other way: the reference "
+         "(= destination) (thread, value) to an offset with layout_dst_tv, then back to a source (thread, value) "
+         "with right_inverse(layout_src_tv): composition(right_inverse(src), dst)."),
+        ("inverts the destination", made(lambda src, dst, case: compose(inverse(dst), dst)),
+         "That is the identity: you inverted the destination (the reference itself). Invert the source: "
+         "right_inverse(layout_src_tv) reads an offset and names the source lane and value that hold it."),
+        ("no inverse", made(lambda src, dst, case: compose(src, dst)),
+         "composition(src, dst) reads dst's offsets as source (thread, value) indices: the source layout must be "
+         "inverted first, right_inverse(layout_src_tv), so that it reads an offset."),
+        ("the source itself", made(lambda src, dst, case: src),
+         "That is the source layout itself, (thread, value) -> offset; the answer sends a reference (thread, "
+         "value) to a source (thread, value) index."),
+        ("the destination itself", made(lambda src, dst, case: dst),
+         "That is the destination layout itself, (thread, value) -> offset; go on to the source lane with "
+         "right_inverse(layout_src_tv)."),
+        ("ignores transpose", lambda case: _ref_want({**case, "transpose": False}),
+         "Right for the plain atoms, not the transposed ones: build the atom with "
+         "LdMatrix8x8x16bOp(transpose, num_matrices), the transpose you are given."),
+        ("ignores num_matrices", lambda case: _ref_want({**case, "num_matrices": 4}),
+         "That is the x4 atom's ref2src whatever num_matrices is: build the atom with "
+         "LdMatrix8x8x16bOp(transpose, num_matrices)."),
+        ("hard-coded x4", lambda case: _ref_want({"num_matrices": 4, "transpose": False}),
+         "That is the plain x4 answer for every atom: build each atom from num_matrices and transpose."),
+    ]
+
+
+def _ref_criterion(transposed: bool):
+    def judge(context) -> Verdict:
+        problem = first_error(context.outcomes)
+        if problem:
+            return problem
+        mine = [outcome for outcome in context.outcomes if outcome.case["transpose"] == transposed]
+        for outcome in mine:
+            want = _ref_want(outcome.case)
+            if outcome.value["values"] == want:
+                continue
+            from cutekit import cute
+            src, dst = _layouts(outcome.case["num_matrices"], outcome.case["transpose"])
+            right = cute.composition(cute.right_inverse(src), dst)
+            why = _diagnosis(_ref_mistakes(), [Outcome(o.case, o.value["values"]) for o in context.outcomes],
+                             _ref_want)
+            return failed(f"ldmatrix x{outcome.case['num_matrices']}{' transposed' if transposed else ''}: ref2src "
+                          f"is {right}, yours is {outcome.value['text']}. {why}".strip())
+        return passed()
     return judge
 
 
-TO_REFERENCE = Exercise(
-    id="ch06.to_reference",
-    statement="Write to_reference(atom, side): src2ref (side 'src') or dst2ref (side 'dst') of a copy atom, "
-              "from its layout_src_tv, layout_dst_tv and layout_ref_tv.",
-    example="to_reference(ldmatrix x4, 'src') is ((8,4),(2,4)):((4,64),(32,1))",
-    cases=_reference_cases,
-    ask=_ask_reference,
+def _cutedsl_ref(context) -> Verdict:
+    """Real CuTeDSL runs the learner's own function (moved by source, `cute` made `cutlass.cute`)."""
+    outcomes = [outcome for outcome in context.outcomes if not outcome.error]
+    cases = [(outcome.case["num_matrices"], outcome.case["transpose"]) for outcome in outcomes]
+    reply = trace_function(context.answer, cases)
+    if not reply.ok:
+        return failed(f"CuTeDSL could not run your function: {reply.error}")
+    for outcome, (value, error) in zip(outcomes, reply.values):
+        where = f"x{outcome.case['num_matrices']}{' transposed' if outcome.case['transpose'] else ''}"
+        if error:
+            return failed(f"{where}: under CuTeDSL your function raised {error} (CuTeDSL's copy atom has "
+                          "layout_src_tv and layout_dst_tv, no reference layout: use the destination)")
+        try:
+            theirs = printed_layout_offsets(value)
+        except (ValueError, IndexError):
+            return failed(f"{where}: under CuTeDSL your function returned {value}, not a layout")
+        if theirs != _ref_want(outcome.case):
+            return failed(f"{where}: under CuTeDSL your function built {value}, which is not ref2src")
+    return passed()
+
+
+REF_TO_SRC = Exercise(
+    id="ch06.ref_to_src",
+    statement="Write ref_to_src(num_matrices, transpose): for the ldmatrix atom LdMatrix8x8x16bOp(transpose, "
+              "num_matrices), the layout sending a reference (thread, value) to the source (thread, value) whose "
+              "row address supplies it.",
+    example="ref_to_src(4, False) sends thread 9's register 1, half 0 to lane 10, value 2",
+    cases=_ref_cases,
+    ask=_ask_ref,
     criteria=(
-        Criterion("dst2ref: the destination renumbered (the identity for ldmatrix)", "reference", 1,
-                  _reference_side("dst")),
-        Criterion("src2ref: the source renumbered into the reference order", "reference", 2,
-                  _reference_side("src")),
+        Criterion("plain atoms x1, x2, x4: each register traced back to its source lane and value", "reference",
+                  1, _ref_criterion(False)),
+        Criterion("transposed atoms x1, x2, x4: the same", "reference", 2, _ref_criterion(True)),
+        Criterion("real CuTeDSL, running your function, builds the same layouts", "cutedsl-cpu", 1, _cutedsl_ref),
     ),
 )
 
 
-# ---- ch06.lands_in -------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _inverse(layout):
+    from cutekit import cute
+    return cute.right_inverse(layout)
+
+
+# ---- ch06.lands_in -----------------------------------------------------------------------------------------------
+
+LANDS_TILE = (16, 16, 32)        # one warp, m16n8k16 repeated: A is 16 x 32 (M x K), B is 16 x 32 (N x K)
+
 
 def _lands_cases(rng):
-    cases = [{"operand": "A", "row": rng.randint(8, 15), "k": rng.randint(0, 7)},
+    m_rows, n_rows, k_size = LANDS_TILE
+    cases = [{"operand": "A", "row": rng.randint(8, 15), "k": rng.randint(16, 31)},
              {"operand": "A", "row": rng.randint(0, 7), "k": rng.randint(8, 15)},
-             {"operand": "B", "row": rng.randint(0, 7), "k": rng.randint(8, 15)}]
-    while len(cases) < 8:
+             {"operand": "B", "row": rng.randint(8, 15), "k": rng.randint(0, 7)},
+             {"operand": "B", "row": rng.randint(0, 7), "k": rng.randint(24, 31)},
+             {"operand": "B", "row": rng.randint(8, 15), "k": rng.randint(17, 23) | 1}]
+    while len(cases) < 9:
         operand = rng.choice("AB")
-        cases.append({"operand": operand, "row": rng.randint(0, 15 if operand == "A" else 7),
-                      "k": rng.randint(0, 15)})
+        cases.append({"operand": operand, "row": rng.randint(0, (m_rows if operand == "A" else n_rows) - 1),
+                      "k": rng.randint(0, k_size - 1)})
+    rng.shuffle(cases)
     return cases
 
 
+def _lands_from(tv, rows, case) -> tuple:
+    """(thread, register, half) of element (row, k) under the TV layout `tv` read as a `rows`-row tile."""
+    index = _inverse(tv)(case["row"] + rows * case["k"])
+    thread, value = index % 32, index // 32
+    return (thread, value // 2, value % 2)
+
+
 def _lands_want(case) -> tuple:
-    mma = _warp_mma()
-    tv = mma.tv_layout_A_tiled if case["operand"] == "A" else mma.tv_layout_B_tiled
-    rows = 16 if case["operand"] == "A" else 8
-    target = case["row"] + rows * case["k"]
+    return _lands_table(case["operand"])[case["row"], case["k"]]
+
+
+@functools.lru_cache(maxsize=None)
+def _lands_table(operand) -> dict:
+    """(row, k) -> (thread, register, half) for every element of the warp tile's operand, by walking its TV layout."""
+    mma = _warp_mma(LANDS_TILE)
+    tv = mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
+    rows = LANDS_TILE[ROWS[operand]]
+    table = {}
     for thread in range(32):
-        for value in range(8 if case["operand"] == "A" else 4):
-            if tv((thread, value)) == target:
-                return (thread, value // 2, value % 2)
-    raise AssertionError(f"no thread holds {case}")
+        for value in range(16):
+            index = tv((thread, value))
+            table[index % rows, index // rows] = (thread, value // 2, value % 2)
+    return table
+
+
+@functools.lru_cache(maxsize=None)
+def _lands_mistakes():
+    tiled, single = _warp_mma(LANDS_TILE), _warp_mma()
+
+    def tv_of(mma, operand):
+        return mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
+
+    def right(case):
+        return _lands_want(case)
+
+    return [
+        ("register is the value index", lambda c: (right(c)[0], 2 * right(c)[1] + right(c)[2], right(c)[2]),
+         "The register is the value index: value v of a thread is half v % 2 of register v // 2 (two fp16 in "
+         "one 32-bit register)."),
+        ("half and register swapped", lambda c: (right(c)[0], right(c)[2], right(c)[1]),
+         "Register and half are swapped: return (thread, register, half), register = value // 2, half = value % 2."),
+        ("one MMA atom, not the warp tile", lambda c: _lands_from(tv_of(single, c["operand"]),
+                                                                  16 if c["operand"] == "A" else 8, c),
+         SINGLE_ATOM),
+        ("B read with the atom's 8 rows", lambda c: _lands_from(tv_of(tiled, c["operand"]),
+                                                                16 if c["operand"] == "A" else 8, c),
+         "B's tile here has N = 16 rows (two n8 atoms side by side): its column-major index is n + 16 * k, "
+         "not n + 8 * k."),
+        ("B as K x N", lambda c: right(c) if c["operand"] == "A" else
+         _lands_from(tv_of(tiled, "B"), 32, {"row": c["k"], "k": c["row"]}),
+         "B is indexed (n, k): CuTe's B tile is N x K (the MMA computes C[m, n] = sum over k of A[m, k] * B[n, k]),"
+         " so B[n, k] sits at n + N * k."),
+        ("row-major index", lambda c: _lands_from(tv_of(tiled, c["operand"]), 1, {**c, "row": c["row"] * 32}),
+         "The TV layout's index is column-major over the (rows, K) tile: row + rows * k, not row * K + k."),
+        ("lane is the ldmatrix row address", lambda c: ((c["row"] + 16 * (c["k"] // 8)) % 32, (c["k"] % 8) // 2,
+                                                        c["k"] % 2),
+         "That is the lane that passes the row address to ldmatrix (the source side); the question is the MMA "
+         "thread that holds the value in its registers (the destination, the MMA's TV layout)."),
+    ]
 
 
 def _ask_lands(answer, case):
@@ -170,116 +427,178 @@ def _lands_text(case):
     return f"{case['operand']}[{case['row']}, {case['k']}]"
 
 
-@each_outcome
-def _lands_thread(outcome) -> Verdict | None:
-    want = _lands_want(outcome.case)
-    if outcome.value[0] != want[0]:
-        return failed(f"{_lands_text(outcome.case)} is held by thread {want[0]}, not {outcome.value[0]}: in the "
-                      "MMA layout, thread t holds rows (t // 4) and (t // 4) + 8 of A (row t // 4 of B) and "
-                      "columns 2 * (t % 4), +1 of every 8-wide k half; invert the operand's TV layout")
-    return None
+SINGLE_ATOM = ("That is the single m16n8k16 atom's layout: the warp tile is permutation_mnk=(16, 16, 32), so A is "
+               "16 x 32 and B 16 x 32; past the atom's own values a thread's values go on along M (or N), then K "
+               "(the TiledMMA's tv_layout_A_tiled / tv_layout_B_tiled).")
 
 
-@each_outcome
-def _lands_register(outcome) -> Verdict | None:
-    want = _lands_want(outcome.case)
-    if outcome.value != want:
-        return failed(f"{_lands_text(outcome.case)} lands in thread {want[0]}, register {want[1]}, half "
-                      f"{want[2]}; yours is {outcome.value}. Value v of a thread is half v % 2 of register "
-                      "v // 2; A's values go (k, k+1), then row + 8, then k + 8 (strides (16,8,128)).")
-    return None
+def _lands_judge(part: str):
+    def judge(context) -> Verdict:
+        problem = first_error(context.outcomes)
+        if problem:
+            if re.search(r"out of range for shape .*\(size (256|128)\)", problem.hint):   # one atom's 16x16 or 8x16
+                return failed(f"{problem.hint} {SINGLE_ATOM}")
+            return problem
+        for outcome in context.outcomes:
+            want = _lands_want(outcome.case)
+            got = outcome.value
+            if (got[0] != want[0]) if part == "thread" else (got != want):
+                why = _diagnosis(_lands_mistakes(), list(context.outcomes), _lands_want)
+                if len({other.value for other in context.outcomes}) == 1:
+                    why = ("Yours gives the same answer for every element (a worked example kept?): invert the "
+                           "warp tile's TV layout for each (row, k).")
+                if not why:
+                    why = ("Invert the operand's TV layout of the warp tile: right_inverse(tv)(row + rows * k) is "
+                           "thread + 32 * value.")
+                return failed(f"{_lands_text(outcome.case)} is held by thread {want[0]}, register {want[1]}, half "
+                              f"{want[2]}; yours is {got}. {why}")
+        return passed()
+    return judge
 
 
 LANDS_IN = Exercise(
     id="ch06.lands_in",
-    statement="Write lands_in(operand, row, k): (thread, register, half) holding element (row, k) of A (16x16) "
-              "or B (8x16) of the m16n8k16 MMA.",
-    example="lands_in('A', 8, 1) == (0, 1, 1)",
+    statement="Write lands_in(operand, row, k): (thread, register, half) holding element (row, k) of A (16 x 32, "
+              "row = m) or B (16 x 32, row = n) for one warp running m16n8k16 over permutation_mnk=(16, 16, 32).",
+    example="lands_in('B', 3, 9) == (12, 1, 1)",
     cases=_lands_cases,
     ask=_ask_lands,
     criteria=(
-        Criterion("the thread", "reference", 1, _lands_thread),
-        Criterion("the register and the half", "reference", 2, _lands_register),
+        Criterion("the thread", "reference", 1, _lands_judge("thread")),
+        Criterion("the register and the half", "reference", 2, _lands_judge("all")),
     ),
 )
 
 
-# ---- ch06.ldmatrix_for ---------------------------------------------------------------------------------------
+# ---- ch06.ldmatrix_for -------------------------------------------------------------------------------------------
+
+# the tiles where the easy wrong rules part from the right one; every seed asks all of them
+EDGE_CASES = [
+    {"operand": "B", "tile_mnk": (16, 24, 16), "atom_mnk": (16, 8, 16)},    # 4, then 3 N repeats: x2
+    {"operand": "B", "tile_mnk": (16, 8, 48), "atom_mnk": (16, 8, 16)},     # 4, 1, then 3 K repeats: x2
+    {"operand": "B", "tile_mnk": (16, 40, 16), "atom_mnk": (16, 8, 16)},    # 5 N repeats: x2
+    {"operand": "B", "tile_mnk": (16, 8, 80), "atom_mnk": (16, 8, 16)},     # 5 K repeats: x2
+    {"operand": "B", "tile_mnk": (16, 24, 32), "atom_mnk": (16, 8, 16)},    # 3 N repeats, even K: still x2
+    {"operand": "B", "tile_mnk": (16, 8, 32), "atom_mnk": (16, 8, 16)},     # no N repeat, 2 K repeats: x4
+    {"operand": "B", "tile_mnk": (16, 8, 8), "atom_mnk": (16, 8, 8)},       # 2 values a thread: x1
+    {"operand": "A", "tile_mnk": (16, 8, 8), "atom_mnk": (16, 8, 8)},       # 4 values, nothing after: x2
+    {"operand": "A", "tile_mnk": (32, 8, 8), "atom_mnk": (16, 8, 8)},       # 4, then 2 M repeats: x4
+]
+
 
 def _choose_cases(rng):
-    cases = [{"operand": "B", "tile_mnk": (rng.choice((16, 32)), 8, 16)},
-             {"operand": "B", "tile_mnk": (16, 8, 32)},
-             {"operand": "B", "tile_mnk": (rng.choice((16, 32)), rng.choice((16, 32)), 16)},
-             {"operand": "A", "tile_mnk": (rng.choice((16, 32, 64)), 8, rng.choice((16, 32)))}]
-    while len(cases) < 7:
-        cases.append({"operand": rng.choice("AB"),
-                      "tile_mnk": (rng.choice((16, 32)), rng.choice((8, 16, 32)), rng.choice((16, 32)))})
+    cases = [dict(case) for case in EDGE_CASES]
+    for atom_k in (16, 8):
+        operand = rng.choice("AB")
+        tile = (16 * rng.randint(1, 4), 8 * rng.randint(1, 8), atom_k * rng.randint(1, 64 // atom_k))
+        cases.append({"operand": operand, "tile_mnk": tile, "atom_mnk": (16, 8, atom_k)})
     return cases
 
 
+_fits: dict = {}
+
+
 def _choose_want(case) -> int:
-    from cutekit import cute
-    make = cute.make_tiled_copy_A if case["operand"] == "A" else cute.make_tiled_copy_B
-    mma = _warp_mma(case["tile_mnk"])
-    for num_matrices in (4, 2, 1):
-        try:
-            make(_atom(num_matrices, False), mma)
-            return num_matrices
-        except ValueError:
-            continue
-    raise AssertionError(f"no ldmatrix fits {case}")
+    """The largest num_matrices whose copy fits (cutekit's reference algebra, `ldmatrix_fit`)."""
+    key = (case["operand"], tuple(case["tile_mnk"]), tuple(case["atom_mnk"]))
+    if key not in _fits:
+        from cutekit import cute
+        _fits[key] = largest_fitting_ldmatrix(cute, *key)
+    return _fits[key]
 
 
 def _ask_choose(answer, case):
-    made = answer(case["operand"], case["tile_mnk"])
+    made = answer(case["operand"], tuple(case["tile_mnk"]), tuple(case["atom_mnk"]))
     if isinstance(made, bool) or not isinstance(made, int):
         raise TypeError(f"expected 1, 2 or 4, got {made!r:.80}")
     return made
 
 
+def _walk(case) -> str:
+    """Why the case's answer is what it is, in the chapter's words."""
+    operand, tile, atom = case["operand"], case["tile_mnk"], case["atom_mnk"]
+    own, along_rows, along_k = thread_values(operand, tile, atom)
+    rows = "M" if operand == "A" else "N"
+    want = _choose_want(case)
+    text = (f"a thread's {operand} values are {own} of one MMA, then {along_rows} repeat(s) along {rows}, then "
+            f"{along_k} along K: x{want} takes {2 * want} from the front")
+    if want < 4:
+        text += f"; x{2 * want} would take {4 * want}, and {own} x {along_rows} x {along_k} does not split that way"
+    return text
+
+
+@functools.lru_cache(maxsize=None)
+def _choose_mistakes():
+    def rows_of(case):
+        return case["tile_mnk"][ROWS[case["operand"]]]
+
+    return [
+        ("counts 8x8 matrices", lambda c: min(4, (rows_of(c) // 8) * (c["tile_mnk"][2] // 8)),
+         "Counting the tile's 8x8 matrices is not enough: one ldmatrix fills consecutive values of a thread, in "
+         "the MMA's value order, and x4 takes 8 of them."),
+        ("ignores the MMA shape", lambda c: largest_ldmatrix(c["operand"], c["tile_mnk"], (16, 8, 16)),
+         "The MMA atom is not always m16n8k16: with m16n8k8 a thread holds rows x K / 32 = 4 values of A and 2 "
+         "of B per atom."),
+        ("M for B", lambda c: largest_ldmatrix("A", c["tile_mnk"], c["atom_mnk"]),
+         "B's rows are N (tile_mnk[1], atom_mnk[1]), not M: B's tile is N x K."),
+        ("N >= 16 or K >= 32", lambda c: 4 if c["operand"] == "A" or rows_of(c) >= 16 or c["tile_mnk"][2] >= 32
+         else 2,
+         "'B with N >= 16 or K >= 32' is a rule read off one example: x4 needs the repeats that follow the atom's "
+         "values to split into pairs."),
+        ("N/8 x K/16 even", lambda c: 4 if c["operand"] == "A" or (rows_of(c) // 8) * (c["tile_mnk"][2] // 16) % 2
+         == 0 else 2,
+         "An even number of values per thread is not enough: the 8 values of an x4 must come from whole repeats "
+         "in order (the N repeats first, then the K repeats)."),
+        ("x4 for A, x2 for B", lambda c: 4 if c["operand"] == "A" else 2,
+         "x4 for A and x2 for B is the rule of one MMA, not of a warp tile: the repeats along N and K can make x4 "
+         "fit B, and a smaller MMA can make it miss A."),
+        ("always x4", lambda c: 4, "x4 does not fit every tile."),
+    ]
+
+
 def _choose_criterion(operand: str):
-    @each_outcome
-    def judge(outcome) -> Verdict | None:
-        case = outcome.case
-        if case["operand"] != operand:
-            return None
-        want = _choose_want(case)
-        if outcome.value != want:
-            rows = "M" if operand == "A" else "N"
-            return failed(f"operand {operand}, warp tile {case['tile_mnk']}: x{want} is the largest that fits "
-                          f"(cutekit's make_tiled_copy_{operand} accepts it), yours is {outcome.value}. One x4 needs "
-                          f"four 8x8 matrices in a thread's values: count the 8x8 blocks of the warp's {rows} x K "
-                          "operand tile (at most 4 per instruction).")
-        return None
+    def judge(context) -> Verdict:
+        problem = first_error(context.outcomes)
+        if problem:
+            return problem
+        mine = [outcome for outcome in context.outcomes if outcome.case["operand"] == operand]
+        for outcome in mine:
+            want = _choose_want(outcome.case)
+            if outcome.value != want:
+                why = _diagnosis(_choose_mistakes(), list(context.outcomes), _choose_want)
+                return failed(f"operand {operand}, {case_text(outcome.case)}: x{want} is the largest that fits, "
+                              f"yours is {outcome.value}. {_walk(outcome.case)}. {why}".strip())
+        return passed()
     return judge
 
 
 LDMATRIX_FOR = Exercise(
     id="ch06.ldmatrix_for",
-    statement="Write ldmatrix_for(operand, tile_mnk): the largest num_matrices (4, 2, 1) whose ldmatrix atom "
-              "make_tiled_copy_A/B accepts for one warp running m16n8k16 over tile_mnk.",
-    example="ldmatrix_for('B', (16, 8, 16)) == 2",
+    statement="Write ldmatrix_for(operand, tile_mnk, atom_mnk): the largest num_matrices (4, 2, 1) whose ldmatrix "
+              "copy loads every register of one warp's MMA fragment exactly once, for the MMA atom atom_mnk "
+              "(fp16) repeated over tile_mnk.",
+    example="ldmatrix_for('B', (16, 8, 16), (16, 8, 16)) == 2",
     cases=_choose_cases,
     ask=_ask_choose,
     forbidden=("make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy", "make_tiled_copy_tv"),
     criteria=(
-        Criterion("operand A", "reference", 1, _choose_criterion("A")),
-        Criterion("operand B (N and K decide)", "reference", 2, _choose_criterion("B")),
+        Criterion("operand A (m16n8k16 and m16n8k8)", "reference", 1, _choose_criterion("A")),
+        Criterion("operand B, including the tiles where x4 does not fit", "reference", 2, _choose_criterion("B")),
     ),
 )
 
 
-# ---- ch06.s2r_k_block ----------------------------------------------------------------------------------------
+# ---- ch06.s2r_k_block --------------------------------------------------------------------------------------------
 
 def _k_block_cases(rng):
     torch_ready()
-    return [{"k_block": 1, "seed": rng.randint(0, 10_000)}, {"k_block": 0, "seed": rng.randint(0, 10_000)}]
+    return [{"k_block": 1, "_seed": rng.randint(0, 10_000)}, {"k_block": 0, "_seed": rng.randint(0, 10_000)}]
 
 
 def _ask_k_block(answer, case):
     import torch
     run, from_dlpack = on_simulator(answer)
-    generator = torch.Generator().manual_seed(case["seed"])
+    generator = torch.Generator().manual_seed(case["_seed"])
     # distinct integers, exact in fp16: a register's value names the element it came from
     a = torch.randperm(512, generator=generator).to(torch.float16).reshape(16, 32)
     out = torch.full((32, 8), -1.0, dtype=torch.float16)
@@ -301,22 +620,52 @@ def _ask_k_block(answer, case):
     return {"unwritten": unwritten, "wrong": len(wrong), "first": wrong[0] if wrong else None}
 
 
+RETILE_HINT = ("the destination is the MMA's registers seen through the copy: tXrA = thread_copy.retile(tCrA), "
+               "sliced like the source, tXrA[None, None, k_block]")
+
+
 def _k_block_criterion(context) -> Verdict:
     for outcome in context.outcomes:
         where = f"k-block {outcome.case['k_block']}"
         if outcome.error:
-            return failed(f"{where}: {outcome.error.splitlines()[0][:400]} (the source is "
-                          "s2r.get_slice(tidx).partition_S(sA), the destination s2r.get_slice(tidx).retile(tCrA), "
-                          "both sliced [None, None, k_block])")
+            first = outcome.error.strip().splitlines()[0][:700]
+            if "retile" in first:            # the simulator's refusal already says what to pass
+                return failed(f"{where}: {first}")
+            if "out of range" in first:
+                return failed(f"{where}: {first} (tXsA and tXrA are (CPY, CPY_M, CPY_K): k_block indexes the last "
+                              "mode, tXsA[None, None, k_block] and tXrA[None, None, k_block])")
+            return failed(f"{where}: {first} (the source is s2r.get_slice(tidx).partition_S(sA); "
+                          f"{RETILE_HINT})")
         value = outcome.value
         if value["unwritten"]:
-            return failed(f"{where}: {value['unwritten']} of the 256 registers were never loaded (copy into "
-                          "retile(tCrA)[None, None, k_block]: the retiled view shares tCrA's registers)")
+            return failed(f"{where}: {value['unwritten']} of the 256 registers were never loaded (copy this "
+                          "k-block, [None, None, k_block] of partition_S(sA) and of retile(tCrA): the retiled view "
+                          "shares tCrA's registers)")
         if value["wrong"]:
             thread, v, want, got = value["first"]
             return failed(f"{where}: {value['wrong']} registers hold the wrong element; thread {thread} value {v} "
                           f"should hold A{want}, it holds A{got} (the source and destination must be the same "
-                          "k-block, the source from partition_S of the S2R copy, the destination its retile)")
+                          "k-block, the source from this thread's partition_S of the S2R copy, the destination "
+                          "its retile of tCrA)")
+    return passed()
+
+
+LDMATRIX_PER_K_BLOCK = 1      # the solution's PTX for one k-block of a 16 x 32 A tile: one ldmatrix.x4
+
+
+def _k_block_ptx(context) -> Verdict:
+    report, problem = compiled_kernel(context.answer, ("Float16", 2, 8), ("Float16", 2, 8), 1,
+                                      module="learner_s2r")
+    if problem:
+        if "retile" in problem.hint or "restAtomV" in problem.hint or "crd2idx" in problem.hint:
+            return failed(f"{problem.hint[:500]} ({RETILE_HINT})")
+        return problem
+    found = report.count("ldmatrix.sync.aligned.m8n8.x4")
+    others = report.count("ldmatrix") - found
+    if found != LDMATRIX_PER_K_BLOCK or others:
+        return failed(f"one k-block of A (16 x 16 fp16) is one ldmatrix.x4 per thread; your PTX has {found} "
+                      f"ldmatrix.x4 and {others} other ldmatrix (copy only [None, None, k_block] of partition_S "
+                      "and of the retiled registers, with the S2R TiledCopy `s2r`)")
     return passed()
 
 
@@ -328,9 +677,11 @@ S2R_K_BLOCK = Exercise(
     cases=_k_block_cases,
     ask=_ask_k_block,
     timeout=120.0,
-    criteria=(Criterion("every register of the k-block holds its MMA element", "reference", 3,
-                        _k_block_criterion),),
+    criteria=(
+        Criterion("every register of the k-block holds its MMA element", "reference", 3, _k_block_criterion),
+        Criterion("compiled for sm_80: one ldmatrix.x4 for the k-block", "cutedsl-cpu", 1, _k_block_ptx),
+    ),
 )
 
 
-EXERCISES = [TO_REFERENCE, LANDS_IN, LDMATRIX_FOR, S2R_K_BLOCK]
+EXERCISES = [REF_TO_SRC, LANDS_IN, LDMATRIX_FOR, S2R_K_BLOCK]

@@ -1,0 +1,163 @@
+"""Chapter 06 answers: the model answers (taken from solutions/06_ldmatrix_retile.py, so they stay in step with
+it) and wrong ones, each modelling one mistake learners make.
+
+A real file on purpose: the cutedsl-cpu tier moves an answer to CuTeDSL by its source."""
+from cutekit import cute
+
+from simulated import solution_code
+
+_MODEL = {}
+exec(compile("from cutekit import cute\n"
+             + solution_code("06_ldmatrix_retile", "def ref_to_src(", 'check("ch06.ref_to_src"')
+             + solution_code("06_ldmatrix_retile", "def lands_in(", 'check("ch06.lands_in"')
+             + solution_code("06_ldmatrix_retile", "def ldmatrix_for(", 'check("ch06.ldmatrix_for"'),
+             "solutions/06_ldmatrix_retile.py", "exec"), _MODEL)
+model_ref_to_src, model_lands_in, model_ldmatrix_for = (_MODEL["ref_to_src"], _MODEL["lands_in"],
+                                                        _MODEL["ldmatrix_for"])
+
+
+def _atom(num_matrices, transpose):
+    return cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
+
+
+# ---- ch06.ref_to_src: ref_to_src(num_matrices, transpose) ----
+
+def ref_to_src(num_matrices, transpose):
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
+    return cute.composition(cute.right_inverse(atom.layout_src_tv), atom.layout_dst_tv)
+
+
+def ref_to_src_is_src2ref(num_matrices, transpose):
+    """The worked direction, copied: source -> reference."""
+    atom = _atom(num_matrices, transpose)
+    return cute.composition(cute.right_inverse(atom.layout_dst_tv), atom.layout_src_tv)
+
+
+def ref_to_src_inverts_the_destination(num_matrices, transpose):
+    atom = _atom(num_matrices, transpose)
+    return cute.composition(cute.right_inverse(atom.layout_dst_tv), atom.layout_dst_tv)
+
+
+def ref_to_src_forgets_the_inverse(num_matrices, transpose):
+    atom = _atom(num_matrices, transpose)
+    return cute.composition(atom.layout_src_tv, atom.layout_dst_tv)
+
+
+def ref_to_src_returns_the_source_layout(num_matrices, transpose):
+    return _atom(num_matrices, transpose).layout_src_tv
+
+
+def ref_to_src_ignores_transpose(num_matrices, transpose):
+    return ref_to_src(num_matrices, False)
+
+
+def ref_to_src_ignores_num_matrices(num_matrices, transpose):
+    return ref_to_src(4, transpose)
+
+
+def ref_to_src_hard_coded_x4(num_matrices, transpose):
+    return cute.make_layout(((4, 8), (2, 4)), stride=((64, 1), (32, 8)))
+
+
+def ref_to_src_with_cutekits_reference(num_matrices, transpose):
+    """Right in cutekit, which gives its atoms a layout_ref_tv; CuTeDSL's copy atom has no such attribute."""
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
+    return cute.composition(cute.right_inverse(atom.layout_src_tv), atom.layout_ref_tv)
+
+
+# ---- ch06.lands_in: lands_in(operand, row, k) over the warp tile (16, 16, 32) ----
+
+def _warp(tile=(16, 16, 32)):
+    op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
+    return cute.make_tiled_mma(op, (1, 1, 1), permutation_mnk=tile) if tile else cute.make_tiled_mma(op)
+
+
+def _tv(operand, tile=(16, 16, 32)):
+    warp = _warp(tile)
+    return warp.tv_layout_A_tiled if operand == "A" else warp.tv_layout_B_tiled
+
+
+def _thread_register_half(index):
+    return (index % 32, (index // 32) // 2, (index // 32) % 2)
+
+
+def lands_in(operand, row, k):
+    return _thread_register_half(cute.right_inverse(_tv(operand))(row + 16 * k))
+
+
+def lands_register_is_the_value_index(operand, row, k):
+    index = cute.right_inverse(_tv(operand))(row + 16 * k)
+    return (index % 32, index // 32, (index // 32) % 2)
+
+
+def lands_half_and_register_swapped(operand, row, k):
+    thread, register, half = lands_in(operand, row, k)
+    return (thread, half, register)
+
+
+def lands_on_the_single_atom(operand, row, k):
+    """The worked cell's single m16n8k16, not the warp tile."""
+    rows = 16 if operand == "A" else 8
+    return _thread_register_half(cute.right_inverse(_tv(operand, None))(row + rows * k))
+
+
+def lands_b_with_the_atoms_8_rows(operand, row, k):
+    return _thread_register_half(cute.right_inverse(_tv(operand))(row + (16 if operand == "A" else 8) * k))
+
+
+def lands_row_major_index(operand, row, k):
+    return _thread_register_half(cute.right_inverse(_tv(operand))(row * 32 + k))
+
+
+def lands_b_as_k_by_n(operand, row, k):
+    if operand == "A":
+        return lands_in(operand, row, k)
+    return _thread_register_half(cute.right_inverse(_tv("B"))(k + 32 * row))
+
+
+def lands_lane_is_the_row_address(operand, row, k):
+    return ((row + 16 * (k // 8)) % 32, (k % 8) // 2, k % 2)
+
+
+def lands_hard_coded_example(operand, row, k):
+    return (14, 6, 0)
+
+
+# ---- ch06.ldmatrix_for: ldmatrix_for(operand, tile_mnk, atom_mnk) ----
+
+def ldmatrix_for(operand, tile_mnk, atom_mnk):
+    return model_ldmatrix_for(operand, tile_mnk, atom_mnk)
+
+
+def choose_by_counting_8x8_matrices(operand, tile_mnk, atom_mnk):
+    """The chapter's earlier model answer: min(4, the operand tile's 8x8 matrices)."""
+    rows = tile_mnk[0] if operand == "A" else tile_mnk[1]
+    return min(4, (rows // 8) * (tile_mnk[2] // 8))
+
+
+def choose_n16_or_k32(operand, tile_mnk, atom_mnk):
+    """The chapter's earlier prose rule: x4 fits 'B with N >= 16 or K >= 32'."""
+    return 4 if operand == "A" or tile_mnk[1] >= 16 or tile_mnk[2] >= 32 else 2
+
+
+def choose_even_values(operand, tile_mnk, atom_mnk):
+    """cutekit's make_tiled_copy_B's old test: a whole number of 8-value atoms per thread."""
+    if operand == "A":
+        return 4
+    return 4 if (tile_mnk[1] // 8) * (tile_mnk[2] // 16) % 2 == 0 else 2
+
+
+def choose_ignores_the_mma_shape(operand, tile_mnk, atom_mnk):
+    return model_ldmatrix_for(operand, tile_mnk, (16, 8, 16))
+
+
+def choose_x4_for_a_x2_for_b(operand, tile_mnk, atom_mnk):
+    return 4 if operand == "A" else 2
+
+
+def choose_uses_m_for_b(operand, tile_mnk, atom_mnk):
+    return model_ldmatrix_for("A", tile_mnk, atom_mnk)
+
+
+def choose_always_x4(operand, tile_mnk, atom_mnk):
+    return 4
