@@ -10,6 +10,8 @@ identity tensor); on `cutedsl-cpu` it is compiled for sm_80 and its PTX must hol
 Also here, for the chapter and the tests:
   ldmatrix_fit(cute, operand, tile_mnk, atom_mnk, num_matrices)   does that ldmatrix copy fit? (either library)
   ldmatrix_fit_in_cutedsl(cases)                                   the same question asked of real CuTeDSL
+  largest_fitting_ldmatrix(cute, operand, tile_mnk, atom_mnk)      the largest num_matrices that fits (and
+  largest_fitting_ldmatrix_in_cutedsl(cases)                        the same asked of real CuTeDSL)
   largest_ldmatrix(operand, tile_mnk, atom_mnk)                    the rule the chapter teaches, written out
 """
 from __future__ import annotations

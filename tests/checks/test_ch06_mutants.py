@@ -67,7 +67,7 @@ def test_every_chapter_06_exercise_has_a_right_answer_and_four_mistakes_or_more(
     assert set(ids) == set(CORRECT) | {"ch06.s2r_k_block"}
     counts = mistakes_per_exercise(MISTAKES)
     assert all(counts[exercise_id] >= 4 for exercise_id in CORRECT), counts
-    assert len(S2R_MISTAKES) >= 4
+    assert mistakes_per_exercise(KERNEL_MISTAKES)["ch06.s2r_k_block"] >= 4
 
 
 @pytest.mark.parametrize("exercise_id", sorted(CORRECT))
@@ -133,34 +133,39 @@ S2R_KERNEL = solution_code("06_ldmatrix_retile", "@cute.kernel\ndef s2r_kernel",
     .replace("s2r_kernel", "s2r_kernel_NAME").replace("def load_k_block(", "def load_k_block_NAME(")
 
 COPY_LINE = "cute.copy(s2r, tXsA[None, None, k_block], tXrA[None, None, k_block])"
-# mistake: (the solution's text it replaces, the wrong text, what the hint must name)
-S2R_MISTAKES = {
-    "retile_skipped": (COPY_LINE, "cute.copy(s2r, tXsA[None, None, k_block], tCrA[None, None, k_block])",
-                       r"retile"),
-    "always_k_block_0": ("tXsA[None, None, k_block], tXrA[None, None, k_block]",
-                         "tXsA[None, None, 0], tXrA[None, None, 0]", r"never loaded \(copy this k-block"),
-    "source_from_the_other_k_block": ("tXsA[None, None, k_block], tXrA", "tXsA[None, None, 1 - k_block], tXrA",
-                                      r"wrong element.*same\s+k-block"),
-    "k_block_indexes_the_m_mode": (COPY_LINE, "cute.copy(s2r, tXsA[None, k_block, None], tXrA[None, k_block, None])",
-                                   r"k_block indexes the last mode"),
-    "every_thread_copies_thread_0s_rows": ("tXsA = thread_copy.partition_S(sA)",
-                                           "tXsA = s2r.get_slice(0).partition_S(sA)", r"this thread's partition_S"),
-    "partition_D_for_the_source": ("tXsA = thread_copy.partition_S(sA)", "tXsA = thread_copy.partition_D(sA)",
-                                   r"partition_S"),
-    "no_copy_at_all": ("    " + COPY_LINE + "\n", "", r"never loaded"),
-    "copies_into_a_separate_fragment": ("tXrA = thread_copy.retile(tCrA)",
-                                        "tXrA = thread_copy.retile(cute.make_fragment_like(tCrA))",
-                                        r"retiled view shares tCrA's registers"),
-}
+# (exercise, mistake, (the solution's text it replaces, the wrong text), what the hint must name)
+KERNEL_MISTAKES = [
+    ("ch06.s2r_k_block", "retile_skipped",
+     (COPY_LINE, "cute.copy(s2r, tXsA[None, None, k_block], tCrA[None, None, k_block])"), r"retile"),
+    ("ch06.s2r_k_block", "always_k_block_0",
+     ("tXsA[None, None, k_block], tXrA[None, None, k_block]", "tXsA[None, None, 0], tXrA[None, None, 0]"),
+     r"never loaded \(copy this k-block"),
+    ("ch06.s2r_k_block", "source_from_the_other_k_block",
+     ("tXsA[None, None, k_block], tXrA", "tXsA[None, None, 1 - k_block], tXrA"), r"wrong element.*same\s+k-block"),
+    ("ch06.s2r_k_block", "k_block_indexes_the_m_mode",
+     (COPY_LINE, "cute.copy(s2r, tXsA[None, k_block, None], tXrA[None, k_block, None])"),
+     r"k_block indexes the last mode"),
+    ("ch06.s2r_k_block", "every_thread_copies_thread_0s_rows",
+     ("tXsA = thread_copy.partition_S(sA)", "tXsA = s2r.get_slice(0).partition_S(sA)"),
+     r"this thread's partition_S"),
+    ("ch06.s2r_k_block", "partition_D_for_the_source",
+     ("tXsA = thread_copy.partition_S(sA)", "tXsA = thread_copy.partition_D(sA)"), r"partition_S"),
+    ("ch06.s2r_k_block", "no_copy_at_all", ("    " + COPY_LINE + "\n", ""), r"never loaded"),
+    ("ch06.s2r_k_block", "copies_into_a_separate_fragment",
+     ("tXrA = thread_copy.retile(tCrA)", "tXrA = thread_copy.retile(cute.make_fragment_like(tCrA))"),
+     r"retiled view shares tCrA's registers"),
+]
 # right data on the simulator, the wrong instructions: only the compiled PTX tells
-S2R_PTX_MISTAKES = {
-    "whole_tile_copied": (COPY_LINE, "cute.copy(s2r, tXsA, tXrA)", r"2 ldmatrix\.x4"),
-}
+PTX_MISTAKES = [
+    ("ch06.s2r_k_block", "whole_tile_copied", (COPY_LINE, "cute.copy(s2r, tXsA, tXrA)"), r"2 ldmatrix\.x4"),
+]
+S2R_MISTAKES = {name: (change, cause) for _, name, change, cause in KERNEL_MISTAKES}
+S2R_PTX_MISTAKES = {name: (change, cause) for _, name, change, cause in PTX_MISTAKES}
 S2R_SEEDS = (0, 1)
 
 
 def _kernel_source() -> str:
-    replacements = {name: (old, new) for name, (old, new, _) in {**S2R_MISTAKES, **S2R_PTX_MISTAKES}.items()}
+    replacements = {name: change for name, (change, _) in {**S2R_MISTAKES, **S2R_PTX_MISTAKES}.items()}
     return "import cutlass\nimport cutlass.cute as cute\n\n" + with_mistakes(S2R_KERNEL, replacements)
 
 
@@ -186,7 +191,7 @@ def test_the_correct_s2r_kernel_passes_on_the_simulator_in_strict_mode(kernels, 
 @pytest.mark.parametrize("mistake", sorted(S2R_MISTAKES))
 def test_a_wrong_s2r_kernel_fails_with_a_hint_naming_its_cause(kernels, mistake, monkeypatch):
     answer = getattr(kernels, f"load_k_block_{mistake}")
-    assert_mistake_fails_naming_its_cause("ch06.s2r_k_block", answer, S2R_MISTAKES[mistake][2], S2R_SEEDS,
+    assert_mistake_fails_naming_its_cause("ch06.s2r_k_block", answer, S2R_MISTAKES[mistake][1], S2R_SEEDS,
                                           monkeypatch)
 
 
@@ -204,6 +209,6 @@ def test_the_right_kernel_compiles_to_one_ldmatrix_x4_per_k_block(kernels, monke
 def test_real_cutedsl_refuses_or_counts_the_wrong_copy(kernels, mistake, monkeypatch):
     """Skipping retile does not compile in CuTeDSL 4.8.1; copying the whole tile compiles to 2 ldmatrix.x4."""
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
-    cause = {**S2R_MISTAKES, **S2R_PTX_MISTAKES}[mistake][2]
+    cause = {**S2R_MISTAKES, **S2R_PTX_MISTAKES}[mistake][1]
     assert_mistake_fails_naming_its_cause("ch06.s2r_k_block", getattr(kernels, f"load_k_block_{mistake}"), cause,
                                           (0,), monkeypatch, tiers="cutedsl-cpu")
