@@ -35,13 +35,13 @@ REFERENCE_POINTS = sum(criterion.points for criterion in exercise(EXERCISE).crit
 
 RIGHT = """
 from cutekit import cute
-def layout_for(M, N):
-    return cute.make_layout((M, N), stride=(N, 1))
+def layout_for(M, N, B):
+    return cute.make_layout((M, N, B), stride=(N, 1, M * N))
 """
 WRONG = """
 from cutekit import cute
-def layout_for(M, N):
-    return cute.make_layout((M, N), stride=(1, M))     # column-major: the mistake chapter 01 warns about
+def layout_for(M, N, B):
+    return cute.make_layout((M, N, B), stride=(1, M, M * N))     # column-major: the mistake chapter 01 warns about
 """
 CHECK = """
 import os
