@@ -178,7 +178,8 @@ for name, layout in (("column-major threads", threads), ("row-major threads", ro
     first = [row_major_matrix(cute.local_partition(tile, layout, cute.Int32(t))[0]) for t in range(6)]
     print(f"{name} {layout}: first offsets {first}")
 assert str(row_major_matrix) == "(8,18):(18,1)"
-assert [row_major_matrix(cute.local_partition(tile, threads, cute.Int32(t))[0]) for t in range(6)] == [0, 18, 1, 19, 2, 20]
+assert [row_major_matrix(cute.local_partition(tile, threads, cute.Int32(t))[0])
+        for t in range(6)] == [0, 18, 1, 19, 2, 20]
 assert [row_major_matrix(cute.local_partition(tile, row_major_threads, cute.Int32(t))[0])
         for t in range(6)] == [0, 1, 2, 18, 19, 20]
 # the add kernel below: 128 threads as (4,32):(32,1) on 16x128 tiles of a row-major matrix

@@ -31,7 +31,7 @@
 #
 # This chapter builds a row sum (`torch.sum(x, dim=-1)`) four ways, from CUDA-style index math to a
 # TiledCopy over a "super tile", then any reduced dimension; each version is checked against torch on
-# shapes the tiles do not divide. Then: what `cute.compile` caches, and why a cache keyed by dtype alone
+# shapes the tiles do not divide. Then: what CuTeDSL compiles and when, and why a cache keyed by dtype alone
 # breaks.
 
 # %%
@@ -55,14 +55,16 @@ assert str(small_copy.layout_tv_tiled) == "((8,2),4):((8,1),2)"
 render.tiled_copy(small_copy, highlight=1)
 
 # %% [markdown]
-# The printout is CuTeDSL's (C++ prints `_8` for static 8). `Tiler MN` is the tile one round of the copy
-# covers, 2x32; `TV Layout tiled` maps (thread, value) to a position in that tile (column-major index);
-# the atom's `(1,4):(0,1)` says one thread moves 4 consecutive values per instruction.
+# cutekit prints a TiledCopy as real CuTeDSL 4.8.1 does (traced on the CPU, the same lines; C++ prints `_8`
+# for a static 8). `Tiler MN` is the tile one round of the copy covers, 2x32; `TV Layout tiled` maps
+# (thread, value) to a position in that tile (column-major index); the atom's `(1,4):(0,1)` says one thread
+# moves 4 consecutive values per instruction.
 #
 # ## Play
 #
-# Predict before you move the slider: with 4x32 threads row-major and 1x4 values each, which 4 elements
-# does thread 33 own?
+# Predict before you move the slider, with chapter 02's rule (a row-major thread layout numbers threads along
+# a row; each thread's value block sits at its thread coordinate times the block's shape): with 4x32 threads
+# row-major and 1x4 values each, which 4 elements does thread 33 own?
 
 # %%
 widgets.tv_explorer(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_layout((1, 4)))
@@ -108,15 +110,18 @@ render.tv_layout(tv, tiler, highlight=33)
 # Give the TiledCopy a tile four times wider than its own (a 4x512 **super tile**). Thread 5 gets a
 # tensor of shape `((4,1),1,4)`: mode 0 is (values of one atom, atoms per copy tile) = one 128-bit vector;
 # modes 1 and 2 count how often the 4x128 copy tile repeats down and across the super tile (1 and 4).
-# An identity tensor shows the (m, n) of each element.
+# An identity tensor shows the (m, n) of each element (a list comprehension reads them, in cutekit and in
+# CuTeDSL alike).
 
 # %%
 super_tile = cute.make_identity_tensor((4, 512))
 mine = tiled_copy.get_slice(5).partition_S(super_tile)
+mine_cells = [mine[i] for i in range(cute.size(mine))]
 print(mine)
-print(mine.values())
+print(mine_cells)
+assert str(mine) == "tensor<(0,20) o ((4,1),1,4):((1@1,0),0,128@1)>"     # as real CuTeDSL prints it
 assert mine.shape == ((4, 1), 1, 4)
-assert mine.values()[:5] == [(0, 20), (0, 21), (0, 22), (0, 23), (0, 148)]
+assert mine_cells[:5] == [(0, 20), (0, 21), (0, 22), (0, 23), (0, 148)]
 
 # %% [markdown]
 # Thread 5 is in row 0 (threads 0..31 are the first warp) and reads columns 20..23, then the same 4
@@ -128,14 +133,16 @@ assert mine.values()[:5] == [(0, 20), (0, 21), (0, 22), (0, 23), (0, 148)]
 # `partition_S(tensor)` is two steps. `tidfrg_S` (C++ `tile2thrfrg`) first divides the tensor by the
 # tiler (`zipped_divide`, chapter 03), then composes the tile mode with the TV layout, so the result is
 # indexed `(thread, (atom values, atoms), (rest m, rest n))`; `get_slice(t)` then fixes the thread.
-# CuTeDSL 4.8.1's Python `TiledCopy` does not expose `tidfrg_S` (its methods are `get_slice`, `retile`,
-# the layouts and `tiler_mn`); cutekit's reference has it so we can look inside. In CuTeDSL the same
-# layout is one composition away, shown after this one.
+# CuTeDSL 4.8.1's Python `TiledCopy` does not expose `tidfrg_S` (its public names are `get_slice`, `retile`,
+# `tiler_mn`, `size`, `thr_id`, `op`, `value_type`, the `layout_*` properties, `get`, `set`, `type` and
+# `with_`); cutekit's reference has it so we can look inside. In CuTeDSL the same layout is one composition
+# away, shown after this one.
 
 # %%
 by_thread = tiled_copy.tidfrg_S(cute.make_layout((4, 512), stride=(512, 1)))
 print(by_thread)
 assert str(by_thread) == "((32,4),(4,1),(1,4)):((4,512),(1,0),(0,128))"
+assert [str(cute.get(by_thread, mode=[i])) for i in range(3)] == ["(32,4):(4,512)", "(4,1):(1,0)", "(1,4):(0,128)"]
 # the same with what CuTeDSL has: the tile mode of the divide composed with the TV layout
 as_in_cutedsl = cute.composition(cute.zipped_divide(cute.make_layout((4, 512), stride=(512, 1)), tiled_copy.tiler_mn),
                                  (tiled_copy.layout_tv_tiled, None))
@@ -160,25 +167,28 @@ thread_5 = tiny_copy.get_slice(5).partition_S(cute.make_identity_tensor((4, 16))
 print(thread_5)
 assert str(thread_5) == "tensor<(1,2) o ((2,1),2,2):((1@1,0),2@0,8@1)>"    # as real CuTeDSL prints it
 render.copy_partition(tiny_copy, (4, 16), 5)
-#
+
+# %% [markdown]
 # ### 5. Vector width: one 128-bit copy or four 32-bit ones
 #
 # With a 32-bit atom the same threads and values give `((1,4),1,4)`: one value per atom, four atoms. The
-# elements are the same, the instructions are not. `cute.autovec_copy(src, dst)` picks the widest vector
-# the layouts and alignment allow without a TiledCopy.
+# elements are the same, the instructions are not. `cute.autovec_copy(src, dst)` copies without a TiledCopy:
+# CuTeDSL picks the widest vector the two tensors' static layouts and alignment allow.
 
 # %%
 scalar_atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=32)
 scalar_copy = cute.make_tiled_copy_tv(scalar_atom, threads, values)
 scalar_mine = scalar_copy.get_slice(5).partition_S(super_tile)
 print(scalar_mine.shape, mine.shape)
-assert scalar_mine.shape == ((1, 4), 1, 4) and scalar_mine.values() == mine.values()
+assert scalar_mine.shape == ((1, 4), 1, 4)
+assert [scalar_mine[i] for i in range(cute.size(scalar_mine))] == mine_cells
 
 # %% [markdown]
-# ### 6. The seed's divides, reproduced, and one correction
+# ### 6. A tutorial's divides, reproduced, and one correction
 #
-# The seed tutorial on reduce-sum divides a 64x32 fp32 tensor by three thread arrangements (one value per
-# thread). The printed layouts match real CuTeDSL (traced on the CPU when this chapter was written):
+# The reduce-sum tutorial "CuTe DSL Intro" divides a row-major 64x32 fp32 tensor by the tiles of three
+# thread arrangements, one value per thread. The same divides here print what that tutorial printed, and
+# real CuTeDSL 4.8.1 prints the same (traced on the CPU):
 
 # %%
 x64 = cute.make_layout((64, 32), stride=(32, 1))
@@ -192,7 +202,7 @@ for thread_layout, expected in [(cute.make_layout((4, 8), stride=(8, 1)), "((4,8
 assert cute.zipped_divide(x64, (1, 32)).shape == ((1, 32), (64, 1))     # one 1x32 tile per row: 64 tiles
 
 # %% [markdown]
-# For `(4,8)` threads the seed explains the rest shape `(16,4)` as "64 / 4 == 16 and 32 / 4 == 8": the
+# For `(4,8)` threads the tutorial explains the rest shape `(16,4)` as "64 / 4 == 16 and 32 / 4 == 8": the
 # second is 32 / 8 == 4 (the tile is 8 wide), which is what the printout says.
 
 # %% [markdown]
@@ -224,10 +234,10 @@ check("ch05.tiled_copy_for", tiled_copy_for)
 # ### Exercise 2 · Predict partition_S's shape
 #
 # Threads `thread_shape` row-major, values `value_shape` row-major, and an atom moving `vector` values
-# (`vector` divides `value_shape[1]`; when a thread has several rows of values, `vector` is a whole row). Write `partition_shape(thread_shape, value_shape, vector,
-# tile_shape)`: the shape of `tiled_copy.get_slice(t).partition_S(tensor)` for a tensor of `tile_shape`
-# (a multiple of the copy tile). Work it out: the tiled-copy constructors are switched off while it is
-# checked.
+# (`vector` divides `value_shape[1]`; when a thread has several rows of values, `vector` is a whole row).
+# Write `partition_shape(thread_shape, value_shape, vector, tile_shape)`: the shape of
+# `tiled_copy.get_slice(t).partition_S(tensor)` for a tensor of `tile_shape` (a multiple of the copy tile).
+# Work it out: the tiled-copy constructors are switched off while it is checked.
 
 # %%
 def partition_shape(thread_shape, value_shape, vector, tile_shape):
@@ -258,6 +268,8 @@ import cutlass
 import cutlass.cute as cute
 from cutlass.cute.runtime import from_dlpack
 
+from cutekit.checks import ch05_tiled_copy as chapter05      # compiles this notebook's kernels with real CuTeDSL
+
 # %% [markdown]
 # All four row sums end the same way. Each thread holds a partial sum; `warp_reduction_sum` adds the 32
 # partials of a warp with shuffles; one value per warp goes through shared memory to thread 0. This
@@ -281,9 +293,9 @@ def block_sum(partial: cutlass.Float32, warp_sums: cute.Tensor):
 # **A GPU fact the simulator does not show.** In CuTeDSL `cute.arch.warp_idx()` is not a plain division of
 # the thread index: it broadcasts lane 0's value with a `shfl.sync` over all 32 lanes (so the compiler knows
 # it is the same in the whole warp). Called inside `if lane_idx() == 0:`, only one lane reaches that
-# shuffle, and the warp waits for the other 31 forever: the first version of this chapter hung on an H100
-# exactly so. Compute it where every lane is, as above. (PTX of the hanging version, compiled on the CPU:
-# `shfl.sync.idx.b32 ..., -1` after `@%p3 bra`, the lane-0 branch.)
+# shuffle, which names all 32 lanes: PTX leaves that undefined, and on an H100 the warp waited for the other
+# 31 forever, a hung kernel. Compute it where every lane is, as above. (Compiled for sm_80 on the CPU, that
+# version's PTX has `shfl.sync.idx.b32 ..., -1` after the branch that only lane 0 takes.)
 #
 # ### Version 1 · CUDA style
 #
@@ -325,8 +337,8 @@ print("cuda style, 16x1000: equal to torch.sum on", backend.name)
 # ### Version 2 · composition: the tile seen through the TV layout
 #
 # The row is cut into tiles of 128 * V elements (`zipped_divide`), and each tile is viewed through a TV
-# layout `(128, V):(V, 1)` with `composition(tile, tv)`: entry `[t, None]` is thread t's V contiguous
-# values, so they load as one vector. The last tile may be partial: an identity tensor divided the same
+# layout of shape (128, V) and strides (V, 1) with `composition(tile, tv)`: entry `[t, None]` is thread t's
+# V contiguous values, so they load as one vector. The last tile may be partial: an identity tensor divided the same
 # way gives each thread its first element's coordinate, and `elem_less(coordinate, shape)` says whether the
 # vector exists (V divides N, so a vector is wholly inside or wholly outside).
 
@@ -373,13 +385,15 @@ for M, N in [(16, 1000), (3, 7)]:
 #
 # The TiledCopy of section 2 (4 rows x 32 threads, 1x4 values, 128-bit atom) partitions a super tile two
 # copy tiles wide: 4 rows x 256 columns. The block loops over the super tiles of its 4 rows; per step each
-# thread issues two independent 128-bit loads (more loads in flight per thread hide memory latency; the
-# benchmark version uses four). Each warp owns one row, so a warp reduction finishes the row: no shared
-# memory.
+# thread issues two independent 128-bit loads, both in flight before the first add (the benchmark version,
+# `benchmarks/kernels/reduce_sum.py`, uses four). Each warp owns one row, so a warp reduction finishes the
+# row: no shared memory. (`cute.arch.warp_reduction_sum(x)` adds `x` over the 32 lanes of a warp with 5
+# butterfly shuffles, and every lane gets the total; `threads_in_group=16` adds within each group of 16
+# lanes instead, lanes 0-15 and 16-31 apart, with 4.)
 #
-# **Tails.** The seed tutorial says `partition_S` takes no mask, so ragged shapes need extra "tail logic"
-# in another style of kernel. The mask goes to the copy instead: partition an identity tensor with the same
-# TiledCopy (`tXcX`: each element's (m, n)), make one Boolean per atom (`elem_less` of the atom's first
+# **Tails.** "CuTe DSL Intro" notes that `partition_S` takes no mask, so that ragged shapes would need extra
+# "tail" logic, perhaps a kernel of another style. The mask goes to the copy instead: partition an identity
+# tensor with the same TiledCopy (`tXcX`: each element's (m, n)), make one Boolean per atom (`elem_less` of the atom's first
 # coordinate with the shape), and `cute.copy(tiled_copy, src, dst, pred=inside)` skips the atoms outside.
 # The fragment is zeroed first, so a skipped atom adds nothing.
 
@@ -434,12 +448,33 @@ if backend.name == "sim":
     print(cutekit.sim.last_launch())
 
 # %% [markdown]
-# ### The seed's super tile: the whole row at once, and no tails
+# **Alignment.** A 128-bit load needs an address that is a multiple of 16 bytes, and CuTeDSL emits one only
+# where it can prove that when it compiles. `from_dlpack(t, assumed_align=16)` is the caller's promise that
+# `t.data_ptr()` is a multiple of 16 (the cells above call it so); nothing checks the promise when the kernel
+# runs. Without it CuTeDSL knows only the element's 4 bytes, and it does not fall back to narrower loads: the
+# 128-bit copy atom refuses to compile. A tensor torch allocates starts on such an address; a view that starts
+# one element into another tensor does not:
+
+# %%
+import re
+
+print("a fresh tensor:", x.data_ptr() % 16, "  a view one element in:", torch.zeros(33)[1:].data_ptr() % 16)
+assert x.data_ptr() % 16 == 0 and torch.zeros(33)[1:].data_ptr() % 16 == 4
+if cutekit.backend.probe_cutedsl_cpu().available:       # compiled by real CuTeDSL for sm_80, on this CPU
+    unaligned = chapter05.compile_notebook_kernel(sum_rows_tiled_copy, ("Float32", 2, 1), ("Float32", 1, 1), 4)
+    error = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", unaligned.error).split())      # without colours and line breaks
+    message = re.search(r"'cute.copy' op .*? of atom", error).group(0)
+    print("4-byte alignment, 128-bit atom:", message)
+    assert not unaligned.ok and "does not meet requirement (128 bits)" in message
+else:
+    print("needs the cutedsl-cpu tier (nvidia-cutlass-dsl installed): `python -m cutekit doctor`")
+
+# %% [markdown]
+# ### A super tile as wide as the row, and no tails
 #
-# The seed's TiledCopy kernel makes the super tile as wide as the row, rounded up to 32 (`(4,
-# ceil_div(N, 32) * 32)`), with one 32-bit value per atom. Here it is, run on a row of 1000: the tile is
-# 1024 wide, so the last 24 columns of the tile do not exist. The simulator stops at the first such access
-# (a GPU would read past the row silently):
+# The TiledCopy kernel of "CuTe DSL Intro" makes the super tile as wide as the row, rounded up to 32 (`(4,
+# ceil_div(N, 32) * 32)`), with one 32-bit value per atom, and no predicate. Here it is; on rows of 1024 it
+# is right:
 
 # %%
 @cute.kernel
@@ -471,24 +506,37 @@ x_here, out_here = on_backend(x, out)
 sum_rows_whole_row(from_dlpack(x_here), from_dlpack(out_here), 1024)
 assert torch.allclose(out_here.cpu(), x.sum(dim=-1), atol=1e-4)
 print("whole row, 8x1024: right")
-if backend.name == "sim":
-    x = torch.randn(8, 1000, generator=generator)
-    try:
-        sum_rows_whole_row(from_dlpack(x), from_dlpack(torch.zeros(8)), 1000)
-        raise AssertionError("a 1024-wide tile over 1000 columns should go out of bounds")
-    except Exception as error:
-        print("8x1000:", type(error).__name__, ":", str(error)[:200])
-        assert "out-of-bounds" in str(error)
+
+# %% [markdown]
+# On rows of 1000 the tile is 1024 wide, and its last 24 columns do not exist. The tensor is row-major, so
+# "column 1000 + j of row r" is offset 1000 (r + 1) + j: the kernel reads the first 24 values of the *next*
+# row, and row r's sum comes out too large by exactly their sum. The last row reads past the tensor. On a GPU
+# nothing checks; the simulator writes what the first block computed (rows 0 to 3), then stops at the last
+# row's first access past the tensor:
+
+# %%
+x = torch.randn(8, 1000, generator=generator)
+out = torch.full((8,), float("nan"))
+x_here, out_here = on_backend(x, out)
+try:
+    sum_rows_whole_row(from_dlpack(x_here), from_dlpack(out_here), 1000)
+except cutekit.sim.KernelError as error:          # only the simulator checks bounds
+    print(type(error).__name__, ":", str(error)[:200])
+    assert "out-of-bounds" in str(error)
+checked = 4 if backend.name == "sim" else 7        # rows whose next row exists (the simulator stopped at row 7)
+excess = out_here.cpu()[:checked] - x.sum(dim=-1)[:checked]
+next_rows = x[1:checked + 1, :24].sum(dim=-1)
+print("each sum minus the row's true sum:", excess)
+print("the next row's first 24 values:   ", next_rows)
+assert torch.allclose(excess, next_rows, atol=1e-4)
 
 # %% [markdown]
 # The other cost of a whole-row tile: each thread's fragment holds N / 32 values, all loaded at once, and
 # the tile width is a compile-time constant, so every N is a new kernel. Compiled for sm_80 on the CPU
-# (real CuTeDSL, no GPU needed), the seed's kernel for N = 16384 has 512 scalar loads per thread, fully
-# unrolled; the super-tile loop of version 3 has a handful of 128-bit loads whatever N is:
+# (real CuTeDSL, no GPU needed), this kernel for N = 16384 has 512 scalar loads per thread, fully unrolled;
+# the super-tile loop of version 3 has a handful of 128-bit loads whatever N is:
 
 # %%
-from cutekit.checks import ch05_tiled_copy as chapter05
-
 if cutekit.backend.probe_cutedsl_cpu().available:
     whole = chapter05.compile_notebook_kernel(sum_rows_whole_row, ("Float32", 2, 1), ("Float32", 1, 1), 16384)
     looped = chapter05.compile_notebook_kernel(sum_rows_tiled_copy, ("Float32", 2, 4), ("Float32", 1, 1), 4)
@@ -547,8 +595,8 @@ for shape, dim in [((3, 50, 40), 1), ((6, 5, 7), 0), ((2, 3, 4, 5), 2)]:
     print(f"any dim, {shape} over dim {dim}: equal to torch.sum on {backend.name}")
 
 # %% [markdown]
-# **Two corrections to the seed's N-d kernel.** (1) It computes `after_shape = shape[dim + 1:]`, and its
-# default is `dim=-1`: then `dim + 1` is 0 and "after" is the whole shape, not the empty tuple, so the
+# **Two corrections to the N-d kernel of "CuTe DSL Intro".** (1) It computes `after_shape = shape[dim + 1:]`,
+# and its default is `dim=-1`: then `dim + 1` is 0 and "after" is the whole shape, not the empty tuple, so the
 # default reduction views the tensor wrongly (normalize `dim % rank` first):
 
 # %%
@@ -563,17 +611,22 @@ assert shape[dim + 1:] == (2, 3, 4) and shape[dim % len(shape) + 1:] == ()
 # lanes along `inner` (stride 1):
 
 # %%
-view = cutekit.cute.make_layout((3, 50, 40), stride=(50 * 40, 40, 1))   # host-side algebra: the reference (real CuTeDSL builds layouts only inside @cute.jit)
+# host-side algebra, so cutekit's reference (real CuTeDSL builds layouts only inside @cute.jit)
+view = cutekit.cute.make_layout((3, 50, 40), stride=(50 * 40, 40, 1))
 print(view, " reduced mode stride:", view.stride[1], " inner mode stride:", view.stride[2])
 assert view.stride[1] == 40 and view.stride[2] == 1
 
 # %% [markdown]
 # ## Compilation in practice
 #
-# Calling a `@cute.jit` function with real CuTeDSL traces and compiles it **every call**; `cute.compile(f,
-# *args)` returns the compiled function to keep. What it was compiled for is the argument *types*, and a
-# tensor's type includes its layout where the layout is static. `from_dlpack(t)` is fully static:
-# shape and stride are part of the type, so the kernel is specialized to that shape.
+# With real CuTeDSL 4.8.1, calling a `@cute.jit` function runs its Python (traces it) on **every call**;
+# CuTeDSL then looks the traced program up in its JIT cache, by a hash of the program, and compiles only
+# when it is not there. `cute.compile(f, *args)` traces and compiles every time it is called (it does not use
+# that cache) and returns the compiled function; calling that function neither traces nor compiles. (Seen on
+# the CPU with `CUTE_DSL_LOG_LEVEL=20 CUTE_DSL_LOG_TO_CONSOLE=1`: a second call of a `@cute.jit` function logs
+# "JIT cache hit", each `cute.compile` a "JIT cache miss".) What a compiled function was compiled for is the
+# argument *types*, and a tensor's type includes its layout where the layout is static. `from_dlpack(t)` is
+# fully static: shape and stride are part of the type, so the kernel is specialized to that shape.
 # `.mark_layout_dynamic()` makes them run-time values (`?`), except the stride that is 1. Or compile
 # against a fake tensor with a symbolic size (`cute.sym_int()`): here M dynamic and N static. Printed by real
 # CuTeDSL (in a subprocess: this notebook's `cutlass` may be the simulator):
@@ -591,14 +644,17 @@ else:
     print("needs the cutedsl-cpu tier (nvidia-cutlass-dsl installed): `python -m cutekit doctor`")
 
 # %% [markdown]
-# So the seed's cache `key = f"reduce_sum_{dtype}"` hands a kernel compiled for a static 1024x1024 to a
-# 256x256 tensor: the loop bounds and strides baked into it are 1024, and it reads out of bounds (the seed
-# saw "illegal memory access"). A correct key names everything the compiled code depends on: the dtype,
-# every *static* extent and stride, and the alignment that `assumed_align` promised; it leaves out what is
-# dynamic, so that one compiled kernel serves every M (exercise 4).
+# "CuTe DSL Intro" keeps its own cache of `cute.compile`d kernels under `key = f'reduce_sum_{gInput.dtype}'`,
+# compiled from `from_dlpack` tensors, so the kernel compiled for a static 1024x1024 tensor is handed a
+# 256x256 one: its loop bounds and strides are 1024's, it reads past the smaller tensor, and the tutorial
+# reports "CUDA error: an illegal memory access was encountered". A correct key names everything the
+# compiled code depends on: the dtype, every *static* extent and stride, and the alignment that
+# `assumed_align` promised; it leaves out what is dynamic, so that one compiled kernel serves every M
+# (exercise 4).
 #
-# How much a compile costs, measured here (CPU, real CuTeDSL, sm_80; this includes starting a Python
-# process and importing CuTeDSL, about a second of it), against a simulated call:
+# What a compile costs: this cell times one, on this machine's CPU with real CuTeDSL for sm_80 (the time
+# includes starting a Python process and importing CuTeDSL), and on a GPU also `cute.compile` there and a
+# call of the compiled kernel:
 
 # %%
 import time
@@ -631,9 +687,10 @@ else:
 # ## On a GPU: time and bandwidth against torch.sum
 #
 # On a GPU this cell times the four row sums and `torch.sum` on a 16384x16384 fp32 tensor (CUDA events,
-# median of 20 launches) and plots the bandwidth. On the simulator it says where the measured numbers are:
-# `benchmarks/RESULTS.md` (H100, the benchmark versions of these kernels: cuda_style 1.005, composition
-# 1.004, tiled_copy 0.994 of torch.sum's bandwidth, about 3.1 TB/s).
+# median of 20 launches) and plots the bandwidth. On the simulator it prints the numbers measured for the
+# benchmark versions of these kernels (`benchmarks/kernels/reduce_sum.py`) in `benchmarks/RESULTS.md`: an
+# H100 on 2026-11-23, where on 16384x16384 fp32 they ran at 0.991 to 1.003 of torch.sum's bandwidth, about
+# 3.1 TB/s.
 
 # %%
 if backend.name == "gpu":
@@ -677,19 +734,21 @@ else:
 # %% [markdown]
 # ## Exercises 3 to 5
 #
-# ### Exercise 3 · The TiledCopy row sum
+# ### Exercise 3 · Two rows per warp
 #
-# Complete `my_tiled_copy_kernel`, the kernel of version 3: each thread's partition of every super tile of
-# its block's rows, a predicate per copy atom, predicated copies into a zeroed fragment, a running sum,
-# and a warp reduction whose lane 0 writes its row (if the row exists). The host below launches it; the
-# check runs it on random shapes (on the simulator or your GPU) and, with CuTeDSL installed, compiles it
-# for sm_80 and reads the PTX (128-bit loads, no local memory).
+# Version 3's block is 4 rows of 32 threads, a warp per row. Here it is 8 rows of 16 threads, row-major
+# (thread 1 right of thread 0), so a block sums 8 rows and each warp holds two of them: lanes 0-15 of warp w hold
+# row 2w of the block's rows, lanes 16-31 row 2w + 1. The host below builds that TiledCopy and an
+# (8, 16 * vector * 2) super tile; the kernel's loop is version 3's, unchanged, since the partitions and
+# predicates follow the TiledCopy. Finish the kernel from `partials`: each thread's share of its row, reduced
+# over the 16 lanes of that row, and written by the row's first lane, if the row exists. The check runs it on
+# random shapes (on the simulator, or your GPU) and, with CuTeDSL installed, compiles it for sm_80 and reads
+# the PTX (128-bit loads only, no local memory, and 4 butterfly shuffles: a 16-lane reduction).
 
 # %%
 @cute.kernel
-def my_tiled_copy_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape: cute.Shape,
-                         tiled_copy: cute.TiledCopy):
-    ### BEGIN SOLUTION
+def two_rows_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape: cute.Shape,
+                    tiled_copy: cute.TiledCopy):
     tidx, _, _ = cute.arch.thread_idx()
     row_block, _, _ = cute.arch.block_idx()
     thread = tiled_copy.get_slice(tidx)
@@ -707,9 +766,11 @@ def my_tiled_copy_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, sh
         fragment.fill(0.0)
         cute.copy(tiled_copy, tXgX, fragment, pred=inside)
         partials.store(partials.load() + fragment.load())
-    row_total = cute.arch.warp_reduction_sum(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0))
-    row = row_block * cute.size(gX, mode=[0, 0]) + cute.arch.warp_idx()
-    if cute.arch.lane_idx() == 0:
+    ### BEGIN SOLUTION
+    mine = partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0)
+    row_total = cute.arch.warp_reduction_sum(mine, threads_in_group=16)
+    row = row_block * 8 + tidx // 16
+    if tidx % 16 == 0:
         if row < shape[0]:
             mOut[row] = row_total
     ### END SOLUTION
@@ -717,18 +778,18 @@ def my_tiled_copy_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, sh
 
 # %%
 @cute.jit
-def my_sum_rows(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr = 4):
-    threads = cute.make_ordered_layout((4, 32), order=(1, 0))
+def two_rows_per_warp(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr = 4):
+    threads = cute.make_ordered_layout((8, 16), order=(1, 0))
     atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=32 * vector)
     tiled_copy = cute.make_tiled_copy_tv(atom, threads, cute.make_layout((1, vector)))
-    super_tile = (4, 32 * vector * 2)
+    super_tile = (8, 16 * vector * 2)
     gX = cute.zipped_divide(mX, super_tile)
     cX = cute.zipped_divide(cute.make_identity_tensor(mX.shape), super_tile)
-    my_tiled_copy_kernel(gX, cX, mOut, mX.shape, tiled_copy).launch(
+    two_rows_kernel(gX, cX, mOut, mX.shape, tiled_copy).launch(
         grid=[cute.size(gX, mode=[1, 0]), 1, 1], block=[128, 1, 1])
 
 
-check("ch05.tiled_copy_row_sum", my_sum_rows)
+check("ch05.tiled_copy_row_sum", two_rows_per_warp)
 
 # %% [markdown]
 # ### Exercise 4 · Fix the cache key
@@ -736,7 +797,7 @@ check("ch05.tiled_copy_row_sum", my_sum_rows)
 # `sum_rows_tiled_copy` is compiled once per key with M dynamic, N static, the row-major strides of a
 # contiguous tensor, and `assumed_align=16` (128-bit loads) when the data address is a multiple of 16
 # bytes. Write `cache_key(x)` for a 2-D torch tensor `x`: equal keys exactly when one compiled kernel
-# serves both tensors, and hashable (it goes in a dict). The seed's key was `f"reduce_sum_{x.dtype}"`.
+# serves both tensors, and hashable (it goes in a dict). "CuTe DSL Intro"'s key was `f"reduce_sum_{x.dtype}"`.
 
 # %%
 def cache_key(x):
@@ -773,7 +834,9 @@ check("ch05.sum_dim0", sum_dim0)
 # - A copy atom is one instruction (`num_bits_per_copy`); `make_tiled_copy_tv(atom, threads, values)` repeats
 #   it over a tile, and `get_slice(t).partition_S(tile)` is `((atom values, atoms), rest m, rest n)`.
 # - A super tile several copy tiles wide gives each thread several independent 128-bit loads per step.
-# - Tails: partition an identity tensor the same way, one `elem_less` per atom, `cute.copy(..., pred=)`.
-# - A compile cache key holds the dtype, every static extent and stride, and the alignment; nothing dynamic.
+# - Tails: partition an identity tensor the same way, one `elem_less` per atom, `cute.copy(..., pred=)`; a
+#   128-bit atom compiles only with the 16-byte alignment promised (`from_dlpack(t, assumed_align=16)`).
+# - A `@cute.jit` call traces every time and compiles on a JIT-cache miss; a `cute.compile`d function does
+#   neither. Its cache key holds the dtype, every static extent and stride, and the alignment; nothing dynamic.
 #
 # Next: **06 · ldmatrix and retile**, from shared memory into the registers a tensor-core MMA reads.

@@ -1,10 +1,12 @@
-"""Chapter 05 exercises: build a TiledCopy, predict partition_S's shape, the TiledCopy row sum, a compile
-cache key, and a reduction over dim 0.
+"""Chapter 05 exercises: build a TiledCopy, predict partition_S's shape, the TiledCopy row sum with two rows
+per warp, a compile cache key, and a reduction over dim 0.
 
-Answers are functions of their parameters, asked on random cases. The two kernel exercises are graded on
-the simulator whatever backend the notebook uses: the learner's host function and every kernel it calls
-are rebuilt from their source with the simulator as `cutlass` (in the forked sandbox, so the notebook's
-modules stay as they were). On `cutedsl-cpu` the row sum is compiled for sm_80 and its PTX read.
+Answers are functions of their parameters, asked on random cases; every seed draws the cases on which the
+usual mistakes give a different answer from the right one, and a hint names a cause only where the answer is
+what that mistake gives. The two kernel exercises are graded on the simulator whatever backend the notebook
+uses: the learner's host function and every kernel it calls are rebuilt from their source with the simulator
+as `cutlass` (in the forked sandbox, so the notebook's modules stay as they were). On `cutedsl-cpu` both are
+compiled for sm_80 with real CuTeDSL and their PTX read.
 
 Also here, for the chapter's compilation section: `compile_notebook_kernel` (a notebook's kernel compiled
 by real CuTeDSL for sm_80, no GPU needed) and `tensor_types_in_cutedsl` (how real CuTeDSL types a tensor
@@ -55,7 +57,7 @@ def _copy_cases(rng):
     while len(cases) < 6:
         threads, values = rng.choice(THREAD_SHAPES), rng.choice(VALUE_SHAPES)
         dtype = rng.choice(("Float32", "Float16"))
-        if values[1] * (32 if dtype == "Float32" else 16) > 128:
+        if values[1] * (32 if dtype == "Float32" else 16) > 128 or threads == values:
             continue
         if len(cases) < 3 and values[0] == 1:   # rows of values > 1 tell row-major values from column-major
             continue
@@ -94,30 +96,76 @@ def _copy_text(case):
     return f"threads {case['thread_shape']}, values {case['value_shape']}, {case['dtype']}"
 
 
-@each_outcome
+WORKED_COPY = ((4, 32), (1, 4), "Float32")      # section 2's TiledCopy
+
+
+def _copy_story(case, got) -> str:
+    """Why the learner's TiledCopy is wrong, where it is exactly what a known mistake builds; else ''."""
+    args = (case["thread_shape"], case["value_shape"], case["dtype"])
+    width = 32 if case["dtype"] == "Float32" else 16
+    variants = [
+        (lambda: _reference_copy(*WORKED_COPY), " That is section 2's TiledCopy (4x32 threads, 1x4 fp32 values): "
+                                                "use thread_shape, value_shape and dtype."),
+        (lambda: _reference_copy(case["value_shape"], case["thread_shape"], case["dtype"],
+                                 bits=case["value_shape"][1] * width),
+         " You passed the values where the threads go: make_tiled_copy_tv(atom, thread_layout, value_layout)."),
+        (lambda: _reference_copy(*args, thread_order=(0, 1)),
+         " Your threads are column-major: make_ordered_layout(thread_shape, order=(1, 0))."),
+        (lambda: _reference_copy(*args, value_order=(0, 1)),
+         " Your values are column-major: make_ordered_layout(value_shape, order=(1, 0))."),
+    ]
+    for build, story in variants:
+        try:
+            if _copy_facts(build()) == got:
+                return story
+        except Exception:  # a variant that cannot be built (an atom that does not fit) is not this answer
+            continue
+    return ""
+
+
+def _copy_judge(judge_one):
+    """each_outcome, with the error of an atom that does not fit explained."""
+    def judge(context) -> Verdict:
+        for outcome in context.outcomes:
+            if outcome.error:
+                why = ""
+                if "atoms" in outcome.error or "num_bits" in outcome.error:
+                    why = (" (an atom of num_bits_per_copy bits moves num_bits_per_copy / dtype.width values, and one "
+                           "copy should move a row of a thread's values: num_bits_per_copy = value_shape[1] * "
+                           "dtype.width)")
+                return failed(f"{_copy_text(outcome.case)}: {outcome.error.splitlines()[0][:300]}{why}")
+        for outcome in context.outcomes:
+            verdict = judge_one(outcome)
+            if verdict is not None:
+                return verdict
+        return passed()
+    return judge
+
+
+@_copy_judge
 def _copy_tiler(outcome) -> Verdict | None:
     case = outcome.case
     want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["tiler"]
     if outcome.value["tiler"] != want:
-        return failed(f"{_copy_text(case)}: the copy tile should be {want} (threads times values, mode by "
-                      f"mode), yours is {outcome.value['tiler']}: is the thread layout first and the value "
-                      "layout second in make_tiled_copy_tv?")
+        why = _copy_story(case, outcome.value) or " (threads times values, mode by mode)"
+        return failed(f"{_copy_text(case)}: the copy tile should be {want}, yours is {outcome.value['tiler']}.{why}")
     return None
 
 
-@each_outcome
+@_copy_judge
 def _copy_atom(outcome) -> Verdict | None:
     case = outcome.case
     want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["atom"]
     if outcome.value["atom"] != want:
         width = 32 if case["dtype"] == "Float32" else 16
+        why = _copy_story(case, outcome.value) or " (num_bits_per_copy = value_shape[1] * dtype.width)"
         return failed(f"{_copy_text(case)}: one copy should move a row of {case['value_shape'][1]} values "
                       f"({case['value_shape'][1] * width} bits), the atom layout {want}; yours is "
-                      f"{outcome.value['atom']} (num_bits_per_copy = value_shape[1] * dtype.width)")
+                      f"{outcome.value['atom']}.{why}")
     return None
 
 
-@each_outcome
+@_copy_judge
 def _copy_layout(outcome) -> Verdict | None:
     case = outcome.case
     args = (case["thread_shape"], case["value_shape"], case["dtype"])
@@ -125,14 +173,7 @@ def _copy_layout(outcome) -> Verdict | None:
     got = outcome.value["tv"]
     if got == want:
         return None
-    why = ""
-    try:
-        if got == _copy_facts(_reference_copy(*args, thread_order=(0, 1)))["tv"]:
-            why = " Your threads are column-major: make_ordered_layout(thread_shape, order=(1, 0))."
-        elif got == _copy_facts(_reference_copy(*args, value_order=(0, 1)))["tv"]:
-            why = " Your values are column-major: make_ordered_layout(value_shape, order=(1, 0))."
-    except Exception:  # a diagnosis that cannot be built (an atom that does not fit) gives no extra words
-        pass
+    why = _copy_story(case, outcome.value)
     return failed(f"{_copy_text(case)}: the TV layout should be {want}, yours is {got}.{why}")
 
 
@@ -170,7 +211,9 @@ def _shape_cases(rng):
         if repeats[0] == repeats[1] or (values[0] * values[1]) // vector == 1 and len(cases) < 3:
             continue
         tile = (threads[0] * values[0] * repeats[0], threads[1] * values[1] * repeats[1])
-        cases.append({"thread_shape": threads, "value_shape": values, "vector": vector, "tile_shape": tile})
+        case = {"thread_shape": threads, "value_shape": values, "vector": vector, "tile_shape": tile}
+        if _reference_shape(case) != WORKED_PARTITION_SHAPE:
+            cases.append(case)
     return cases
 
 
@@ -197,13 +240,41 @@ def _shape_text(case):
             f"tile {case['tile_shape']}")
 
 
+WORKED_PARTITION_SHAPE = ((4, 1), 1, 4)      # section 3: thread 5 of a 4x512 super tile
+
+
+def _shape_story(case, got) -> str:
+    """Why the learner's shape is wrong, where it is exactly what a known mistake gives; else ''."""
+    want = _reference_shape(case)
+    (tm, tn), (vm, vn), vector, (sm, sn) = (case["thread_shape"], case["value_shape"], case["vector"],
+                                            case["tile_shape"])
+    values = vm * vn
+    if got == WORKED_PARTITION_SHAPE:
+        return " That is section 3's shape (4x32 threads, 1x4 values, a 4x512 tile): work it out for this case."
+    if not isinstance(got, tuple) or len(got) != 3:
+        return " partition_S gives three modes: ((values one atom moves, atoms), copy tiles down, copy tiles across)."
+    if got[0] == values and got[0] != want[0]:
+        return (f" Mode 0 is nested: (values one atom moves, atoms per copy tile) = ({vector}, {values // vector}), "
+                f"not the {values} values flat.")
+    if got[0] == (1, values) and vector != 1:
+        return f" Your atom moves 1 value; this one moves vector = {vector}: mode 0 is (vector, values // vector)."
+    if got[1:] == (want[2], want[1]) and want[1] != want[2]:
+        return (" Modes 1 and 2 are swapped: mode 1 counts copy tiles down (tile_shape[0] / (threads x values "
+                "down)), mode 2 across.")
+    if got[1:] == (sm // tm, sn // tn):
+        return (" Modes 1 and 2 count copy tiles, and a copy tile is threads x values: divide the tile by "
+                f"({tm} x {vm}, {tn} x {vn}), not by the threads alone.")
+    return ""
+
+
 @each_outcome
 def _shape_mode0(outcome) -> Verdict | None:
     want = _reference_shape(outcome.case)
     got = outcome.value
     if not isinstance(got, tuple) or len(got) != 3 or got[0] != want[0]:
-        return failed(f"{_shape_text(outcome.case)}: mode 0 should be {want[0]} = (values one atom moves, "
-                      f"atoms per copy tile); yours is {got[0] if isinstance(got, tuple) and got else got}")
+        why = _shape_story(outcome.case, got) or " (values one atom moves, atoms per copy tile)"
+        return failed(f"{_shape_text(outcome.case)}: mode 0 should be {want[0]}; yours is "
+                      f"{got[0] if isinstance(got, tuple) and got else got}.{why}")
     return None
 
 
@@ -211,9 +282,9 @@ def _shape_mode0(outcome) -> Verdict | None:
 def _shape_rest(outcome) -> Verdict | None:
     want = _reference_shape(outcome.case)
     if outcome.value != want:
-        return failed(f"{_shape_text(outcome.case)}: partition_S gives {want}; yours is {outcome.value} "
-                      "(modes 1 and 2 count how often the copy tile, threads x values, repeats down and "
-                      "across the tile)")
+        why = _shape_story(outcome.case, outcome.value) or (
+            " Modes 1 and 2 count how often the copy tile, threads x values, repeats down and across the tile.")
+        return failed(f"{_shape_text(outcome.case)}: partition_S gives {want}; yours is {outcome.value}.{why}")
     return None
 
 
@@ -232,14 +303,20 @@ PARTITION_SHAPE = Exercise(
 )
 
 
-# ---- ch05.tiled_copy_row_sum -----------------------------------------------------------------------------------
+# ---- ch05.tiled_copy_row_sum: two rows per warp ---------------------------------------------------------------
+
+ROWS_PER_BLOCK = 8          # threads (8, 16) row-major: lanes 0-15 of warp w hold row 2w, lanes 16-31 row 2w + 1
+
 
 def _row_sum_cases(rng):
+    """A shape the super tile divides (two blocks of 8 rows, two super tiles per row), then two it does not:
+    more than 8 rows, not a multiple of 8 and odd (a second block, a last row alone in its warp), and N not
+    a multiple of the super tile, once not of 4 either. On every seed each of the mistakes below writes a
+    wrong sum, leaves rows unwritten, or writes past the output."""
     torch_ready()
-    cases = [{"M": 4 * rng.randint(1, 2), "N": 256 * rng.randint(1, 2), "kind": "divisible"}]
-    cases.append({"M": rng.choice([5, 6, 7, 9]), "N": 4 * rng.randint(70, 150), "kind": "ragged"})
-    cases.append({"M": rng.choice([3, 5, 6]), "N": rng.choice([5, 7, 33, 66, 95, 130]), "kind": "ragged"})
-    return cases
+    return [{"M": 16, "N": 256, "kind": "divisible"},
+            {"M": rng.choice([9, 11, 13]), "N": 4 * rng.randint(20, 60), "kind": "ragged"},
+            {"M": rng.choice([3, 5, 7]), "N": rng.choice([7, 33, 95, 130]), "kind": "ragged"}]
 
 
 def _ask_row_sum(answer, case):
@@ -249,9 +326,31 @@ def _ask_row_sum(answer, case):
     x = torch.randn(case["M"], case["N"], generator=generator)
     out = torch.full((case["M"],), float("nan"))
     run(from_dlpack(x, assumed_align=16), from_dlpack(out), 4 if case["N"] % 4 == 0 else 1)
-    wrong = (~torch.isclose(out, x.sum(dim=-1), atol=1e-3)).nonzero().flatten().tolist()
-    return {"wrong": len(wrong), "first": wrong[0] if wrong else None,
-            "unwritten": int(torch.isnan(out).sum())}
+    sums = x.sum(dim=-1)
+    partner = torch.arange(case["M"]) ^ 1                    # the other row of the same warp
+    pair = sums + torch.where(partner < case["M"], sums[partner.clamp(max=case["M"] - 1)], torch.zeros(()))
+    written = ~torch.isnan(out)
+    wrong = (written & ~torch.isclose(out, sums, atol=1e-3)).nonzero().flatten().tolist()
+    return {"unwritten": (~written).nonzero().flatten().tolist(), "wrong": wrong,
+            "pair_sums": bool(wrong) and all(bool(torch.isclose(out[r], pair[r], atol=1e-3)) for r in wrong)}
+
+
+def _row_sum_story(case, value) -> str:
+    """Why the rows came out wrong, from which rows are unwritten or wrong and how."""
+    unwritten, rows = value["unwritten"], case["M"]
+    if unwritten and all(r % 2 == 1 for r in unwritten):
+        return ("the odd rows were never written: lanes 16-31 of a warp hold row 2w + 1, so the first lane of each "
+                "16 writes (tidx % 16 == 0), not only lane 0")
+    if unwritten and all(r % ROWS_PER_BLOCK >= 4 for r in unwritten):
+        return ("rows 4 to 7 of each block were never written: 8 rows of 16 threads, so a thread's row is "
+                "row_block * 8 + tidx // 16 (a warp holds two rows; warp_idx() counts warps, not rows)")
+    if value["wrong"] and value["pair_sums"]:
+        return ("each sum is two rows' sums added: a warp holds two rows, so reduce over the 16 lanes of a row, "
+                "warp_reduction_sum(x, threads_in_group=16)")
+    if unwritten:
+        return (f"{len(unwritten)} of {rows} rows were never written: each row's first lane (tidx % 16 == 0) "
+                "writes mOut[row_block * 8 + tidx // 16]")
+    return "reduce each thread's partials over exactly the 16 lanes of its row, threads_in_group=16"
 
 
 def _row_sum_criterion(kind: str):
@@ -263,18 +362,16 @@ def _row_sum_criterion(kind: str):
             where = f"a {case['M']}x{case['N']} row sum"
             if outcome.error:
                 hint = ""
-                if "out-of-bounds" in outcome.error:
-                    hint = (" (guard the tails: one predicate per copy atom, elem_less(coordinate, shape), "
-                            "cute.copy(..., pred=); and write only rows < shape[0])")
+                if "out-of-bounds" in outcome.error and "mOut" in outcome.error:
+                    hint = " (write only rows that exist: if row < shape[0])"
+                elif "out-of-bounds" in outcome.error:
+                    hint = " (the loop reads through the TiledCopy with one predicate per atom: keep it as given)"
                 return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
             value = outcome.value
-            if value["unwritten"]:
-                return failed(f"{where}: {value['unwritten']} rows were never written (lane 0 of each warp writes "
-                              "row = row_block * rows per block + warp index)")
-            if value["wrong"]:
-                return failed(f"{where}: {value['wrong']} rows differ from torch.sum, the first is row "
-                              f"{value['first']} (every super tile, k = 0 .. size(gX, mode=[1, 1]) - 1; a zeroed "
-                              "fragment before each predicated copy; warp_reduction_sum of the thread's partial)")
+            if value["unwritten"] or value["wrong"]:
+                wrong = value["wrong"][:1] or value["unwritten"][:1]
+                return failed(f"{where}: {len(value['wrong'])} rows differ from torch.sum and {len(value['unwritten'])} "
+                              f"were never written, the first row {wrong[0]} ({_row_sum_story(case, value)})")
         return passed()
     return judge
 
@@ -287,22 +384,28 @@ def _row_sum_ptx(context) -> Verdict:
     if not vectors or loads != vectors or report.local_memory:
         return failed(f"for fp32 with vector 4 every global load should be a 128-bit ld.global.v4 and nothing "
                       f"should go to local memory; your PTX has {loads} global loads, {vectors} of them v4, and "
-                      f"{report.local_memory} local accesses (copy with the tiled copy, one predicate per atom)")
+                      f"{report.local_memory} local accesses")
+    shuffles = report.count("shfl.sync.bfly")
+    if shuffles != 4:
+        return failed(f"a 16-lane reduction is 4 butterfly shuffles (shfl.sync.bfly); your PTX has {shuffles} "
+                      "(warp_reduction_sum(x, threads_in_group=16) reduces each row's 16 lanes)")
     return passed()
 
 
 TILED_COPY_ROW_SUM = Exercise(
     id="ch05.tiled_copy_row_sum",
-    statement="Complete my_tiled_copy_kernel: the TiledCopy row sum over super tiles, with tails.",
-    example="my_sum_rows on a 9x300 tensor equals torch.sum(x, dim=-1)",
+    statement="Finish two_rows_kernel: 8 rows of 16 threads per block, two rows per warp; reduce each thread's "
+              "partials over its row's 16 lanes and let the row's first lane write it, if the row exists.",
+    example="two_rows_per_warp on a 9x300 tensor equals torch.sum(x, dim=-1)",
     cases=_row_sum_cases,
     ask=_ask_row_sum,
     timeout=180.0,
     criteria=(
         Criterion("shapes the super tile divides: every row's sum", "reference", 1, _row_sum_criterion("divisible")),
-        Criterion("shapes it does not divide (and N not a multiple of 4): every row's sum", "reference", 2,
-                  _row_sum_criterion("ragged")),
-        Criterion("compiled for sm_80: only 128-bit global loads, no local memory", "cutedsl-cpu", 1, _row_sum_ptx),
+        Criterion("shapes it does not divide (an odd number of rows, N not a multiple of 4): every row's sum",
+                  "reference", 2, _row_sum_criterion("ragged")),
+        Criterion("compiled for sm_80: only 128-bit global loads, no local memory, a 16-lane reduction",
+                  "cutedsl-cpu", 1, _row_sum_ptx),
     ),
 )
 
@@ -324,6 +427,7 @@ def _key_tensors(case):
     (m1, m2, m3), n = case["M"], case["N"]
     return {
         "base": torch.zeros(m1, n),
+        "the same shape again": torch.zeros(m1, n),
         "another M": torch.zeros(m2, n),
         "a third M": torch.zeros(m3, n),
         "float16": torch.zeros(m1, n, dtype=torch.float16),
@@ -346,8 +450,13 @@ def _ask_key(answer, case):
             "base": repr(keys["base"])[:120]}
 
 
-SAME_KERNEL = ("another M", "a third M")
-NEW_KERNEL = ("float16", "another N", "column-major strides", "an address 4 bytes past a 16-byte boundary")
+SAME_KERNEL = ("the same shape again", "another M", "a third M")
+# what the key must hold to tell each tensor from the base one
+NEW_KERNEL = {"float16": "the dtype (x.dtype)",
+              "another N": "N, which the kernel was compiled for (x.shape[1])",
+              "column-major strides": "the strides (x.stride())",
+              "an address 4 bytes past a 16-byte boundary": "whether the address is a multiple of 16 bytes "
+                                                            "(x.data_ptr() % 16 == 0), which assumed_align=16 promised"}
 
 
 @each_outcome
@@ -360,7 +469,10 @@ def _key_hashable(outcome) -> Verdict | None:
 
 @each_outcome
 def _key_reuse(outcome) -> Verdict | None:
-    for name in SAME_KERNEL:
+    if not outcome.value["same"]["the same shape again"]:
+        return failed("two different tensors of the same dtype, shape, strides and alignment get different keys: "
+                      "build the key from the tensor's properties, not from the tensor object (id(x))")
+    for name in SAME_KERNEL[1:]:
         if not outcome.value["same"][name]:
             return failed(f"M = {outcome.case['M'][0]} and {name}: one compiled kernel serves both (M is "
                           "dynamic), but your keys differ, so every new M compiles again: leave M out")
@@ -369,11 +481,11 @@ def _key_reuse(outcome) -> Verdict | None:
 
 @each_outcome
 def _key_separates(outcome) -> Verdict | None:
-    for name in NEW_KERNEL:
+    for name, needed in NEW_KERNEL.items():
         if outcome.value["same"][name]:
             return failed(f"a {outcome.case['M'][0]}x{outcome.case['N']} float32 tensor and one with {name} get "
                           f"the same key, but the kernel compiled for the first is wrong for the second: the "
-                          "key needs the dtype, the static N, the strides and the 16-byte alignment")
+                          f"key needs {needed}")
     return None
 
 
@@ -410,8 +522,10 @@ def _ask_dim0(answer, case):
     run(from_dlpack(x), from_dlpack(out))
     unwritten = torch.isnan(out)
     wrong = (~torch.isclose(out, x.sum(dim=0), atol=1e-3) & ~unwritten).nonzero().flatten().tolist()
+    rows = min(case["M"], case["N"])           # a sum over N writes column j < M with row j's sum
+    row_sums = bool(wrong) and bool(torch.allclose(out[:rows], x.sum(dim=1)[:rows], atol=1e-3))
     return {"unwritten": int(unwritten.sum()), "first_unwritten": int(unwritten.nonzero()[0]) if unwritten.any() else None,
-            "wrong": len(wrong), "first": wrong[0] if wrong else None}
+            "wrong": len(wrong), "first": wrong[0] if wrong else None, "row_sums": row_sums}
 
 
 def _dim0_criterion(context) -> Verdict:
@@ -419,15 +533,33 @@ def _dim0_criterion(context) -> Verdict:
         case = outcome.case
         where = f"a {case['M']}x{case['N']} sum over dim 0"
         if outcome.error:
-            return failed(f"{where}: {outcome.error.splitlines()[0][:400]} (view mX as (1, M, N):(M*N, N, 1) and "
-                          "mOut as (1, N):(N, 1))")
+            hint = " (view mX as (1, M, N):(M*N, N, 1) and mOut as (1, N):(N, 1))"
+            if "mOut" in outcome.error or "out_view" in outcome.error:
+                hint = (" (inner_sum_kernel writes mOut[outer, j]: view mOut as (1, N):(N, 1), one outer index, and "
+                        "mX as (1, M, N):(M*N, N, 1))")
+            return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
         value = outcome.value
+        if value["row_sums"]:
+            return failed(f"{where}: column j holds the sum of row j: you reduced over N; the reduced mode is M, "
+                          "stride N, and the inner mode N, stride 1: view (1, M, N):(M*N, N, 1)")
         if value["unwritten"]:
             return failed(f"{where}: {value['unwritten']} columns were never written, the first is column "
-                          f"{value['first_unwritten']} (one thread per column: grid = ceil_div(N, 128) blocks)")
+                          f"{value['first_unwritten']} (one thread per column, 128 per block: the grid needs "
+                          "ceil_div(N, 128) blocks, rounded up)")
         if value["wrong"]:
             return failed(f"{where}: {value['wrong']} columns differ from torch.sum(x, dim=0), the first is column "
                           f"{value['first']} (the reduced mode is M, stride N; the inner mode is N, stride 1)")
+    return passed()
+
+
+def _dim0_ptx(context) -> Verdict:
+    report, problem = compiled_kernel(context.answer, ("Float32", 2, 1), ("Float32", 1, 1))
+    if problem:
+        return problem
+    if not report.count("ld.global") or not report.count("st.global") or report.local_memory:
+        return failed(f"your host's kernel should load from global memory and store to it, with no local memory; "
+                      f"its PTX has {report.count('ld.global')} global loads, {report.count('st.global')} global "
+                      f"stores and {report.local_memory} local accesses")
     return passed()
 
 
@@ -439,7 +571,8 @@ SUM_DIM0 = Exercise(
     cases=_dim0_cases,
     ask=_ask_dim0,
     timeout=180.0,
-    criteria=(Criterion("every column's sum, for N that 128 does not divide", "reference", 3, _dim0_criterion),),
+    criteria=(Criterion("every column's sum, for N that 128 does not divide", "reference", 3, _dim0_criterion),
+              Criterion("real CuTeDSL compiles it for sm_80, with no local memory", "cutedsl-cpu", 1, _dim0_ptx)),
 )
 
 
