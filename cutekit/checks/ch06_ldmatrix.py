@@ -92,9 +92,11 @@ def ldmatrix_fit(cute, operand: str, tile_mnk, atom_mnk, num_matrices: int) -> s
     simulation of the copy (every thread, value and element, the ldmatrix shuffle included) for every tile up
     to 64 in each mode of m16n8k16 and m16n8k8, in both libraries (worked out once; the chapter's tiles are
     simulated again in tests/checks/test_ch06_ldmatrix_rule.py)."""
-    import cutlass
-    half = getattr(cute, "Float16", None) or cutlass.Float16
-    single = getattr(cute, "Float32", None) or cutlass.Float32
+    if hasattr(cute, "Float16"):                 # cutekit.cute names the types itself
+        half, single = cute.Float16, cute.Float32
+    else:                                        # cutlass.cute, inside a trace: the types live in cutlass
+        import cutlass
+        half, single = cutlass.Float16, cutlass.Float32
     mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(half, single, tuple(atom_mnk)), (1, 1, 1),
                               permutation_mnk=tuple(tile_mnk))
     atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, num_matrices), half)
