@@ -5,7 +5,6 @@ draws (a figure and a PNG for every picture, no error line) and slider moves sta
 (benchmarks/bench_render.py: under 100 ms of Python time per move; here the median move's processor time,
 `Explorer.last_redraw_cpu_seconds`, so that other work on a shared machine does not count, and no move over
 a second)."""
-import dataclasses
 import itertools
 import statistics
 
@@ -21,19 +20,6 @@ from .notebook_calls import notebook_calls
 REDRAW_BUDGET_SECONDS = 0.100
 SLOWEST_MOVE_SECONDS = 1.0
 MOST_POSITIONS = 128        # a longer slider is sampled: both ends and evenly spaced positions between
-
-# Explorer calls a notebook makes wrongly, while the chapter is being fixed: {call text: (error type, the
-# message's start, why it is wrong, the right call)}. Each must keep failing with the message naming its wrong
-# argument; the right call is swept instead and the test is marked xfail. Once the notebook's call is
-# corrected its text no longer matches and it is swept as usual; the entry can then go (the mistake stays
-# named in tests/widgets/test_arguments.py).
-WRONG_IN_NOTEBOOKS = {
-    "widgets.partition_explorer((8, 8), cute.make_layout((4, 2)))": (
-        TypeError, "partition_explorer: tiler must be a tuple of 2 ints",
-        "the thread layout is passed as the tiler; the chapter's question (8 threads as (4,2) on an 8x8 tile) "
-        "means", "widgets.partition_explorer((16, 16), (8, 8), thr_layout=cute.make_layout((4, 2)))"),
-}
-
 
 def distinct_calls():
     """{name: call}: one per distinct call and setup (course and solutions mostly repeat each other); the
@@ -73,12 +59,6 @@ def test_the_notebooks_make_explorers():
 @pytest.mark.parametrize("name", sorted(distinct_calls()), ids=lambda name: name.split(" ")[0])
 def test_every_slider_of_every_notebook_explorer_draws_at_every_position(name):
     call = distinct_calls()[name]
-    if call.text in WRONG_IN_NOTEBOOKS:
-        error, message, reason, right = WRONG_IN_NOTEBOOKS[call.text]
-        with pytest.raises(error, match=message):
-            call.make()
-        sweep(dataclasses.replace(call, text=right))          # the right call works at every position
-        pytest.xfail(f"{name}: {reason} {right}")
     sweep(call)
 
 

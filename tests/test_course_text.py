@@ -1,0 +1,116 @@
+"""What the course's text may say: every layout the prose quotes is printed or asserted by a code cell of the
+same chapter; no word of the source documents the learner does not have; no exercise whose answer already
+stands in an earlier cell (an exercise asks for a variation, never the worked cell again)."""
+import ast
+import io
+import pathlib
+import re
+import sys
+import tokenize
+
+import jupytext
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import generate_course  # noqa: E402
+
+CHAPTERS = generate_course.chapters()
+# A quoted layout: shape:stride, each side a number, `?`-form or parenthesised int-tuple.
+LAYOUT = re.compile(r"^(\(|\d|\?)[\w?{}=(), ]*:(\(|\d|\?)[\w?{}=(), ]*$")
+SOURCE_WORDS = re.compile(r"\bseeds?('s)?\b", re.IGNORECASE)
+RANDOM_SEEDS = re.compile(r"random seed|seed ?=|seeds? [0-9]|--seed|each seed|every seed|per seed|its seed|"
+                          r"the seed is (reported|shown|printed)|a seed|which seed|seed\)|seed,", re.IGNORECASE)
+
+
+def cells(chapter, folder="solutions"):
+    return jupytext.read(ROOT / folder / f"{chapter}.py").cells
+
+
+def string_constants(source):
+    """Every string literal of a code cell (the text a cell can print or assert)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:          # a cell with a shell or magic line: fall back to quoted runs
+        return re.findall(r"([\"'])(.*?)\1", source)
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def quoted_layouts(markdown):
+    return [q for q in re.findall(r"`([^`\n]+)`", markdown) if LAYOUT.match(q.strip()) and re.search(r"\d", q)]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_layout_the_prose_quotes_is_printed_or_asserted_by_a_code_cell(chapter):
+    chapter_cells = cells(chapter)
+    literals = [s for c in chapter_cells if c.cell_type == "code" for s in string_constants(c.source)]
+    missing = sorted({q for c in chapter_cells if c.cell_type == "markdown" for q in quoted_layouts(c.source)
+                      if not any(q.strip() in s for s in literals)})
+    assert not missing, (f"{chapter}: the prose quotes {missing} but no code cell prints or asserts them "
+                         f"(put each in an assert, e.g. assert str(layout) == \"...\")")
+
+
+def test_the_layout_pattern_recognises_cutedsl_printed_forms():
+    for text in ["(8,12):(12,1)", "((2,3),4):((1,2),6)", "(16,128):(?{i64},1)", "1:0", "(1,1):(0,0)"]:
+        assert quoted_layouts(f"see `{text}` here") == [text]
+    for text in ["cute.size(layout)", "a:b", "http://x", "tv[(t, None)]"]:
+        assert quoted_layouts(f"see `{text}` here") == []
+
+
+@pytest.mark.parametrize("folder", ["course", "solutions"])
+def test_the_course_never_speaks_of_documents_the_learner_does_not_have(folder):
+    found = []
+    for path in sorted((ROOT / folder).glob("[0-9][0-9]_*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if SOURCE_WORDS.search(line) and not RANDOM_SEEDS.search(line):
+                found.append(f"{path.name}:{number}: {line.strip()}")
+    assert not found, "quote the claim and cite its source by title instead:\n" + "\n".join(found)
+
+
+KEPT_NAMES = {"cute", "cutlass", "None", "True", "False", "range", "len", "return", "for", "in", "if", "else",
+              "and", "or", "not", "def", "lambda", "tuple", "list", "int", "sum", "zip", "min", "max"}
+
+
+def normalized(line):
+    """A line with its local names and numbers blotted out: the same cell with names changed reads the same."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip()).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return line.strip()
+    out, previous = [], ""
+    for token in tokens:
+        text = token.string
+        if token.type == tokenize.NAME and previous != "." and text not in KEPT_NAMES:
+            text = "v"
+        elif token.type == tokenize.NUMBER:
+            text = "0"
+        if token.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.COMMENT):
+            out.append(text)
+        previous = token.string
+    return " ".join(out)
+
+
+def significant(lines):
+    kept = [normalized(line) for line in lines if line.strip() and not line.strip().startswith("#")]
+    return [line for line in kept if len(line) >= 24]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_exercise_answer_already_stands_in_an_earlier_cell(chapter):
+    text = (ROOT / "solutions" / f"{chapter}.py").read_text()
+    copied, answers = [], generate_course.answers(text, chapter)
+    # what the learner sees: the source without any answer (an earlier exercise's answer is not shown)
+    hidden = {a.line + k for a in answers for k in range(len(a.lines) + 2)}
+    shown = [line if number not in hidden else "" for number, line in enumerate(text.splitlines(), 1)]
+    for answer in answers:
+        before = shown[:answer.line - 1]
+        # the exercise's own cell (its signature, its check) does not count as an earlier cell
+        cell_start = max((i for i, line in enumerate(before) if line.startswith("# %%")), default=0)
+        earlier = set(significant(before[:cell_start]))
+        lines = significant(answer.lines)
+        shared = [line for line in lines if line in earlier]
+        if lines and len(shared) >= max(1, (len(lines) + 1) // 2):
+            copied.append(f"line {answer.line}: {len(shared)} of {len(lines)} lines stand in earlier cells, "
+                          f"e.g. {shared[0]!r}")
+    assert not copied, f"{chapter}: exercises whose answer is already shown (ask for a variation):\n" + \
+        "\n".join(copied)
