@@ -2,7 +2,6 @@
 
 A dark theme shows a figure on a dark page unless the figure paints its own opaque background, and a label
 is legible only with enough contrast against its own cell: both are read back from the drawn artists."""
-import dataclasses
 import xml.etree.ElementTree as ElementTree
 
 import numpy
@@ -110,14 +109,11 @@ def test_every_title_fits_inside_its_figure(name):
 def course_pictures():
     """{notebook line and call: make figures} for every picture and explorer call in the course and solution
     notebooks (read from them: tests/widgets/notebook_calls.py), one per distinct call, and a 4x128 TV layout
-    (chapter 05's copy tile) drawn directly. A call a notebook makes wrongly is drawn as it should be."""
+    (chapter 05's copy tile) drawn directly."""
     from tests.widgets.notebook_calls import notebook_calls
-    from tests.widgets.test_notebook_explorers import WRONG_IN_NOTEBOOKS
 
     made = {}
     for call in notebook_calls("render", "widgets"):
-        if call.text in WRONG_IN_NOTEBOOKS:
-            call = dataclasses.replace(call, text=WRONG_IN_NOTEBOOKS[call.text][-1])
         made.setdefault((call.text, call.setup), call)
     pictures = {call.name: (lambda call=call: _figures(call.make())) for call in made.values()}
     copy_tiler, copy_tv = cute.make_layout_tv(cute.make_ordered_layout((4, 32), order=(1, 0)),
