@@ -156,7 +156,7 @@ assert [lane_B[v] for v in range(4)] == [(1, 2), (1, 3), (1, 10), (1, 11)]
 # fp32) = A (16x32) times B^T, with B given as N x K (8x32), both K-contiguous (the chapter's "TN"
 # convention, `a @ b.T` in torch). K = 32 is two k-blocks of 16: for each, `ldmatrix.x4` brings A's 16x16
 # slice (four 8x8 matrices) into the MMA's registers, `ldmatrix.x2` brings B's 8x16 slice (two; x4 does not
-# fit, chapter 06 section 8), and `cute.gemm` adds their product into the accumulators.
+# fit, chapter 06 section 7), and `cute.gemm` adds their product into the accumulators.
 #
 # This is kernel code: `cutekit.use("auto")` makes `import cutlass` the real CuTeDSL on an sm_80+ GPU and
 # cutekit's CPU simulator elsewhere, and `cute` is CuTeDSL's until the next section switches back.

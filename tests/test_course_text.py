@@ -114,3 +114,48 @@ def test_no_exercise_answer_already_stands_in_an_earlier_cell(chapter):
                           f"e.g. {shared[0]!r}")
     assert not copied, f"{chapter}: exercises whose answer is already shown (ask for a variation):\n" + \
         "\n".join(copied)
+
+
+# ---- cross-references: "section N" and "chapter NN section N" name a numbered heading that exists ----------
+
+SECTION_HEADING = re.compile(r"^#{2,3} (\d+)(?:\.| ·) ", re.MULTILINE)
+SECTION_REFERENCE = re.compile(r"(?:chapter (\d\d)(?:'s)? )?sections? (\d+)((?:(?:, | and | or )\d+)*)", re.IGNORECASE)
+
+
+def numbered_sections(chapter):
+    return {int(n) for c in cells(chapter) if c.cell_type == "markdown" for n in SECTION_HEADING.findall(c.source)}
+
+
+def section_references(chapter):
+    """[(chapter referred to, section number, the words)] for every "section N" in the chapter's text and comments."""
+    text = (ROOT / "solutions" / f"{chapter}.py").read_text()
+    found = []
+    for match in SECTION_REFERENCE.finditer(text):
+        target = next((c for c in CHAPTERS if match.group(1) and c.startswith(match.group(1))), chapter)
+        for number in [match.group(2), *re.findall(r"\d+", match.group(3))]:
+            found.append((target, int(number), match.group(0)))
+    return found
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_section_a_chapter_names_exists(chapter):
+    wrong = [(words, target) for target, number, words in section_references(chapter)
+             if number not in numbered_sections(target)]
+    assert not wrong, f"{chapter} names sections that do not exist: {wrong}"
+
+
+def test_the_section_reference_pattern_reads_lists_and_other_chapters():
+    assert SECTION_REFERENCE.search("as sections 2 and 4 show").group(0) == "sections 2 and 4"
+    assert SECTION_REFERENCE.search("see chapter 06 section 7").groups()[:2] == ("06", "7")
+    assert numbered_sections("07_sgemm") >= {1, 2, 3, 4, 5, 6, 7}
+    assert numbered_sections("03_divide") >= {1, 8}
+
+
+def test_the_instructor_demo_table_names_sections_that_exist():
+    rows = re.findall(r"^\| (\d\d) \| (.*?) \|", (ROOT / "INSTRUCTOR.md").read_text(), re.MULTILINE)
+    assert len(rows) == len(CHAPTERS)
+    for number, demo in rows:
+        chapter = next(c for c in CHAPTERS if c.startswith(number))
+        named = [int(n) for phrase in re.findall(r"(?:Build it up|sections?) ((?:\d+(?: \([^)]*\))?(?:, | and )?)+)", demo)
+                 for n in re.findall(r"(?<![\w(])\d+(?= |$|,)", phrase)]
+        assert set(named) <= numbered_sections(chapter), (number, demo, named)
