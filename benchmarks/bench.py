@@ -65,6 +65,31 @@ def median_ms(launches, repeats, warmup=5):
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
+def interleaved_ms(kernels, repeats, warmup=2):
+    """Median time of one launch for each of several kernels timed in turn: kernel 0, 1, ..., 0, 1, ...
+    `kernels` is a list of launch lists (one launch per input set, as in `median_ms`). The GPU's clock drifts
+    with its power and temperature over a run; launched in turn, every kernel sees the same drift, where
+    timing one kernel after the other gives each its own stretch of it. The input set cycles with every
+    launch, so consecutive launches do not share their inputs in L2."""
+    import torch
+    count = 0
+    for _ in range(warmup):
+        for launches in kernels:
+            launches[count % len(launches)]()
+            count += 1
+    torch.cuda.synchronize()
+    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
+              for _ in kernels]
+    for i in range(repeats):
+        for j, launches in enumerate(kernels):
+            events[j][i][0].record()
+            launches[count % len(launches)]()
+            events[j][i][1].record()
+            count += 1
+    torch.cuda.synchronize()
+    return [statistics.median(start.elapsed_time(end) for start, end in pairs) for pairs in events]
+
+
 def batched_ms(launches, repeats, batch=20, warmup=5):
     """Median time per launch when `batch` launches share one event pair: shows whether the host's launch
     overhead leaked into the single-launch numbers (it should not, when the GPU queue stays full)."""
@@ -166,6 +191,29 @@ def bench_gemm_tensorcore(repeats, size=8192):
     return rows
 
 
+def bench_gemm_hopper(repeats, size=8192):
+    """The Hopper GEMM (TMA, mbarrier pipeline, wgmma; sm_90 only) against torch.matmul timed right after it."""
+    import torch
+    from benchmarks.kernels import hopper_gemm
+    if torch.cuda.get_device_capability() != (9, 0):
+        print(f"bench: hopper skipped: {torch.cuda.get_device_name()} is not sm_90", file=sys.stderr)
+        return []
+    M = N = K = size
+    sets = [(torch.randn(M, K, device="cuda", dtype=torch.float16),
+             torch.randn(N, K, device="cuda", dtype=torch.float16),
+             torch.empty(M, N, device="cuda", dtype=torch.float16)) for _ in range(2)]
+    a, b, c = sets[0]
+    reference = torch.matmul(a, b.T).float()
+    c.fill_(float("nan"))
+    hopper_gemm.prepare(a, b, c)()
+    error = float((c.float() - reference).norm() / reference.norm())
+    assert error < 2e-3, f"Hopper GEMM relative error {error}"
+    ms = median_ms([hopper_gemm.prepare(*s) for s in sets], repeats)
+    torch_ms = median_ms([lambda s=s: torch.matmul(s[0], s[1].T, out=s[2]) for s in sets], repeats)
+    return [Row(f"gemm Hopper TN (TMA + wgmma), {hopper_gemm.BM}x{hopper_gemm.BN} tile", f"{M}x{N}x{K}", "float16",
+                ms, torch_ms, 2 * M * N * K, "TFLOP/s")]
+
+
 def bench_sgemm(repeats, size=8192):
     import torch
     from benchmarks.kernels import sgemm_simt
@@ -183,7 +231,8 @@ def bench_sgemm(repeats, size=8192):
     return [Row("sgemm SIMT (FFMA, tf32 off)", f"{M}x{N}x{K}", "float32", ms, torch_ms, 2 * M * N * K, "TFLOP/s")]
 
 
-BENCHES = {"add": bench_add, "reduce": bench_reduce, "gemm": bench_gemm_tensorcore, "sgemm": bench_sgemm}
+BENCHES = {"add": bench_add, "reduce": bench_reduce, "gemm": bench_gemm_tensorcore, "hopper": bench_gemm_hopper,
+           "sgemm": bench_sgemm}
 
 
 def print_table(rows):

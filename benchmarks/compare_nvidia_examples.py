@@ -1,12 +1,19 @@
-"""Our kernels, NVIDIA's own CuTeDSL Ampere examples and torch, timed in one process on one GPU.
+"""Our kernels, NVIDIA's own CuTeDSL examples and torch, timed in one process on one GPU.
 
     python benchmarks/compare_nvidia_examples.py --examples DIR [--size 8192] [--repeats 50]
+    python benchmarks/compare_nvidia_examples.py --examples DIR --hopper [--hopper-only] [--rounds 5]
 
 DIR holds NVIDIA's example files, unchanged, from a checkout of github.com/NVIDIA/cutlass:
     examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/tensorop_gemm.py
     examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/sgemm.py
     examples/python/CuTeDSL/cute/ampere/kernel/elementwise/elementwise_add.py
-(they are not part of this repository; copy them into an ignored folder, e.g. .nvidia-examples/).
+and, for --hopper, DIR/hopper/dense_gemm.py (examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py;
+another folder with --hopper-examples). They are not part of this repository; copy them into an ignored
+folder, e.g. .nvidia-examples/.
+
+--hopper adds our Hopper GEMM (benchmarks/kernels/hopper_gemm.py: TMA, mbarrier pipeline, wgmma) against
+NVIDIA's Hopper dense_gemm (128x256 tile, cluster 1x1, the configuration its documentation runs) and
+torch.matmul at SIZE^3 fp16, on an sm_90 GPU; --hopper-only skips the Ampere examples.
 
 Each example is run through its own `run(...)` entry point, which compiles it, checks it against torch and
 times it with `cutlass.testing.benchmark` (mean over iterations, cold L2 where the example offers it). Our
@@ -26,6 +33,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 FILES = ("tensorop_gemm.py", "sgemm.py", "elementwise_add.py")
+HOPPER_FILE = "dense_gemm.py"
+HOPPER_TILE, HOPPER_CLUSTER = (128, 256), (1, 1)
 
 
 def _import_example(folder, name):
@@ -53,13 +62,22 @@ def _theirs_ms(call):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", required=True, help="folder holding NVIDIA's " + ", ".join(FILES))
+    parser.add_argument("--hopper", action="store_true",
+                        help=f"also compare the Hopper GEMM with NVIDIA's hopper {HOPPER_FILE} (sm_90 GPU)")
+    parser.add_argument("--hopper-only", action="store_true", help="only the Hopper comparison (implies --hopper)")
+    parser.add_argument("--hopper-examples", help=f"folder holding NVIDIA's hopper {HOPPER_FILE} "
+                                                  "(default: EXAMPLES/hopper)")
     parser.add_argument("--size", type=int, default=8192, help="M = N = K for the GEMMs, M = N for the add")
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3, help="same-timer GEMM rounds (ours, NVIDIA's, torch in turn)")
     args = parser.parse_args(argv)
-    missing = [f for f in FILES if not os.path.isfile(os.path.join(args.examples, f))]
+    args.hopper = args.hopper or args.hopper_only
+    hopper_folder = args.hopper_examples or os.path.join(args.examples, "hopper")
+    missing = [] if args.hopper_only else [f for f in FILES if not os.path.isfile(os.path.join(args.examples, f))]
     if missing:
         parser.error(f"--examples {args.examples} lacks {', '.join(missing)} (see this script's help)")
+    if args.hopper and not os.path.isfile(os.path.join(hopper_folder, HOPPER_FILE)):
+        parser.error(f"--hopper: {hopper_folder} lacks {HOPPER_FILE} (see this script's help)")
     if args.rounds < 1 or args.repeats < 1:
         parser.error(f"--rounds and --repeats must be at least 1, got {args.rounds} and {args.repeats}")
     if args.size <= 0 or args.size % 128:
@@ -74,6 +92,13 @@ def main(argv=None) -> int:
         return 1
     n, repeats, rows = args.size, args.repeats, []
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
+    if args.hopper:
+        if torch.cuda.get_device_capability() != (9, 0):
+            print(f"compare_nvidia_examples: --hopper needs an sm_90 GPU, not {torch.cuda.get_device_name()}")
+            return 1
+        _compare_hopper(hopper_folder, n, repeats, args.rounds)
+        if args.hopper_only:
+            return 0
 
     # ---- tensor-core GEMM, fp16 in, fp32 accumulate, TN (A and B K-major)
     theirs = _import_example(args.examples, "tensorop_gemm.py")
@@ -165,6 +190,93 @@ def _same_timer_gemm(theirs, kind, n, repeats, rounds):
     teaching = [gemm_tensorcore.prepare(*s) for s in sets]
     matmul = [lambda s=s: torch.matmul(s[0], s[1].T, out=s[2]) for s in sets]
     return [tuple(median_ms(launches, repeats) for launches in (fast, teaching, nvidia, matmul)) for _ in range(rounds)]
+
+
+def _torch_gemm_operands(kind, n, count):
+    """`count` (a, b, c) fp16 sets for c = a @ b.T, with (n, n) operands of one kind: "randn" (what our
+    benchmarks use) or "integers -2..2" (what NVIDIA's examples fill their tensors with)."""
+    import torch
+
+    def operand():
+        if kind == "randn":
+            return torch.randn(n, n, device="cuda", dtype=torch.float16)
+        return torch.randint(-2, 3, (n, n), device="cuda").to(torch.float16)
+    return [(operand(), operand(), torch.empty(n, n, device="cuda", dtype=torch.float16)) for _ in range(count)]
+
+
+# our Hopper GEMM's configurations in the comparison: the default, and pairs of CTAs sharing B by multicast
+HOPPER_OURS = {"ours": {}, "ours 2x1": {"CLUSTER_M": 2}}
+
+
+def _compare_hopper(folder, n, repeats, rounds):
+    """Our Hopper GEMM, NVIDIA's Hopper dense_gemm and torch.matmul at n^3 fp16 (fp32 accumulation), TN."""
+    import cutlass
+    import cutlass.cute as cute
+    import cuda.bindings.driver as cuda
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    from benchmarks.bench import interleaved_ms
+    from benchmarks.kernels import hopper_gemm
+    theirs = _import_example(folder, HOPPER_FILE)
+    flops = 2 * n ** 3
+
+    # 1. NVIDIA's example through its own run(): its inputs (whole numbers -2..2), its timer
+    #    (cutlass.testing.benchmark, cold L2), its own compilation
+    their_own_ms = _theirs_ms(lambda: theirs.run(
+        (n, n, n, 1), cutlass.Float16, cutlass.Float16, cutlass.Float16, cutlass.Float32, "k", "k", "n",
+        HOPPER_TILE, HOPPER_CLUSTER, 1e-1, 5, repeats, True, True))
+    print(f"\nNVIDIA's hopper {HOPPER_FILE} run() (its inputs, its timer): {their_own_ms:.4f} ms = "
+          f"{flops / their_own_ms / 1e9:.1f} TFLOP/s")
+
+    # 2. the same tensors and the same timer for all. NVIDIA's kernel takes (rows, K, L) tensors with K
+    #    contiguous, as its run() builds them: our row-major (rows, K) tensors viewed with a batch of 1
+    stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
+    gemm = theirs.HopperWgmmaGemmKernel(cutlass.Float32, HOPPER_TILE, HOPPER_CLUSTER)
+
+    def batched(t):
+        return from_dlpack(t.unsqueeze(0).permute(1, 2, 0), assumed_align=16).mark_layout_dynamic(leading_dim=1)
+
+    compiled = None
+    names = list(HOPPER_OURS) + ["NVIDIA", "torch"]
+    for kind in ("randn", "integers -2..2"):
+        sets = _torch_gemm_operands(kind, n, 2)
+        views = [tuple(batched(t) for t in s) for s in sets]
+        if compiled is None:
+            compiled = cute.compile(gemm, *views[0], stream)
+        kernels = [[hopper_gemm.prepare(*s, **knobs) for s in sets] for knobs in HOPPER_OURS.values()]
+        kernels.append([lambda v=v: compiled(*v, stream) for v in views])
+        kernels.append([lambda s=s: torch.matmul(s[0], s[1].T, out=s[2]) for s in sets])
+        a, b, c = sets[0]
+        reference = torch.matmul(a, b.T).float()
+        for name, launches in zip(names[:-1], kernels):
+            c.fill_(float("nan"))
+            launches[0]()
+            torch.cuda.synchronize()
+            error = float((c.float() - reference).norm() / reference.norm())
+            if not error < 2e-3:
+                raise RuntimeError(f"Hopper GEMM ({name}) on {kind} inputs: relative error {error}")
+        del reference
+        print(f"\nHopper GEMM {n}^3 fp16 on {kind} inputs, every kernel timed by the same timer (CUDA events "
+              f"around single launches, the kernels in turn, median of {repeats}; 2 input sets), {rounds} rounds "
+              f"(TFLOP/s; ratios are NVIDIA's or torch's time over ours):")
+        ours = list(HOPPER_OURS)
+        header = [f"{name:>9}" for name in names]
+        header += [f"{f'{mine}/{other}':>17}" for mine in ours for other in ("NVIDIA", "torch")]
+        header.append(f"{'NVIDIA/torch':>13}")
+        print(f"{'round':>5} " + " ".join(header))
+        ratios = {(mine, other): [] for mine in ours for other in ("NVIDIA", "torch")}
+        ratios[("NVIDIA", "torch")] = []
+        for number in range(1, rounds + 1):
+            ms = dict(zip(names, interleaved_ms(kernels, repeats)))
+            for mine, other in ratios:
+                ratios[(mine, other)].append(ms[other] / ms[mine])
+            cells = [f"{flops / ms[name] / 1e9:9.1f}" for name in names]
+            cells += [f"{ratios[key][-1]:{17 if key[0] != 'NVIDIA' else 13}.3f}" for key in ratios]
+            print(f"{number:>5} " + " ".join(cells), flush=True)
+        for (mine, other), values in ratios.items():
+            print(f"  {mine}/{other}: {min(values):.3f}-{max(values):.3f}, mean {sum(values) / len(values):.3f}")
+        del sets, views, kernels
+        torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ def refusal(capsys, module, argv):
     ("sweep_gemm_tensorcore", ["--size", "100"], "--size must be a positive multiple of 64"),
     ("compare_nvidia_examples", ["--examples", "/nowhere"], "lacks tensorop_gemm.py"),
     ("compare_nvidia_examples", ["--examples", str(ROOT), "--rounds", "0"], "--rounds"),
+    ("compare_nvidia_examples", ["--examples", str(ROOT), "--hopper-only"], "lacks dense_gemm.py"),
+    ("sweep_hopper_gemm", ["--size", "100"], "--size must be a positive multiple of 8"),
+    ("sweep_hopper_gemm", ["--repeats", "0"], "--repeats must be at least 1"),
     ("sass_report", ["--arch", "hopper"], "--arch must look like sm_90"),
     ("sass_report", ["--config", "fastest"], "invalid choice: 'fastest'"),
 ])
