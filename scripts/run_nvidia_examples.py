@@ -8,12 +8,14 @@ benchmarks/compare_nvidia_examples.py uses), one folder, no subfolders:
     DIR/elementwise_apply.py   examples/python/CuTeDSL/cute/ampere/kernel/elementwise/elementwise_apply.py
     DIR/sgemm.py               examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/sgemm.py
     DIR/tensorop_gemm.py       examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/tensorop_gemm.py
+    DIR/flash_attention_v2.py  examples/python/CuTeDSL/cute/ampere/kernel/attention/flash_attention_v2.py
 They are not part of this repository: copy them into an ignored folder (.nvidia-examples/ is ignored).
 
 Each example's `@cute.jit` entry point is called as its own `run(...)` calls it, but on CPU torch tensors, on
-a shape its tiles divide and one they do not, and the result is compared with torch's. The examples' `run`
-functions themselves need a CUDA device (they allocate on "cuda" and time with CUDA events), so they are
-not called. One line per example: its status (PASS, FAIL, MISSING), the seconds it took and what was run.
+shapes its tiles divide and shapes they do not, and the result is compared with torch's (with the example's
+own reference check and tolerance where it has one). The examples' `run` functions themselves need a CUDA
+device (they allocate on "cuda" and time with CUDA events), so they are not called; their default problem
+sizes (tensorop_gemm 256x256x512, flash_attention_v2 4 x 8192 x 16 heads) are larger than the test shapes. One line per example: its status (PASS, FAIL, MISSING), the seconds it took and what was run.
 Exit status 0 when every example present passed.
 """
 from __future__ import annotations
@@ -31,7 +33,7 @@ from functools import partial
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-EXAMPLES = ("elementwise_add.py", "elementwise_apply.py", "sgemm.py", "tensorop_gemm.py")
+EXAMPLES = ("elementwise_add.py", "elementwise_apply.py", "sgemm.py", "tensorop_gemm.py", "flash_attention_v2.py")
 
 
 def _import_example(folder, name):
@@ -117,31 +119,69 @@ def _sgemm(module):
     return ran
 
 
+def _gemm_operands(torch, mnkl, a_major, b_major, c_major):
+    """A, B, C as NVIDIA's tensorop_gemm `prepare_tensors` makes them (bmm's (l, m, k), (l, k, n), (l, m, n),
+    each with its major mode contiguous, small integers in fp16), on the CPU."""
+    m, n, k, l = mnkl
+    a = torch.empty((l, m, k)) if a_major == "k" else torch.empty((l, k, m)).permute(0, 2, 1)
+    b = torch.empty((l, k, n)) if b_major == "n" else torch.empty((l, n, k)).permute(0, 2, 1)
+    c = torch.empty((l, m, n)) if c_major == "n" else torch.empty((l, n, m)).permute(0, 2, 1)
+    for t in (a, b, c):
+        t.random_(-2, 3)
+    return a.to(torch.float16), b.to(torch.float16), c.to(torch.float16)
+
+
 def _tensorop_gemm(module):
     import torch
     import cutlass
-    from cutlass.cute.runtime import from_dlpack
     ran = []
     # tile (128, 128, 32), 4 stages, atoms (2, 2, 1): 128 threads; fp16 in, fp32 accumulate, fp16 out.
-    # bmm's layout: a (l, m, k), b (l, k, n), c (l, m, n); majors as NVIDIA's defaults (a m, b n, c n)
-    for (m, n, k, l), majors in (((128, 128, 64, 1), "mnn"), ((72, 136, 40, 2), "mnn"), ((128, 128, 32, 1), "kkm")):
-        a = torch.randint(-2, 3, (l, k, m) if majors[0] == "m" else (l, m, k)).float()
-        a = (a.permute(0, 2, 1) if majors[0] == "m" else a).half()
-        b = torch.randint(-2, 3, (l, k, n) if majors[1] == "n" else (l, n, k)).float()
-        b = (b.half() if majors[1] == "n" else b.permute(0, 2, 1).half())
-        c = torch.zeros((l, n, m) if majors[2] == "m" else (l, m, n), dtype=torch.float16)
-        c = c.permute(0, 2, 1) if majors[2] == "m" else c
-        a_, b_, c_ = (from_dlpack(t, assumed_align=16) for t in (a, b, c))
-        gemm = module.TensorOpGemm(cutlass.Float16, cutlass.Float16, cutlass.Float32, (2, 2, 1),
-                                   majors[2] == "m")
-        module.bmm(gemm, a_, b_, c_, 0)
-        _close(f"{m}x{n}x{k}x{l}", c.float(), torch.bmm(a.float(), b.float()).half().float(), atol=1e-3)
-        ran.append(f"{m}x{n}x{k}x{l} {majors}")
+    # As its run() does: mark_dynamic_layout, compile_bmm (cute.compile of bmm), the compiled call with
+    # (a, b, c, stream), and its reference check (torch.bmm in fp32, rounded to fp16, atol 1e-3).
+    for mnkl, (a_major, b_major, c_major) in (((128, 128, 64, 1), "mnn"), ((72, 136, 40, 2), "mnn"),
+                                              ((128, 128, 32, 1), "kkm")):
+        a, b, c = _gemm_operands(torch, mnkl, a_major, b_major, c_major)
+        a_, b_, c_ = module.mark_dynamic_layout(a, b, c, 2 if a_major == "k" else 1, 1 if b_major == "k" else 2,
+                                                2 if c_major == "n" else 1, cutlass.Float16, cutlass.Float16)
+        compiled = module.compile_bmm(mnkl, a_, b_, c_, cutlass.Float16, cutlass.Float16, cutlass.Float32, (2, 2, 1))
+        compiled(a_, b_, c_, 0)
+        reference = torch.bmm(a.float(), b.float()).to(torch.float16).float()
+        _close("x".join(map(str, mnkl)), c.float(), reference, atol=1e-3)
+        ran.append("x".join(map(str, mnkl)) + f" {a_major}{b_major}{c_major}")
+    return ran
+
+
+def _flash_attention_v2(module):
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+    ran = []
+    # As its run() does: (batch, seqlen, heads, head_dim) tensors of small integers, marked dynamic, the
+    # kernel compiled with cute.compile and called, checked against torch's scaled_dot_product_attention
+    # (atol 1e-2, rtol 1e-4). Blocks of 128 query rows and 64 key rows, 128 threads.
+    for batch, seqlen_q, seqlen_k, heads, head_dim, causal in ((1, 128, 128, 1, 64, False),
+                                                               (1, 100, 72, 2, 40, False),
+                                                               (1, 128, 192, 1, 32, True)):
+        def create(seqlen):
+            t = torch.empty(batch, seqlen, heads, head_dim, dtype=torch.int32).random_(-2, 2).to(torch.float16)
+            return t, from_dlpack(t, assumed_align=16).mark_layout_dynamic(leading_dim=3).mark_compact_shape_dynamic(
+                mode=3, stride_order=t.dim_order(), divisibility=128 // cutlass.Float16.width)
+        (q, q_), (k, k_), (v, v_), (o, o_) = create(seqlen_q), create(seqlen_k), create(seqlen_k), create(seqlen_q)
+        scale = 0.5
+        attention = module.FlashAttentionForwardAmpere(head_dim, 128, 64, 128, causal)
+        compiled = cute.compile(attention, q_, k_, v_, o_, scale, 0, options="")
+        compiled(q_, k_, v_, o_, scale, 0)
+        reference = torch.nn.functional.scaled_dot_product_attention(
+            *(t.permute(0, 2, 1, 3).float() for t in (q, k, v)), scale=scale, is_causal=causal).permute(0, 2, 1, 3)
+        label = f"b{batch} q{seqlen_q} k{seqlen_k} h{heads} d{head_dim}{' causal' if causal else ''}"
+        _close(label, o.float(), reference.half().float(), atol=1e-2, rtol=1e-4)
+        ran.append(label)
     return ran
 
 
 CASES = {"elementwise_add.py": _elementwise_add, "elementwise_apply.py": _elementwise_apply,
-         "sgemm.py": _sgemm, "tensorop_gemm.py": _tensorop_gemm}
+         "sgemm.py": _sgemm, "tensorop_gemm.py": _tensorop_gemm, "flash_attention_v2.py": _flash_attention_v2}
 
 
 def run_one(folder, name, verbose=False):

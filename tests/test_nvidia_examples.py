@@ -11,7 +11,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDER = os.environ.get("CUTEKIT_NVIDIA_EXAMPLES", os.path.join(ROOT, ".nvidia-examples"))
 SCRIPT = os.path.join(ROOT, "scripts", "run_nvidia_examples.py")
-EXAMPLES = ("elementwise_add", "elementwise_apply", "sgemm")
+EXAMPLES = ("elementwise_add", "elementwise_apply", "sgemm", "tensorop_gemm", "flash_attention_v2")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

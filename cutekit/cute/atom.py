@@ -512,6 +512,37 @@ class TiledMma(MmaAtom):
         """The part of this MMA that thread `thr_idx` computes."""
         return ThrMma(*[getattr(self, f.name) for f in fields(TiledMma)], thr_idx)
 
+    def _partition_shape(self, operand, shape):
+        # C++ partition_shape_A/B/C: the atom's values, then each mode divided by what the atoms cover
+        first, second = _OPERAND_MODES[operand]
+        modes = shape if isinstance(shape, tuple) else (shape,)
+        if len(modes) < 2:
+            raise CuteError(f"partition_shape_{operand}({shape}): the shape needs at least two modes")
+        values = _mode(getattr(self, "tv_layout_" + operand), 1).shape
+        covered = [self.shape_mnk[m] * size(_mode(self.thr_layout_vmnk, m + 1)) for m in (first, second)]
+        # CuTe's shape_div: the quotient, or 1 when the mode is smaller than the divisor
+        rests = tuple(size(s) // d if size(s) // d else 1 for s, d in zip(modes[:2], covered))
+        return (values,) + rests + tuple(modes[2:])
+
+    def partition_shape_A(self, shape_mk):
+        """The shape of one thread's partition_A of an (M,K,...) tensor, (FrgV,RestM,RestK,...), from the
+        atom and the atom layout alone (CuTe's partition_shape_A; a permutation does not change it)."""
+        return self._partition_shape("A", shape_mk)
+
+    def partition_shape_B(self, shape_nk):
+        """The shape of one thread's partition_B of an (N,K,...) tensor: (FrgV,RestN,RestK,...)."""
+        return self._partition_shape("B", shape_nk)
+
+    def partition_shape_C(self, shape_mn):
+        """The shape of one thread's partition_C of an (M,N,...) tensor: (FrgV,RestM,RestN,...).
+
+        >>> from cutekit.cute import nvgpu, typing
+        >>> op = nvgpu.warp.MmaF16BF16Op(typing.Float16, typing.Float32, (16, 8, 16))
+        >>> make_tiled_mma(op, (4, 1, 1), permutation_mnk=(64, 16, 16)).partition_shape_C((128, 64))
+        ((2, 2), 2, 8)
+        """
+        return self._partition_shape("C", shape_mn)
+
 
 @dataclass(frozen=True)
 class ThrMma(TiledMma):

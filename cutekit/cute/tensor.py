@@ -7,6 +7,8 @@ full coordinate reads an element.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy
 
 from .inttuple import CuteError, check_coordinate, fmt_coord, is_int, is_tuple, product
@@ -68,8 +70,17 @@ class Tensor:
     def __getitem__(self, coord):
         if isinstance(coord, list):
             coord = tuple(coord)
+        if self.is_coordinate:
+            try:        # a kernel reads the same coordinates of layouts alike in every thread
+                step, kept = _coordinate_step(self.layout, coord)
+                value = step.added_to(self.iterator)
+                return value if kept is None else Tensor(value, kept, self.name)
+            except (CuteError, TypeError):
+                pass    # out of range, unhashable: the general path below says why
         if _has_none(coord):
             kept = slice_(coord, self.layout)        # first: its error names the coordinate as written
+            if self.is_coordinate:
+                return Tensor(self._advance(_coordinate_offset(coord, self.layout)), kept, self.name)
             return Tensor(self._advance(slice_offset(coord, self.layout)), kept, self.name)
         offset = self._offset(coord)
         if self.is_coordinate:
@@ -106,6 +117,30 @@ class Tensor:
         return f"tensor<ptr<{dtype}, numpy+{self.iterator[2]}> o {self.layout}>"
 
     __repr__ = __str__
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _coordinate_step(layout, coord):
+    """(how far the coordinate moves, None) for an element of a coordinate tensor with this layout, or (how
+    far, the kept layout) for a slice; remembered (a Coord is a value)."""
+    if _has_none(coord):
+        offset, kept = _coordinate_offset(coord, layout), slice_(coord, layout)
+    else:
+        check_coordinate(coord, layout.shape)
+        offset, kept = layout(coord), None
+    return (Coord(()) if is_int(offset) and offset == 0 else Coord.of(offset)), kept
+
+
+def _coordinate_offset(coord, layout):
+    """Where a slice of a coordinate tensor starts. CuTeDSL slices one at any coordinate, inside its shape or
+    past it (NVIDIA's tensorop_gemm takes batch `bidz` of a one-batch identity tensor), so no range check.
+
+    >>> str(make_identity_tensor((4, 4, 1))[None, None, 1])
+    'tensor<(0,0,1) o (4,4):(1@0,1@1)>'
+    """
+    from .inttuple import crd2idx
+    from .layout import _zero_none
+    return crd2idx(_zero_none(coord), layout.shape, layout.stride)
 
 
 def make_identity_tensor(shape) -> Tensor:

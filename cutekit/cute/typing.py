@@ -9,6 +9,8 @@ held as float32: NumPy has no bfloat16), a Python int for integers, a bool for B
 (16, 'BFloat16', 'i8')
 >>> Float32(1) / 3, Int32(7.9), Boolean(1)
 (np.float32(0.33333334), 7, True)
+>>> -Float32.inf, Float32.zero, Int32.zero
+(-inf, 0.0, 0)
 """
 import numpy
 
@@ -19,6 +21,23 @@ class _NumericMeta(type):
 
     def __repr__(cls):
         return "<class 'cutekit.cute.typing.%s'>" % cls.__name__
+
+    # CuTeDSL's class-level constants: `cutlass.Float32.inf` is the Python float inf, `Int32.zero` the int 0
+    @property
+    def zero(cls):
+        return 0 if cls.numpy_type in (int, bool) else 0.0
+
+    @property
+    def inf(cls):
+        if cls.numpy_type in (int, bool):
+            raise AttributeError(f"type object '{cls.__name__}' has no attribute 'inf'")
+        return float("inf")
+
+    @property
+    def nan(cls):
+        if cls.numpy_type in (int, bool):
+            raise AttributeError(f"type object '{cls.__name__}' has no attribute 'nan'")
+        return float("nan")
 
 
 class Numeric(metaclass=_NumericMeta):

@@ -349,3 +349,24 @@ def create_cute_tensor_for_fp8(storage_tensor, dtype, leading_dim, source_f32_te
 def make_fake_stream(*args, **kwargs):
     """cute.runtime.make_fake_stream: a stand-in stream (there are none on the CPU)."""
     return 0
+
+
+_SMEM_CAPACITY = {"sm_80": (164 - 1) * 1024, "sm_86": (100 - 1) * 1024, "sm_87": (164 - 1) * 1024,
+                  "sm_89": (100 - 1) * 1024, "sm_90": (228 - 1) * 1024, "sm_100": (228 - 1) * 1024,
+                  "sm_120": (100 - 1) * 1024}
+
+
+def smem_capacity_in_bytes(compute_capability=None):
+    """cutlass.utils.get_smem_capacity_in_bytes: a block's shared memory on that architecture (CuTeDSL
+    4.8.1's SMEM_CAPACITY_MAP); without one, the simulator's own limit (an sm_80's)."""
+    if compute_capability is None:
+        return machine.SHARED_MEMORY_LIMIT
+    if compute_capability not in _SMEM_CAPACITY:
+        raise CuteError(f"Unsupported compute capability: {compute_capability}")
+    return _SMEM_CAPACITY[compute_capability]
+
+
+def rcp_approx(value):
+    """cute.arch.rcp_approx: 1/x in fp32 (the GPU's rcp.approx.ftz.f32 is within an ulp or two of it; the
+    simulator gives the correctly rounded quotient)."""
+    return numpy.float32(1.0) / numpy.float32(value)

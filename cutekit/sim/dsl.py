@@ -23,7 +23,7 @@ from ..cute.atom import make_tiled_mma as _make_tiled_mma
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
-from . import compat, machine, ops
+from . import compat, machine, ops, structs
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
 from .memory import SimTensor, Storage, TensorSSA, adopt
 
@@ -52,6 +52,18 @@ class Pointer:
         when they run); the same pointer."""
         return self
 
+    @property
+    def dtype(self):
+        return self.storage.element_type
+
+    def load(self):
+        """The element the pointer points at."""
+        return structs.tensor_at(self, make_layout(1))[0]
+
+    def store(self, value):
+        """Write one element where the pointer points."""
+        structs.tensor_at(self, make_layout(1))[0] = value
+
     def __str__(self):
         return f"ptr<{self.storage.element_type.mlir_type}, {self.storage.space}>+{self.base}"
 
@@ -59,7 +71,9 @@ class Pointer:
 
 
 def _iterator(self):
-    return Pointer(self.storage, self.base, self.swizzle)
+    # a swizzled layout's swizzle belongs to the layout, not to the pointer (CuTe's ComposedLayout)
+    swizzle = self.swizzle if isinstance(self.swizzle, structs.PointerSwizzle) else None
+    return Pointer(self.storage, self.base, swizzle)
 
 
 SimTensor.iterator = property(_iterator, lambda self, value: None)
@@ -80,11 +94,14 @@ SimTensor.mark_compact_shape_dynamic = _mark_compact_shape_dynamic
 def make_tensor(iterator, layout):
     """cute.make_tensor: a tensor from a pointer (`other.iterator`), a tensor, or host memory."""
     if isinstance(iterator, Pointer):
-        return SimTensor(iterator.storage, layout, iterator.base, iterator.swizzle)
+        return structs.tensor_at(iterator, layout)
     if isinstance(iterator, SimTensor):
         return SimTensor(iterator.storage, layout, iterator.base, iterator.swizzle)
     if isinstance(iterator, Tensor) and iterator.is_coordinate:
         return reference.make_tensor(iterator, layout)
+    if is_tuple(iterator) and not (iterator and iterator[0] == "memory"):
+        # a coordinate tensor's iterator (its origin coordinate): another coordinate tensor from there
+        return Tensor(iterator, reference.make_layout(layout) if not isinstance(layout, Layout) else layout)
     return from_dlpack(iterator).with_layout(reference.make_layout(layout) if not isinstance(
         layout, (Layout, ComposedLayout)) else layout)
 
@@ -283,19 +300,58 @@ class _Compile:
     """cute.compile(function, *args): calling it runs the function; `cute.compile[options](...)` too."""
 
     def __call__(self, function, *args, options=None, **kwargs):
-        return Compiled(function)
+        return Compiled(function, args, kwargs)
 
     def __getitem__(self, options):
         return self
 
 
-class Compiled:
-    """What `cute.compile` returns in the simulator: calling it runs the function (nothing is compiled)."""
+def _is_constexpr(annotation) -> bool:
+    return annotation is Constexpr or (isinstance(annotation, str) and annotation.split(".")[-1].startswith(
+        "Constexpr"))
 
-    def __init__(self, function):
+
+class Compiled:
+    """What `cute.compile` returns in the simulator: calling it runs the function (nothing is compiled).
+    As in CuTeDSL, the call passes only the run-time arguments: the `cutlass.Constexpr` ones keep the values
+    given to cute.compile (NVIDIA's tensorop_gemm compiles `bmm(gemm_op, a, b, c, stream, epilogue_op)` and
+    calls it with `(a, b, c, stream)`)."""
+
+    def __init__(self, function, args=(), kwargs=None):
         self.function = function
+        self.parameters, self.constants = [], {}
+        try:
+            signature = inspect.signature(function)
+            bound = signature.bind_partial(*args, **(kwargs or {}))
+        except (TypeError, ValueError):
+            return
+        self.parameters = [p for p in signature.parameters.values()
+                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        for parameter in self.parameters:
+            if _is_constexpr(parameter.annotation):
+                self.constants[parameter.name] = bound.arguments.get(parameter.name, parameter.default)
+
+    def _arguments(self, args, kwargs):
+        """The call's run-time arguments with the compile-time constants put back in their places."""
+        if not self.constants or len(args) + len(kwargs) >= len(self.parameters):
+            return args, kwargs
+        given, full = list(args), []
+        for parameter in self.parameters:
+            if parameter.name in self.constants:
+                full.append(self.constants[parameter.name])
+            elif given:
+                full.append(given.pop(0))
+            elif parameter.name in kwargs:
+                full.append(kwargs.pop(parameter.name))
+            elif parameter.default is not parameter.empty:
+                full.append(parameter.default)
+            else:
+                raise CuteError(f"the compiled {getattr(self.function, '__name__', 'function')} needs its run-time "
+                                f"argument {parameter.name}")
+        return tuple(full) + tuple(given), kwargs
 
     def __call__(self, *args, **kwargs):
+        args, kwargs = self._arguments(args, dict(kwargs))
         with LEARNER_FRAMES:
             return self.function(*args, **kwargs)
 
@@ -456,7 +512,8 @@ def build_modules() -> dict:
         "shuffle_sync_bfly": ops.shuffle_sync_bfly, "shuffle_sync_down": ops.shuffle_sync_down,
         "shuffle_sync_up": ops.shuffle_sync_up, "cp_async_commit_group": ops.cp_async_commit_group,
         "cp_async_wait_group": ops.cp_async_wait_group, "WARP_SIZE": machine.WARP_SIZE,
-        "fmax": max, "fmin": min, "exp": _MATH["exp"], "exp2": _MATH["exp2"], **numeric})
+        "fmax": max, "fmin": min, "exp": _MATH["exp"], "exp2": _MATH["exp2"], "rcp_approx": compat.rcp_approx,
+        **numeric})
     cpasync = _module("cutlass.cute.nvgpu.cpasync", {
         "CopyG2SOp": reference.nvgpu.cpasync.CopyG2SOp, "LoadCacheMode": reference.nvgpu.cpasync.LoadCacheMode})
     warp = _module("cutlass.cute.nvgpu.warp", {
@@ -494,14 +551,17 @@ def build_modules() -> dict:
     compat.install()
     testing = _module("cutlass.cute.testing", {"JitArguments": compat.JitArguments,
                                                "benchmark": compat.benchmark})
-    cute_names.update({"testing": testing, "domain_offset": compat.domain_offset,
+    cute_names.update({"testing": testing, "domain_offset": compat.domain_offset, "struct": structs.struct,
+                       "recast_ptr": structs.recast_ptr,
                        "GenerateLineInfo": _option("GenerateLineInfo"),
                        "ceil_div": compat.ceil_div, "product": compat.product,
                        "product_each": compat.product_each, "repeat_like": compat.repeat_like, "KeepPTX": _option("KeepPTX")})
     cute = _module("cutlass.cute", cute_names, package=True)
-    utils = _module("cutlass.utils", {"SmemAllocator": ops.SmemAllocator, "LayoutEnum": compat.LayoutEnum},
+    utils = _module("cutlass.utils", {"SmemAllocator": ops.SmemAllocator, "LayoutEnum": compat.LayoutEnum,
+                                      "get_smem_capacity_in_bytes": compat.smem_capacity_in_bytes},
                     package=True)
-    memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator})
+    memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator,
+                                        "get_smem_capacity_in_bytes": compat.smem_capacity_in_bytes})
     pipeline = _module("cutlass.pipeline", {"NamedBarrier": compat.NamedBarrier})
     tensor_helpers = _module("cutlass.utils.tensor_helpers", {
         "create_cute_tensor_for_fp8": compat.create_cute_tensor_for_fp8, "is_fp8_dtype": compat.is_fp8_dtype})

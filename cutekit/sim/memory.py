@@ -18,8 +18,9 @@ import sys
 import numpy
 
 from ..cute import typing as types
-from ..cute.inttuple import CuteError, flatten, fmt, fmt_coord, is_int, is_tuple, product
-from ..cute.layout import ComposedLayout, Layout, Swizzle, _has_none, make_layout, size, slice_, slice_offset
+from ..cute.inttuple import CuteError, crd2idx, flatten, fmt, fmt_coord, is_int, is_tuple, product
+from ..cute.layout import (ComposedLayout, Layout, Swizzle, _has_none, _zero_none, make_layout, size, slice_,
+                           slice_offset)
 from ..cute.tensor import Tensor
 from . import machine
 from .failures import plain_coordinate
@@ -255,6 +256,8 @@ class SimTensor(Tensor):
         self.swizzle = swizzle
         self._offset_of = False         # offset_function(layout), worked out at the first element access
 
+    outside = None                      # OutsideView: why an access through this view is refused
+
     # ---- the reference algebra builds new views through these two
     def with_layout(self, layout) -> "SimTensor":
         return SimTensor(self.storage, layout, self.base, self.swizzle, self.name)
@@ -339,7 +342,7 @@ class SimTensor(Tensor):
             try:
                 kept, moved = _SLICES[(self.layout, coord)]     # a slice this kernel made before
                 if isinstance(moved, CuteError):
-                    raise OutOfBoundsError(f"{self._label()}: {moved}") from None
+                    return self._outside_slice(kept, coord, moved)
                 return SimTensor(self.storage, kept, self.base + moved, self.swizzle, self.name)
             except (KeyError, TypeError):
                 pass
@@ -356,7 +359,7 @@ class SimTensor(Tensor):
                 except CuteError as error:
                     moved = error
             if isinstance(moved, CuteError):
-                raise OutOfBoundsError(f"{self._label()}: {moved}") from None
+                return self._outside_slice(kept, coord, moved)
             return SimTensor(self.storage, kept, self.base + moved, self.swizzle, self.name)
         address = self._address(self._locate(coord), coord)
         if self.storage.space == "smem" or machine.SETTINGS.trace:
@@ -377,6 +380,8 @@ class SimTensor(Tensor):
             if not 0 <= address < self.storage.array.size:
                 address = None
         if address is None:
+            if coord is None or (type(coord) is tuple and _has_none(coord)):
+                return self[coord].store(value)         # t[None] = values: every element of the slice
             coord = plain_coordinate(coord, lambda: self._indexing(coord))
             address = self._address(self._locate(coord), coord)
         storage = self.storage
@@ -387,6 +392,16 @@ class SimTensor(Tensor):
         elif machine.SETTINGS.trace:
             write(storage, numpy.array([address]), self, coord)
         storage.array[address] = value
+
+    def _outside_slice(self, kept, coord, error: CuteError) -> "OutsideView":
+        """A slice at a coordinate outside the shape: CuTe moves the pointer anyway (NVIDIA's GEMMs slice the
+        k-tile after the last and copy it with every predicate false); any access through it is refused."""
+        message = f"{self._label()}: {error}"
+        try:
+            moved = crd2idx(_zero_none(coord), self.layout.shape, self.layout.stride)
+        except (CuteError, TypeError, ValueError):
+            raise OutOfBoundsError(message) from None
+        return OutsideView(self.storage, kept, self.base + moved, self.swizzle, self.name, message)
 
     def _address(self, offset: int, coord=None) -> int:
         address = _apply_swizzle(self.swizzle, self.base + offset)
@@ -448,6 +463,38 @@ class SimTensor(Tensor):
     __repr__ = __str__
 
 
+class OutsideView(SimTensor):
+    """A view sliced at a coordinate outside its tensor's shape: it may be sliced further and passed to a
+    copy whose predicates are all false; reading or writing through it raises the slice's error."""
+    outside = None
+
+    def __init__(self, storage, layout, base=0, swizzle=None, name=None, outside: str = ""):
+        super().__init__(storage, layout, base, swizzle, name)
+        self.outside = outside
+
+    def _refuse(self):
+        raise OutOfBoundsError(self.outside)
+
+    def with_layout(self, layout):
+        return OutsideView(self.storage, layout, self.base, self.swizzle, self.name, self.outside)
+
+    def renamed(self, name):
+        return OutsideView(self.storage, self.layout, self.base, self.swizzle, name, self.outside)
+
+    def __getitem__(self, coord):
+        if not _has_none(coord):
+            self._refuse()
+        kept = slice_(coord, self.layout)
+        moved = crd2idx(_zero_none(coord), self.layout.shape, self.layout.stride)
+        return OutsideView(self.storage, kept, self.base + moved, self.swizzle, self.name, self.outside)
+
+    def __setitem__(self, coord, value):
+        self._refuse()
+
+    def checked_addresses(self):
+        self._refuse()
+
+
 def check_alignment(tensor: SimTensor, addresses: numpy.ndarray, vector: int, what: str):
     """A `vector`-element access needs its address aligned to the vector's bytes, and (for global and shared
     memory) the compiler must know it: CuTeDSL refuses a 128-bit copy from a tensor only known to be
@@ -474,6 +521,8 @@ def check_alignment(tensor: SimTensor, addresses: numpy.ndarray, vector: int, wh
 
 def check_bounds(tensor: SimTensor, addresses: numpy.ndarray, mask=None):
     """Every address (where `mask` is true) inside the storage; else name the first element outside."""
+    if tensor.outside is not None and (mask is None or mask.any()):
+        raise OutOfBoundsError(tensor.outside)
     size_ = tensor.storage.array.size
     inside = (addresses >= 0) & (addresses < size_)
     if mask is not None:
@@ -576,8 +625,20 @@ def _record_requests(thread, storage: Storage, addresses: numpy.ndarray, vector:
     starts = storage.byte_base + addresses[::vector] * storage.bytes_per_element
     width = vector * storage.bytes_per_element
     site = machine.user_site(1)
-    for start in starts.tolist():
-        machine.record_shared_request(thread, [start], width, site)
+    # machine.record_shared_request for each vector, written out: a tile copy issues hundreds per thread
+    counts = thread.access_counts
+    k = counts.get(site, 0)
+    starts = starts.tolist()
+    counts[site] = k + len(starts)
+    warp, lane, requests = thread.linear >> 5, thread.linear & 31, thread.block.requests
+    for start in starts:
+        key = (warp, site, k, width)
+        k += 1
+        lanes = requests.get(key)
+        if lanes is None:
+            requests[key] = [(lane, [start])]
+        else:
+            lanes.append((lane, [start]))
 
 
 def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, tensor):

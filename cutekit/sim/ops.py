@@ -393,6 +393,17 @@ class SmemAllocator:
     def __init__(self, *args, **kwargs):
         pass
 
+    @staticmethod
+    def capacity_in_bytes(compute_capability=None):
+        from .compat import smem_capacity_in_bytes
+        return smem_capacity_in_bytes(compute_capability)
+
+    def allocate(self, size_or_type, byte_alignment: int = 1, **kwargs):
+        """`allocate(n)`: an Int8 pointer to n bytes; `allocate(struct)`: the cute.struct over a new
+        allocation; `allocate(Float32)`: a pointer to one element (structs.allocate)."""
+        from .structs import allocate
+        return allocate(machine.require_thread("SmemAllocator.allocate"), size_or_type, byte_alignment)
+
     def allocate_tensor(self, element_type, layout, byte_alignment: int = 16, swizzle=None):
         thread = machine.require_thread("SmemAllocator.allocate_tensor")
         element_type = _element_type(element_type)
