@@ -1,6 +1,6 @@
 """Run the code cells of NVIDIA's CuTeDSL notebooks on cutekit's CPU simulator.
 
-    python scripts/run_nvidia_notebooks.py --notebooks DIR [--only NAME ...] [--timeout 60] [--show] [--cutedsl]
+    python scripts/run_nvidia_notebooks.py --notebooks DIR [--only NAME ...] [--timeout 60] [--show] [--cutedsl] [--seed N]
 
 DIR holds NVIDIA's notebooks as they are in github.com/NVIDIA/cutlass, examples/python/CuTeDSL/notebooks/
 (hello_world.ipynb, print.ipynb, ...). They are not part of this repository: copy them into an ignored folder
@@ -16,7 +16,8 @@ One line per notebook: its name, cells run / code cells, the seconds the cells t
 (cells are numbered 1, 2, ... among the notebook's code cells).
 --show prints every cell's output (what the notebook would show) under its number; --cutedsl runs the cells
 with real CuTeDSL instead of the simulator (on a machine without a GPU, CuTeDSL runs host code and compiles
-kernels but cannot launch them), to compare what the two print. Exit status 0 when every notebook ran all its
+kernels but cannot launch them), to compare what the two print (--seed N makes their random data the same).
+Exit status 0 when every notebook ran all its
 cells.
 """
 from __future__ import annotations
@@ -88,18 +89,24 @@ def _where(error: BaseException) -> str:
     return f" (at {name}:{frame.lineno})"
 
 
-def worker(path: str, status_fd: int, cutedsl: bool) -> int:
+def worker(path: str, status_fd: int, cutedsl: bool, seed) -> int:
     status = os.fdopen(status_fd, "w", buffering=1)
 
     def tell(**event):
         sys.stdout.flush()
         sys.stderr.flush()
+        event["output_at"] = os.lseek(1, 0, os.SEEK_CUR)     # where the cell's output begins or ends
         status.write(json.dumps(event) + "\n")
 
     sys.path.insert(0, ROOT)
     if not cutedsl:
         import cutekit
         cutekit.use("sim")
+    if seed is not None:            # the same random data in both runs, to compare what they print
+        import numpy
+        import torch
+        numpy.random.seed(seed)
+        torch.manual_seed(seed)
     name = os.path.splitext(os.path.basename(path))[0]
     namespace = {"__name__": "__main__"}
     for number, source in enumerate(code_cells(path), start=1):
@@ -120,7 +127,7 @@ def worker(path: str, status_fd: int, cutedsl: bool) -> int:
 
 # ----------------------------------------------------------------------------------------------- the parent
 
-def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool) -> dict:
+def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool, seed=None) -> dict:
     """{"cells", "ran", "seconds", "failure", "output"} for one notebook, run in its own process."""
     cells = len(code_cells(path))
     read_end, write_end = os.pipe()
@@ -130,6 +137,8 @@ def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool) -> dict:
     command = [sys.executable, os.path.abspath(__file__), "--worker", path, "--status-fd", str(write_end)]
     if cutedsl:
         command.append("--cutedsl")
+    if seed is not None:
+        command += ["--seed", str(seed)]
     process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, pass_fds=(write_end,), cwd=ROOT,
                                env=env, start_new_session=True)
     os.close(write_end)
@@ -162,7 +171,7 @@ def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool) -> dict:
         event = json.loads(line)
         if "started" in event:
             running = (event["cell"], time.monotonic())
-            marks.append((event["cell"], os.lseek(output.fileno(), 0, os.SEEK_CUR)))   # the child's offset
+            marks.append((event["cell"], event["output_at"]))
             continue
         running = None
         seconds += event["seconds"]
@@ -175,6 +184,9 @@ def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool) -> dict:
     output.seek(0)
     text = output.read()
     output.close()
+    if failure is None and ran < cells:
+        last = (text.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:300]
+        failure = f"cell {ran + 1}: the notebook's process ended before it (exit status {process.returncode}): {last}"
     per_cell = []
     for k, (cell, position) in enumerate(marks):
         end = marks[k + 1][1] if k + 1 < len(marks) else len(text)
@@ -190,11 +202,12 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds one cell may run (default 60)")
     parser.add_argument("--show", action="store_true", help="print every cell's output")
     parser.add_argument("--cutedsl", action="store_true", help="run with real CuTeDSL instead of the simulator")
+    parser.add_argument("--seed", type=int, help="seed NumPy's and torch's random numbers first (to compare runs)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--status-fd", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        return worker(args.worker, args.status_fd, args.cutedsl)
+        return worker(args.worker, args.status_fd, args.cutedsl, args.seed)
     if not args.notebooks:
         parser.error("--notebooks DIR is required (see this script's help)")
     if not os.path.isdir(args.notebooks):
@@ -208,7 +221,7 @@ def main(argv=None) -> int:
         if not os.path.isfile(path):
             print(f"{name:<20} MISSING   no {name}.ipynb in {args.notebooks}", flush=True)
             continue
-        result = run_notebook(path, args.timeout, args.show, args.cutedsl)
+        result = run_notebook(path, args.timeout, args.show, args.cutedsl, args.seed)
         if args.show:
             for cell, text in result["output"]:
                 print(f"--- {name} cell {cell}")

@@ -62,9 +62,8 @@ class TensorType:
     def __str__(self):
         t = self.tensor
         if isinstance(t, SimTensor):
-            dtype = t.element_type.mlir_type if t.element_type is not None else str(t.storage.array.dtype)
-            layout = t.layout if t.swizzle is None else f"{t.swizzle} o {t.layout}"
-            return f'!cute.memref<{dtype}, {t.memspace}, "{layout}">'
+            from .printing import tensor_type_text
+            return tensor_type_text(t)
         if t.is_coordinate:
             return f'!cute.coord_tensor<"{t.iterator}", "{t.layout}">'
         return str(t)

@@ -24,6 +24,7 @@ from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
 from . import compat, machine, ops, structs
+from . import host, printing, tracing
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
 from .memory import SimTensor, Storage, TensorSSA, adopt
 
@@ -93,6 +94,8 @@ SimTensor.mark_compact_shape_dynamic = _mark_compact_shape_dynamic
 
 def make_tensor(iterator, layout):
     """cute.make_tensor: a tensor from a pointer (`other.iterator`), a tensor, or host memory."""
+    if isinstance(iterator, host.RawPointer):       # cute.runtime.make_ptr(dtype, address)
+        return iterator.tensor(layout)
     if isinstance(iterator, Pointer):
         return structs.tensor_at(iterator, layout)
     if isinstance(iterator, SimTensor):
@@ -123,8 +126,7 @@ def from_dlpack(tensor, assumed_align=None, use_32bit_stride=False, **kwargs):
     span = 1 + sum((extent - 1) * stride for extent, stride in zip(array.shape, strides)) if array.size else 0
     flat = numpy.lib.stride_tricks.as_strided(array, shape=(span,), strides=(array.itemsize,))
     shape = tuple(array.shape)
-    layout = make_layout(shape if len(shape) > 1 else shape[0],
-                         stride=strides if len(shape) > 1 else strides[0])
+    layout = make_layout(shape, stride=strides)         # a 1-D tensor too has a rank-1 tuple: (5):(1)
     storage = Storage(flat, "gmem", element_type, root=layout)
     element_bytes = max(1, element_type.width // 8)
     if assumed_align is not None:
@@ -235,10 +237,12 @@ def jit(function=None, **options):
     @functools.wraps(function)
     def run_jit(*args, **kwargs):
         with LEARNER_FRAMES:        # a kernel's failure reaches the learner without this frame
-            if machine.current() is None:
-                args = tuple(_host_argument(a) for a in args)
-                kwargs = {k: _host_argument(v) for k, v in kwargs.items()}
-            return function(*args, **kwargs)
+            if machine.current() is not None:       # a device helper called from a kernel
+                return function(*args, **kwargs)
+            args = tuple(_host_argument(a) for a in args)
+            kwargs = {k: _host_argument(v) for k, v in kwargs.items()}
+            with tracing.jit_call("call"):          # trace-time prints now, run-time output when it returns
+                return function(*args, **kwargs)
     run_jit.__cute_sim__ = True
     run_jit.set_name_prefix = lambda prefix: None
     return run_jit
@@ -286,6 +290,8 @@ class Launchable:
 
         def body():
             function(*args, **kwargs)
+        if tracing.tracing_only():      # cute.compile traces the host code; nothing runs
+            return None
         with LEARNER_FRAMES:
             return machine.run(function.__name__, body, grid, block, smem)
 
@@ -297,9 +303,13 @@ def kernel(function=None, **options):
 
 
 class _Compile:
-    """cute.compile(function, *args): calling it runs the function; `cute.compile[options](...)` too."""
+    """cute.compile(function, *args): the function's host code runs once, as CuTeDSL's trace does (its Python
+    prints appear, cute.printf prints nothing, no kernel is launched); calling the result runs it
+    (tracing.py). `cute.compile[options](...)` too."""
 
     def __call__(self, function, *args, options=None, **kwargs):
+        with LEARNER_FRAMES, tracing.jit_call("trace"):
+            function(*[_host_argument(a) for a in args], **{k: _host_argument(v) for k, v in kwargs.items()})
         return Compiled(function, args, kwargs)
 
     def __getitem__(self, options):
@@ -352,8 +362,11 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         args, kwargs = self._arguments(args, dict(kwargs))
-        with LEARNER_FRAMES:
-            return self.function(*args, **kwargs)
+        first, self.called = not getattr(self, "called", False), True
+        # the host's prints came while compiling; the kernels' come at the first call (none was traced then)
+        with LEARNER_FRAMES, tracing.jit_call("run", kernel_prints=first):
+            result = self.function(*args, **kwargs)
+        return 0 if result is None else result      # a compiled CuTeDSL function returns its status, 0
 
     @property
     def __ptx__(self):
@@ -471,10 +484,18 @@ def zeros_like(value, dtype=None):
     return full_like(value, 0, dtype)
 
 
-def print_tensor(tensor):
+def print_tensor(tensor, *, verbose=False, **kwargs):
+    """cute.print_tensor: the tensor's pointer, layout and data, printed when the code runs (printing.py)."""
     tensor = adopt(tensor)
-    values = tensor.load().values if isinstance(tensor, SimTensor) else tensor.values()
-    print(f"{tensor}\n{values}")
+    if isinstance(tensor, TensorSSA):
+        text = printing.value_data_text(tensor, verbose)
+    elif isinstance(tensor, SimTensor):
+        text = printing.tensor_data_text(tensor, verbose)
+    elif isinstance(tensor, Tensor) and tensor.is_coordinate:
+        text = printing.coordinate_data_text(tensor, verbose)
+    else:
+        raise CuteError(f"cute.print_tensor: expected a tensor or a tensor value, got {type(tensor).__name__}")
+    tracing.emit(text)
 
 
 # --------------------------------------------------------------------------------------------- modules
@@ -555,7 +576,10 @@ def build_modules() -> dict:
                        "recast_ptr": structs.recast_ptr,
                        "GenerateLineInfo": _option("GenerateLineInfo"),
                        "ceil_div": compat.ceil_div, "product": compat.product,
-                       "product_each": compat.product_each, "repeat_like": compat.repeat_like, "KeepPTX": _option("KeepPTX")})
+                       "product_each": compat.product_each, "repeat_like": compat.repeat_like, "KeepPTX": _option("KeepPTX"),
+                       "KeepCUBIN": _option("KeepCUBIN"), "AddressSpace": host.AddressSpace,
+                       "slice_": host.slice_, "make_composed_layout": host.make_composed_layout,
+                       "make_identity_layout": host.make_identity_layout})
     cute = _module("cutlass.cute", cute_names, package=True)
     utils = _module("cutlass.utils", {"SmemAllocator": ops.SmemAllocator, "LayoutEnum": compat.LayoutEnum,
                                       "get_smem_capacity_in_bytes": compat.smem_capacity_in_bytes},
@@ -569,7 +593,11 @@ def build_modules() -> dict:
     runtime.make_fake_stream = compat.make_fake_stream
     torch_module = _module("cutlass.torch", {"dtype": compat.torch_dtype,
                                              "current_stream": compat.current_stream})
+    runtime.make_ptr = host.make_ptr
+    runtime.AddressSpace = host.AddressSpace
+    cuda = _module("cutlass.cuda", {"initialize_cuda_context": host.initialize_cuda_context})
     cutlass = _module("cutlass", {
+        "cuda": cuda,
         "testing": testing, "pipeline": pipeline, "Float8E4M3FN": compat.Float8E4M3FN,
         "Float8E5M2": compat.Float8E5M2, "torch": torch_module, "dsl_user_op": compat.dsl_user_op,
         "dtype": compat.numeric_type,
@@ -577,7 +605,7 @@ def build_modules() -> dict:
         "const_expr": const_expr, "dynamic_expr": const_expr, "range": _range, "range_constexpr": _range,
         "range_dynamic": _range, "min": builtins.min, "max": builtins.max, "CuteError": CuteError,
     }, package=True)
-    return {"cutlass": cutlass, "cutlass.cute": cute, "cutlass.cute.arch": arch, "cutlass.cute.nvgpu": nvgpu,
+    return {"cutlass": cutlass, "cutlass.cuda": cuda, "cutlass.cute": cute, "cutlass.cute.arch": arch, "cutlass.cute.nvgpu": nvgpu,
             "cutlass.cute.nvgpu.cpasync": cpasync, "cutlass.cute.nvgpu.warp": warp,
             "cutlass.cute.runtime": runtime, "cutlass.cute.math": math, "cutlass.utils": utils,
             "cutlass.memory": memory, "cutlass.cute.testing": testing, "cutlass.testing": testing,

@@ -456,9 +456,8 @@ class SimTensor(Tensor):
         self.store(value)
 
     def __str__(self):
-        dtype = self.element_type.mlir_type if self.element_type is not None else str(self.storage.array.dtype)
-        layout = f"{self.swizzle} o {self.base} o {self.layout}" if self.swizzle is not None else str(self.layout)
-        return f"tensor<ptr<{dtype}, {self.storage.space}> o {layout}>"
+        from .printing import tensor_text
+        return tensor_text(self)
 
     __repr__ = __str__
 
@@ -702,7 +701,34 @@ class TensorSSA:
     def dtype(self):
         return self.element_type
 
+    def _extents(self) -> tuple:
+        """The size of each top-level mode."""
+        return tuple(product(m) for m in self.shape) if is_tuple(self.shape) else (self.shape,)
+
+    def _nd(self) -> numpy.ndarray:
+        """The values as an array with one axis per top-level mode (column-major, as the layout orders them)."""
+        return self.values.reshape(tuple(int(e) for e in self._extents()), order="F")
+
+    @staticmethod
+    def _from_nd(array: numpy.ndarray, element_type) -> "TensorSSA":
+        shape = tuple(int(e) for e in array.shape)
+        return TensorSSA(array.reshape(-1, order="F"), shape, element_type)
+
     def _binary(self, other, operation):
+        element_type = self.element_type
+        if isinstance(other, TensorSSA) and other.values.shape != self.values.shape or \
+                isinstance(other, TensorSSA) and other._extents() != self._extents():
+            # shapes that differ broadcast mode by mode, a mode of 1 against any ((1,3) + (4,1) is (4,3))
+            ours, theirs = self._nd(), other._nd()
+            if ours.ndim != theirs.ndim:
+                raise CuteError(f"tensor values of shapes {fmt(self.shape)} and {fmt(other.shape)} do not broadcast "
+                                "(their ranks differ)")
+            try:
+                result = operation(ours, theirs)
+            except ValueError:
+                raise CuteError(f"tensor values of shapes {fmt(self.shape)} and {fmt(other.shape)} do not "
+                                "broadcast (a mode differs and is not 1)") from None
+            return TensorSSA._from_nd(result, types.Boolean if result.dtype == numpy.bool_ else element_type)
         other_values = other.values if isinstance(other, TensorSSA) else other
         result = operation(self.values, other_values)
         element_type = self.element_type
@@ -755,20 +781,98 @@ class TensorSSA:
 
     def reduce(self, op, init_val, reduction_profile=0):
         """Reduce with `op` (cute.ReductionOp.ADD, MUL, MAX, MIN) starting from `init_val`; a profile of 0
-        reduces everything to a scalar."""
-        if reduction_profile != 0:
-            raise CuteError("the simulator reduces whole tensors only (reduction_profile=0)")
-        folded = op.numpy(self.values) if self.values.size else init_val
-        return self.values.dtype.type(op.combine(init_val, folded))
+        reduces everything to a scalar, a tuple reduces the modes where it holds 1 and keeps those where it
+        holds None ((None, 1) of a (2,3) value: the 2 sums of its rows)."""
+        if not is_tuple(reduction_profile) and reduction_profile == 0:
+            folded = op.numpy(self.values) if self.values.size else init_val
+            return _host_scalar(self.values.dtype.type(op.combine(init_val, folded)), self.element_type)
+        profile = reduction_profile if is_tuple(reduction_profile) else (reduction_profile,)
+        extents = self._extents()
+        if len(profile) != len(extents) or any(p not in (None, 1) for p in profile):
+            raise CuteError(f"reduce: reduction_profile {reduction_profile!r} must be 0 or have one entry, None "
+                            f"(keep) or 1 (reduce), per mode of the shape {fmt(self.shape)}")
+        axes = tuple(i for i, p in enumerate(profile) if p == 1)
+        array = self._nd()
+        folded = op.numpy(array, axis=axes) if array.size else numpy.full(
+            [e for i, e in enumerate(array.shape) if i not in axes], init_val)
+        result = numpy.asarray(op.combine(numpy.asarray(init_val, array.dtype), folded)).astype(array.dtype)
+        kept = tuple(s for s, p in zip(self.shape if is_tuple(self.shape) else (self.shape,), profile) if p is None)
+        if not kept:
+            return _host_scalar(result.reshape(()).item(), self.element_type)
+        return TensorSSA(result.reshape(-1, order="F"), kept, self.element_type)
 
     def __getitem__(self, index):
+        if type(index) is int or isinstance(index, numpy.integer):
+            return _host_scalar(self.values[index], self.element_type)
+        if is_tuple(index):
+            extents = self._extents()
+            if len(index) != len(extents) or any(not (i is None or is_int(i)) for i in index):
+                raise CuteError(f"tensor value of shape {fmt(self.shape)}: index {index!r} must have one int or "
+                                "None per mode")
+            if not any(i is None for i in index):
+                return _host_scalar(self._nd()[tuple(int(i) for i in index)], self.element_type)
+            picked = self._nd()[tuple(slice(None) if i is None else int(i) for i in index)]
+            shape = tuple(s for s, i in zip(self.shape, index) if i is None)
+            return TensorSSA(picked.reshape(-1, order="F").copy(), shape, self.element_type)
         return self.values[index]
 
     def __len__(self):
         return self.values.size
 
+    def __floordiv__(self, other):
+        return self._binary(other, lambda a, b: numpy.floor_divide(a, b).astype(a.dtype))
+
+    def __rfloordiv__(self, other):
+        return self._binary(other, lambda a, b: numpy.floor_divide(b, a).astype(a.dtype))
+
+    def __mod__(self, other):
+        return self._binary(other, lambda a, b: numpy.mod(a, b).astype(a.dtype))
+
+    def __rmod__(self, other):
+        return self._binary(other, lambda a, b: numpy.mod(b, a).astype(a.dtype))
+
+    def __and__(self, other):
+        return self._binary(other, numpy.bitwise_and)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        return self._binary(other, numpy.bitwise_or)
+
+    __ror__ = __or__
+
+    def __xor__(self, other):
+        return self._binary(other, numpy.bitwise_xor)
+
+    __rxor__ = __xor__
+
+    def __eq__(self, other):
+        return self._binary(other, numpy.equal)
+
+    def __ne__(self, other):
+        return self._binary(other, numpy.not_equal)
+
+    __hash__ = object.__hash__
+
+    def __invert__(self):
+        return TensorSSA(~self.values, self.shape, self.element_type)
+
+    def __abs__(self):
+        return TensorSSA(numpy.abs(self.values), self.shape, self.element_type)
+
+    def broadcast_to(self, shape):
+        """The value repeated along its modes of size 1 to `shape` ((1,3) to (4,3))."""
+        target = tuple(product(m) for m in shape) if is_tuple(shape) else (shape,)
+        try:
+            array = numpy.broadcast_to(self._nd(), tuple(int(t) for t in target))
+        except ValueError:
+            raise CuteError(f"broadcast_to: a value of shape {fmt(self.shape)} does not broadcast to "
+                            f"{fmt(shape)} (a mode differs and is not 1)") from None
+        return TensorSSA(array.reshape(-1, order="F").copy(), shape, self.element_type)
+
     def __str__(self):
-        return f"tensor_value<{fmt(self.shape)}> {self.values.tolist()}"
+        from .printing import value_text
+        return value_text(self)
 
     __repr__ = __str__
 
@@ -792,3 +896,16 @@ def adopt(tensor) -> SimTensor:
     _, array, base = tensor.iterator
     element_type = tensor.element_type or types.from_numpy_dtype(array.dtype)
     return SimTensor(Storage(array, "rmem", element_type), tensor.layout, base)
+
+
+def _host_scalar(value, element_type):
+    """An element of a tensor value: in @cute.jit host code a DSL number (it prints `?`, as CuTeDSL's does),
+    in a kernel the plain value."""
+    from . import tracing
+    if tracing.mode() is None or machine.current() is not None or element_type is None:
+        return value
+    try:
+        from .numbers import make
+    except ImportError:     # pragma: no cover - DSL numbers need cutekit.cute's run-time integers
+        return value
+    return make(value.item() if isinstance(value, numpy.generic) else value, element_type)

@@ -16,7 +16,7 @@ from ..cute.tensor import Tensor
 from ..cute.nvgpu.common import CopyUniversalOp, MmaUniversalOp
 from ..cute.nvgpu.cpasync import CopyG2SOp
 from ..cute.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op
-from . import machine
+from . import machine, tracing
 from .machine import KernelError, OutOfBoundsError
 from .failures import Dim3
 from .operands import check_copy, check_gemm, extents
@@ -456,27 +456,63 @@ def _shared_storage(thread, element_type, count: int, alignment: int) -> Storage
 
 def printf(fmt_string, *args, **kwargs):
     """cute.printf: printed by the thread that calls it (the simulator keeps the output in order: block by
-    block, thread by thread); `{}` placeholders, or C-style `%d` / `%f`."""
-    values = [_printable(a) for a in args]
+    block, thread by thread) when the code runs, after what the trace printed (tracing.py); `{}` placeholders,
+    or C-style `%d` / `%f`. Values print as CuTeDSL's run-time printf prints them: integers with %d, floats
+    with %f (`3.140000`), a Boolean as 1 or 0, tuples and layouts with their run-time values (`(8,2):(1,8)`).
+    A format that is not a string is printed as a value (`cute.printf(layout(0))`)."""
+    if not isinstance(fmt_string, str):
+        fmt_string, args = "{}", (fmt_string,) + args
     try:
-        if "{}" in fmt_string or "{" in fmt_string:
-            text = fmt_string.format(*values)
+        if "{" in fmt_string:
+            text = fmt_string.format(*[_printed(a) for a in args])
         elif "%" in fmt_string:
-            text = fmt_string % tuple(values)
+            text = fmt_string % tuple(_c_value(a) for a in args)
         else:
-            text = " ".join([fmt_string] + [str(v) for v in values])
+            text = " ".join([fmt_string] + [_printed(a) for a in args])
     except (IndexError, TypeError, ValueError, KeyError) as error:
         raise CuteError(f"cute.printf: the format {fmt_string!r} does not fit the {len(args)} values given "
                         f"({error})") from None
-    print(text)
+    tracing.emit(text)
     thread = machine.current()
     if thread is not None:
         thread.block.launch.report.printed.append(text)
 
 
-def _printable(value):
-    if isinstance(value, (numpy.floating, numpy.integer, numpy.bool_)):
-        return value.item()
+def _printed(value) -> str:
+    """One value as the run-time printf shows it."""
+    if isinstance(value, (bool, numpy.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, numpy.integer)):
+        return str(int(value))
+    if isinstance(value, (float, numpy.floating)):
+        return "%f" % float(value)
     if is_tuple(value):
-        return fmt(value)
+        return "(" + ",".join(_printed(v) for v in value) + ")"
+    if isinstance(value, Layout):
+        return f"{_printed(value.shape)}:{_printed(value.stride)}"
+    if isinstance(value, (Tensor, TensorSSA, numpy.ndarray, str)):
+        return str(value)
+    if hasattr(value, "__index__"):         # a DSL integer
+        return str(value.__index__())
+    if hasattr(value, "__float__"):         # a DSL float
+        return "%f" % float(value)
+    return str(value)
+
+
+def _c_value(value):
+    """A value for a C-style (`%d`, `%f`) format."""
+    if isinstance(value, (bool, numpy.bool_)):
+        return int(value)
+    if isinstance(value, (numpy.floating, numpy.integer)):
+        return value.item()
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if is_tuple(value) or isinstance(value, Layout):
+        return _printed(value)
+    if hasattr(value, "__index__"):
+        return value.__index__()
+    if hasattr(value, "__float__"):
+        return float(value)
     return value

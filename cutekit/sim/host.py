@@ -1,0 +1,143 @@
+"""Host-side CuTeDSL the simulator provides for code from outside the course (NVIDIA's notebooks):
+`cutlass.cuda`, `cute.runtime.make_ptr` and `cute.AddressSpace`, `cute.slice_` with CuTeDSL's argument order,
+composed layouts whose inner part is a Python function, `cute.make_identity_layout`.
+What has no meaning on a CPU (a CUDA context) is accepted and said once (compat.notice)."""
+from __future__ import annotations
+
+import ctypes
+import enum
+
+import numpy
+
+from .. import cute as reference
+from ..cute import typing as types
+from ..cute.inttuple import CuteError
+from ..cute.layout import ComposedLayout, Coord, Layout, Swizzle, cosize, make_layout
+from ..cute.tensor import Tensor
+from . import compat
+from .memory import SimTensor, Storage
+
+
+class AddressSpace(enum.Enum):
+    """cute.AddressSpace: where a pointer points (CuTeDSL's names and numbers)."""
+    generic = 0
+    gmem = 1
+    smem = 3
+    rmem = 5
+    tmem = 6
+
+
+_SPACE_OF = {AddressSpace.generic: "gmem", AddressSpace.gmem: "gmem", AddressSpace.smem: "smem",
+             AddressSpace.rmem: "rmem"}
+
+
+class RawPointer:
+    """cute.runtime.make_ptr(dtype, address): a pointer to host memory given by its address (a torch CPU
+    tensor's `data_ptr()`). How many elements it reaches is known when a tensor is made over it
+    (`cute.make_tensor(ptr, layout)`: the layout's cosize)."""
+
+    def __init__(self, dtype, address: int, space: AddressSpace, assumed_align=None):
+        self.dtype, self.address, self.space = dtype, int(address), space
+        self.assumed_align = assumed_align
+
+    @property
+    def element_type(self):
+        return self.dtype
+
+    @property
+    def memspace(self):
+        return self.space
+
+    def __add__(self, k):
+        return RawPointer(self.dtype, self.address + int(k) * max(1, self.dtype.width // 8), self.space,
+                          self.assumed_align)
+
+    def align(self, *args, **kwargs):
+        return self
+
+    def tensor(self, layout) -> SimTensor:
+        """The tensor `layout` lays over the memory this pointer points at."""
+        outer = layout.outer if isinstance(layout, ComposedLayout) else layout
+        if not isinstance(outer, Layout):
+            layout = outer = make_layout(layout)
+        count = max(1, cosize(outer))
+        storage_type = types.NUMPY_STORAGE[self.dtype]
+        element_bytes = numpy.dtype(storage_type).itemsize
+        buffer = (ctypes.c_char * (count * element_bytes)).from_address(self.address)
+        array = numpy.frombuffer(buffer, dtype=storage_type, count=count)
+        storage = Storage(array, _SPACE_OF.get(self.space, "gmem"), self.dtype)
+        storage.align_bytes = self.assumed_align or max(1, self.dtype.width // 8)
+        return SimTensor(storage, layout)
+
+    def __str__(self):
+        return f"ptr<{self.dtype.mlir_type}, {self.space.name}>"
+
+    __repr__ = __str__
+
+
+def make_ptr(dtype, value, mem_space=AddressSpace.generic, assumed_align=None):
+    """cute.runtime.make_ptr: a pointer of element type `dtype` at host address `value`."""
+    if not (isinstance(dtype, type) and issubclass(dtype, types.Numeric)):
+        raise CuteError(f"make_ptr(dtype, address): dtype must be an element type such as cutlass.Float32, got "
+                        f"{dtype!r}")
+    if isinstance(value, ctypes._Pointer):
+        value = ctypes.cast(value, ctypes.c_void_p).value
+    if not isinstance(value, int) or value <= 0:
+        raise CuteError(f"make_ptr(dtype, address): the address must be a positive int (tensor.data_ptr()), got "
+                        f"{value!r}")
+    return RawPointer(dtype, value, mem_space, assumed_align)
+
+
+def slice_(src, coord):
+    """cute.slice_(src, coord): the modes of a layout, tensor or tuple where `coord` is None (CuTeDSL's order
+    of arguments: the sliced thing first)."""
+    if isinstance(src, Tensor):
+        return src[coord]
+    return reference.slice_(coord, src)
+
+
+def initialize_cuda_context(*args, **kwargs):
+    """cutlass.cuda.initialize_cuda_context: there is no CUDA context to make on the CPU."""
+    compat.notice("cuda-context", "cutlass.cuda.initialize_cuda_context(): no CUDA context on the CPU; nothing "
+                                  "to initialize (kernels run on the simulator)")
+
+
+class FunctionComposedLayout:
+    """`cute.make_composed_layout(inner, offset, outer)` with a Python function as `inner`: c ->
+    inner(offset + outer(c)), the offset moved by what the outer layout gives (an identity layout's coordinate
+    or an offset). Printed as CuTeDSL prints it: `(<function inner at 0x...> o (1, 0) o (8,4):(1@0,1@1))`."""
+
+    def __init__(self, inner, offset, outer):
+        self.inner, self.offset, self.outer = inner, offset, outer
+
+    @property
+    def shape(self):
+        return self.outer.shape
+
+    def __call__(self, coord):
+        moved = self.outer(coord)
+        if isinstance(moved, Coord):
+            position = moved.added_to(self.offset) if isinstance(self.offset, tuple) else moved + self.offset
+        else:
+            position = self.offset + moved
+        return self.inner(position)
+
+    def __str__(self):
+        return f"({self.inner!r} o {self.offset!r} o {self.outer})"
+
+    __repr__ = __str__
+
+
+def make_composed_layout(inner, offset, outer):
+    """cute.make_composed_layout: a Python function as `inner` too (FunctionComposedLayout)."""
+    if callable(inner) and not isinstance(inner, (Layout, ComposedLayout, Swizzle)):
+        if not isinstance(outer, Layout):
+            raise CuteError(f"make_composed_layout: outer must be a Layout, got {outer!r}")
+        return FunctionComposedLayout(inner, offset, outer)
+    return reference.make_composed_layout(inner, offset, outer)
+
+
+def make_identity_layout(shape):
+    """cute.make_identity_layout: the layout whose value at each coordinate is that coordinate,
+    `(8,4):(1@0,1@1)`."""
+    return reference.make_identity_tensor(shape).layout
