@@ -145,6 +145,7 @@ def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool, seed=None
     pending, ran, seconds, failure = b"", 0, 0.0, None
     running, started = None, time.monotonic()
     marks = []                      # (cell, position in the output where the cell began)
+    timings = {}                    # cell -> seconds it ran
     ended = False
     while not ended:
         while b"\n" not in pending:
@@ -175,6 +176,7 @@ def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool, seed=None
             continue
         running = None
         seconds += event["seconds"]
+        timings[event["cell"]] = event["seconds"]
         if "error" in event:
             failure = f"cell {event['cell']}: {event['error']}"
         else:
@@ -190,7 +192,7 @@ def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool, seed=None
     per_cell = []
     for k, (cell, position) in enumerate(marks):
         end = marks[k + 1][1] if k + 1 < len(marks) else len(text)
-        per_cell.append((cell, text[position:end].decode("utf-8", "replace")))
+        per_cell.append((cell, text[position:end].decode("utf-8", "replace"), timings.get(cell)))
     return {"cells": cells, "ran": ran, "seconds": seconds, "failure": failure, "output": per_cell,
             "wall": time.monotonic() - started}
 
@@ -223,8 +225,8 @@ def main(argv=None) -> int:
             continue
         result = run_notebook(path, args.timeout, args.show, args.cutedsl, args.seed)
         if args.show:
-            for cell, text in result["output"]:
-                print(f"--- {name} cell {cell}")
+            for cell, text, took in result["output"]:
+                print(f"--- {name} cell {cell}" + (f" ({took:.1f} s)" if took is not None else ""))
                 print(text, end="" if text.endswith("\n") or not text else "\n")
         done = f"{result['ran']}/{result['cells']}"
         incomplete += result["ran"] != result["cells"]

@@ -24,7 +24,7 @@ from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
 from . import compat, machine, ops, structs
-from . import host, printing, tracing
+from . import host, printing, tracing, vector
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
 from .memory import SimTensor, Storage, TensorSSA, adopt
 
@@ -293,6 +293,10 @@ class Launchable:
         if tracing.tracing_only():      # cute.compile traces the host code; nothing runs
             return None
         with LEARNER_FRAMES:
+            if vector.wanted(machine._as_dim3(grid, "grid"), machine._as_dim3(block, "block")):
+                report = vector.run(function.__name__, function, args, kwargs, grid, block, smem)
+                if report is not None:      # else the kernel needs the thread-by-thread run
+                    return report
             return machine.run(function.__name__, body, grid, block, smem)
 
 

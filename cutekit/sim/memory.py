@@ -707,6 +707,8 @@ class TensorSSA:
 
     def _nd(self) -> numpy.ndarray:
         """The values as an array with one axis per top-level mode (column-major, as the layout orders them)."""
+        if self.values.ndim != 1:
+            _per_thread_rows("reshaping a tensor value")
         return self.values.reshape(tuple(int(e) for e in self._extents()), order="F")
 
     @staticmethod
@@ -783,6 +785,8 @@ class TensorSSA:
         """Reduce with `op` (cute.ReductionOp.ADD, MUL, MAX, MIN) starting from `init_val`; a profile of 0
         reduces everything to a scalar, a tuple reduces the modes where it holds 1 and keeps those where it
         holds None ((None, 1) of a (2,3) value: the 2 sums of its rows)."""
+        if self.values.ndim != 1:
+            _per_thread_rows("reduce")
         if not is_tuple(reduction_profile) and reduction_profile == 0:
             folded = op.numpy(self.values) if self.values.size else init_val
             return _host_scalar(self.values.dtype.type(op.combine(init_val, folded)), self.element_type)
@@ -802,6 +806,9 @@ class TensorSSA:
         return TensorSSA(result.reshape(-1, order="F"), kept, self.element_type)
 
     def __getitem__(self, index):
+        if self.values.ndim != 1 and (type(index) is int or isinstance(index, numpy.integer)):
+            from .vector import lanes         # a vectorized launch: element `index` of every thread's row
+            return lanes(self.values[:, index])
         if type(index) is int or isinstance(index, numpy.integer):
             return _host_scalar(self.values[index], self.element_type)
         if is_tuple(index):
@@ -863,6 +870,9 @@ class TensorSSA:
     def broadcast_to(self, shape):
         """The value repeated along its modes of size 1 to `shape` ((1,3) to (4,3))."""
         target = tuple(product(m) for m in shape) if is_tuple(shape) else (shape,)
+        if len(target) != len(self._extents()):
+            raise CuteError(f"broadcast_to: a value of shape {fmt(self.shape)} and the shape {fmt(shape)} must "
+                            "have the same rank (a mode of 1 broadcasts)")
         try:
             array = numpy.broadcast_to(self._nd(), tuple(int(t) for t in target))
         except ValueError:
@@ -909,3 +919,9 @@ def _host_scalar(value, element_type):
     except ImportError:     # pragma: no cover - DSL numbers need cutekit.cute's run-time integers
         return value
     return make(value.item() if isinstance(value, numpy.generic) else value, element_type)
+
+
+def _per_thread_rows(what: str):
+    """A tensor value of a vectorized launch (one row per thread) where only one thread's will do."""
+    from .vector import NotVectorizable
+    raise NotVectorizable(f"{what} of a value that holds every thread's row")

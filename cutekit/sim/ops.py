@@ -10,7 +10,7 @@ import numpy
 
 from ..cute import typing as types
 from ..cute.atom import CopyAtom, MmaAtom, TiledCopy, TiledMma, ThrCopy, ThrMma
-from ..cute.inttuple import CuteError, elem_less, flatten, fmt, is_int, is_tuple, product
+from ..cute.inttuple import CuteError, elem_less as _elem_less, flatten, fmt, is_int, is_tuple, product
 from ..cute.layout import ComposedLayout, Layout, _layout_of, cosize, make_layout, size
 from ..cute.tensor import Tensor
 from ..cute.nvgpu.common import CopyUniversalOp, MmaUniversalOp
@@ -138,6 +138,9 @@ def _element_type(dtype):
 def make_rmem_tensor(layout_or_shape, dtype):
     """Registers of this thread, laid out by `layout_or_shape` (a shape means compact column-major)."""
     layout = layout_or_shape if isinstance(layout_or_shape, (Layout, ComposedLayout)) else make_layout(layout_or_shape)
+    if getattr(machine._current[0], "vectorized", False):   # every thread of a vectorized batch (vector.py)
+        from .vector import register_tensor as lane_registers
+        return lane_registers(layout, _element_type(dtype))
     return register_tensor(layout, _element_type(dtype))
 
 
@@ -149,6 +152,9 @@ def make_fragment_like(src, dtype=None):
     else:
         shape = _layout_of(src).shape
         element_type = dtype or types.Float32
+    if getattr(machine._current[0], "vectorized", False):
+        from .vector import register_tensor as lane_registers
+        return lane_registers(make_layout(shape), _element_type(element_type))
     return register_tensor(make_layout(shape), _element_type(element_type))
 
 
@@ -454,6 +460,15 @@ def _shared_storage(thread, element_type, count: int, alignment: int) -> Storage
 
 # --------------------------------------------------------------------------------------------- misc
 
+def elem_less(a, b):
+    """cute.elem_less (inttuple.elem_less); in a vectorized launch, per thread where the coordinate differs
+    between threads (vector.py)."""
+    if getattr(machine._current[0], "vectorized", False):
+        from .vector import elem_less as lane_elem_less
+        return lane_elem_less(a, b)
+    return _elem_less(a, b)
+
+
 def printf(fmt_string, *args, **kwargs):
     """cute.printf: printed by the thread that calls it (the simulator keeps the output in order: block by
     block, thread by thread) when the code runs, after what the trace printed (tracing.py); `{}` placeholders,
@@ -462,6 +477,9 @@ def printf(fmt_string, *args, **kwargs):
     A format that is not a string is printed as a value (`cute.printf(layout(0))`)."""
     if not isinstance(fmt_string, str):
         fmt_string, args = "{}", (fmt_string,) + args
+    if getattr(machine._current[0], "vectorized", False):
+        from .vector import NotVectorizable
+        raise NotVectorizable("printf prints thread by thread")
     try:
         if "{" in fmt_string:
             text = fmt_string.format(*[_printed(a) for a in args])

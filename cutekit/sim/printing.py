@@ -69,7 +69,8 @@ def tensor_type_text(tensor) -> str:
 def value_text(value) -> str:
     """str(tensor_ssa)."""
     shape = value.shape if is_tuple(value.shape) else (value.shape,)
-    return f"tensor_value<vector<{value.values.size}x{value.element_type.mlir_type}> o {_python_tuple(shape)}>"
+    count = math.prod(product(s) for s in shape)
+    return f"tensor_value<vector<{count}x{value.element_type.mlir_type}> o {_python_tuple(shape)}>"
 
 
 def _python_tuple(shape) -> str:

@@ -91,6 +91,10 @@ def _trace_print(*args, **kwargs):
         return
     if not _STATE.kernel_prints:
         return
+    if getattr(thread, "vectorized", False):        # a launch run as vectors (vector.py)
+        from .vector import trace_print
+        frame = sys._getframe(1)
+        return trace_print(args, kwargs, (frame.f_code.co_filename, frame.f_lineno))
     launch = thread.block.launch
     printed = launch.__dict__.get("_traced_lines")
     if printed is None:
