@@ -812,8 +812,8 @@ else:
 # `STG.E.128`. `mma.sync` is Ampere's instruction: a warp issues one 16x8x16 at a time, on operands
 # `ldmatrix` first brought into registers. Hopper's own, `wgmma` (sm_90a), has a warpgroup of 128 threads
 # multiply a 64xNx16 tile asynchronously, reading B (and optionally A) straight from shared memory. These
-# measurements say where the `mma.sync` kernels stop, not which resource stops them; the `wgmma` path is
-# beyond this course.
+# measurements say where the `mma.sync` kernels stop, not which resource stops them; chapter 08 takes the
+# `wgmma` path.
 #
 # ## Exercises
 #
@@ -959,4 +959,4 @@ check("ch07.main_loop", main_loop)
 # - Compare GEMM timings on the same data: on an H100 these `mma.sync` kernels reached 0.58-0.73 of
 #   torch.matmul on randn inputs, and tensor cores ran faster on small whole numbers than on random ones.
 #
-# This is the end of the course's path: every layout in a fast GEMM, printed.
+# Next, chapter 08: the same GEMM on Hopper's TMA copies, mbarriers and warpgroup MMA.

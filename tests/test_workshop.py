@@ -56,7 +56,7 @@ def bundle(tmp_path_factory) -> Path:
 
 
 def test_student_bundle_holds_every_course_notebook_the_kit_environment_files_and_a_readme(bundle):
-    assert sorted(p.stem for p in (bundle / "course").glob("*.ipynb")) == CHAPTERS and len(CHAPTERS) == 8
+    assert sorted(p.stem for p in (bundle / "course").glob("*.ipynb")) == CHAPTERS and len(CHAPTERS) == 9
     for name in ("README.md", "Makefile", "pyproject.toml", "environment.yml", "postBuild",
                  "scripts/setup_env.py", "cutekit/__init__.py", "cutekit/checks/ch07_sgemm.py"):
         assert (bundle / name).is_file(), name

@@ -10,7 +10,7 @@ import pytest
 
 from cutekit.checks import exercises
 
-CHAPTERS = [f"ch{n:02d}" for n in range(8)]
+CHAPTERS = [f"ch{n:02d}" for n in range(9)]
 TABLES = ("MISTAKES", "LAYOUT_MISTAKES", "KERNEL_MISTAKES")
 
 

@@ -6,8 +6,12 @@ its atom has. `make_copy_atom` and `make_mma_atom` (in `cutekit.cute.atom`) turn
     cpasync.CopyG2SOp()                 cp.async, global to shared memory, one thread
     warp.LdMatrix8x8x16bOp(...)         ldmatrix: a warp loads 1, 2 or 4 8x8 matrices of 16-bit elements
     warp.MmaF16BF16Op(ab, acc, shape)   mma.sync m16n8k8 / m16n8k16 on a warp (tensor cores)
+    warpgroup.make_smem_layout_atom     sm_90 shared-memory atoms (swizzled K- or MN-major) for wgmma and TMA
+    warpgroup.MmaF16BF16Op(...)         wgmma 64xNx16 on a warpgroup (128 threads), operands in shared memory
+    OperandMajorMode                    K or MN: which mode of an operand is contiguous
 """
 from .common import CopyUniversalOp, MmaUniversalOp
-from . import cpasync, warp
+from . import cpasync, warp, warpgroup
+from .common_modes import OperandMajorMode
 
-__all__ = ["CopyUniversalOp", "MmaUniversalOp", "cpasync", "warp"]
+__all__ = ["CopyUniversalOp", "MmaUniversalOp", "OperandMajorMode", "cpasync", "warp", "warpgroup"]

@@ -1,0 +1,634 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: CuTe by Hand
+#     language: python
+#     name: cute-by-hand
+# ---
+
+# %% [markdown]
+# # 08 · Hopper GEMM: TMA, mbarriers and wgmma
+#
+# **Why.** Chapter 07's tensor-core GEMM is Ampere code: every thread computes addresses and issues its own
+# `cp.async` copies, waits, loads fragments with `ldmatrix`, and each warp issues one 16x8x16 `mma.sync` at
+# a time. An H100 (sm_90) has three pieces of hardware that remove most of that work from the threads, and
+# each one needs a layout the hardware agrees on:
+#
+# - **TMA** (the tensor memory accelerator): one thread asks a copy engine for a whole tile ("box") of a
+#   tensor, say 128 x 64 fp16; the engine computes every address, writes shared memory already swizzled,
+#   and fills rows past the tensor's edge with zeros. In CUDA C++ that is a `CUtensorMap` built on the host
+#   with `cuTensorMapEncodeTiled` and a `cp.async.bulk.tensor` in the kernel.
+# - **mbarriers**: 8-byte barriers in shared memory that count arrivals *and bytes*. A TMA copy reports to
+#   one as its bytes land, so a thread that waits on it knows the whole tile is there.
+# - **wgmma** (warpgroup MMA): the 4 warps of a warpgroup (128 threads) issue one 64 x N x 16 multiply
+#   (N up to 256) whose A and B the tensor cores read straight from shared memory, asynchronously.
+#
+# This chapter reads `benchmarks/kernels/hopper_gemm.py`, a complete Hopper GEMM written with CuTeDSL
+# (measured on an H100 at 0.98-1.00 of NVIDIA's CuTeDSL Hopper example and of torch.matmul, section 4),
+# one step at a time: the shared-memory layout atoms that TMA and wgmma both read, the TMA copy and its
+# box, mbarriers with their transaction counts and phases, the producer/consumer pipeline of stages, the
+# warpgroup MMA and its accumulator layout, and the epilogue. Everything but the kernel's run works on a CPU.
+#
+# Terms used below: a **CTA** is a thread block; a **stage** is one buffer of the ring of shared-memory
+# buffers that the loads fill and the MMAs drain; a **k-tile** is the K-slice (here 64) one stage holds;
+# **K-major** means K is the contiguous mode of a tile (a row-major A of shape (M, K)), **MN-major** that M
+# (or N for B) is.
+
+# %%
+import os
+import pathlib
+import sys
+
+from cutekit import cute, render, widgets
+from cutekit.checks import check
+from cutekit.cute.nvgpu import warpgroup
+from cutekit.source import kernel_lines
+
+# the notebook runs in course/ (or solutions/); the kernel lives in the repository's benchmarks/ package,
+# and section 4 compiles it in a subprocess, which needs the same path
+repository = str(pathlib.Path.cwd().parent)
+sys.path.insert(0, repository)
+os.environ["PYTHONPATH"] = os.pathsep.join([repository] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+
+# %% [markdown]
+# ## 1 · See it: the 128-byte swizzled atom
+#
+# TMA writes a tile into shared memory in a fixed pattern, and wgmma reads it through a descriptor that
+# names the same pattern. CuTeDSL describes each pattern as a **layout atom**:
+# `cute.nvgpu.warpgroup.make_smem_layout_atom(kind, dtype)`. The kernel uses the 128-byte one for fp16:
+
+# %%
+atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
+print(atom)
+print("inner:", atom.inner, "  outer:", atom.outer)
+assert str(atom) == "S<3,4,3> o 0 o (8,64):(64,1)"
+
+# %% [markdown]
+# It is a **composed layout**, `inner o offset o outer`. The outer layout `(8,64):(64,1)` is 8 rows of 64
+# fp16, K contiguous: 8 rows of 128 bytes. The inner `S<3,4,3>` is a swizzle (chapter 07, section 4), but
+# here it acts on **byte** addresses: CuTeDSL gives it to the shared-memory pointer, and bits 0-3 of a byte
+# address (`M = 4`) are the byte within a 16-byte chunk. It XORs the 3 bits above bit 7 (the 128-byte row,
+# mod 8) into bits 4-6 (the chunk within the row). Chapter 07's `S<3,3,3>` on fp16 *element* offsets is the
+# same permutation, one bit lower. The hardware calls this pattern `SWIZZLE_128B`.
+#
+# Where does each 16-byte chunk land? Chunk `c` of row `r` starts at element `(r, 8c)`: its byte address
+# is `2 * outer((r, 8c))`, swizzled by `inner`, then divided by 16. The same permutation written on chunk
+# numbers is `S<3,0,3> o (8,8):(8,1)`, which cutekit can draw: each cell is the 16-byte slot (row * 8 +
+# chunk) where chunk `c` of row `r` lands.
+
+# %%
+chunks = cute.make_composed_layout(cute.make_swizzle(3, 0, 3), 0, cute.make_layout((8, 8), stride=(8, 1)))
+for r in range(8):
+    for c in range(8):
+        assert atom.inner(2 * atom.outer((r, 8 * c))) // 16 == chunks((r, c))
+print("row 1:", [chunks((1, c)) for c in range(8)])
+print("row 5:", [chunks((5, c)) for c in range(8)])
+assert [chunks((1, c)) - 8 for c in range(8)] == [1, 0, 3, 2, 5, 4, 7, 6]
+render.layout(chunks, title="K_SW128, fp16: where chunk c (column) of row r (row) lands, in 16-byte slots")
+
+# %% [markdown]
+# Row 0 keeps its chunks in place; row `r` swaps them by XOR with `r`: chunk 0 of row 1 lands in slot 1 of
+# its row, chunk 0 of row 5 in slot 5. Read one column of the picture: the 8 rows' chunk 0 sit in 8
+# different slots, so 8 threads reading "chunk 0 of rows 0-7" reach 8 different groups of 4 banks, not the
+# same 4 banks 8 times.
+#
+# **The same atoms in CuTeDSL.** The cell below asks CuTeDSL itself (traced on the CPU, no GPU needed) for
+# the fp16 atoms of 32, 64 and 128 bytes, K-major and MN-major, and compares them with cutekit's.
+
+# %%
+KINDS = ["K_SW32", "K_SW64", "K_SW128", "MN_SW32", "MN_SW64", "MN_SW128"]
+ours = {kind: str(warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, kind), cute.Float16))
+        for kind in KINDS}
+try:
+    import cutlass  # the real CuTeDSL, where it is installed
+    import cutlass.cute as dsl_cute
+    from cutlass.cute.nvgpu import warpgroup as dsl_warpgroup
+    ran_cutedsl = not getattr(cutlass, "__cutekit_sim__", False)
+except ImportError:
+    ran_cutedsl = False
+
+if ran_cutedsl:
+    printed = {}
+
+    @dsl_cute.jit
+    def atoms_in_cutedsl():
+        for kind in KINDS:
+            printed[kind] = str(dsl_warpgroup.make_smem_layout_atom(getattr(dsl_warpgroup.SmemLayoutAtomKind, kind),
+                                                                     cutlass.Float16))
+
+    atoms_in_cutedsl()
+    assert printed == ours
+    print("CuTeDSL prints (and cutekit prints the same):")
+else:
+    print("CuTeDSL is not installed here: cutekit prints the atoms (tests/cute/test_warpgroup_atoms.py compares them with CuTeDSL 4.8.1):")
+for kind in KINDS:
+    print(f"  {kind:9} {ours[kind]}")
+assert ours["K_SW64"] == "S<2,4,3> o 0 o (8,32):(32,1)" and ours["K_SW32"] == "S<1,4,3> o 0 o (8,16):(16,1)"
+assert ours["MN_SW128"] == "S<3,4,3> o 0 o (64,8):(1,64)"
+fp32_atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float32)
+print("K_SW128 for Float32:", fp32_atom)
+assert str(fp32_atom) == "S<3,4,3> o 0 o (8,32):(32,1)"
+
+# %% [markdown]
+# Every atom is 8 rows of 16-byte chunks; the swizzle's `B` (3, 2, 1) is how many chunk bits it permutes:
+# rows of 128 bytes (8 chunks), 64 bytes (4) or 32 bytes (2), always XORed from bit 7 up (`S = 3`). An
+# MN-major atom is the transpose: 8 columns (K) of 64, 32 or 16 contiguous fp16 along M or N. The shape in
+# elements depends on the type (the fp32 128-byte atom is `(8,32):(32,1)`), the swizzle does not.
+#
+# ## 2 · Play: how many chunk bits must move?
+#
+# The explorer draws a request that reads one 16-byte chunk column from each of the 8 rows of the 128-byte
+# fp16 atom (each row of the picture is one request, as `ldmatrix` reads in chapter 07), coloured by bank,
+# with a swizzle written on element offsets (`S<B,3,3>` for fp16 is the atom's byte `S<B,4,3>`). **Predict
+# first:** with `B = 0` (no swizzle) all 8 rows of a request hit the same 4 banks; how many conflicts do
+# `B = 1` and `B = 2` leave? Move `B` and look.
+
+# %%
+reads_128 = cute.make_layout((8, (8, 8)), stride=(8, (1, 64)))     # request c: chunk c of rows 0-7
+widgets.swizzle_explorer(reads_128, element_bits=16, bits=0, base=3, shift=3)
+
+# %%
+conflicts = {bits: render.bank_conflicts(cute.make_composed_layout(cute.make_swizzle(bits, 3, 3), 0, reads_128),
+                                         element_bits=16) for bits in (1, 2, 3)}
+conflicts[0] = render.bank_conflicts(reads_128, element_bits=16)
+print("128-byte rows, conflicts for B = 0, 1, 2, 3:", [conflicts[b] for b in range(4)])
+reads_64 = cute.make_layout((4, (8, 8)), stride=(8, (1, 32)))      # 64-byte rows: 4 chunks
+print("64-byte rows, no swizzle / S<2,3,3>:", render.bank_conflicts(reads_64, element_bits=16), "/",
+      render.bank_conflicts(cute.make_composed_layout(cute.make_swizzle(2, 3, 3), 0, reads_64), element_bits=16))
+assert [conflicts[b] for b in range(4)] == [56, 24, 8, 0]
+assert render.bank_conflicts(reads_64, element_bits=16) == 12
+assert render.bank_conflicts(cute.make_composed_layout(cute.make_swizzle(2, 3, 3), 0, reads_64), element_bits=16) == 0
+
+# %% [markdown]
+# Each bit halves what is left: 56, 24, 8, 0. A 128-byte row has 8 chunks and needs all 3 bits; a 64-byte
+# row has 4 chunks, and two rows share a 128-byte line, so its atom (`S<2,4,3>`) needs 2 bits and has 0
+# conflicts. That is why the atom follows the **contiguous extent in bytes**.
+#
+# ## 3 · Build it up: the kernel's shared-memory layouts
+#
+# ### 3.1 · Choosing the atom
+#
+# CuTeDSL's Hopper helpers (`cutlass.utils.hopper_helpers.get_smem_layout_atom`) pick the atom from the
+# tile's contiguous extent in bits: the 128-byte swizzle when 1024 bits divide it, else 64 bytes, else 32,
+# else no swizzle (`INTER`). cutekit's check for exercise 1 uses the same rule
+# (`cutekit.checks.ch08_hopper.swizzle_kind_for`, compared with CuTeDSL's in tests/cute). Three fp16 and fp32
+# K extents:
+
+# %%
+from cutekit.checks.ch08_hopper import swizzle_kind_for
+
+for k, dtype in ((64, cute.Float16), (32, cute.Float16), (32, cute.Float32)):
+    print(f"K = {k} {dtype}: {k * dtype.width // 8} bytes -> {swizzle_kind_for(k * dtype.width // 8)}")
+assert [swizzle_kind_for(n) for n in (128, 64, 96, 48)] == ["SW128", "SW64", "SW32", "INTER"]
+
+# %% [markdown]
+# ### 3.2 · Tiling the atom to the stages
+#
+# The kernel's tile is BM x BN x BK = 128 x 256 x 64, fp16, K-major A (M, K) and B (N, K): 64 fp16 = 128
+# bytes of K, so the 128-byte atom. `cute.tile_to_shape(atom, shape, order)` repeats the atom over a
+# shape; `order` says which mode it repeats along first. The kernel's host code:
+
+# %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "atom = warpgroup.make_smem_layout_atom", "# TMA atoms"))
+
+# %%
+BM, BN, BK, STAGES = 128, 256, 64, 4
+sA_layout = cute.tile_to_shape(atom, (BM, BK, STAGES), order=(0, 1, 2))
+sB_layout = cute.tile_to_shape(atom, (BN, BK, STAGES), order=(0, 1, 2))
+print("sA:", sA_layout)
+print("sB:", sB_layout)
+assert str(sA_layout) == "S<3,4,3> o 0 o ((8,16),(64,1),(1,4)):((64,512),(1,0),(0,8192))"
+assert str(sB_layout) == "S<3,4,3> o 0 o ((8,32),(64,1),(1,4)):((64,512),(1,0),(0,16384))"
+assert cute.cosize(sA_layout.outer) * 2 == 64 * 1024 and cute.cosize(sB_layout.outer) * 2 == 128 * 1024
+print("sA's modes:", [str(cute.get(sA_layout.outer, mode=[i])) for i in range(3)])
+assert [str(cute.get(sA_layout.outer, mode=[i])) for i in range(3)] == ["(8,16):(64,512)", "(64,1):(1,0)", "(1,4):(0,8192)"]
+
+# %% [markdown]
+# Read sA's outer layout mode by mode: M is `(8,16):(64,512)`, 8 rows 64 elements apart (one atom), then 16
+# atoms 512 elements (1 KiB) apart; K is `(64,1):(1,0)`, the atom's 64 contiguous fp16; the stage mode is
+# `(1,4):(0,8192)`, 4 stages of 16 KiB. sB is the same with 32 atoms down N: 32 KiB a stage. A stage of A and
+# B is 48 KiB, four stages 192 KiB.
+#
+# Why 4 stages? One sm_90 block may use 227 KiB of shared memory, and the kernel also keeps two 8-byte
+# mbarriers per stage there (section 3.4). Its own check, `check_settings`:
+
+# %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "def check_settings", "if CLUSTER_M not in (1, 2)"))
+
+# %%
+for stages in (4, 5):
+    used = (BM + BN) * BK * 2 * stages + 2 * stages * 8
+    print(f"{stages} stages: {used} bytes of {227 * 1024}", "fits" if used <= 227 * 1024 else "does not fit")
+assert (BM + BN) * BK * 2 * 4 + 64 == 196672 <= 227 * 1024 < (BM + BN) * BK * 2 * 5 + 80 == 245840
+
+# %% [markdown]
+# C's tile costs nothing extra: the epilogue reuses A's stages once the MMAs are done (section 3.8).
+#
+# An MN-major tile uses the MN atoms, tiled along K first (`order=(1, 0, 2)`, as `make_smem_layout_a` does):
+
+# %%
+mn_atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.MN_SW128, cute.Float16)
+sA_mn = cute.tile_to_shape(mn_atom, (BM, BK, STAGES), order=(1, 0, 2))
+print("MN-major sA:", sA_mn)
+assert str(sA_mn) == "S<3,4,3> o 0 o ((64,2),(8,8),(1,4)):((1,4096),(64,512),(0,8192))"
+
+# %% [markdown]
+# One trap: `tile_to_shape` does not refuse a shape the atom does not divide, in CuTeDSL 4.8.1 or in
+# cutekit. A 192-row MN-major tile of 8-bit values with the 128-byte atom (128 rows) becomes 2 atoms, 256
+# rows: the layout is larger than the tile. Choose the atom from the extent, and this cannot happen.
+
+# %%
+too_big = cute.tile_to_shape(warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.MN_SW128, cute.Int8),
+                             (192, 256, 3), order=(1, 0, 2))
+print(too_big, " size", cute.size(too_big.outer), "for a", 192 * 256 * 3, "element tile")
+assert str(too_big) == "S<3,4,3> o 0 o ((128,2),(8,32),(1,3)):((1,32768),(128,1024),(0,65536))"
+
+# %% [markdown]
+# ### 3.3 · TMA: a tile in one instruction
+#
+# On the host the kernel builds one TMA atom per tensor with `cpasync.make_tiled_tma_atom(op, tensor,
+# smem_layout, box)`. The box is what one copy moves: `(BM, BK)` of A, `(BN, BK)` of B. The call also
+# returns a coordinate tensor of A's shape whose entries are the coordinates the copy engine is asked for.
+
+# %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descriptor", "# one 64 x BN x 16 wgmma"))
+
+# %% [markdown]
+# In the kernel, one thread of the producer issues the copies, and tells the stage's barrier how many bytes
+# to expect: 128 x 64 fp16 of A (16 KiB) and 256 x 64 of B (32 KiB), 49152 bytes a stage.
+#
+# **Multicast across a cluster.** With `CLUSTER_M = 2` the kernel launches *clusters* of 2 CTAs that
+# compute neighbouring 128-row strips of C in the same 256-column strip: they need the same B tile. Each CTA
+# loads half of it (`tma_partition(tma_b, rank, make_layout(CLUSTER_M), ...)` gives CTA `rank` the rows
+# `rank * BN / 2` onwards) with `CopyBulkTensorTileG2SMulticastOp`, and the copy engine writes each half
+# into *both* CTAs' shared memory. Each CTA's full barrier still expects all 49152 bytes: its own half of B,
+# the other CTA's half, and its A. The PTX then holds `multicast::cluster` loads
+# (tests/test_hopper_gemm_compile_cpu.py compiles that configuration). Clusters are not simulated on the
+# CPU: the simulator runs a cluster's blocks one after another.
+
+# %%
+tile_bytes = {"A": BM * BK * 2, "B": BN * BK * 2}
+print("bytes per stage:", tile_bytes, "=", sum(tile_bytes.values()))
+print("with CLUSTER_M = 2, each CTA loads B rows", [(rank * BN // 2, (rank + 1) * BN // 2) for rank in range(2)])
+assert sum(tile_bytes.values()) == 49152
+
+# %% [markdown]
+# ### 3.4 · mbarriers: arrivals, bytes and phases
+#
+# An mbarrier is made with an arrival count. A **phase** completes when that many threads have arrived
+# *and* every byte announced with `mbarrier_arrive_and_expect_tx(bar, bytes)` has landed (a TMA copy
+# "completes transactions" on the barrier as its bytes arrive). Then the phase number goes up by one and
+# the counts start over. A thread waits with one bit, `mbarrier_wait(bar, parity)`, which returns once the
+# phase of that parity has completed: at once while the current phase's parity differs from `parity`.
+#
+# `cutekit.sim.mbarriers` models exactly that in plain Python (it is what grades exercises 4 and 5). One
+# stage's full barrier, counting one arrival (the producer's):
+
+# %%
+from cutekit.sim import mbarriers
+
+full = mbarriers.MBarrier("full[0]", 1)
+print("fresh: phase", full.phase, " wait(parity 0) returns:", full.passes(0), " wait(parity 1) returns:", full.passes(1))
+full.arrive(expect_tx=49152)            # the producer: arrive_and_expect_tx
+print("arrived, 49152 bytes expected: phase", full.phase, " bytes still to land:", full.tx)
+full.complete_tx(16384)                 # A's box lands
+full.complete_tx(32768)                 # B's box lands
+print("both boxes landed: phase", full.phase, " wait(parity 0) returns:", full.passes(0))
+assert (full.phase, full.passes(0), full.passes(1)) == (1, True, False)
+
+# %% [markdown]
+# A fresh barrier is in phase 0: waiting for parity 0 waits for the first completion, and waiting for
+# parity 1 returns at once ("the phase before the first" counts as complete). The kernel uses both.
+#
+# ### 3.5 · The pipeline: a ring of stages, two barriers each
+#
+# Each stage `s` has `full[s]` (the producer filled it; 1 arrival + the bytes) and `empty[s]` (the
+# consumers are done with it; one arrival per consumer warp). The producer warp, for every k-tile: wait
+# until the stage is empty, announce the bytes, issue the two TMA copies. Both sides walk the ring with a
+# stage index and a phase bit that flips each time the index wraps to 0. The producer starts with phase 1,
+# so its first pass over the fresh `empty` barriers does not wait; the consumers start with phase 0.
+
+# %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "bytes_per_stage = (BM + BN)", "phase = phase ^ 1", through=True))
+
+# %% [markdown]
+# The same protocol as steps of the model, written out by hand for 3 k-tiles on 2 stages, with a consumer
+# that multiplies synchronously (`mma`) and releases each stage at once. `run_pipeline` runs the steps
+# under two schedules (the producer as far ahead as it can go, and the consumer first), lets every TMA copy
+# land as late as possible, and names the first mistake it meets:
+
+# %%
+from cutekit.sim.mbarriers import arrive, arrive_expect_tx, commit_group, fence, mma, tma_load, wait, wait_group, wgmma
+
+producer = [wait("empty", 0, 1), arrive_expect_tx("full", 0, 49152), tma_load(0, 0),
+            wait("empty", 1, 1), arrive_expect_tx("full", 1, 49152), tma_load(1, 1),
+            wait("empty", 0, 0), arrive_expect_tx("full", 0, 49152), tma_load(0, 2)]
+consumer = [wait("full", 0, 0), mma(0, 0), arrive("empty", 0),
+            wait("full", 1, 0), mma(1, 1), arrive("empty", 1),
+            wait("full", 0, 1), mma(0, 2), arrive("empty", 0)]
+print(mbarriers.run_pipeline(producer, [consumer], k_tiles=3, stages=2, bytes_per_stage=49152))
+wrong_parity = [wait("full", 0, 1)] + consumer[1:]
+print(mbarriers.run_pipeline(producer, [wrong_parity], k_tiles=3, stages=2, bytes_per_stage=49152))
+no_wait = [step for step in producer if step[0] != "wait"]
+print(mbarriers.run_pipeline(no_wait, [consumer], k_tiles=3, stages=2, bytes_per_stage=49152))
+assert mbarriers.run_pipeline(producer, [consumer], 3, 2, 49152).ok
+assert mbarriers.run_pipeline(producer, [wrong_parity], 3, 2, 49152).mistake == "wrong phase"
+assert mbarriers.run_pipeline(no_wait, [consumer], 3, 2, 49152).mistake == "stage reused"
+
+# %% [markdown]
+# On a GPU the second mistake computes with a stage that is not there yet, and the third overwrites a stage
+# the consumer has not read: wrong numbers, no error. The model says which wait and which stage.
+#
+# ### 3.6 · The warpgroup MMA
+#
+# `warpgroup.MmaF16BF16Op(ab, acc, (64, N, 16), a_src, a_major, b_major)` is `wgmma.mma_async` on 128
+# threads: M is always 64, N a multiple of 8 up to 256, K 16 for 16-bit types. Its atom as a TiledMMA, with
+# N = 16 to keep it small:
+
+# %%
+wgmma_op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 16, 16), warpgroup.OperandSource.SMEM,
+                                  cute.nvgpu.OperandMajorMode.K, cute.nvgpu.OperandMajorMode.K)
+one_warpgroup = cute.make_tiled_mma(cute.make_mma_atom(wgmma_op))
+print(one_warpgroup)
+assert str(one_warpgroup.tv_layout_A) == "(128,(64,16)):(0,(1,64))"
+assert str(one_warpgroup.tv_layout_C) == "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))"
+
+# %% [markdown]
+# **A and B have stride 0 in the thread mode**: `(128,(64,16)):(0,(1,64))` says all 128 threads "hold" all
+# of A. No thread holds A in registers; the tensor cores read it from shared memory through a 64-bit
+# *matrix descriptor* (address, swizzle mode, strides), which is what `make_fragment_A` makes for an SMEM
+# operand. That is why the shared-memory layout must be one of the atoms above: the descriptor can only
+# describe those.
+#
+# **C lives in registers**, `((4,8,4),(2,2,2)):((128,1,16),(64,8,512))` over the 64 x 16 tile
+# (column-major, offset = m + 64 n): thread t = t0 + 4 t1 + 32 w (lane t0 + 4 t1 of warp w) sits at row
+# t1 + 16 w, column 2 t0; its values step to the next column (64), 8 rows down (8), 8 columns on (512).
+# Each warp holds 16 rows, laid out as chapter 07's m16n8 accumulator, repeated every 8 columns. Thread 37
+# (warp 1, t1 = 1, t0 = 1):
+
+# %%
+C_tile = cute.make_identity_tensor((64, 16))
+mine = one_warpgroup.get_slice(37).partition_C(C_tile)
+print("thread 37:", [mine[v] for v in range(8)])
+assert [mine[v] for v in range(8)] == [(17, 2), (17, 3), (25, 2), (25, 3), (17, 10), (17, 11), (25, 10), (25, 11)]
+render.tv_layout(one_warpgroup.tv_layout_C, (64, 16), highlight=37)
+
+# %% [markdown]
+# The kernel's TiledMMA is the 64 x 256 x 16 atom on 2 consumer warpgroups stacked along M: a 128 x 256
+# tile, and 64 x 256 / 128 = 128 fp32 accumulators per thread. A "thread" of the TiledMMA's `get_slice` is
+# a thread index, so the kernel slices by the warpgroup's first thread, `(role - 1) * 128`:
+
+# %%
+kernel_mma = cute.make_tiled_mma(cute.make_mma_atom(
+    warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, BN, 16))), (2, 1, 1))
+print("thr_layout_vmnk:", kernel_mma.thr_layout_vmnk, " tile:", [kernel_mma.get_tile_size(i) for i in range(3)])
+print("thread 130:", kernel_mma.get_slice(130).partition_C(cute.make_identity_tensor((BM, BN))))
+assert str(kernel_mma.thr_layout_vmnk) == "(128,2,1,1):(1,128,0,0)"
+assert cute.size(kernel_mma.get_slice(0).partition_C(cute.make_identity_tensor((BM, BN)))) == 128
+assert str(kernel_mma.get_slice(130).partition_C(cute.make_identity_tensor((BM, BN)))) == \
+    "tensor<(64,4) o ((2,2,32),1,1):((1@1,8@0,8@1),0,0)>"
+
+# %% [markdown]
+# Thread 130 is thread 2 of the second warpgroup: row 64, column 4, 128 values.
+#
+# ### 3.7 · The consumers' main loop
+#
+# A wgmma is asynchronous: `cute.gemm` issues it and returns. `warpgroup.fence()` orders the registers'
+# earlier writes (the zero fill) before the tensor cores use them; `warpgroup.commit_group()` closes the
+# k-tile's 4 wgmmas (BK / 16) into a group; `warpgroup.wait_group(1)` waits until at most 1 group is still
+# running. So the kernel keeps one k-tile of wgmmas running while it waits for the next stage, and releases
+# the *previous* k-tile's stage, whose wgmmas `wait_group(1)` has just retired:
+
+# %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "previous_stage = cutlass.Int32(0)", "warpgroup.wait_group(0)",
+                   through=True))
+
+# %% [markdown]
+# The same loop in the model, for 3 k-tiles on 2 stages, and the mistake of releasing the stage just
+# issued (its wgmmas may still be reading it):
+
+# %%
+loop = [wait("full", 0, 0), fence(), wgmma(0, 0), commit_group(), wait_group(1),
+        wait("full", 1, 0), fence(), wgmma(1, 1), commit_group(), wait_group(1), arrive("empty", 0),
+        wait("full", 0, 1), fence(), wgmma(0, 2), commit_group(), wait_group(1), arrive("empty", 1),
+        wait_group(0)]
+print(mbarriers.run_pipeline(producer, [loop], 3, 2, 49152))
+too_early = loop[:5] + [arrive("empty", 0)] + loop[5:10] + loop[11:]
+print(mbarriers.run_pipeline(producer, [too_early], 3, 2, 49152))
+assert mbarriers.run_pipeline(producer, [loop], 3, 2, 49152).ok
+assert mbarriers.run_pipeline(producer, [too_early], 3, 2, 49152).mistake == "released while read"
+
+# %% [markdown]
+# ### 3.8 · The epilogue
+#
+# The accumulators become fp16 and go to shared memory with `stmatrix` (the inverse of `ldmatrix`: a warp
+# writes 8x8 matrices from registers, `make_tiled_copy_C` builds it from the TiledMMA), into the same
+# 128-byte-swizzled layout TMA reads; a proxy fence makes those ordinary writes visible to the copy engine;
+# one thread issues the TMA store, which clips at the matrix edge. C's tile (128 x 256 fp16 = 64 KiB) reuses
+# A's four stages (4 x 16 KiB), which the MMAs are done with:
+
+# %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "# sC lives in A's stages", "cp_async_bulk_wait_group(0, read=True)",
+                   through=True))
+assert BM * BN * 2 == STAGES * BM * BK * 2 == 64 * 1024
+
+# %% [markdown]
+# ## 4 · Run it
+#
+# **What runs where.** The layouts, the TV layouts and the mbarrier model above ran on this CPU. CuTeDSL
+# compiles the kernel for sm_90a on the CPU too (next cell). cutekit's simulator does not run TMA,
+# mbarriers or wgmma inside a kernel: running the kernel needs an sm_90 GPU (an H100 or H200).
+
+# %%
+import torch
+
+on_hopper = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+if on_hopper:
+    from benchmarks.kernels import hopper_gemm
+    a = torch.randn(1000, 512, device="cuda", dtype=torch.float16)
+    b = torch.randn(776, 512, device="cuda", dtype=torch.float16)
+    c = hopper_gemm.run(a, b)
+    error = (c.float() - a.float() @ b.float().T).abs().max().item()
+    print(f"ran on {torch.cuda.get_device_name()}: 1000 x 776 x 512, largest difference from fp32 torch {error:.3f}")
+    assert error < 0.5
+else:
+    where = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU here"
+    print(f"this kernel needs sm_90 (TMA, wgmma; {where}): below, the PTX CuTeDSL compiles for sm_90a on the CPU")
+
+# %% [markdown]
+# ### The compiled code
+#
+# `compile_to_ptx(..., arch="sm_90a")` compiles `gemm_tn` for fake fp16 tensors in a subprocess and counts
+# the PTX opcodes:
+
+# %%
+from cutekit.checks import compile_to_ptx
+from cutekit.checks.cutedsl import FakeTensor
+
+ptx = compile_to_ptx("benchmarks.kernels.hopper_gemm", "gemm_tn", (FakeTensor("Float16", 2, 8),) * 3, arch="sm_90a")
+if ptx.available:
+    assert ptx.ok, ptx.error
+    for opcode in ("mbarrier.init", "mbarrier.try_wait.parity", "mbarrier.arrive.expect_tx",
+                   "cp.async.bulk.tensor.2d.shared", "wgmma.fence", "wgmma.mma_async.sync.aligned.m64n256k16",
+                   "wgmma.commit_group", "wgmma.wait_group", "stmatrix.sync.aligned.m8n8.x4",
+                   "fence.proxy.async", "cp.async.bulk.tensor.2d.global.shared", "setmaxnreg", "mma.sync", "ldmatrix"):
+        print(f"{opcode:42} {ptx.count(opcode)}")
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16") == 4
+    assert ptx.count("mbarrier.init") == 8 and ptx.count("stmatrix.sync.aligned.m8n8.x4") == 16
+    assert ptx.count("cp.async.bulk.tensor.2d.shared") == 10 and ptx.count("mbarrier.arrive.expect_tx") == 5
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared") == 4
+    assert ptx.count("mma.sync") == 0 and ptx.count("ldmatrix") == 0 and ptx.local_memory == 0
+else:
+    print(ptx.error)
+
+# %% [markdown]
+# Read it against the code: 8 `mbarrier.init` (full and empty for 4 stages); 4 wgmma of 64x256x16 in the
+# consumers' loop (BK / 16; both warpgroups run the same code); 16 `stmatrix.x4` (128 fp16 values per
+# thread, 8 per stmatrix); no `mma.sync`, no `ldmatrix`, no local memory. The producer's loop is unrolled
+# four times (one copy per stage, each with its stage's shared-memory offsets as constants) plus a
+# remainder: 5 `expect_tx`, 10 TMA loads. C leaves in 4 TMA stores: a 128-byte-swizzled box is at most
+# 128 bytes (64 fp16) wide, so the 128 x 256 tile goes as 4 boxes of 128 x 64 (`benchmarks/RESULTS.md`
+# reads the same 4 `UTMASTG.2D` in the SASS).
+#
+# ### How fast (an H100)
+#
+# Measured (`benchmarks/RESULTS.md`, 2026-11-24, an H100 80GB HBM3, `benchmarks/compare_nvidia_examples.py
+# --hopper-only`, 8192^3 fp16, 20 rounds timing each kernel in turn on the same inputs): 564-798 TFLOP/s as
+# the card's clock moved under its 700 W limit, 0.981-1.000 of NVIDIA's CuTeDSL Hopper `dense_gemm`
+# example and 0.984-1.002 of torch.matmul. Chapter 07's `mma.sync` kernel reached 0.58-0.73 of torch.matmul.
+#
+# ## Exercises
+#
+# Exercises 1-3 use cutekit's `cute` (host-side layout code, as in the kernel's `gemm_tn`); exercises 4
+# and 5 are steps of the mbarrier model.
+#
+# ### Exercise 1 · The shared-memory layout for a tile
+#
+# Write `smem_layout(mn, k, dtype, major, stages)`: the staged shared-memory layout of an `(mn, k)` operand
+# tile of `dtype`, K-major (`major="K"`) or MN-major (`"MN"`), built from the warpgroup atom with the
+# largest swizzle the contiguous extent, in bytes, allows (the `K_` or `MN_` kinds), tiled to
+# `(mn, k, stages)` in the order `make_smem_layout_a` uses. The check asks fp16, bf16, fp32 and 8-bit types,
+# both majors, and extents of 32 to 256 bytes (some not a power of two).
+
+# %%
+def smem_layout(mn, k, dtype, major, stages):
+    ### BEGIN SOLUTION
+    contiguous_bytes = (k if major == "K" else mn) * dtype.width // 8
+    swizzle = next((f"SW{row}" for row in (128, 64, 32) if contiguous_bytes % row == 0), "INTER")
+    atom = warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, f"{major}_{swizzle}"), dtype)
+    return cute.tile_to_shape(atom, (mn, k, stages), order=(0, 1, 2) if major == "K" else (1, 0, 2))
+    ### END SOLUTION
+
+
+check("ch08.smem_layout", smem_layout)
+
+# %% [markdown]
+# ### Exercise 2 · The TMA boxes and the transaction count
+#
+# Write `tma_plan(bm, bn, bk, cluster_m, dtype)`: a dict with the box (a tuple in the tensor's modes) each
+# CTA's TMA copy of A loads (`"A"`, A is (M, K)), the box each CTA loads of B (`"B"`, B is (N, K)) when B is
+# multicast across `cluster_m` CTAs along M, and the bytes the stage's full barrier expects
+# (`"expect_tx"`).
+
+# %%
+def tma_plan(bm, bn, bk, cluster_m, dtype):
+    ### BEGIN SOLUTION
+    return {"A": (bm, bk), "B": (bn // cluster_m, bk), "expect_tx": (bm + bn) * bk * dtype.width // 8}
+    ### END SOLUTION
+
+
+check("ch08.tma_plan", tma_plan)
+
+# %% [markdown]
+# ### Exercise 3 · How many stages fit
+#
+# Write `stages_that_fit(bm, bn, bk, dtype, c_dtype, reuse)`: the largest number of stages (each an A tile,
+# a B tile and two 8-byte mbarriers) that fits in the 227 KiB of shared memory one sm_90 block may use,
+# together with the epilogue's (bm, bn) tile of `c_dtype`, which costs nothing extra when `reuse` is True
+# (it lives in the stages, as in the kernel) and needs its own bytes otherwise.
+
+# %%
+def stages_that_fit(bm, bn, bk, dtype, c_dtype, reuse):
+    ### BEGIN SOLUTION
+    stage = (bm + bn) * bk * dtype.width // 8 + 2 * 8
+    epilogue = 0 if reuse else bm * bn * c_dtype.width // 8
+    return (227 * 1024 - epilogue) // stage
+    ### END SOLUTION
+
+
+check("ch08.stage_count", stages_that_fit)
+
+# %% [markdown]
+# ### Exercise 4 · Waits, arrivals and phases
+#
+# Write `pipeline_steps(k_tiles, stages, nbytes)` returning `(producer_steps, consumer_steps)` for any
+# number of k-tiles and stages (section 3.5 wrote 3 k-tiles on 2 stages by hand): the producer waits on
+# `empty[s]`, announces `nbytes` on `full[s]` and loads the k-tile; the consumer waits on `full[s]`,
+# multiplies with a synchronous `mma` and releases the stage on `empty[s]`. The check runs your steps in
+# the mbarrier model with fewer k-tiles than stages and with several trips round the ring.
+
+# %%
+def pipeline_steps(k_tiles, stages, nbytes):
+    ### BEGIN SOLUTION
+    producer, consumer = [], []
+    stage, producer_phase, consumer_phase = 0, 1, 0
+    for k_tile in range(k_tiles):
+        producer += [wait("empty", stage, producer_phase), arrive_expect_tx("full", stage, nbytes), tma_load(stage, k_tile)]
+        consumer += [wait("full", stage, consumer_phase), mma(stage, k_tile), arrive("empty", stage)]
+        stage += 1
+        if stage == stages:
+            stage, producer_phase, consumer_phase = 0, producer_phase ^ 1, consumer_phase ^ 1
+    return producer, consumer
+    ### END SOLUTION
+
+
+check("ch08.mbarrier_phases", pipeline_steps)
+
+# %% [markdown]
+# ### Exercise 5 · The wgmma main loop, `depth` k-tiles deep
+#
+# Write `consumer_loop(k_tiles, stages, depth)`: a consumer warpgroup's steps that keep the wgmmas of the
+# last `depth` k-tiles running (the kernel's loop is depth 1; depth 0 waits for each k-tile's, depth 2
+# lets two run): wait on `full[s]`, `fence()` before the first wgmma, `wgmma(s, k_tile)`, `commit_group()`,
+# `wait_group(depth)`, then release the stage of the k-tile `depth` k-tiles back, whose wgmmas are now
+# retired; after the loop, `wait_group(0)`. The check runs it against the kernel's producer in the model.
+
+# %%
+def consumer_loop(k_tiles, stages, depth):
+    ### BEGIN SOLUTION
+    steps, stage, phase, running = [fence()], 0, 0, []
+    for k_tile in range(k_tiles):
+        steps += [wait("full", stage, phase), wgmma(stage, k_tile), commit_group(), wait_group(depth)]
+        running.append(stage)
+        if len(running) > depth:
+            steps.append(arrive("empty", running.pop(0)))
+        stage += 1
+        if stage == stages:
+            stage, phase = 0, phase ^ 1
+    return steps + [wait_group(0)]
+    ### END SOLUTION
+
+
+check("ch08.wgmma_main_loop", consumer_loop)
+
+# %% [markdown]
+# ## What to remember
+#
+# - TMA and wgmma read shared memory in fixed patterns, CuTeDSL's `make_smem_layout_atom` kinds: 8 rows of
+#   32, 64 or 128 bytes, `S<B,4,3>` on byte addresses; pick the largest that divides the contiguous extent.
+# - One thread moves a whole box with TMA; the stage's full mbarrier expects its bytes (`expect_tx`).
+# - A phase completes on arrivals *and* bytes; waits name a parity, which flips each lap of the ring.
+# - wgmma is 64xNx16 per warpgroup, A and B from shared memory (stride-0 thread modes), C in registers;
+#   fence, commit, wait_group(n), and release a stage only after its wgmmas are retired.
+# - The CPU compiles all of it for sm_90a; running it needs an sm_90 GPU.
+#
+# This is the end of the course's path: chapter 07's layouts, now read by Hopper's copy engine and tensor cores.
