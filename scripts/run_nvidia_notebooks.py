@@ -72,9 +72,9 @@ def _run_cell(source: str, filename: str, namespace: dict):
     last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     if last is not None:
         tree.body.pop()
-    exec(compile(tree, filename, "exec"), namespace)
+    exec(compile(tree, filename, "exec", dont_inherit=True), namespace)   # no __future__ of this script
     if last is not None:
-        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
+        value = eval(compile(ast.Expression(last.value), filename, "eval", dont_inherit=True), namespace)
         if value is not None:
             print(repr(value))
 

@@ -25,6 +25,7 @@ from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
 from . import compat, machine, ops, structs
 from . import host, printing, tracing, vector
+from . import pipeline as pipelines
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
 from .memory import SimTensor, Storage, TensorSSA, adopt
 
@@ -591,6 +592,12 @@ def build_modules() -> dict:
     memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator,
                                         "get_smem_capacity_in_bytes": compat.smem_capacity_in_bytes})
     pipeline = _module("cutlass.pipeline", {"NamedBarrier": compat.NamedBarrier})
+    for name in ("Agent", "CooperativeGroup", "PipelineAsync", "PipelineState", "PipelineUserType",
+                 "make_pipeline_state", "PipelineProducer", "PipelineConsumer", "ImmutableResourceHandle"):
+        setattr(pipeline, name, getattr(pipelines, name))
+    for name in ("make_warp_uniform", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_wait",
+                 "mbarrier_try_wait", "mbarrier_test_wait"):
+        setattr(arch, name, getattr(pipelines, name))
     tensor_helpers = _module("cutlass.utils.tensor_helpers", {
         "create_cute_tensor_for_fp8": compat.create_cute_tensor_for_fp8, "is_fp8_dtype": compat.is_fp8_dtype})
     utils.tensor_helpers = tensor_helpers

@@ -290,6 +290,26 @@ def barrier():
     _wait(thread, "barrier")
 
 
+def wait_until(condition, what: str):
+    """Wait until `condition()` holds, made true by other threads (an mbarrier's phase completing): the
+    scheduler resumes the thread in the first round that finds it true."""
+    thread = require_thread(what)
+    if condition():
+        return
+    thread.request = (what, condition)
+    _wait(thread, "until")
+    thread.request = None
+
+
+def _release_conditions(live: list) -> bool:
+    released = False
+    for t in live:
+        if t.waiting == "until" and t.request[1]():
+            t.waiting = ""
+            released = True
+    return released
+
+
 def warp_collective(key, resolve, payload):
     """Wait for every live lane of this warp to reach a collective with the same `key`, then
     `resolve({lane: payload})` computes every lane's reply at once; returns this lane's reply."""
@@ -410,7 +430,8 @@ def _run_block(launch: Launch, block_idx: tuple, body):
         switch(coroutine)
     live = [t for t in threads if not t.finished]
     while live:
-        if not _release_warps(live) and not _release_barrier(block, threads, live):
+        if not _release_warps(live) and not _release_barrier(block, threads, live) and \
+                not _release_conditions(live):
             raise DeadlockError(_deadlock_story(threads, live))
         # a thread that waits switches straight to the next thread of the queue (one switch, not two);
         # the scheduler is back when the last one waits or a thread returns (its worker then ends)
@@ -489,8 +510,8 @@ def _release_warps(live: list) -> bool:
 def _deadlock_story(threads: list, live: list) -> str:
     waits: dict = {}
     for t in live:
-        waits.setdefault(f"{'sync_threads' if t.waiting == 'barrier' else 'a warp collective'} at {site_text(t.where)}",
-                         []).append(t.linear)
+        kind = {"barrier": "sync_threads", "until": t.request[0] if t.request else ""}.get(t.waiting, "a warp collective")
+        waits.setdefault(f"{kind} at {site_text(t.where)}", []).append(t.linear)
     finished = len(threads) - len(live)
     parts = [f"threads {_ranges(ids)} wait at {what}" for what, ids in waits.items()]
     if finished:

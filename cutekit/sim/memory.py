@@ -388,7 +388,7 @@ class SimTensor(Tensor):
         if storage.space == "smem":
             thread = machine._current[0]
             if machine.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, True):
-                write(storage, numpy.array([address]), self, coord)
+                write(storage, numpy.array([address]), self, coord, values=value)
         elif machine.SETTINGS.trace:
             write(storage, numpy.array([address]), self, coord)
         storage.array[address] = value
@@ -449,7 +449,7 @@ class SimTensor(Tensor):
                                 f"{fmt(self.layout.shape)} ({addresses.size} elements)")
             value = value.values
         check_bounds(self, addresses)
-        write(self.storage, addresses, self)
+        write(self.storage, addresses, self, values=value)
         self.storage.array[addresses] = value
 
     def fill(self, value):
@@ -567,13 +567,14 @@ def read(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = 
 
 
 def write(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = None, coord=None,
-          vector: int | None = None, thread=None, record: bool = True):
-    """Checks and bookkeeping for one thread writing `addresses` of `storage` (see `read`)."""
+          vector: int | None = None, thread=None, record: bool = True, values=None):
+    """Checks and bookkeeping for one thread writing `addresses` of `storage` (see `read`); `values`, when
+    given, are what is written (a write of the value already there races with nothing)."""
     thread = thread or machine.current()
     if thread is None:
         return
     if storage.space == "smem":
-        _check_race(storage, addresses, thread, "write", tensor)
+        _check_race(storage, addresses, thread, "write", tensor, values)
         if record:
             _record_requests(thread, storage, addresses, vector)
     if storage.space != "rmem" and machine.SETTINGS.trace:
@@ -640,7 +641,7 @@ def _record_requests(thread, storage: Storage, addresses: numpy.ndarray, vector:
             lanes.append((lane, [start]))
 
 
-def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, tensor):
+def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, tensor, values=None):
     if machine.SETTINGS.races == "off":
         return
     epoch, me = thread.block.epoch, thread.linear
@@ -661,6 +662,13 @@ def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, t
         readers = storage.reader[addresses]
     else:
         clash |= (storage.read_epoch[addresses] == epoch) & (storage.reader[addresses] != me)
+        if values is not None and clash.any():
+            # threads that write the value already there (NVIDIA's async_pipeline notebook: every thread fills
+            # the same staging element with 0) leave every reader and writer seeing the same value: no race
+            try:
+                clash &= ~(storage.array[addresses] == numpy.asarray(values, storage.array.dtype))
+            except (TypeError, ValueError):
+                pass
     if clash.any():
         first = int(numpy.argmax(clash))
         address = int(addresses[first])

@@ -1,0 +1,339 @@
+"""Memory barriers (mbarriers) and `cutlass.pipeline`'s producer/consumer pipelines on the simulator.
+
+An mbarrier lives in shared memory (a struct's `MemRange[cutlass.Int64, n]`); it expects `count` arrivals per
+phase, and when the last one arrives its phase completes and the next begins. `wait(phase)` waits until the
+phase of that parity has completed (a fresh barrier's phase 0 is running, so waiting for parity 1 returns at
+once: that is how a producer finds every buffer empty at the start). The simulator holds each barrier's
+count and completed phases per block, makes a waiting thread wait in the scheduler until the phase completes
+(machine.wait_until), and counts a completed phase as a barrier for its race check: what was written
+before it is seen after it.
+
+PipelineAsync follows CuTeDSL 4.8.1 (cutlass/pipeline/sm90.py): stage i has a "full" barrier (the producer
+group's threads arrive when the data is written) and an "empty" one (the consumer group's threads arrive when
+they are done with it); the producer starts at phase 1, the consumer at phase 0; `create` initializes the
+barriers and synchronizes the block unless `defer_sync=True`.
+"""
+from __future__ import annotations
+
+import enum
+
+from ..cute.inttuple import CuteError
+from . import machine
+
+
+# ----------------------------------------------------------------------------------------------- mbarriers
+
+class _MBarrier:
+    def __init__(self, count: int):
+        self.count, self.pending, self.completed = int(count), int(count), 0
+
+
+def _key(pointer) -> int:
+    storage = pointer.storage
+    return storage.byte_base + int(pointer.base) * storage.bytes_per_element
+
+
+def _barriers(thread) -> dict:
+    block = thread.block
+    found = block.__dict__.get("mbarriers")
+    if found is None:
+        found = block.__dict__["mbarriers"] = {}
+    return found
+
+
+def _barrier(pointer, what: str) -> _MBarrier:
+    thread = machine.require_thread(what)
+    found = _barriers(thread).get(_key(pointer))
+    if found is None:
+        raise CuteError(f"{what}: the mbarrier at shared byte {_key(pointer)} was not initialized "
+                        "(cute.arch.mbarrier_init, or a pipeline's create)")
+    return found
+
+
+def mbarrier_init(pointer, count, **kwargs):
+    """cute.arch.mbarrier_init: a barrier expecting `count` arrivals per phase (made once per block: every
+    thread that calls it with the same barrier finds it made)."""
+    thread = machine.require_thread("cute.arch.mbarrier_init")
+    barriers = _barriers(thread)
+    key = _key(pointer)
+    if key not in barriers:
+        barriers[key] = _MBarrier(count)
+
+
+def mbarrier_init_fence(**kwargs):
+    """cute.arch.mbarrier_init_fence: orders the initialization before later uses; nothing to do here."""
+
+
+def mbarrier_arrive(pointer, *args, **kwargs):
+    """cute.arch.mbarrier_arrive: this thread's arrival; the last one completes the phase."""
+    barrier = _barrier(pointer, "cute.arch.mbarrier_arrive")
+    barrier.pending -= 1
+    if barrier.pending == 0:
+        barrier.completed += 1
+        barrier.pending = barrier.count
+        machine.require_thread("cute.arch.mbarrier_arrive").block.epoch += 1   # what came before is seen after
+
+
+def mbarrier_try_wait(pointer, phase, **kwargs) -> bool:
+    """cute.arch.mbarrier_try_wait: whether the phase of parity `phase` has completed."""
+    barrier = _barrier(pointer, "cute.arch.mbarrier_try_wait")
+    return barrier.completed % 2 != int(phase) % 2
+
+
+mbarrier_test_wait = mbarrier_try_wait
+
+
+def mbarrier_wait(pointer, phase, **kwargs):
+    """cute.arch.mbarrier_wait: wait until the phase of parity `phase` has completed."""
+    barrier = _barrier(pointer, "cute.arch.mbarrier_wait")
+    parity = int(phase) % 2
+    machine.wait_until(lambda: barrier.completed % 2 != parity, f"an mbarrier wait for phase {parity}")
+
+
+def make_warp_uniform(value, **kwargs):
+    """cute.arch.make_warp_uniform: a promise that every lane holds the same value; the value itself."""
+    return value
+
+
+# ----------------------------------------------------------------------------------------------- groups
+
+class Agent(enum.Enum):
+    """cutlass.pipeline.Agent: what takes part in a pipeline's synchronization."""
+    Thread = enum.auto()
+    Warp = enum.auto()
+    ThreadBlock = enum.auto()
+    ThreadBlockCluster = enum.auto()
+
+
+class CooperativeGroup:
+    """cutlass.pipeline.CooperativeGroup(agent, size): `size` agents (threads, warps, blocks)."""
+
+    def __init__(self, agent: Agent, size=1, alignment=None):
+        if not isinstance(agent, Agent):
+            raise ValueError("Unsupported agent type")
+        if isinstance(size, int) and size <= 0:
+            raise ValueError("Error: The number of threads in a CooperativeGroup must be greater than 0.")
+        self.agent, self.size = agent, size
+
+    def threads(self) -> int:
+        """How many threads arrive for the group (CuTeDSL's _get_thread_arrive_count)."""
+        if self.agent is Agent.Thread:
+            return int(self.size)
+        if self.agent is Agent.Warp:
+            return int(self.size) * machine.WARP_SIZE
+        block = machine.require_thread("a pipeline").block.launch.block_dim
+        per_block = block[0] * block[1] * block[2]
+        if self.agent is Agent.ThreadBlockCluster:
+            from . import compat
+            compat.notice("cluster-pipeline", "a pipeline over a thread-block cluster: the simulator runs one "
+                                              "block at a time (no clusters); the group is one block")
+        return int(self.size) * per_block
+
+
+# ----------------------------------------------------------------------------------------------- pipelines
+
+class PipelineState:
+    """Where a producer or consumer is: the stage (`index`), its parity (`phase`), the stages passed (`count`)."""
+
+    def __init__(self, stages: int, count: int, index: int, phase: int):
+        self.stages, self.count, self.index, self.phase = stages, count, index, phase
+
+    def clone(self) -> "PipelineState":
+        return PipelineState(self.stages, self.count, self.index, self.phase)
+
+    def advance(self):
+        self.index += 1
+        self.count += 1
+        if self.index == self.stages:
+            self.index = 0
+            self.phase ^= 1
+
+    def reset_count(self):
+        self.count = 0
+
+
+class PipelineUserType(enum.Enum):
+    Producer = enum.auto()
+    Consumer = enum.auto()
+
+
+def make_pipeline_state(kind: PipelineUserType, stages: int) -> PipelineState:
+    """A producer starts at phase 1 (every buffer empty), a consumer at phase 0."""
+    return PipelineState(stages, 0, 0, 1 if kind is PipelineUserType.Producer else 0)
+
+
+class PipelineAsync:
+    """cutlass.pipeline.PipelineAsync: producer and consumer threads hand `num_stages` buffers to each other."""
+
+    def __init__(self, full, empty, num_stages: int):
+        self.full, self.empty, self.num_stages = full, empty, num_stages
+
+    @staticmethod
+    def create(*, num_stages: int, producer_group: CooperativeGroup, consumer_group: CooperativeGroup,
+               barrier_storage=None, producer_mask=None, consumer_mask=None, defer_sync: bool = False,
+               name: str = "", **kwargs) -> "PipelineAsync":
+        if barrier_storage is None:
+            raise CuteError("PipelineAsync.create: give barrier_storage= (a struct's MemRange[cutlass.Int64, "
+                            "2 * num_stages] .data_ptr()); the simulator has no reserved barrier memory")
+        full = [barrier_storage + i for i in range(num_stages)]
+        empty = [barrier_storage + num_stages + i for i in range(num_stages)]
+        for pointer in full:
+            mbarrier_init(pointer, producer_group.threads())
+        for pointer in empty:
+            mbarrier_init(pointer, consumer_group.threads())
+        if not defer_sync:
+            from .ops import sync_threads
+            sync_threads()
+        return PipelineAsync(full, empty, num_stages)
+
+    def producer_acquire(self, state: PipelineState, try_acquire_token=None):
+        if try_acquire_token is None or not try_acquire_token:
+            mbarrier_wait(self.empty[state.index], state.phase)
+
+    def producer_try_acquire(self, state: PipelineState) -> bool:
+        return mbarrier_try_wait(self.empty[state.index], state.phase)
+
+    def producer_commit(self, state: PipelineState):
+        mbarrier_arrive(self.full[state.index])
+
+    def consumer_wait(self, state: PipelineState, try_wait_token=None):
+        if try_wait_token is None or not try_wait_token:
+            mbarrier_wait(self.full[state.index], state.phase)
+
+    def consumer_try_wait(self, state: PipelineState) -> bool:
+        return mbarrier_try_wait(self.full[state.index], state.phase)
+
+    def consumer_release(self, state: PipelineState):
+        mbarrier_arrive(self.empty[state.index])
+
+    def producer_get_barrier(self, state: PipelineState):
+        return self.full[state.index]
+
+    def consumer_get_barrier(self, state: PipelineState):
+        return self.empty[state.index]
+
+    def producer_tail(self, state: PipelineState):
+        """Wait until the consumers have released every stage (before the producer exits)."""
+        for _ in range(self.num_stages):
+            mbarrier_wait(self.empty[state.index], state.phase)
+            state.advance()
+
+    def make_producer(self) -> "PipelineProducer":
+        return PipelineProducer(self, make_pipeline_state(PipelineUserType.Producer, self.num_stages))
+
+    def make_consumer(self) -> "PipelineConsumer":
+        return PipelineConsumer(self, make_pipeline_state(PipelineUserType.Consumer, self.num_stages))
+
+    def make_participants(self):
+        return self.make_producer(), self.make_consumer()
+
+
+class ImmutableResourceHandle:
+    """A stage a producer acquired or a consumer waited for: `index`, `count`, and what to do when done."""
+
+    def __init__(self, pipeline: PipelineAsync, state: PipelineState):
+        self._pipeline, self._state = pipeline, state
+
+    @property
+    def index(self):
+        return self._state.index
+
+    @property
+    def count(self):
+        return self._state.count
+
+    @property
+    def phase(self):
+        return self._state.phase
+
+    def get_origin(self):
+        return self._pipeline
+
+
+class _ProducerHandle(ImmutableResourceHandle):
+    @property
+    def barrier(self):
+        return self._pipeline.producer_get_barrier(self._state)
+
+    def commit(self):
+        self._pipeline.producer_commit(self._state)
+
+
+class _ConsumerHandle(ImmutableResourceHandle):
+    @property
+    def barrier(self):
+        return self._pipeline.consumer_get_barrier(self._state)
+
+    def release(self):
+        self._pipeline.consumer_release(self._state)
+
+
+class PipelineProducer:
+    """The producer's side: acquire an empty stage, write it, commit it."""
+
+    def __init__(self, pipeline: PipelineAsync, state: PipelineState):
+        self._pipeline, self._state = pipeline, state
+
+    def clone(self):
+        return PipelineProducer(self._pipeline, self._state.clone())
+
+    def reset(self):
+        self._state = make_pipeline_state(PipelineUserType.Producer, self._pipeline.num_stages)
+
+    def current_handle(self):
+        return _ProducerHandle(self._pipeline, self._state.clone())
+
+    def acquire(self, try_acquire_token=None):
+        self._pipeline.producer_acquire(self._state, try_acquire_token)
+        return self.current_handle()
+
+    def advance(self):
+        self._state.advance()
+
+    def acquire_and_advance(self, try_acquire_token=None):
+        handle = self.acquire(try_acquire_token)
+        self.advance()
+        return handle
+
+    def try_acquire(self):
+        return self._pipeline.producer_try_acquire(self._state)
+
+    def commit(self, handle=None):
+        (handle or self.current_handle()).commit()
+
+    def tail(self):
+        self._pipeline.producer_tail(self._state)
+
+
+class PipelineConsumer:
+    """The consumer's side: wait for a full stage, read it, release it."""
+
+    def __init__(self, pipeline: PipelineAsync, state: PipelineState):
+        self._pipeline, self._state = pipeline, state
+
+    def clone(self):
+        return PipelineConsumer(self._pipeline, self._state.clone())
+
+    def reset(self):
+        self._state = make_pipeline_state(PipelineUserType.Consumer, self._pipeline.num_stages)
+
+    def current_handle(self):
+        return _ConsumerHandle(self._pipeline, self._state.clone())
+
+    def wait(self, try_wait_token=None):
+        self._pipeline.consumer_wait(self._state, try_wait_token)
+        return self.current_handle()
+
+    def advance(self):
+        self._state.advance()
+
+    def wait_and_advance(self, try_wait_token=None):
+        handle = self.wait(try_wait_token)
+        self.advance()
+        return handle
+
+    def try_wait(self):
+        return self._pipeline.consumer_try_wait(self._state)
+
+    def release(self, handle=None):
+        (handle or self.current_handle()).release()
