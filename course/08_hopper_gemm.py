@@ -380,7 +380,18 @@ C_tile = cute.make_identity_tensor((64, 16))
 mine = one_warpgroup.get_slice(37).partition_C(C_tile)
 print("thread 37:", [mine[v] for v in range(8)])
 assert [mine[v] for v in range(8)] == [(17, 2), (17, 3), (25, 2), (25, 3), (17, 10), (17, 11), (25, 10), (25, 11)]
-render.tv_layout(one_warpgroup.tv_layout_C, (64, 16), highlight=37)
+
+# %% [markdown]
+# The picture draws the tile on its side (64 rows do not fit a screen at a readable size): composed with the
+# transpose `(m, n) -> n + 16 m`, the same TV layout puts N down and M across, so row n, column m. The four
+# warps are the four blocks of 16 columns; thread 37 sits in columns 17 and 25 (M), rows 2, 3, 10, 11 (N).
+
+# %%
+transpose = cute.make_layout((64, 16), stride=(16, 1))
+tv_n_by_m = cute.composition(transpose, one_warpgroup.tv_layout_C)
+print(tv_n_by_m)
+assert str(tv_n_by_m) == "((4,8,4),(2,2,2)):((2,16,256),(1,128,8))"
+render.tv_layout(tv_n_by_m, (16, 64), highlight=37)
 
 # %% [markdown]
 # The kernel's TiledMMA is the 64 x 256 x 16 atom on 2 consumer warpgroups stacked along M: a 128 x 256
@@ -445,8 +456,8 @@ assert BM * BN * 2 == STAGES * BM * BK * 2 == 64 * 1024
 # ## 4 · Run it
 #
 # **What runs where.** The layouts, the TV layouts and the mbarrier model above ran on this CPU. CuTeDSL
-# compiles the kernel for sm_90a on the CPU too (next cell). cutekit's simulator does not run TMA,
-# mbarriers or wgmma inside a kernel: running the kernel needs an sm_90 GPU (an H100 or H200).
+# compiles the kernel for sm_90a on the CPU too (next cell). cutekit's simulator does not run TMA copies or
+# wgmma inside a kernel: running this kernel needs an sm_90 GPU (an H100 or H200).
 
 # %%
 import torch
