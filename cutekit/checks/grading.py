@@ -18,12 +18,13 @@ from __future__ import annotations
 import os
 import random
 import secrets
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
 from .kernels import kernel_module_source
 from .result import CriterionResult, ExerciseResult
-from .sandbox import Isolated, describe_exception, run_isolated
+from .sandbox import Isolated, describe_exception, run_isolated, still_working
 from .verdict import Verdict, failed, passed
 
 TIERS = ("reference", "cutedsl-cpu", "gpu")
@@ -101,11 +102,24 @@ def _ask_every_case(exercise: Exercise, answer, cases: list, parent: int) -> lis
         _switch_off(exercise.forbidden, answer)
     outcomes = []
     for case in cases:
+        stops = _kernels_stopped()
         try:
             outcomes.append(Outcome(case, value=exercise.ask(answer, case)))
         except Exception as error:
             outcomes.append(Outcome(case, error=describe_exception(error)))
+        still_working()
+        stopped = _kernels_stopped()[len(stops):]
+        if stopped:     # the simulator stopped a kernel that made no progress: the next cases would wait as long
+            for later in cases[len(outcomes):]:
+                outcomes.append(Outcome(later, error=f"not run, as the case before was stopped: {stopped[0]}"))
+            break
     return outcomes
+
+
+def _kernels_stopped() -> list:
+    """The simulator's NoProgressErrors so far in this process (none where it was never imported)."""
+    machine = sys.modules.get("cutekit.sim.machine")
+    return list(getattr(machine, "STOPPED", ()))
 
 
 def _use_reference_algebra(answer) -> None:

@@ -5,12 +5,13 @@
 simulator, and `kernel(...).launch(grid=..., block=...)` runs every CUDA thread on the CPU with barrier
 and warp semantics (see `machine`). After a launch, `last_launch()` reports threads, time, printf output,
 shared-memory bank conflicts and races. Whatever goes wrong in a kernel leaves the launch as one KernelError
-naming the learner's line, the block and the thread, and what to write instead (`failures`).
+naming the learner's line, the block and the thread, and what to write instead (`failures`); a block that makes
+no progress for `block_seconds` (10 s) is stopped the same way (NoProgressError).
 """
-from .machine import (DeadlockError, KernelError, LaunchReport, OutOfBoundsError, RaceError, configure,
-                      last_launch, wavefronts)
+from .machine import (DeadlockError, KernelError, LaunchReport, NoProgressError, OutOfBoundsError, RaceError,
+                      configure, last_launch, wavefronts)
 from .failures import CoordinateError
 from .operands import OperandError
 
-__all__ = ["CoordinateError", "DeadlockError", "KernelError", "LaunchReport", "OperandError", "OutOfBoundsError",
-           "RaceError", "configure", "last_launch", "wavefronts"]
+__all__ = ["CoordinateError", "DeadlockError", "KernelError", "LaunchReport", "NoProgressError", "OperandError",
+           "OutOfBoundsError", "RaceError", "configure", "last_launch", "wavefronts"]

@@ -272,8 +272,26 @@ def kernel_failure(error: BaseException, thread, kernel: str) -> KernelError:
     frame, lineno = found if found else (None, 0)
     line = _source_line(frame, lineno) if frame is not None else ""
     kind = type(error) if isinstance(error, KernelError) else KernelError
-    failure = kind(explain(error, frame, line), kernel=kernel, block=tuple(thread.block_idx),
-                   thread=tuple(thread.thread_idx), line=line or None,
+    if isinstance(error, machine._Stopped):     # the watchdog stopped a block that ran out of time
+        record = _stop_record(thread)
+        thread = thread or (record.thread if record else None)
+        if thread is not None:
+            thread.block.launch.stop_delivered = True
+        kind = machine.NoProgressError
+        problem = machine.no_progress_story(record) if record else "no progress: the block ran out of time"
+    else:
+        problem = explain(error, frame, line)
+    failure = kind(problem, kernel=kernel, block=tuple(thread.block_idx) if thread else None,
+                   thread=tuple(thread.thread_idx) if thread else None, line=line or None,
                    where=where_text(frame.f_code.co_filename, lineno) if frame is not None else None)
+    if kind is machine.NoProgressError:
+        machine.STOPPED.append(f"{kind.__name__}: {failure}")
     failure.__traceback__ = learner_traceback(error.__traceback__)
     return failure
+
+
+def _stop_record(thread):
+    """The watchdog's record of the launch it stopped (the one `thread` runs in, else the latest)."""
+    record = (thread.block.launch.stopped if thread is not None else None) or machine._LAST_STOP[0]
+    machine._LAST_STOP[0] = None        # it holds the stopped block, and its threads, alive
+    return record

@@ -11,10 +11,12 @@ either, and no barrier spans them).
 What no GPU tells you, the simulator does: an access outside a tensor stops the launch naming the block,
 thread, tensor and coordinate; a shared-memory race (a value read or overwritten by another thread since
 the last barrier) stops it too; shared-memory bank conflicts are counted per warp access; a trace can
-record which thread touched which element.
+record which thread touched which element; a block that makes no progress (a loop that never ends, a
+thread polling memory for a value another thread writes) is stopped after `block_seconds` and named.
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
 import os
 import sys
@@ -79,6 +81,17 @@ class DeadlockError(KernelError):
     """Threads wait for each other forever: a barrier or warp collective that not every thread reaches."""
 
 
+class NoProgressError(KernelError):
+    """A block that did not finish within `block_seconds`: a loop that never ends, or a thread that waits by
+    polling memory for a value another thread writes."""
+
+
+class _Stopped(BaseException):
+    """Raised inside a running kernel thread by the watchdog (below) when its block runs out of time; the launch
+    turns it into a NoProgressError. A BaseException, so that a kernel's own `except Exception:` cannot keep
+    it from stopping the block."""
+
+
 # --------------------------------------------------------------------------------------------- settings
 
 @dataclass
@@ -89,16 +102,24 @@ class Settings:
            "off" skips the check.
     trace: record (block, thread, tensor, offset, read/write) for every global and shared access.
     max_trace: stop recording after this many accesses (a trace of a large launch is large).
+    block_seconds: a block still running after this many seconds, half of them or more on the CPU (a busy
+           machine does not stop a slow block), is stopped with a NoProgressError naming the thread that runs
+           and its line (the course's largest block takes 2.5 s of CPU); None never stops one.
     """
     races: str = "error"
     trace: bool = False
     max_trace: int = 1_000_000
+    block_seconds: float | None = 10.0
 
 
 SETTINGS = Settings()
 
 
-def configure(*, races: str | None = None, trace: bool | None = None, max_trace: int | None = None) -> Settings:
+_UNCHANGED = object()
+
+
+def configure(*, races: str | None = None, trace: bool | None = None, max_trace: int | None = None,
+              block_seconds=_UNCHANGED) -> Settings:
     """Change what the simulator checks and records; returns the settings now in force."""
     if races is not None:
         if races not in ("error", "warn", "off"):
@@ -110,6 +131,12 @@ def configure(*, races: str | None = None, trace: bool | None = None, max_trace:
         if not isinstance(max_trace, int) or max_trace < 0:
             raise ValueError(f"configure(max_trace=...) must be a non-negative int, got {max_trace!r}")
         SETTINGS.max_trace = max_trace
+    if block_seconds is not _UNCHANGED:
+        if block_seconds is not None and (isinstance(block_seconds, bool) or not isinstance(block_seconds, (int, float))
+                                          or not block_seconds > 0):
+            raise ValueError(f"configure(block_seconds=...) must be a positive number of seconds or None, got "
+                             f"{block_seconds!r}")
+        SETTINGS.block_seconds = block_seconds
     return SETTINGS
 
 
@@ -207,6 +234,9 @@ class Block:
     scheduler: object = None        # the greenlet running _run_block
     queue: list = field(default_factory=list)       # the threads the scheduler resumes this round
     position: int = 0               # which of them runs now: a waiting thread switches to the next
+    started: float = 0.0            # time.perf_counter() when it began (the watchdog's clock)
+    cpu_started: float = 0.0        # time.thread_time() then
+    threads: list | None = None     # its threads while it runs (what a NoProgressError says of them)
 
 
 @dataclass(eq=False)
@@ -215,6 +245,9 @@ class Launch:
     block_dim: tuple
     report: LaunchReport
     smem_limit: int
+    block: object = None            # the Block running now (the watchdog's clock reads its start)
+    stopped: object = None          # the watchdog's _StopRecord once it stops this launch
+    stop_delivered: bool = False    # its _Stopped was raised and caught
 
 
 _current: list = [None]   # the running Thread (None on the host)
@@ -360,7 +393,12 @@ def run(kernel_name: str, body, grid, block, smem: int = 0) -> LaunchReport:
     """Run `body()` as every thread of every block; returns the launch report. A failure leaves as one
     KernelError with the learner's frames only (failures.kernel_failure)."""
     with _learner_frames():
-        return _run(kernel_name, body, grid, block, smem)
+        try:
+            return _run(kernel_name, body, grid, block, smem)
+        except _Stopped as stopped:     # the watchdog's stop landed outside a kernel thread (between blocks)
+            from .failures import kernel_failure
+            failure = kernel_failure(stopped, None, kernel_name)
+            raise failure.with_traceback(failure.__traceback__) from None
 
 
 def _run(kernel_name: str, body, grid, block, smem: int) -> LaunchReport:
@@ -372,10 +410,14 @@ def _run(kernel_name: str, body, grid, block, smem: int) -> LaunchReport:
     launch = Launch(grid, block, report, SHARED_MEMORY_LIMIT)
     started = time.perf_counter()
     outer = _current[0]
+    watchdog = _watchdog()
+    watched = watchdog.watch(launch)
     try:
         for bz, by, bx in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
             _run_block(launch, (bx, by, bz), body)
     finally:
+        watchdog.unwatch(watched)
+        launch.block = None
         _current[0] = outer
         report.seconds = time.perf_counter() - started
         report.threads = threads_per_block * grid[0] * grid[1] * grid[2]
@@ -394,8 +436,10 @@ def _run_block(launch: Launch, block_idx: tuple, body):
     block = Block(block_idx, launch)
     scheduler = block.scheduler = greenlet.getcurrent()
     _SCHEDULER[0] = scheduler
-    threads = [Thread((tx, ty, tz), block_idx, linear, block)
-               for linear, (tz, ty, tx) in enumerate(itertools.product(range(bz), range(by), range(bx)))]
+    threads = block.threads = [Thread((tx, ty, tz), block_idx, linear, block)
+                               for linear, (tz, ty, tx) in enumerate(itertools.product(range(bz), range(by), range(bx)))]
+    block.started, block.cpu_started = time.perf_counter(), time.thread_time()
+    launch.block = block
     unstarted = iter(threads)
 
     def worker():
@@ -412,7 +456,7 @@ def _run_block(launch: Launch, block_idx: tuple, body):
     def switch(coroutine):
         try:
             coroutine.switch()
-        except Exception as error:      # whatever the kernel raised: one KernelError naming the learner's line
+        except (Exception, _Stopped) as error:   # whatever the kernel raised: one KernelError naming its line
             from .failures import kernel_failure
             failure = kernel_failure(error, _current[0], launch.report.kernel)
             raise failure.with_traceback(failure.__traceback__) from None
@@ -444,6 +488,7 @@ def _run_block(launch: Launch, block_idx: tuple, body):
         block.queue = []
         live = [t for t in live if not t.finished]
     _count_bank_conflicts(block)
+    block.threads = None                # no cycle (block -> threads -> block): the block is freed at once
 
 
 # Starting and ending a greenlet costs tens of microseconds here (a new Python stack each), switching to one
@@ -471,6 +516,149 @@ def _pooled_worker():
             scheduler.switch()
         else:
             return
+
+
+# --------------------------------------------------------------------------------------------- no progress
+
+@dataclass(frozen=True)
+class _StopRecord:
+    """What the watchdog saw when it stopped a launch: the block, the thread that ran, for how long."""
+    block: Block
+    thread: Thread | None
+    block_seconds: float            # how long the block had run
+    running_seconds: float          # how long that thread had run without waiting (as sampled)
+
+
+class _Watchdog:
+    """One daemon OS thread per process that watches the launch in progress and stops a block that runs longer
+    than `SETTINGS.block_seconds` (and has spent half of that on the CPU, so that a machine busy with other
+    work does not stop a slow block): it raises `_Stopped` inside the thread that runs the kernel (CPython's
+    PyThreadState_SetAsyncExc, delivered between two bytecodes of whatever kernel thread runs), and the launch
+    turns that into a NoProgressError naming the thread, its block and its line.
+
+    A thread of the simulator runs until it waits (a barrier, a warp collective) or returns, so a thread that
+    never does (`while True:`, a spin-wait on memory another thread would write) holds the CPU: only a second
+    OS thread can stop it. The launch itself pays a lock per launch and two clock readings per block (about
+    2 microseconds); the watchdog samples a few times a second while a launch runs and sleeps otherwise."""
+
+    interval = 0.25                 # seconds between samples: the stop comes at most this late
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.launch: Launch | None = None
+        self.ident = 0              # the OS thread running the launch
+        self.clock = None           # its CPU-time clock (None where the platform has none: wall time only)
+        self.clocks: dict = {}      # OS thread -> its CPU-time clock
+        self.worker = threading.Thread(target=self._watch, name="cutekit-sim-watchdog", daemon=True)
+        self.worker.start()
+
+    def watch(self, launch: Launch):
+        """Watch `launch` (run on this OS thread) until `unwatch(the value returned)`."""
+        ident = threading.get_ident()
+        with self.lock:
+            previous = (self.launch, self.ident)
+            if ident not in self.clocks:
+                self.clocks[ident] = _cpu_clock(ident)
+            self.launch, self.ident, self.clock = launch, ident, self.clocks[ident]
+        if not self.wake.is_set():
+            self.wake.set()
+        return previous
+
+    def unwatch(self, previous):
+        with self.lock:
+            launch, ident = self.launch, self.ident
+            self.launch, self.ident = previous
+            self.clock = self.clocks.get(self.ident)
+            if launch is not None and launch.stopped is not None and not launch.stop_delivered:
+                _raise_in(ident, None)    # a stop sent as the launch ended normally: take it back
+
+    def _watch(self):
+        seen, since, pause = None, 0.0, self.interval
+        while True:
+            self.wake.wait()
+            time.sleep(pause)
+            pause = self.interval
+            with self.lock:
+                launch = self.launch
+                if launch is None:
+                    self.wake.clear()       # `watch` sets it again under the same lock order: no wake-up lost
+                    seen = None
+                    continue
+                limit, block, thread = SETTINGS.block_seconds, launch.block, _current[0]
+                if thread is not None and thread.block is not block:
+                    thread = None
+                if limit is None or block is None:
+                    thread = block = None
+                    continue
+                now = time.perf_counter()
+                if thread is not None:
+                    # the same thread, still in the same stretch (its `where` changes each time it waits)
+                    key = (block.started, thread.linear, thread.where)
+                    if seen is None or seen[:2] != key[:2] or seen[2] is not key[2]:
+                        seen, since = key, now
+                cpu = now - block.started if self.clock is None else time.clock_gettime(self.clock) - block.cpu_started
+                # a thread spinning on shared memory leaves one bank-request record per read (a real kernel's
+                # warp, one per 32 reads): past _REQUESTS_LIMIT it has spun for seconds; stop it before memory runs out
+                if (now - block.started >= limit and cpu >= limit / 2) or len(block.requests) > _REQUESTS_LIMIT:
+                    if thread is None:      # the scheduler runs (between two threads): look again very soon
+                        pause = 0.01
+                    else:
+                        launch.stopped = _LAST_STOP[0] = _StopRecord(block, thread, now - block.started, now - since)
+                        _raise_in(self.ident, _Stopped)     # again at the next sample, should this one be lost
+                thread = block = None       # hold nothing of the launch between samples
+
+
+def _cpu_clock(ident: int):
+    """The CPU-time clock of OS thread `ident`, for time.clock_gettime (None where there is none, as on macOS)."""
+    try:
+        return time.pthread_getcpuclockid(ident)
+    except (AttributeError, OSError, OverflowError):
+        return None
+
+
+def _raise_in(ident: int, exception) -> None:
+    """Raise `exception` (a class; None takes back one not yet raised) in OS thread `ident` at its next bytecode."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
+                                               None if exception is None else ctypes.py_object(exception))
+
+
+_WATCHDOGS: list = [None]
+_REQUESTS_LIMIT = 1 << 19   # bank-request records in one block (about 200 MB); a real block stays far below
+_LAST_STOP: list = [None]
+STOPPED: list = []          # the NoProgressErrors raised in this process, oldest first (a check stops after one)
+
+
+def _watchdog() -> _Watchdog:
+    watchdog = _WATCHDOGS[0]
+    if watchdog is None:
+        watchdog = _WATCHDOGS[0] = _Watchdog()
+    return watchdog
+
+
+if hasattr(os, "register_at_fork"):     # a forked child (a check's sandbox) has no watchdog thread: start its own
+    os.register_at_fork(after_in_child=lambda: _WATCHDOGS.__setitem__(0, None))
+
+
+def no_progress_story(record: _StopRecord) -> str:
+    """Why the block was stopped, from what the thread that ran was doing."""
+    block, thread, limit = record.block, record.thread, SETTINGS.block_seconds
+    raise_it = (f" A block that only needs longer: cutekit.sim.configure(block_seconds=...) (now {limit:g} s; the "
+                "course's largest block takes 2.5 s).")
+    if thread is not None and record.running_seconds >= record.block_seconds / 2:
+        behind = [t.linear for t in block.threads or () if t is not thread and not t.finished]
+        said = f" (threads {_ranges(behind)} of the block wait for their turn)" if behind else ""
+        return (f"no progress for {record.running_seconds:.0f} s: this thread runs on without reaching a barrier, a "
+                "warp collective or its end: a loop that never ends (`while True:`, or a condition nothing in the "
+                "loop changes), or a spin-wait for a value another thread writes. The simulator runs a block's "
+                "threads in turn, each until it waits at cute.arch.sync_threads() or returns, so a thread polling "
+                f"memory never sees another thread's write{said}; on a GPU such a wait may hang too: wait with "
+                "cute.arch.sync_threads() instead." + raise_it)
+    last = f", the last at {site_text(thread.where)}" if thread is not None and thread.where else ""
+    return (f"no progress: block {block.block_idx} has run for {record.block_seconds:.0f} s without finishing, its "
+            f"threads meeting at barriers {block.epoch} times{last}: a loop around the barrier that never ends (a "
+            "`while` whose condition nothing in the loop changes: is its counter advanced?), or threads waiting "
+            "for a value no thread writes." + raise_it)
 
 
 def _release_barrier(block: Block, threads: list, live: list) -> bool:
