@@ -528,7 +528,8 @@ else:
 # tile of `dtype`, K-major (`major="K"`) or MN-major (`"MN"`), built from the warpgroup atom with the
 # largest swizzle the contiguous extent, in bytes, allows (the `K_` or `MN_` kinds), tiled to
 # `(mn, k, stages)` in the order `make_smem_layout_a` uses. The check asks fp16, bf16, fp32 and 8-bit types,
-# both majors, and extents of 32 to 256 bytes (some not a power of two).
+# both majors, and extents of 32 to 256 bytes (some not a power of two); where CuTeDSL is installed it also
+# runs your function under CuTeDSL and compares the layouts.
 
 # %%
 def smem_layout(mn, k, dtype, major, stages):

@@ -11,7 +11,11 @@ thing that goes wrong ("waiting on the wrong phase", "stage reused before its co
 """
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from .common import case_text, each_outcome
+from .cutedsl import NotMovable, WorkerReply, module_source, run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed
 
 SMEM_LIMIT = 227 * 1024           # bytes of shared memory one block may use on sm_90
@@ -185,6 +189,40 @@ def _smem_hint(outcome, what) -> Verdict:
                   f"{facts['major']}_{facts['kind']} atom, tiled to (mn, k, stages)")
 
 
+SMEM_WRAPPER = '''
+def _ch08_layout(mn, k, dtype_name, major, stages):
+    import cutlass
+    return str({name}(mn, k, getattr(cutlass, dtype_name), major, stages))
+'''
+
+
+def _smem_in_cutedsl(context) -> Verdict:
+    """cutedsl-cpu: real CuTeDSL, running the learner's own function (moved by source, cutekit's `cute` and
+    `warpgroup` made CuTeDSL's), builds the layout cutekit built from it, case by case."""
+    outcomes = [outcome for outcome in context.outcomes if not outcome.error]
+    if not outcomes:
+        return failed("your function raised on every case (see the other criteria)")
+    try:
+        source = module_source(context.answer)
+    except NotMovable as why:
+        reply = WorkerReply(False, error=str(why))
+    else:
+        with tempfile.TemporaryDirectory(prefix="cutekit-ch08-") as folder:
+            path = Path(folder) / "learner_answer.py"
+            path.write_text(source + "\n\n" + SMEM_WRAPPER.replace("{name}", context.answer.__name__) + "\n")
+            calls = [(o.case["mn"], o.case["k"], o.case["dtype"], o.case["major"], o.case["stages"]) for o in outcomes]
+            reply = run_in_cutedsl(str(path), "_ch08_layout", calls)
+    if not reply.ok:
+        return failed(f"CuTeDSL could not run your function: {reply.error[:600]}")
+    for outcome, (value, error) in zip(outcomes, reply.values):
+        if error:
+            return failed(f"{case_text(outcome.case)}: under real CuTeDSL your function raised {error}")
+        if value != outcome.value:
+            return failed(f"{case_text(outcome.case)}: real CuTeDSL builds\n{value}\nfrom your function; cutekit "
+                          f"built\n{outcome.value}")
+    return passed()
+
+
 SMEM_LAYOUT = Exercise(
     id="ch08.smem_layout",
     statement="Write smem_layout(mn, k, dtype, major, stages): the staged shared-memory layout of an (mn, k) "
@@ -196,6 +234,7 @@ SMEM_LAYOUT = Exercise(
     criteria=(
         Criterion("the swizzle fits the contiguous extent in bytes", "reference", 1, _smem_swizzle),
         Criterion("the atom's major mode, its tiling order and the stages", "reference", 2, _smem_whole),
+        Criterion("real CuTeDSL, running your function, builds the same layouts", "cutedsl-cpu", 1, _smem_in_cutedsl),
     ),
 )
 

@@ -31,7 +31,8 @@ from pathlib import Path
 from .verdict import failed, passed
 
 # modules a learner's function may use under a cutekit name, and the real library that replaces them
-REAL_MODULES = {"cutekit.cute": "cutlass.cute"}
+REAL_MODULES = {"cutekit.cute": "cutlass.cute", "cutekit.cute.nvgpu": "cutlass.cute.nvgpu",
+                "cutekit.cute.nvgpu.warpgroup": "cutlass.cute.nvgpu.warpgroup"}
 
 
 class NotMovable(Exception):
@@ -72,7 +73,8 @@ def module_source(function, _seen: set | None = None) -> str:
             lines.append(f"import {real} as {name}")
         elif home.startswith(("cutekit.cute", "cutlass")) and hasattr(value, "__name__"):
             # `from cutekit.cute import make_layout`: the real library's function of the same name
-            lines.append(f"from {'cutlass.cute' if home.startswith('cutekit') else home} import {value.__name__} as {name}")
+            real = REAL_MODULES.get(home) or ("cutlass.cute" if home.startswith("cutekit") else home)
+            lines.append(f"from {real} import {value.__name__} as {name}")
         elif isinstance(value, types.FunctionType):
             lines.append(module_source(value, seen))
         else:
