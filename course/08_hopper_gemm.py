@@ -30,7 +30,7 @@
 # - **mbarriers**: 8-byte barriers in shared memory that count arrivals *and bytes*. A TMA copy reports to
 #   one as its bytes land, so a thread that waits on it knows the whole tile is there.
 # - **wgmma** (warpgroup MMA): the 4 warps of a warpgroup (128 threads) issue one 64 x N x 16 multiply
-#   (N up to 256) whose A and B the tensor cores read straight from shared memory, asynchronously.
+#   (N up to 256) whose B (and here A too) the tensor cores read straight from shared memory, asynchronously.
 #
 # This chapter reads `benchmarks/kernels/hopper_gemm.py`, a complete Hopper GEMM written with CuTeDSL
 # (measured on an H100 at 0.98-1.00 of NVIDIA's CuTeDSL Hopper example and of torch.matmul, section 4),
@@ -129,7 +129,7 @@ if ran_cutedsl:
     assert printed == ours
     print("CuTeDSL prints (and cutekit prints the same):")
 else:
-    print("CuTeDSL is not installed here: cutekit prints the atoms (tests/cute/test_warpgroup_atoms.py compares them with CuTeDSL 4.8.1):")
+    print("CuTeDSL is not installed here: cutekit's reference prints the atoms (the course's tests compare them with CuTeDSL 4.8.1's):")
 for kind in KINDS:
     print(f"  {kind:9} {ours[kind]}")
 assert ours["K_SW64"] == "S<2,4,3> o 0 o (8,32):(32,1)" and ours["K_SW32"] == "S<1,4,3> o 0 o (8,16):(16,1)"
@@ -169,7 +169,8 @@ assert render.bank_conflicts(reads_64, element_bits=16) == 12
 assert render.bank_conflicts(cute.make_composed_layout(cute.make_swizzle(2, 3, 3), 0, reads_64), element_bits=16) == 0
 
 # %% [markdown]
-# Each bit halves what is left: 56, 24, 8, 0. A 128-byte row has 8 chunks and needs all 3 bits; a 64-byte
+# Each bit halves the passes a request takes: 8, 4, 2, then 1 (7, 3, 1, 0 conflicts per request, times 8
+# requests: 56, 24, 8, 0). A 128-byte row has 8 chunks and needs all 3 bits; a 64-byte
 # row has 4 chunks, and two rows share a 128-byte line, so its atom (`S<2,4,3>`) needs 2 bits and has 0
 # conflicts. That is why the atom follows the **contiguous extent in bytes**.
 #
@@ -180,8 +181,7 @@ assert render.bank_conflicts(cute.make_composed_layout(cute.make_swizzle(2, 3, 3
 # CuTeDSL's Hopper helpers (`cutlass.utils.hopper_helpers.get_smem_layout_atom`) pick the atom from the
 # tile's contiguous extent in bits: the 128-byte swizzle when 1024 bits divide it, else 64 bytes, else 32,
 # else no swizzle (`INTER`). cutekit's check for exercise 1 uses the same rule
-# (`cutekit.checks.ch08_hopper.swizzle_kind_for`, compared with CuTeDSL's in tests/cute). Three fp16 and fp32
-# K extents:
+# (`cutekit.checks.ch08_hopper.swizzle_kind_for`, tested against CuTeDSL's). Three fp16 and fp32 K extents:
 
 # %%
 from cutekit.checks.ch08_hopper import swizzle_kind_for
@@ -271,9 +271,9 @@ print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descripto
 # loads half of it (`tma_partition(tma_b, rank, make_layout(CLUSTER_M), ...)` gives CTA `rank` the rows
 # `rank * BN / 2` onwards) with `CopyBulkTensorTileG2SMulticastOp`, and the copy engine writes each half
 # into *both* CTAs' shared memory. Each CTA's full barrier still expects all 49152 bytes: its own half of B,
-# the other CTA's half, and its A. The PTX then holds `multicast::cluster` loads
-# (tests/test_hopper_gemm_compile_cpu.py compiles that configuration). Clusters are not simulated on the
-# CPU: the simulator runs a cluster's blocks one after another.
+# the other CTA's half, and its A. Compiled with `CLUSTER_M=2` (`hopper_gemm.compile_for_cpu(CLUSTER_M=2)`),
+# the PTX holds `multicast::cluster` loads. Clusters are not simulated on the CPU: the simulator runs a
+# cluster's blocks one after another.
 
 # %%
 tile_bytes = {"A": BM * BK * 2, "B": BN * BK * 2}
@@ -395,8 +395,9 @@ render.tv_layout(tv_n_by_m, (16, 64), highlight=37)
 
 # %% [markdown]
 # The kernel's TiledMMA is the 64 x 256 x 16 atom on 2 consumer warpgroups stacked along M: a 128 x 256
-# tile, and 64 x 256 / 128 = 128 fp32 accumulators per thread. A "thread" of the TiledMMA's `get_slice` is
-# a thread index, so the kernel slices by the warpgroup's first thread, `(role - 1) * 128`:
+# tile, and 64 x 256 / 128 = 128 fp32 accumulators per thread. `get_slice` takes a thread index; the kernel
+# slices by its warpgroup's first thread, `(role - 1) * 128`, since what a wgmma's slice decides is which
+# warpgroup, that is which 64 rows:
 
 # %%
 kernel_mma = cute.make_tiled_mma(cute.make_mma_atom(
