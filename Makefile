@@ -10,6 +10,7 @@ export CUTE_DSL_ARCH ?= sm_80
 endif
 
 .PHONY: setup lab test test-fast gpu-test bench sync clean distclean doctor progress help conformance
+.PHONY: conformance-atoms
 .PHONY: test-hub pull-link
 
 help:
@@ -21,6 +22,7 @@ help:
 	@echo "make sync   regenerate course/ (and every notebook) from the chapter sources solutions/NN_topic.py"
 	@echo "make doctor which tiers this machine offers"
 	@echo "make conformance [CASES=200000 SEED=0]  cutekit.cute against CuTeDSL on random layout-algebra cases"
+	@echo "make conformance-atoms [ATOM_CASES=4000 SEED=0]  the same on TiledCopys and TiledMMAs of the Ampere atoms"
 	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
 	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=main]  the nbgitpuller link for learners"
 	@echo "make clean  remove caches and build output (keeps .venv); make distclean also removes .venv"
@@ -52,6 +54,12 @@ CASES ?= 200000
 SEED ?= 0
 conformance: setup
 	$(VPY) scripts/conformance.py --cases $(CASES) --seed $(SEED)
+
+# The TiledCopys and TiledMMAs CuTeDSL builds from the Ampere atoms, every thread's partitions included
+# (make test runs a 300-case sample).
+ATOM_CASES ?= 4000
+conformance-atoms: setup
+	$(VPY) scripts/conformance.py --atoms --cases $(ATOM_CASES) --seed $(SEED)
 
 test-fast: setup
 	$(VPY) -m pytest -n $(JOBS) -m "not slow" tests

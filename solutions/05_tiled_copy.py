@@ -135,11 +135,14 @@ assert mine_cells[:5] == [(0, 20), (0, 21), (0, 22), (0, 23), (0, 148)]
 # indexed `(thread, (atom values, atoms), (rest m, rest n))`; `get_slice(t)` then fixes the thread.
 # CuTeDSL 4.8.1's Python `TiledCopy` does not expose `tidfrg_S` (its public names are `get_slice`, `retile`,
 # `tiler_mn`, `size`, `thr_id`, `op`, `value_type`, the `layout_*` properties, `get`, `set`, `type` and
-# `with_`); cutekit's reference has it so we can look inside. In CuTeDSL the same layout is one composition
-# away, shown after this one.
+# `with_`); cutekit computes it so we can look inside, as a function of its own module
+# `cutekit.cute.not_in_cutedsl` (the name says where the line runs: on cutekit only). In CuTeDSL the same
+# layout is one composition away, shown after this one.
 
 # %%
-by_thread = tiled_copy.tidfrg_S(cute.make_layout((4, 512), stride=(512, 1)))
+from cutekit.cute import not_in_cutedsl
+
+by_thread = not_in_cutedsl.tidfrg_S(tiled_copy, cute.make_layout((4, 512), stride=(512, 1)))
 print(by_thread)
 assert str(by_thread) == "((32,4),(4,1),(1,4)):((4,512),(1,0),(0,128))"
 assert [str(cute.get(by_thread, mode=[i])) for i in range(3)] == ["(32,4):(4,512)", "(4,1):(1,0)", "(1,4):(0,128)"]

@@ -158,9 +158,10 @@ assert str(cute.coalesce(s2r_A.layout_src_tv_tiled)) == "(16,2,8):(1,128,16)"
 # %% [markdown]
 # Why it must be: `make_tiled_copy_A` takes the MMA's A layout as the TiledCopy's TV layout, and that layout
 # says which registers each thread must hold: a statement about the destination. With reference =
-# destination nothing has to be translated on the register side. (cutekit's reference algebra also gives
-# its atoms `layout_ref_tv`, `src_to_ref` and `dst_to_ref`; those are cutekit's, CuTeDSL's copy atom has
-# no such attributes, so the cells below use only `layout_src_tv` and `layout_dst_tv`.)
+# destination nothing has to be translated on the register side. (cutekit computes the reference layout and
+# the maps to it too, as `cutekit.cute.not_in_cutedsl.layout_ref_tv(atom)`, `src_to_ref(atom)` and
+# `dst_to_ref(atom)`; CuTeDSL's copy atom has no such attributes, so the cells below use only
+# `layout_src_tv` and `layout_dst_tv`.)
 #
 # To translate a (thread, value) of the source into the reference numbering: go to the offset with the
 # source layout, and back to a reference (thread, value) with the reference layout's right inverse
@@ -347,6 +348,8 @@ in_cutekit = [chapter06.ldmatrix_fit(cute, *case) for case in x4_cases]
 for tile, verdict in zip(tiles, in_cutekit):
     print(f"x4 for B, {tile}:  cutekit: {verdict}")
 assert [verdict == "fits" for verdict in in_cutekit] == [False, True, True, False, False]
+assert in_cutekit[0] == "retile writes some values twice"
+assert in_cutekit[3] == "retile writes past the thread's 12 values"
 assert all(chapter06.ldmatrix_fit(cute, "B", tile, (16, 8, 16), 2) == "fits" for tile in tiles)
 if cutekit.backend.probe_cutedsl_cpu().available:
     in_cutedsl = chapter06.ldmatrix_fit_in_cutedsl(x4_cases)
@@ -363,9 +366,23 @@ else:
 # only in `retile` and `partition_S`. At (16, 8, 16) the x4's 8 values land on the thread's 4 values (2
 # registers) twice over. At (16, 24, 16) it reads 8 rows past the tile's 24 and writes 4 values (2 registers)
 # past the thread's 12. At (16, 24, 32) the source asks for 4 instructions and the registers for 3; compiling such a kernel
-# for sm_80 fails ("unable to retile ... with tiled copy"). cutekit's reference algebra refuses the first
-# two in `make_tiled_copy_B` already ("not a whole number of 32-thread, 8-value atoms") and, like CuTeDSL,
-# builds the third with a source and registers that disagree. x2 fits all five.
+# for sm_80 fails ("unable to retile ... with tiled copy"). cutekit's reference algebra builds all three as
+# CuTeDSL does, so that code written against CuTeDSL behaves the same here, and at the first two it also says
+# why the copy is wrong, with a named warning (the thread holds 4 values of B, one x4 moves 8):
+
+# %%
+import warnings
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    warp_mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(F16, cute.Float32, (16, 8, 16)), (1, 1, 1),
+                                   permutation_mnk=(16, 8, 16))
+    cute.make_tiled_copy_B(ldsm_x4, warp_mma)
+print(f"{caught[0].category.__name__}: {caught[0].message}")
+assert caught[0].category.__name__ == "AtomDoesNotFitWarning"
+
+# %% [markdown]
+# x2 fits all five.
 #
 # **The rule.** An ldmatrix.x_n takes 2n consecutive values of each lane, from the front of that list of
 # modes. It fits when the 2n can be cut from the front: use up whole modes while their size divides what is

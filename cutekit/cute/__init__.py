@@ -11,7 +11,7 @@ from .layout import (Basis, ComposedLayout, Layout, Swizzle, append, blocked_pro
                      max_common_layout, max_common_vector, prepend, rank, raked_product, recast_layout, right_inverse, select, shape, size,
                      slice_, tile_to_shape, tiled_divide, tiled_product, zipped_divide, zipped_product)
 from .tensor import Tensor, local_partition, local_tile, make_identity_tensor, make_tensor
-from .typing import BFloat16, Float16, Float32, Float64, Int8, Int16, Int32, Numeric
+from .typing import BFloat16, Float16, Float32, Float64, Int8, Int16, Int32, Numeric, TFloat32
 
 try:  # copy and MMA atoms (cutekit/cute/atom.py, cutekit/cute/nvgpu/)
     from . import nvgpu

@@ -9,17 +9,25 @@ The algorithms are CuTe's (cute/atom/copy_atom.hpp: TiledCopy::tidfrg_S, tile2th
 cute/atom/mma_atom.hpp: TiledMMA::thrfrg_A/B/C, get_layoutA/B/C_TV), written over the reference algebra.
 """
 import functools
+import warnings
 from dataclasses import dataclass, fields
 
 import numpy
 
 from .layout import (Layout, make_layout, size, cosize, composition, complement, right_inverse, coalesce,
                      logical_divide, logical_product, make_layout_tv, recast_layout)
+from .inttuple import CuteError
 from .tensor import Tensor, make_tensor
 
 __all__ = ["CopyOp", "MmaOp", "CopyAtom", "TiledCopy", "ThrCopy", "MmaAtom", "TiledMma", "ThrMma",
            "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A", "make_tiled_copy_B",
            "make_tiled_copy_C", "make_mma_atom", "make_tiled_mma"]
+
+
+class AtomDoesNotFitWarning(UserWarning):
+    """A tiled copy whose TV layout is not a whole number of its atom's threads and values (an ldmatrix.x4,
+    8 values per thread, over an MMA operand whose threads hold 4): CuTeDSL 4.8.1 builds it, and cutekit builds
+    the same, but each atom then reaches past the tile or writes a register twice."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -175,7 +183,7 @@ class CopyAtom:
     thr_id: Layout
     layout_src_tv: Layout
     layout_dst_tv: Layout
-    layout_ref_tv: Layout  # C++ ValLayoutRef; CuTeDSL keeps it inside its IR (= dst for every op here)
+    _layout_ref_tv: Layout  # C++ ValLayoutRef; CuTeDSL keeps it inside its IR (= dst for every op here)
 
     def _atom_lines(self, width):
         return ["Copy Atom",
@@ -187,15 +195,16 @@ class CopyAtom:
     def __str__(self):
         return "\n".join(self._atom_lines(17))
 
+    # cutekit-only (CuTeDSL keeps these inside its IR): cutekit.cute.not_in_cutedsl shows them
     @property
-    def src_to_ref(self):
+    def _src_to_ref(self):
         """(src thread, src value) -> (ref thread, ref value): right_inverse(ref) o src."""
-        return composition(right_inverse(self.layout_ref_tv), self.layout_src_tv)
+        return composition(right_inverse(self._layout_ref_tv), self.layout_src_tv)
 
     @property
-    def dst_to_ref(self):
+    def _dst_to_ref(self):
         """(dst thread, dst value) -> (ref thread, ref value): right_inverse(ref) o dst."""
-        return composition(right_inverse(self.layout_ref_tv), self.layout_dst_tv)
+        return composition(right_inverse(self._layout_ref_tv), self.layout_dst_tv)
 
 
 def make_copy_atom(op, copy_internal_type, **kwargs):
@@ -232,19 +241,19 @@ class TiledCopy(CopyAtom):
         return size(_mode(self.layout_tv_tiled, 0))
 
     def _atom_num_thr_val(self):
-        return size(_mode(self.layout_ref_tv, 0)), size(_mode(self.layout_ref_tv, 1))
+        return size(_mode(self._layout_ref_tv, 0)), size(_mode(self._layout_ref_tv, 1))
 
     def _tile2thrfrg(self, layout, ref_to_target):
         atom_thr, atom_val = self._atom_num_thr_val()
         return _tile2thrfrg(self.layout_tv_tiled, atom_thr, atom_val, ref_to_target, layout)
 
-    def tidfrg_S(self, layout):
+    def _tidfrg_S(self, layout):
         """(M,N,...) -> (Thr,(FrgV,FrgX),(RestM,RestN,...)) in the source's (thread, value) order."""
-        return self._tile2thrfrg(_zipped_divide_cached(layout, self.tiler_mn), self.src_to_ref)
+        return self._tile2thrfrg(_zipped_divide_cached(layout, self.tiler_mn), self._src_to_ref)
 
-    def tidfrg_D(self, layout):
+    def _tidfrg_D(self, layout):
         """(M,N,...) -> (Thr,(FrgV,FrgX),(RestM,RestN,...)) in the destination's (thread, value) order."""
-        return self._tile2thrfrg(_zipped_divide_cached(layout, self.tiler_mn), self.dst_to_ref)
+        return self._tile2thrfrg(_zipped_divide_cached(layout, self.tiler_mn), self._dst_to_ref)
 
     def _reference_tile(self):
         shapes = tuple(t.shape for t in self.tiler_mn)
@@ -253,13 +262,13 @@ class TiledCopy(CopyAtom):
     @property
     def layout_src_tv_tiled(self):
         """(thread, value) -> tile index in the source's order (C++ get_layoutS_TV)."""
-        tv = self._tile2thrfrg(self._reference_tile(), self.src_to_ref)
+        tv = self._tile2thrfrg(self._reference_tile(), self._src_to_ref)
         return _join(_mode(tv, 0), _mode(tv, 1))
 
     @property
     def layout_dst_tv_tiled(self):
         """(thread, value) -> tile index in the destination's order (C++ get_layoutD_TV)."""
-        tv = self._tile2thrfrg(self._reference_tile(), self.dst_to_ref)
+        tv = self._tile2thrfrg(self._reference_tile(), self._dst_to_ref)
         return _join(_mode(tv, 0), _mode(tv, 1))
 
     def get_slice(self, thr_idx):
@@ -268,7 +277,7 @@ class TiledCopy(CopyAtom):
         object.__setattr__(thread, "_tiled", self._tiled if isinstance(self, ThrCopy) else self)
         return thread
 
-    def retile_layout(self, layout):
+    def _retile_layout(self, layout):
         """(V,Rest...) of a thread's fragment -> ((AtomV,RestV),Rest...): regroup a fragment's values so the
         first mode holds one atom's values, in the order layout_tv_tiled gives them (C++ TiledCopy::retile)."""
         rank = len(layout.shape) if isinstance(layout.shape, tuple) else 1
@@ -289,7 +298,7 @@ class TiledCopy(CopyAtom):
 
     def retile(self, src):
         """The same registers as `src`, viewed as ((AtomV,RestV),Rest...) for this copy."""
-        return src.with_layout(self.retile_layout(src.layout))
+        return src.with_layout(self._retile_layout(src.layout))
 
 
 @dataclass(frozen=True)
@@ -316,7 +325,7 @@ def _thread_major(tiled, layout, source: bool):
     """(Thr,Frg,(RestM,RestN,...)) -> (Thr,(Frg,RestM,RestN,...)): fixing Thr then leaves the thread's piece
     with the rest modes side by side, ((FrgV,FrgX),RestM,RestN,...), as CuTe's slice flattens them. The same
     for every thread of a copy, so it is computed once."""
-    threads, fragment, rest = _modes(tiled.tidfrg_S(layout) if source else tiled.tidfrg_D(layout))
+    threads, fragment, rest = _modes(tiled._tidfrg_S(layout) if source else tiled._tidfrg_D(layout))
     return _join(threads, _join(fragment, *_modes(rest)))
 
 
@@ -326,9 +335,19 @@ def make_tiled_copy(atom, layout_tv, tiler_mn):
     fields_of_atom = [getattr(atom, f.name) for f in fields(CopyAtom)]
     tiled = TiledCopy(*fields_of_atom, layout_tv, tiler)
     atom_thr, atom_val = tiled._atom_num_thr_val()
-    if size(_mode(layout_tv, 0)) % atom_thr or size(_mode(layout_tv, 1)) % atom_val:
-        raise ValueError("the TV layout %s is not a whole number of %s-thread, %s-value atoms"
-                         % (layout_tv, atom_thr, atom_val))
+    threads, values = size(_mode(layout_tv, 0)), size(_mode(layout_tv, 1))
+    if threads % atom_thr or values % atom_val:
+        op = atom.op
+        ldmatrix = hasattr(op, "num_matrices")
+        what = "ldmatrix.x%d" % op.num_matrices if ldmatrix else type(op).__name__
+        smaller = "a smaller ldmatrix" if ldmatrix else "a narrower num_bits_per_copy"
+        warnings.warn(AtomDoesNotFitWarning(
+            f"the TV layout {layout_tv} gives its {threads} threads {values} values each, which is not a whole "
+            f"number of atoms: one {what} moves {atom_val} values per thread over {atom_thr} threads. CuTeDSL "
+            "4.8.1 builds this copy all the same, and so does cutekit, but an atom then reaches past the thread's "
+            "values: partition_S/D can hold elements past the tile, and retile can map two copy values to one "
+            "register (a stride 0), which is then written twice. C++ CuTe refuses such a copy at compile time; "
+            f"choose an atom whose values per thread divide the thread's ({smaller})."), stacklevel=3)
     return tiled
 
 
@@ -358,14 +377,20 @@ def make_tiled_copy_C(atom, tiled_mma):
 # MMA atoms
 # --------------------------------------------------------------------------------------------------
 
-_NUMPY_TYPES = {"f16": numpy.float16, "bf16": numpy.float32, "f32": numpy.float32, "f64": numpy.float64,
+_NUMPY_TYPES = {"f16": numpy.float16, "bf16": numpy.float32, "f32": numpy.float32, "tf32": numpy.float32,
+                "f64": numpy.float64,
                 "i8": numpy.int8, "i16": numpy.int16, "i32": numpy.int32}
 
 
-def _fragment(dtype, input):
+def _fragment(dtype, input, operand="A"):
     """Registers for a partition: a compact column-major tensor of `dtype` with the partition's shape
-    (bfloat16 values are held as float32, which NumPy lacks)."""
-    shape = input.layout.shape if isinstance(input, Tensor) else input
+    (bfloat16 values are held as float32, which NumPy lacks). `input` is a shape, a layout or a memory tensor;
+    a coordinate tensor (make_identity_tensor) is refused, as CuTeDSL 4.8.1 refuses it."""
+    if isinstance(input, Tensor) and input.is_coordinate:
+        raise CuteError(f"make_fragment_{operand}: expects a shape, a layout or a memory tensor, but got a "
+                        f"coordinate tensor {input}: registers are made for a partition of memory (or for its "
+                        f"shape: make_fragment_{operand}(partition.shape))")
+    shape = input.layout.shape if isinstance(input, Tensor) else input.shape if isinstance(input, Layout) else input
     layout = make_layout(shape)
     return make_tensor(numpy.zeros(cosize(layout), dtype=_NUMPY_TYPES[dtype.mlir_type]), layout)
 
@@ -394,15 +419,15 @@ class MmaAtom:
 
     def make_fragment_A(self, input):
         """Registers for A: a tensor of the A type shaped like `input` (a partition or a shape)."""
-        return _fragment(self.op.operand_dtypes[0], input)
+        return _fragment(self.op.operand_dtypes[0], input, "A")
 
     def make_fragment_B(self, input):
         """Registers for B: a tensor of the B type shaped like `input` (a partition or a shape)."""
-        return _fragment(self.op.operand_dtypes[1], input)
+        return _fragment(self.op.operand_dtypes[1], input, "B")
 
     def make_fragment_C(self, input):
         """Registers for C: a tensor of the accumulator type shaped like `input` (a partition or a shape)."""
-        return _fragment(self.op.operand_dtypes[2], input)
+        return _fragment(self.op.operand_dtypes[2], input, "C")
 
 
 def make_mma_atom(op):

@@ -13,6 +13,132 @@ class CuteError(ValueError):
     """A rule of the CuTe algebra was broken; the message names the rule and the values."""
 
 
+class Dynamic(int):
+    """A run-time integer: the simulator knows its value, CuTeDSL knows only that it exists (a kernel or @cute.jit
+    argument, a mark_layout_dynamic tensor's extent or stride). It computes as its value and prints as CuTeDSL
+    prints it at trace time: `?`, `?{i64}` (a 64-bit stride), `?{div=16}` (known to be a multiple of 16).
+
+    Arithmetic written by the learner (`n * 3`) gives a plain `?`, as CuTeDSL's Int32 arithmetic does. Inside
+    the layout algebra (`algebra=True`: make_layout turns its leaves into such values) a product or sum keeps
+    what is known of the divisor, as CuTeDSL's algebra does: the size of (?,4) is `?{div=4}`.
+
+    >>> n = Dynamic(6)
+    >>> str(n), str(n * 3), int(n * 3), str(Dynamic(6, algebra=True) * 4)
+    ('?', '?', 18, '?{div=4}')
+    >>> str(Dynamic(48, width=64, divisibility=16, algebra=True)), repr(Dynamic(48, width=64))
+    ('?{i64 div=16}', 'Int64(?)')
+    """
+
+    def __new__(cls, value, width=32, divisibility=1, algebra=False):
+        self = int.__new__(cls, value)
+        self.width, self.divisibility, self.algebra = width, divisibility, algebra
+        return self
+
+    def __str__(self):
+        if not self.algebra:      # a run-time Int32 or Int64 value itself: `?`
+            return "?"
+        notes = ["i64"] if self.width == 64 else []
+        notes += ["div=%d" % self.divisibility] if self.divisibility > 1 else []
+        return "?{%s}" % " ".join(notes) if notes else "?"
+
+    def __repr__(self):           # inside a printed tuple: (Int32(?), 4), as CuTeDSL's run-time integers
+        return "Int%d(?)" % self.width
+
+    def __format__(self, spec):
+        return str(self) if not spec else format(int(self), spec)
+
+    def __hash__(self):           # a layout with a run-time extent is not the static layout of the same values
+        return hash((int(self), "dynamic", self.width, self.divisibility))
+
+    def __reduce__(self):
+        return Dynamic, (int(self), self.width, self.divisibility, self.algebra)
+
+    def _combine(self, other, value, divisibility):
+        other_dynamic = isinstance(other, Dynamic)
+        algebra = self.algebra or (other_dynamic and other.algebra)
+        width = max(self.width, other.width if other_dynamic else 32)
+        return Dynamic(value, width, divisibility if algebra else 1, algebra)
+
+    @staticmethod
+    def _divisor(x):
+        return x.divisibility if isinstance(x, Dynamic) else abs(int(x))
+
+    def __mul__(self, other):
+        if not isinstance(other, int) or isinstance(other, bool):
+            return int(self) * other
+        if not isinstance(other, Dynamic) and other == 0:
+            return 0
+        return self._combine(other, int(self) * int(other), self.divisibility * self._divisor(other))
+
+    __rmul__ = __mul__
+
+    def __add__(self, other):
+        if not isinstance(other, int) or isinstance(other, bool):
+            return int(self) + other
+        if not isinstance(other, Dynamic) and other == 0:
+            return self
+        return self._combine(other, int(self) + int(other), math.gcd(self.divisibility, self._divisor(other)))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if not isinstance(other, int) or isinstance(other, bool):
+            return int(self) - other
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __neg__(self):
+        return Dynamic(-int(self), self.width, self.divisibility, self.algebra)
+
+    def __floordiv__(self, other):
+        if not isinstance(other, int) or isinstance(other, bool):
+            return int(self) // other
+        divisor = self._divisor(other)
+        known = self.divisibility // divisor if not isinstance(other, Dynamic) and divisor and \
+            self.divisibility % divisor == 0 else 1
+        return self._combine(other, int(self) // int(other), known)
+
+    def __rfloordiv__(self, other):
+        if not isinstance(other, int) or isinstance(other, bool):
+            return other // int(self)
+        return self._combine(other, int(other) // int(self), 1)
+
+    def __mod__(self, other):
+        if not isinstance(other, int) or isinstance(other, bool):
+            return int(self) % other
+        return self._combine(other, int(self) % int(other), 1)
+
+    def __rmod__(self, other):
+        if not isinstance(other, int) or isinstance(other, bool):
+            return other % int(self)
+        return self._combine(other, int(other) % int(self), 1)
+
+
+def as_algebra(x):
+    """`x` with every run-time leaf made one the layout algebra tracks (`Dynamic(..., algebra=True)`); plain
+    data comes back as it is (the common case costs one walk over the leaves)."""
+    kind = type(x)
+    if kind is int:
+        return x
+    if kind is tuple:
+        if all(type(p) is int for p in x):      # the common case: plain ints, nothing to make
+            return x
+        parts = tuple(as_algebra(p) for p in x)
+        return parts if any(a is not b for a, b in zip(parts, x)) else x
+    if kind is Dynamic and not x.algebra:
+        return Dynamic(int(x), x.width, x.divisibility, True)
+    return x
+
+
+def plain(x):
+    """`x` with every run-time leaf replaced by its value (what cute.printf shows)."""
+    if isinstance(x, tuple):
+        return tuple(plain(p) for p in x)
+    return int(x) if isinstance(x, Dynamic) else x
+
+
 def is_tuple(x) -> bool:
     return isinstance(x, tuple)
 
@@ -68,7 +194,7 @@ def compact_col_major(shape, start=1):
     current = [start]
 
     def leaf(s):
-        stride = 0 if s == 1 else current[0]
+        stride = 0 if s == 1 and not isinstance(s, Dynamic) else current[0]   # a run-time 1 is not known to be 1
         current[0] *= s
         return stride
     return transform(leaf, shape)

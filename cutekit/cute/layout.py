@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .inttuple import (CuteError, ceil_div, check_coordinate, compact_col_major, congruent, crd2idx as _crd2idx,
-                       depth as _depth, flatten as _flatten, transform, fmt, fmt_coord, idx2crd as _idx2crd, is_int, is_tuple,
-                       prefix_products, product, rank as _rank, shape_div)
+from .inttuple import (CuteError, Dynamic, as_algebra, ceil_div, check_coordinate, compact_col_major, congruent,
+                       crd2idx as _crd2idx, depth as _depth, flatten as _flatten, transform, fmt, fmt_coord,
+                       idx2crd as _idx2crd, is_int, is_tuple, prefix_products, product, rank as _rank, shape_div)
 
 
 # ---- basis strides: the strides of identity (coordinate) layouts ------------------------------------------
@@ -166,10 +166,12 @@ def make_layout(shape, *, stride=None) -> Layout:
     if isinstance(shape, list):
         shape = tuple(shape)
     _check_shape(shape)
+    shape = as_algebra(shape)        # a run-time extent (cutekit.sim's Dynamic) keeps what is known of it
     if stride is None:
         return Layout(shape, compact_col_major(shape))
     if isinstance(stride, list):
         stride = tuple(stride)
+    stride = as_algebra(stride)
     if not congruent(shape, stride):
         raise CuteError(f"make_layout: shape {fmt(shape)} and stride {_fmt_stride(stride)} are not congruent "
                         "(they must have the same nesting)")
@@ -186,6 +188,7 @@ def make_ordered_layout(shape, order) -> Layout:
     '(4,32):(32,1)'
     """
     _check_shape(shape)
+    shape = as_algebra(shape)
     pairs = []              # (sub-shape, its order): an order entry may stand for a whole nested mode
 
     def pair(s, o):
@@ -255,7 +258,7 @@ def size(x, mode=()) -> int:
     >>> size(make_layout((4, (2, 3)))), size(make_layout((4, (2, 3))), mode=[1])
     (24, 6)
     """
-    return product(_select_path(_shape_of(x) if not isinstance(x, Layout) else x.shape, list(mode)))
+    return product(_select_path(as_algebra(_shape_of(x)) if not isinstance(x, Layout) else x.shape, list(mode)))
 
 
 def cosize(x, mode=()) -> int:
@@ -428,9 +431,12 @@ def _from_modes(modes) -> Layout:
 def _coalesce_flat(layout: Layout) -> Layout:
     merged = []
     for s, d in _modes_flat(layout):
-        if s == 1:
+        if s == 1 and not isinstance(s, Dynamic):          # a run-time extent is not known to be 1
             continue
-        if merged and merged[-1][0] * merged[-1][1] == d:
+        # modes merge where one provably continues the other: never across a run-time value (CuTeDSL keeps
+        # (?,4):(1,?) as it is, whatever ? turns out to be)
+        if merged and merged[-1][0] * merged[-1][1] == d and not any(
+                isinstance(v, Dynamic) for v in (merged[-1][0], merged[-1][1], d)):
             merged[-1] = (merged[-1][0] * s, merged[-1][1])
         else:
             merged.append((s, d))

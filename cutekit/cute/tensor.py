@@ -11,7 +11,7 @@ import functools
 
 import numpy
 
-from .inttuple import CuteError, check_coordinate, fmt_coord, is_int, is_tuple, product
+from .inttuple import CuteError, as_algebra, check_coordinate, fmt_coord, is_int, is_tuple, product
 from .layout import (Basis, Coord, Layout, _has_none, _layout_of, composition, dice, make_layout, size, slice_,
                      slice_offset, zipped_divide)
 
@@ -154,6 +154,7 @@ def make_identity_tensor(shape) -> Tensor:
     """
     if is_int(shape):
         shape = (shape,)
+    shape = as_algebra(shape)
 
     def strides(part, path):
         if is_tuple(part):
@@ -188,16 +189,64 @@ def make_tensor(iterator, layout) -> Tensor:
 
 
 def local_tile(input, tiler, coord, proj=None):
-    """The tile of `input` at tile coordinate `coord` (inner partition): zipped_divide(input, tiler)[(None,...), coord].
+    """The tile of `input` at tile coordinate `coord` (inner partition): zipped_divide(input, tiler)[(None,...), coord],
+    the tile's modes first, then the rest modes `coord` leaves open (None).
 
-    With `proj` (e.g. (1, None, 1)), the tiler and coordinate keep only the modes where proj is not None.
+    As in CuTeDSL 4.8.1: a tiler of R modes needs a coordinate of at least R entries (an int for a 2-D tiler is
+    refused), and the coordinate must have the profile of the rest: one entry per rest mode (the input's rank
+    for a tuple tiler, a single int for a layout tiler). With `proj` (e.g. (1, None, 1)), the tiler and the
+    coordinate keep only the modes where proj is not None.
+
+    >>> str(local_tile(make_identity_tensor((64, 32)), (16, 8), (1, 2)))
+    'tensor<(16,16) o (16,8):(1@0,1@1)>'
+    >>> local_tile(make_identity_tensor((64, 32)), (16, 8), 3)
+    Traceback (most recent call last):
+    ...
+    cutekit.cute.inttuple.CuteError: local_tile: expected a coordinate of rank 2 (one entry per mode of the tiler (16,8)) but got 3
     """
+    layout = _layout_of(input)
+    if is_tuple(tiler) and (len(coord) if is_tuple(coord) else 1) < len(tiler):
+        raise CuteError(f"local_tile: expected a coordinate of rank {len(tiler)} (one entry per mode of the tiler "
+                        f"{_show(tiler)}) but got {_show(coord)}")
     if proj is not None:
-        tiler, coord = dice(proj, tiler), dice(proj, coord)
-    divided = zipped_divide(input, tiler)
-    rank = len(tiler) if is_tuple(tiler) else 1
-    tile_part = tuple(None for _ in range(rank)) if is_tuple(tiler) else None
-    return divided[(tile_part, coord)]
+        if not (is_tuple(proj) and is_tuple(tiler) and is_tuple(coord) and len(proj) == len(tiler) <= len(coord)):
+            raise CuteError(f"local_tile: proj {_show(proj)} needs one entry per mode of the tiler {_show(tiler)} and "
+                            f"a coordinate {_show(coord)} at least as long")
+        # CuTeDSL 4.8.1 drops the entries where proj is None and keeps those past proj's end
+        tiler, coord = (tuple(x for i, x in enumerate(t) if i >= len(proj) or proj[i] is not None)
+                        for t in (tiler, coord))
+    divided = zipped_divide(input, make_layout(tiler) if is_int(tiler) else tiler)
+    tile, rest = _layout_of(divided).shape
+    if not is_tuple(tiler) and not is_tuple(tile):
+        raise CuteError(f"local_tile: the tiler {_show(tiler)} cuts a tile of one int mode ({tile}) out of "
+                        f"{_show(layout.shape)}, where CuTeDSL 4.8.1 wants the tile as a tuple of modes (its "
+                        "coordinate and shape are then not weakly congruent); give the tiler as a tuple")
+    if not (_same_profile(coord, rest) if is_tuple(coord) else not is_tuple(rest)):
+        raise CuteError(f"local_tile: the coordinate {_show(coord)} does not have the profile of the tiles' shape "
+                        f"{_show(rest)} (one entry per mode of the rest: the input's rank for a tuple tiler, one "
+                        "int for a layout tiler)")
+    if is_tuple(tiler):
+        return divided[(tuple(None for _ in tiler), coord)]
+    # a layout tiler's tile is one mode: its own modes come first, then the rest modes the coordinate left open
+    piece = divided[(None, coord)]
+    kept = _layout_of(piece)
+    modes = [make_layout(s, stride=d) for s, d in zip(kept.shape, kept.stride)]
+    tile = modes[0]
+    front = [make_layout(s, stride=d) for s, d in zip(tile.shape, tile.stride)] if is_tuple(tile.shape) else [tile]
+    out = front + modes[1:]
+    return piece.with_layout(make_layout(tuple(m.shape for m in out), stride=tuple(m.stride for m in out)))
+
+
+def _show(x) -> str:
+    return fmt_coord(x) if is_tuple(x) else str(x)
+
+
+def _same_profile(coord, shape) -> bool:
+    """A coordinate with one entry per mode of `shape`, nested where it nests (an int or None inside stands for
+    a whole mode)."""
+    if not is_tuple(coord):
+        return True
+    return is_tuple(shape) and len(coord) == len(shape) and all(_same_profile(c, s) for c, s in zip(coord, shape))
 
 
 def local_partition(input, thr_layout, index, proj=None):

@@ -73,6 +73,14 @@ class Float32(Numeric):
     mlir_type = "f32"
 
 
+class TFloat32(Numeric):
+    """TensorFloat-32: a 32-bit register holding an fp32 value that the tensor cores read with a 10-bit
+    mantissa (the A and B type of the tf32 mma.sync); held as float32."""
+    numpy_type = numpy.float32
+    width = 32
+    mlir_type = "tf32"
+
+
 class Float64(Numeric):
     numpy_type = numpy.float64
     width = 64
@@ -121,8 +129,8 @@ class Boolean(Numeric):
     mlir_type = "i1"
 
 
-NUMPY_STORAGE = {Float16: numpy.float16, BFloat16: numpy.float32, Float32: numpy.float32, Float64: numpy.float64,
-                 Int8: numpy.int8, Int16: numpy.int16, Int32: numpy.int32, Int64: numpy.int64, Uint8: numpy.uint8,
+NUMPY_STORAGE = {Float16: numpy.float16, BFloat16: numpy.float32, Float32: numpy.float32, TFloat32: numpy.float32,
+                 Float64: numpy.float64, Int8: numpy.int8, Int16: numpy.int16, Int32: numpy.int32, Int64: numpy.int64, Uint8: numpy.uint8,
                  Uint32: numpy.uint32, Boolean: numpy.bool_}
 """The NumPy dtype that holds an array of each element type."""
 
@@ -137,4 +145,4 @@ def from_numpy_dtype(dtype) -> type:
     return table[name]
 
 
-__all__ = ["Numeric", "Boolean", "Int64", "Uint8", "Uint32", "NUMPY_STORAGE", "from_numpy_dtype", "Float16", "BFloat16", "Float32", "Float64", "Int8", "Int16", "Int32"]
+__all__ = ["Numeric", "Boolean", "Int64", "Uint8", "Uint32", "NUMPY_STORAGE", "from_numpy_dtype", "Float16", "BFloat16", "Float32", "TFloat32", "Float64", "Int8", "Int16", "Int32"]

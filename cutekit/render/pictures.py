@@ -17,6 +17,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 
 from .. import cute
+from ..cute import not_in_cutedsl
 from . import banks, facts, frames, grid, limits
 
 _TEXT_SIZES = TextToPath()
@@ -472,7 +473,7 @@ def copy_owner(tiled_copy, shape, identity=None):
     add the same offsets for every thread; its size (threads x values x copy tiles, the tensor padded to
     whole copy tiles) is checked against MAX_CELLS first."""
     identity = cute.make_identity_tensor(shape) if identity is None else identity
-    arranged = tiled_copy.tidfrg_S(identity.layout)
+    arranged = not_in_cutedsl.tidfrg_S(tiled_copy, identity.layout)
     limits.check_cells(cute.size(arranged), f"a {str(shape).replace(' ', '')} tensor partitioned by a "
                        f"{tiled_copy.size}-thread TiledCopy (threads x values x copy tiles)",
                        advice="choose a smaller shape or copy")

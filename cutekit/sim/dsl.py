@@ -23,7 +23,7 @@ from ..cute.atom import make_tiled_mma as _make_tiled_mma
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
-from . import compat, machine, ops, structs
+from . import compat, dynamic, machine, ops, structs
 from . import host, printing, tracing, vector
 from . import pipeline as pipelines
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
@@ -81,16 +81,8 @@ def _iterator(self):
 SimTensor.iterator = property(_iterator, lambda self, value: None)
 
 
-def _mark_layout_dynamic(self, leading_dim=None):
-    return self
-
-
-def _mark_compact_shape_dynamic(self, mode=None, stride_order=None, divisibility=1):
-    return self
-
-
-SimTensor.mark_layout_dynamic = _mark_layout_dynamic
-SimTensor.mark_compact_shape_dynamic = _mark_compact_shape_dynamic
+SimTensor.mark_layout_dynamic = dynamic.mark_layout_dynamic     # extents and strides print `?` when traced
+SimTensor.mark_compact_shape_dynamic = dynamic.mark_compact_shape_dynamic
 
 
 def make_tensor(iterator, layout):
@@ -137,6 +129,7 @@ def from_dlpack(tensor, assumed_align=None, use_32bit_stride=False, **kwargs):
             raise CuteError(f"from_dlpack: assumed_align={assumed_align} promises an address that is a multiple of "
                             f"{assumed_align} bytes, but this tensor starts at {array.ctypes.data:#x}")
     storage.align_bytes = max(element_bytes, assumed_align or element_bytes)
+    storage.use_32bit_stride = use_32bit_stride      # a stride marked dynamic is then ?, not ?{i64}
     return SimTensor(storage, layout)
 
 
@@ -234,6 +227,7 @@ def jit(function=None, **options):
     if function is None:
         return lambda f: jit(f, **options)
     _dsl_range(function)
+    function = dynamic.arguments_of(function)       # int arguments not marked Constexpr print `?` when traced
 
     @functools.wraps(function)
     def run_jit(*args, **kwargs):
@@ -275,7 +269,7 @@ class Kernel:
         except TypeError as error:
             raise CuteError(f"{self.function.__name__}{self.signature}: {error}") from None
         for name, value in bound.arguments.items():
-            value = _host_argument(value)
+            value = dynamic.argument(_host_argument(value), self.signature.parameters[name].annotation)
             bound.arguments[name] = value.renamed(name) if isinstance(value, SimTensor) else value
         return Launchable(self, bound)
 
@@ -410,8 +404,6 @@ class SimTiledMma(TiledMma):
         thr_idx = thread_index(thr_idx, "tiled_mma.get_slice(thread index)")
         return SimThrMma(*[getattr(self, f.name) for f in fields(TiledMma)], thr_idx)
 
-    get_slice_ = get_slice
-
 
 def _retype(obj, cls):
     return cls(*[getattr(obj, f.name) for f in fields(obj)])
@@ -423,8 +415,6 @@ class SimTiledCopy(TiledCopy):
 
     def get_slice(self, thr_idx):
         return TiledCopy.get_slice(self, thread_index(thr_idx, "tiled_copy.get_slice(thread index)"))
-
-    get_slice_ = get_slice
 
 
 def _tiled_copy_maker(make):
@@ -552,7 +542,7 @@ def build_modules() -> dict:
                                                 "make_fake_compact_tensor": make_fake_compact_tensor})
     math = _module("cutlass.cute.math", dict(_MATH))
     cute_names = {name: getattr(reference, name) for name in dir(reference) if not name.startswith("_")}
-    for room in ("inttuple", "layout", "tensor", "atom", "typing"):
+    for room in ("inttuple", "layout", "tensor", "atom", "typing", "not_in_cutedsl"):
         cute_names.pop(room, None)
     cute_names.update(numeric)
     cute_names.update({

@@ -18,7 +18,7 @@ import sys
 import numpy
 
 from ..cute import typing as types
-from ..cute.inttuple import CuteError, crd2idx, flatten, fmt, fmt_coord, is_int, is_tuple, product
+from ..cute.inttuple import CuteError, crd2idx, flatten, fmt, fmt_coord, is_int, is_tuple, plain, product
 from ..cute.layout import (ComposedLayout, Layout, Swizzle, _has_none, _zero_none, make_layout, size, slice_,
                            slice_offset)
 from ..cute.tensor import Tensor
@@ -159,7 +159,7 @@ def offset_function(layout: Layout):
     top-level mode), as a small function made for this layout; it answers None for anything else (the
     general algebra then answers, or names the error). None when a stride is not an int (a coordinate
     layout). Agrees with `Layout.__call__` wherever it answers (tests/sim/test_fast_paths.py)."""
-    shape, stride = layout.shape, layout.stride
+    shape, stride = plain(layout.shape), plain(layout.stride)    # a run-time (Dynamic) extent: its value
     modes = []
     for mode_shape, mode_stride in (zip(shape, stride) if is_tuple(shape) else [(shape, stride)]):
         leaves = tuple(zip(flatten(mode_shape), flatten(mode_stride)))

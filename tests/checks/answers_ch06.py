@@ -60,9 +60,11 @@ def ref_to_src_hard_coded_x4(num_matrices, transpose):
 
 
 def ref_to_src_with_cutekits_reference(num_matrices, transpose):
-    """Right in cutekit, which gives its atoms a layout_ref_tv; CuTeDSL's copy atom has no such attribute."""
+    """Right in cutekit, which computes an atom's reference layout (cutekit.cute.not_in_cutedsl); CuTeDSL's
+    copy atom has no such attribute."""
+    from cutekit.cute import not_in_cutedsl
     atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
-    return cute.composition(cute.right_inverse(atom.layout_src_tv), atom.layout_ref_tv)
+    return cute.composition(cute.right_inverse(atom.layout_src_tv), not_in_cutedsl.layout_ref_tv(atom))
 
 
 # ---- ch06.lands_in: lands_in(operand, row, k) over the warp tile (16, 16, 32) ----

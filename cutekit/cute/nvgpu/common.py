@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from .. import typing as _types
 from ..atom import CopyOp, MmaOp
 from ..layout import make_layout
+from ..inttuple import CuteError
 
 
 def _single_thread_copy_layouts(value_type, num_bits_per_copy):
@@ -28,8 +29,12 @@ class CopyUniversalOp(CopyOp):
 
     def _atom_layouts(self, value_type, num_bits_per_copy=0, **unused):
         if not isinstance(num_bits_per_copy, int) or num_bits_per_copy < 0:
-            raise ValueError("'num_bits_per_copy' must be a non-negative int when creating a copy Atom for "
-                             "'CopyUniversalOp'")
+            raise CuteError("'num_bits_per_copy' must be a non-negative int when creating a copy Atom for "
+                            "'CopyUniversalOp'")
+        if num_bits_per_copy & (num_bits_per_copy - 1):
+            # CuTeDSL 4.8.1: "Inputs are incorrect for type: cute.nvgpu.CopyAtomSIMTSyncCopyType"
+            raise CuteError(f"CopyUniversalOp copies a power of two bits at a time (8, 16, 32, 64, 128, ...) or "
+                            f"0 for the compiler's choice, not num_bits_per_copy={num_bits_per_copy}")
         return _single_thread_copy_layouts(value_type, num_bits_per_copy)
 
 
@@ -41,7 +46,7 @@ class MmaUniversalOp(MmaOp):
 
     def __post_init__(self):
         if self.abacc_dtype not in (_types.Float16, _types.Float32, _types.Float64):
-            raise TypeError("expects the 'abacc_dtype' Op parameter to be one of Float16, Float32, or Float64")
+            raise CuteError("expects the 'abacc_dtype' Op parameter to be one of Float16, Float32, or Float64")
 
     def __str__(self):
         return "universal MMA Operation using FMA\n  A/B/Accumulator data type = %s" % self.abacc_dtype

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 from ..common import _single_thread_copy_layouts
 from ...atom import CopyOp
+from ...inttuple import CuteError
 
 
 class LoadCacheMode(enum.Enum):
@@ -27,8 +28,8 @@ class CopyG2SOp(CopyOp):
 
     def _atom_layouts(self, value_type, num_bits_per_copy=None, **unused):
         if not isinstance(num_bits_per_copy, int) or num_bits_per_copy <= 0:
-            raise ValueError("expects a 'num_bits_per_copy' kw argument of type int that is positive when "
-                             "creating a copy Atom for CopyG2SOp")
+            raise CuteError("expects a 'num_bits_per_copy' kw argument of type int that is positive when "
+                            "creating a copy Atom for CopyG2SOp")
         return _single_thread_copy_layouts(value_type, num_bits_per_copy)
 
 

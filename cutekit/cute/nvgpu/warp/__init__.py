@@ -1,5 +1,5 @@
 """Warp-wide operations: ldmatrix (shared memory to registers) and mma.sync (tensor cores), sm_75/sm_80."""
 from .copy import LdMatrix8x8x16bOp
-from .mma import MmaF16BF16Op
+from .mma import MmaF16BF16Op, MmaTF32Op
 
-__all__ = ["LdMatrix8x8x16bOp", "MmaF16BF16Op"]
+__all__ = ["LdMatrix8x8x16bOp", "MmaF16BF16Op", "MmaTF32Op"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ...atom import CopyOp
 from ...layout import make_layout
+from ...inttuple import CuteError
 
 
 def _ldmatrix_bit_layouts(num_matrices, transpose):
@@ -41,9 +42,9 @@ class LdMatrix8x8x16bOp(CopyOp):
 
     def __post_init__(self):
         if not isinstance(self.transpose, bool):
-            raise TypeError("expects the 'transpose' Op parameter to be a bool instance")
+            raise CuteError("expects the 'transpose' Op parameter to be a bool instance")
         if self.num_matrices not in (1, 2, 4):
-            raise ValueError("expects the 'num_matrices' Op parameter to be one of [1,2,4]")
+            raise CuteError("expects the 'num_matrices' Op parameter to be one of [1,2,4]")
 
     def __str__(self):
         text = "LdMatrix8x8x16b Copy Operation\n  number of matrices = %d" % self.num_matrices
