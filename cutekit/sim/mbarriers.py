@@ -239,9 +239,12 @@ class _Machine:
             if kind == "wgmma" and not role.fenced:
                 raise _Mistake("no fence", f"{who} issues a wgmma without warpgroup.fence() before the first one: "
                                f"the accumulators' last writes (the zero fill) are not ordered before the tensor cores")
-            if not self.landed[stage] or self.content[stage] != k_tile:
-                what = ("is still landing" if not self.landed[stage] and self.content[stage] == k_tile else
-                        f"holds k-tile {self.content[stage]}")
+            held = self.content[stage]
+            if held is not None and held > k_tile:
+                raise _Mistake("wrong k-tile", f"{who} multiplies k-tile {k_tile} from stage {stage}, which holds the "
+                               f"later k-tile {held}: walking the ring in order, k-tile {k_tile} is in stage {k_tile % self.stages}")
+            if not self.landed[stage] or held != k_tile:
+                what = "is still landing" if held == k_tile else f"still holds k-tile {held}"
                 raise _Mistake("read before landed", f"{who} multiplies k-tile {k_tile} from stage {stage}, which "
                                f"{what}: its wait on full[{stage}] did not wait for this fill")
             if k_tile != self.next_mma[consumer]:
