@@ -86,3 +86,23 @@ def test_real_cutedsl_builds_the_layouts_cutekit_built_from_the_right_answer(mon
     monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
     result = check("ch08.smem_layout", CORRECT["ch08.smem_layout"], seed=5, record=False)
     assert "cutedsl-cpu" in result.tiers and result.earned == result.possible, str(result)
+
+
+def consumer_loop_waiting_only_when_a_stage_is_due(k_tiles, stages, depth):
+    """another right loop: a fence before every k-tile's wgmma, and wait_group only once a stage is due"""
+    from cutekit.sim.mbarriers import arrive, commit_group, fence, wait, wait_group, wgmma
+    steps, stage, phase = [], 0, 0
+    for k_tile in range(k_tiles):
+        steps += [wait("full", stage, phase), fence(), wgmma(stage, k_tile), commit_group()]
+        if k_tile >= depth:
+            steps += [wait_group(depth), arrive("empty", (k_tile - depth) % stages)]
+        stage, phase = (0, phase ^ 1) if stage + 1 == stages else (stage + 1, phase)
+    return steps + [wait_group(0)]
+
+
+def test_another_right_main_loop_earns_every_point(monkeypatch):
+    in_this_process(monkeypatch)
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    for seed in HINT_SEEDS:
+        result = check("ch08.wgmma_main_loop", consumer_loop_waiting_only_when_a_stage_is_due, seed=seed, record=False)
+        assert result.passed and result.earned == result.possible, f"seed {seed}: {result}"
