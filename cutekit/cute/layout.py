@@ -536,6 +536,11 @@ def _coalesce_x(layout: Layout):
     return new
 
 
+def _static_one(x) -> bool:
+    """x is 1 and known to be while the layout is built (not a run-time value that happens to be 1)."""
+    return x == 1 and not isinstance(x, Dynamic)
+
+
 def _compose(lhs_modes, a, rhs_shape, rhs_stride):
     """composition_impl: `lhs_modes` (flat, coalesced) composed with rhs_shape:rhs_stride, mode by mode of the
     right-hand side (right-distributivity)."""
@@ -560,7 +565,10 @@ def _compose(lhs_modes, a, rhs_shape, rhs_stride):
                             "smaller than it")
         next_shape = ceil_div(curr_shape, abs(rest_stride))
         next_stride = ceil_div(abs(rest_stride), curr_shape) * (1 if rest_stride > 0 else -1)
-        if next_shape != 1 and rest_shape != 1:
+        # CuTe skips a mode only where it is known to be 1 while it composes; a run-time extent that turns out
+        # to be 1 stays a mode of its own (CuTeDSL composes (10,2):(16,4) o (5,4):(1,5) of Int32 values into
+        # ((5,1),(2,2)):((16,4),(80,4)), of static ints into (5,(2,2)):(16,(80,4)))
+        if not _static_one(next_shape) and not _static_one(rest_shape):
             new_shape = min(next_shape, rest_shape)
             if rest_shape % new_shape != 0:
                 raise CuteError(f"composition: shape divisibility condition broken: {a} o {rhs_shape}:{rhs_stride} "
@@ -570,7 +578,7 @@ def _compose(lhs_modes, a, rhs_shape, rhs_stride):
         rest_stride = next_stride
     if not result:
         return Layout(rest_shape, rest_stride * lhs_modes[-1][1])
-    if rest_shape == 1:
+    if _static_one(rest_shape):
         return _from_modes(result)
     # When a rest mode is left for the last mode of `a`, CuTeDSL coalesces the whole result: a stride smaller
     # than the mode it starts in can split one run ((5,4):(8,64) o 4:4 is (2,2):(32,64) by the rule, printed 4:32)

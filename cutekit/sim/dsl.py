@@ -24,7 +24,7 @@ from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
 from . import compat, dynamic, machine, ops, structs
-from . import host, printing, tracing, vector
+from . import host, numbers, printing, tracing, vector
 from . import pipeline as pipelines
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
 from .memory import SimTensor, Storage, TensorSSA, adopt
@@ -270,6 +270,7 @@ class Kernel:
             raise CuteError(f"{self.function.__name__}{self.signature}: {error}") from None
         for name, value in bound.arguments.items():
             value = dynamic.argument(_host_argument(value), self.signature.parameters[name].annotation)
+            value = numbers.for_kernel(value)      # a DSL float of host code: the kernel's plain value
             bound.arguments[name] = value.renamed(name) if isinstance(value, SimTensor) else value
         return Launchable(self, bound)
 
@@ -312,6 +313,11 @@ class _Compile:
         return Compiled(function, args, kwargs)
 
     def __getitem__(self, options):
+        kept = [getattr(o, "__name__", "") for o in (options if isinstance(options, tuple) else (options,))]
+        kept = [name for name in kept if name in ("KeepPTX", "KeepCUBIN")]
+        if kept:
+            compat.notice("keep", f"cute.compile[{', '.join(kept)}]: the simulator compiles nothing, so nothing is "
+                                  "kept; real CuTeDSL compiles for a GPU without one (cutekit.checks.compile_to_ptx)")
         return self
 
 
@@ -565,6 +571,7 @@ def build_modules() -> dict:
         "exp": _MATH["exp"], "sqrt": _MATH["sqrt"], "sym_int": sym_int,
     })
     compat.install()
+    numbers.install()
     testing = _module("cutlass.cute.testing", {"JitArguments": compat.JitArguments,
                                                "benchmark": compat.benchmark})
     cute_names.update({"testing": testing, "domain_offset": compat.domain_offset, "struct": structs.struct,
@@ -606,7 +613,8 @@ def build_modules() -> dict:
         "const_expr": const_expr, "dynamic_expr": const_expr, "range": _range, "range_constexpr": _range,
         "range_dynamic": _range, "min": builtins.min, "max": builtins.max, "CuteError": CuteError,
     }, package=True)
-    return {"cutlass": cutlass, "cutlass.cuda": cuda, "cutlass.cute": cute, "cutlass.cute.arch": arch, "cutlass.cute.nvgpu": nvgpu,
+    blackwell = host.blackwell_modules(nvgpu, utils)
+    return {**blackwell, "cutlass": cutlass, "cutlass.cuda": cuda, "cutlass.cute": cute, "cutlass.cute.arch": arch, "cutlass.cute.nvgpu": nvgpu,
             "cutlass.cute.nvgpu.cpasync": cpasync, "cutlass.cute.nvgpu.warp": warp,
             "cutlass.cute.runtime": runtime, "cutlass.cute.math": math, "cutlass.utils": utils,
             "cutlass.memory": memory, "cutlass.cute.testing": testing, "cutlass.testing": testing,

@@ -17,7 +17,7 @@ import inspect
 
 from ..cute.inttuple import CuteError, Dynamic, as_algebra, flatten, is_tuple
 from ..cute.layout import Layout, make_layout
-from . import machine
+from . import machine, numbers
 
 _DEPTH = [0]        # >0 inside a @cute.jit call: a jit function called from another takes its arguments as they are
 
@@ -44,9 +44,13 @@ def argument(value, annotation=inspect.Parameter.empty):
     width = _width(annotation)
     if type(value) is tuple:            # annotated (cute.Shape, Constexpr, ...): static as it is
         return tuple(argument(v) for v in value) if annotation is inspect.Parameter.empty else value
+    name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    if type(value) is float and width != 0:         # a float annotated cutlass.Float32: a run-time Float32
+        return numbers.argument(value, name.split(".")[-1], 32)
     if width == 0 or type(value) is not int:        # Constexpr, a bool, a float, a tensor, already dynamic
         return value
-    return Dynamic(value, width or 32)
+    # an Int32 (Int64) that prints `?` and whose type prints as CuTeDSL's: Int32 (cutekit.sim.numbers)
+    return numbers.argument(value, name.split(".")[-1], width or 32)
 
 
 def arguments_of(function):

@@ -141,3 +141,34 @@ def make_identity_layout(shape):
     """cute.make_identity_layout: the layout whose value at each coordinate is that coordinate,
     `(8,4):(1@0,1@1)`."""
     return reference.make_identity_tensor(shape).layout
+
+
+class NotSimulated(CuteError):
+    """A CuTeDSL feature the simulator does not run (named, with what runs instead)."""
+
+
+def _not_simulated_module(name: str, what: str):
+    import types as pytypes
+
+    def refuse(attribute):
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        raise NotSimulated(f"{name}.{attribute}: {what}")
+    module = pytypes.ModuleType(name, f"cutekit's CPU simulator: {what}")
+    module.__getattr__ = refuse
+    module.__cutekit_sim__ = True
+    return module
+
+
+_BLACKWELL = ("Blackwell (sm_100) instructions are not simulated: tcgen05 MMAs (UMMA), tensor memory and the "
+              "sm_100 shared-memory layouts have no simulator counterpart; the simulator runs the Ampere "
+              "(sm_80) ones: mma.sync (cute.nvgpu.warp), cp.async and ldmatrix")
+
+
+def blackwell_modules(nvgpu, utils) -> dict:
+    """`cute.nvgpu.tcgen05` and `cutlass.utils.blackwell_helpers`: importable, and any name in them says what
+    the simulator does not run."""
+    tcgen05 = _not_simulated_module("cutlass.cute.nvgpu.tcgen05", _BLACKWELL)
+    helpers = _not_simulated_module("cutlass.utils.blackwell_helpers", _BLACKWELL)
+    nvgpu.tcgen05, utils.blackwell_helpers = tcgen05, helpers
+    return {"cutlass.cute.nvgpu.tcgen05": tcgen05, "cutlass.utils.blackwell_helpers": helpers}
