@@ -15,6 +15,7 @@ from ..cute.inttuple import CuteError
 from ..cute.layout import ComposedLayout, Coord, Layout, Swizzle, cosize, make_layout
 from ..cute.tensor import Tensor
 from . import compat
+from .machine import KernelError
 from .memory import SimTensor, Storage
 
 
@@ -143,8 +144,9 @@ def make_identity_layout(shape):
     return reference.make_identity_tensor(shape).layout
 
 
-class NotSimulated(CuteError):
-    """A CuTeDSL feature the simulator does not run (named, with what runs instead)."""
+class NotSimulated(KernelError, CuteError):
+    """A CuTeDSL feature the simulator does not run (named, with what runs instead); it reaches the learner with
+    their own frames only, as a kernel's failure does."""
 
 
 def _not_simulated_module(name: str, what: str):
