@@ -31,12 +31,10 @@ mma.sync on H100 are roughly 60-70% of the wgmma peak.
 """
 from __future__ import annotations
 
-import contextlib
-
 import cutlass
 import cutlass.cute as cute
 
-from . import cta, tensors
+from . import cta, settings, tensors
 
 BM, BN, BK = 128, 128, 64
 STAGES = 3
@@ -241,18 +239,9 @@ KNOBS = ("BM", "BN", "BK", "STAGES", "GROUP_M", "WARPS_M", "WARPS_N", "SWIZZLE",
 _compiled = {}
 
 
-@contextlib.contextmanager
 def configured(**knobs):
     """Trace with these module settings (the kernel reads them as compile-time constants), then restore."""
-    unknown = sorted(set(knobs) - set(KNOBS))
-    if unknown:
-        raise ValueError(f"unknown gemm_tensorcore setting(s) {unknown}: use some of {list(KNOBS)}")
-    saved = {name: globals()[name] for name in knobs}
-    globals().update(knobs)
-    try:
-        yield
-    finally:
-        globals().update(saved)
+    return settings.overridden(globals(), "gemm_tensorcore", KNOBS, knobs)
 
 
 def check_shapes(M: int, N: int, K: int, BK: int = BK):

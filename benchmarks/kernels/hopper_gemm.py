@@ -47,13 +47,11 @@ the card's clock under its 700 W limit; the cluster's multicast, which halves B'
 """
 from __future__ import annotations
 
-import contextlib
-
 import cutlass
 import cutlass.cute as cute
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
-from . import cta, tensors
+from . import cta, settings, tensors
 
 BM, BN, BK = 128, 256, 64        # CTA tile; BK = 64 fp16 = one 128-byte swizzled row per k-tile row
 STAGES = 4                      # ring of shared-memory buffers: 4 x (128 + 256) x 64 x 2 B = 192 KiB
@@ -275,18 +273,9 @@ KNOBS = ("BN", "STAGES", "GROUP_M", "CLUSTER_M")
 _compiled = {}
 
 
-@contextlib.contextmanager
 def configured(**knobs):
     """Trace with these module settings (the kernel reads them as compile-time constants), then restore."""
-    unknown = sorted(set(knobs) - set(KNOBS))
-    if unknown:
-        raise ValueError(f"unknown hopper_gemm setting(s) {unknown}: use some of {list(KNOBS)}")
-    saved = {name: globals()[name] for name in knobs}
-    globals().update(knobs)
-    try:
-        yield
-    finally:
-        globals().update(saved)
+    return settings.overridden(globals(), "hopper_gemm", KNOBS, knobs)
 
 
 def check_settings():
