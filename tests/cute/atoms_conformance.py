@@ -30,7 +30,6 @@ its answers cached.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import os
@@ -549,17 +548,8 @@ def cutedsl_facts(configs: list, use_cache=True) -> list:
     steps = "".join(inspect.getsource(f) for f in (Library, _plain, _text, collect, _mma_facts, _every_thread,
                                                      _partitions_of_mma, _copy_atom_facts, _tiled_copy_facts,
                                                      _copy_partitions, _mma_fragment))
-    digest = hashlib.sha256(json.dumps([version, steps, configs], sort_keys=True).encode()).hexdigest()[:24]
-    path = CACHE / f"{digest}.json"
-    if use_cache and path.exists():
-        return json.loads(path.read_text())
-    answers = ask_cutedsl(configs)
-    if use_cache:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(answers))
-        tmp.replace(path)
-    return answers
+    from tests.cute.conformance import cached
+    return cached(CACHE, [version, steps, configs], lambda: ask_cutedsl(configs), use_cache)
 
 
 def _refused(answer: str) -> bool:

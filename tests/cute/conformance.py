@@ -322,13 +322,18 @@ def cutedsl_answers(cases, use_cache=True) -> list:
     import importlib.metadata
     payload = _payload(cases)
     version = importlib.metadata.version("nvidia-cutlass-dsl")
-    digest = hashlib.sha256(json.dumps([version, payload]).encode()).hexdigest()[:24]
-    path = CACHE / f"{digest}.json"
+    return cached(CACHE, [version, payload], lambda: ask_encoded(payload), use_cache)
+
+
+def cached(folder, key, ask, use_cache=True):
+    """`ask()`'s JSON answer, kept in folder/<digest of key>.json and read back when the same key is asked again
+    (written through a temporary file, so an interrupted run leaves no half file)."""
+    path = folder / f"{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]}.json"
     if use_cache and path.exists():
         return json.loads(path.read_text())
-    answers = ask_encoded(payload)
+    answers = ask()
     if use_cache:
-        CACHE.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(answers))
         tmp.replace(path)
