@@ -339,7 +339,11 @@ def group_modes(x, begin: int, end: int | None = None) -> Layout:
 
     >>> str(group_modes(make_layout((2, 3, 4)), 0, 2))
     '((2,3),4):((1,2),6)'
+
+    A tensor's modes are grouped in its layout: the result is the tensor, as in CuTeDSL.
     """
+    if hasattr(x, "with_layout") and hasattr(x, "layout") and isinstance(x.layout, Layout):
+        return x.with_layout(group_modes(x.layout, begin, end))
     layout = _layout_of(x)
     n = len(layout.shape) if is_tuple(layout.shape) else 1
     end = n if end is None else end

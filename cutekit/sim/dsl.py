@@ -23,7 +23,7 @@ from ..cute.atom import make_tiled_mma as _make_tiled_mma
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
-from . import compat, dynamic, machine, ops, structs
+from . import compat, dynamic, hopper, machine, ops, structs
 from . import host, numbers, printing, tracing, vector
 from . import pipeline as pipelines
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
@@ -384,12 +384,28 @@ compile = _Compile()  # noqa: A001 (CuTeDSL's name)
 
 # --------------------------------------------------------------------------------------------- MMA fragments
 
+def _descriptor(mma, input):
+    """A wgmma reads A and B from shared memory through matrix descriptors: the "fragment" of a shared-memory
+    partition is that partition (CuTeDSL's descriptor tensor has the same k-block and stage modes)."""
+    return hopper.is_wgmma(mma) and isinstance(input, SimTensor) and input.storage.space == "smem"
+
+
 class SimMmaAtom(MmaAtom):
     def make_fragment_A(self, input):
+        if _descriptor(self, input):
+            return input
         return adopt(MmaAtom.make_fragment_A(self, input))
 
     def make_fragment_B(self, input):
+        if _descriptor(self, input):
+            return input
         return adopt(MmaAtom.make_fragment_B(self, input))
+
+    def set(self, field_, value):
+        """tiled_mma.set(warpgroup.Field.ACCUMULATE, b): whether the next wgmmas add to C (True) or overwrite."""
+        if field_ != hopper.Field.ACCUMULATE:
+            raise CuteError(f"tiled_mma.set: the simulator knows the field warpgroup.Field.ACCUMULATE, got {field_!r}")
+        object.__setattr__(self, "_accumulate", bool(value))
 
     def make_fragment_C(self, input):
         return adopt(MmaAtom.make_fragment_C(self, input))
@@ -399,12 +415,14 @@ class SimThrMma(ThrMma):
     make_fragment_A = SimMmaAtom.make_fragment_A
     make_fragment_B = SimMmaAtom.make_fragment_B
     make_fragment_C = SimMmaAtom.make_fragment_C
+    set = SimMmaAtom.set
 
 
 class SimTiledMma(TiledMma):
     make_fragment_A = SimMmaAtom.make_fragment_A
     make_fragment_B = SimMmaAtom.make_fragment_B
     make_fragment_C = SimMmaAtom.make_fragment_C
+    set = SimMmaAtom.set
 
     def get_slice(self, thr_idx):
         thr_idx = thread_index(thr_idx, "tiled_mma.get_slice(thread index)")
@@ -536,14 +554,27 @@ def build_modules() -> dict:
         "cp_async_wait_group": ops.cp_async_wait_group, "WARP_SIZE": machine.WARP_SIZE,
         "fmax": max, "fmin": min, "exp": _MATH["exp"], "exp2": _MATH["exp2"], "rcp_approx": compat.rcp_approx,
         **numeric})
+    reference_cpasync = reference.nvgpu.cpasync
     cpasync = _module("cutlass.cute.nvgpu.cpasync", {
-        "CopyG2SOp": reference.nvgpu.cpasync.CopyG2SOp, "LoadCacheMode": reference.nvgpu.cpasync.LoadCacheMode})
+        "CopyG2SOp": reference_cpasync.CopyG2SOp, "LoadCacheMode": reference_cpasync.LoadCacheMode,
+        **{name: getattr(reference_cpasync, name) for name in
+           ("CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "CopyBulkTensorTileS2GOp",
+            "make_tiled_tma_atom", "tma_partition")}})
     warp = _module("cutlass.cute.nvgpu.warp", {
         "LdMatrix8x8x16bOp": reference.nvgpu.warp.LdMatrix8x8x16bOp,
+        "StMatrix8x8x16bOp": reference.nvgpu.warp.StMatrix8x8x16bOp,
         "MmaF16BF16Op": reference.nvgpu.warp.MmaF16BF16Op})
+    reference_warpgroup = reference.nvgpu.warpgroup
+    warpgroup = _module("cutlass.cute.nvgpu.warpgroup", {
+        **{name: getattr(reference_warpgroup, name) for name in
+           ("SmemLayoutAtomKind", "OperandSource", "OperandMajorMode", "make_smem_layout_atom", "MmaF16BF16Op")},
+        "Field": hopper.Field, "fence": hopper.fence, "commit_group": hopper.commit_group,
+        "wait_group": hopper.wait_group})
     nvgpu = _module("cutlass.cute.nvgpu", {
         "CopyUniversalOp": reference.nvgpu.CopyUniversalOp, "MmaUniversalOp": reference.nvgpu.MmaUniversalOp,
-        "cpasync": cpasync, "warp": warp, "LoadCacheMode": reference.nvgpu.cpasync.LoadCacheMode}, package=True)
+        "cpasync": cpasync, "warp": warp, "warpgroup": warpgroup,
+        "OperandMajorMode": reference_warpgroup.OperandMajorMode,
+        "LoadCacheMode": reference.nvgpu.cpasync.LoadCacheMode}, package=True)
     runtime = _module("cutlass.cute.runtime", {"from_dlpack": from_dlpack,
                                                 "make_fake_compact_tensor": make_fake_compact_tensor})
     math = _module("cutlass.cute.math", dict(_MATH))
@@ -593,8 +624,13 @@ def build_modules() -> dict:
                  "make_pipeline_state", "PipelineProducer", "PipelineConsumer", "ImmutableResourceHandle"):
         setattr(pipeline, name, getattr(pipelines, name))
     for name in ("make_warp_uniform", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_wait",
-                 "mbarrier_try_wait", "mbarrier_test_wait"):
+                 "mbarrier_try_wait", "mbarrier_test_wait", "mbarrier_arrive_and_expect_tx", "mbarrier_expect_tx"):
         setattr(arch, name, getattr(pipelines, name))
+    for name in ("elect_one", "fence_proxy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group",
+                 "block_idx_in_cluster", "cluster_wait"):
+        setattr(arch, name, getattr(hopper, name))
+    arch.setmaxregister_increase = arch.setmaxregister_decrease = hopper.setmaxregister
+    arch.cluster_arrive = arch.cluster_arrive_relaxed = hopper.cluster_arrive
     tensor_helpers = _module("cutlass.utils.tensor_helpers", {
         "create_cute_tensor_for_fp8": compat.create_cute_tensor_for_fp8, "is_fp8_dtype": compat.is_fp8_dtype})
     utils.tensor_helpers = tensor_helpers
@@ -616,6 +652,7 @@ def build_modules() -> dict:
     blackwell = host.blackwell_modules(nvgpu, utils)
     return {**blackwell, "cutlass": cutlass, "cutlass.cuda": cuda, "cutlass.cute": cute, "cutlass.cute.arch": arch, "cutlass.cute.nvgpu": nvgpu,
             "cutlass.cute.nvgpu.cpasync": cpasync, "cutlass.cute.nvgpu.warp": warp,
+            "cutlass.cute.nvgpu.warpgroup": warpgroup,
             "cutlass.cute.runtime": runtime, "cutlass.cute.math": math, "cutlass.utils": utils,
             "cutlass.memory": memory, "cutlass.cute.testing": testing, "cutlass.testing": testing,
             "cutlass.pipeline": pipeline, "cutlass.torch": torch_module,

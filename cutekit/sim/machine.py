@@ -323,6 +323,33 @@ def barrier():
     _wait(thread, "barrier")
 
 
+def named_barrier(barrier_id: int, number_of_threads: int):
+    """`bar.sync id, n` (cute.arch.barrier(barrier_id=id, number_of_threads=n)): wait until n threads of the
+    block wait at barrier `id`; the other threads go on meanwhile."""
+    thread = require_thread("cute.arch.barrier()")
+    thread.request = (int(barrier_id), int(number_of_threads))
+    _wait(thread, "named")
+    thread.request = None
+
+
+def _release_named(block: Block, live: list) -> bool:
+    waiting: dict = {}
+    for t in live:
+        if t.waiting == "named":
+            waiting.setdefault(t.request, []).append(t)
+    released = False
+    for (barrier_id, count), group in waiting.items():
+        if len(group) > count:
+            raise DeadlockError(f"block {group[0].block_idx}: {len(group)} threads wait at named barrier "
+                                f"{barrier_id}, which was given number_of_threads={count}")
+        if len(group) == count:
+            block.epoch += 1
+            for t in group:
+                t.waiting = ""
+            released = True
+    return released
+
+
 def wait_until(condition, what: str):
     """Wait until `condition()` holds, made true by other threads (an mbarrier's phase completing): the
     scheduler resumes the thread in the first round that finds it true."""
@@ -447,6 +474,9 @@ def _run_block(launch: Launch, block_idx: tuple, body):
             thread.coroutine = greenlet.getcurrent()
             _current[0] = thread
             body()
+            if "bulk_pending" in thread.__dict__:      # a TMA store (hopper.py) must have read shared memory
+                from .hopper import check_exit
+                check_exit(thread)
             _current[0] = None
             thread.finished = True
             if thread.async_pending or thread.async_groups:   # a returning thread's cp.async copies still land
@@ -475,7 +505,7 @@ def _run_block(launch: Launch, block_idx: tuple, body):
     live = [t for t in threads if not t.finished]
     while live:
         if not _release_warps(live) and not _release_barrier(block, threads, live) and \
-                not _release_conditions(live):
+                not _release_conditions(live) and not _release_named(block, live):
             raise DeadlockError(_deadlock_story(threads, live))
         # a thread that waits switches straight to the next thread of the queue (one switch, not two);
         # the scheduler is back when the last one waits or a thread returns (its worker then ends)
@@ -698,12 +728,20 @@ def _release_warps(live: list) -> bool:
 def _deadlock_story(threads: list, live: list) -> str:
     waits: dict = {}
     for t in live:
-        kind = {"barrier": "sync_threads", "until": t.request[0] if t.request else ""}.get(t.waiting, "a warp collective")
+        kind = {"barrier": "sync_threads", "until": t.request[0] if t.request else "",
+                "named": f"named barrier {t.request[0]} (of {t.request[1]} threads)" if t.request else ""
+                }.get(t.waiting, "a warp collective")
         waits.setdefault(f"{kind} at {site_text(t.where)}", []).append(t.linear)
     finished = len(threads) - len(live)
     parts = [f"threads {_ranges(ids)} wait at {what}" for what, ids in waits.items()]
     if finished:
         parts.append(f"{finished} threads have already returned")
+    if any("mbarrier wait" in what for what in waits):
+        return (f"block {live[0].block_idx} can never go on: " + "; ".join(parts) + ". Every waiting thread "
+                "waits for an mbarrier phase that nothing left can complete: a wait with the wrong parity (a "
+                "consumer starts at 0, a producer waiting on fresh empty barriers at 1, and both flip the bit "
+                "each time the stage index wraps to 0), an arrival on the wrong stage's barrier (or none), or "
+                "announced bytes (expect_tx) that no copy delivers. A GPU hangs here.")
     return (f"block {live[0].block_idx} can never go on: " + "; ".join(parts) +
             ". A barrier that not every thread of the block reaches (inside an `if`, or after some threads "
             "returned), or a warp collective some lanes skip, is undefined in CUDA: a GPU may hang or pass "

@@ -60,6 +60,8 @@ class Storage:
         self.align_bytes = None             # the alignment the compiler may assume (from_dlpack's assumed_align)
         self.bytes_per_element = array.dtype.itemsize if element_type is None else max(1, element_type.width // 8)
         self.values = _scalar_view(array) if space != "rmem" else None   # one element read as a Python value
+        self.wgmma_busy = 0                 # registers: wgmma groups in flight that write them (hopper.py)
+        self.generic_stamp = None           # registers: the thread's wgmma fence count at the last ordinary write
         if space == "smem":
             self.writer = numpy.full(array.size, -1, numpy.int32)
             self.write_epoch = numpy.full(array.size, -1, numpy.int64)
@@ -555,6 +557,9 @@ def read(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = 
     thread = machine.current()
     if thread is None:
         return
+    if storage.wgmma_busy:
+        from .hopper import check_register_access
+        check_register_access(storage, False)
     if storage.space == "smem":
         _check_race(storage, addresses, thread, "read", tensor)
         if (storage.in_flight[addresses[0]] if addresses.size == 1 else storage.in_flight[addresses].any()):
@@ -573,10 +578,18 @@ def write(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None =
     thread = thread or machine.current()
     if thread is None:
         return
+    if storage.space == "rmem":
+        if storage.wgmma_busy:
+            from .hopper import check_register_access
+            check_register_access(storage, True)
+        storage.generic_stamp = thread.__dict__.get("wgmma_fences", 0)
     if storage.space == "smem":
         _check_race(storage, addresses, thread, "write", tensor, values)
         if record:
             _record_requests(thread, storage, addresses, vector)
+        if "hopper" in thread.block.__dict__:
+            from .hopper import note_generic_write
+            note_generic_write(thread, storage, addresses)
     if storage.space != "rmem" and machine.SETTINGS.trace:
         machine.record_trace(thread, storage.name or "?", addresses, "write")
 

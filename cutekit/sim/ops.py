@@ -1,5 +1,6 @@
 """Device operations of the simulated GPU, named and called as in CuTeDSL: copies (universal, cp.async,
-ldmatrix), MMAs (FMA and mma.sync), warp reductions and shuffles, shared memory, registers, printf."""
+ldmatrix; TMA and stmatrix in hopper.py), MMAs (FMA and mma.sync; wgmma in hopper.py), warp reductions and
+shuffles, shared memory, registers, printf."""
 from __future__ import annotations
 
 import enum
@@ -14,9 +15,9 @@ from ..cute.inttuple import CuteError, elem_less as _elem_less, flatten, fmt, is
 from ..cute.layout import ComposedLayout, Layout, _layout_of, cosize, make_layout, size
 from ..cute.tensor import Tensor
 from ..cute.nvgpu.common import CopyUniversalOp, MmaUniversalOp
-from ..cute.nvgpu.cpasync import CopyG2SOp
-from ..cute.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op
-from . import machine, tracing
+from ..cute.nvgpu.cpasync import CopyG2SOp, TmaCopyAtom
+from ..cute.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op, StMatrix8x8x16bOp
+from . import hopper, machine, tracing
 from .machine import KernelError, OutOfBoundsError
 from .failures import Dim3
 from .operands import check_copy, check_gemm, extents
@@ -57,7 +58,17 @@ def sync_threads():
 
 
 def barrier(barrier_id=None, number_of_threads=None):
-    machine.barrier()
+    """cute.arch.barrier: the block barrier, or with barrier_id / number_of_threads a named barrier that
+    only that many threads meet at."""
+    thread = machine.require_thread("cute.arch.barrier()")
+    block_threads = product(thread.block.launch.block_dim)
+    if number_of_threads is None or (int(barrier_id or 0) == 0 and int(number_of_threads) == block_threads):
+        return machine.barrier()
+    if not is_int(number_of_threads) or int(number_of_threads) <= 0 or int(number_of_threads) % 32:
+        raise CuteError(f"cute.arch.barrier(number_of_threads=...): a multiple of 32, got {number_of_threads!r}")
+    if not is_int(barrier_id or 0) or not 0 <= int(barrier_id or 0) < 16:
+        raise CuteError(f"cute.arch.barrier(barrier_id=...): 0 to 15, got {barrier_id!r}")
+    machine.named_barrier(int(barrier_id or 0), int(number_of_threads))
 
 
 def sync_warp(mask=0xFFFFFFFF):
@@ -202,7 +213,11 @@ def copy(atom_or_tiled_copy, src, dst, *, pred=None, **kwargs):
     """cute.copy: move src to dst with the atom's instruction; with `pred`, only the atoms whose predicate
     is true (one entry per copy instruction, i.e. per vector)."""
     atom = _atom_of(atom_or_tiled_copy)
+    if isinstance(atom, TmaCopyAtom):
+        return hopper.tma_copy(atom, src, dst, **kwargs)
     src, dst = _as_sim(src, "cute.copy source"), _as_sim(dst, "cute.copy destination")
+    if isinstance(atom.op, StMatrix8x8x16bOp):
+        return hopper.stmatrix(atom, src, dst)
     check_copy(atom, src, dst)       # what CuTeDSL refuses to compile, refused by the same rules
     if isinstance(atom.op, LdMatrix8x8x16bOp):
         # a lane's source (the rows it addresses) and its registers differ in size for x1/x2: the warp's
@@ -326,6 +341,8 @@ def gemm(mma, d, a, b, c, **kwargs):
     if not isinstance(mma, MmaAtom):
         raise CuteError(f"cute.gemm: the first argument must be an MMA atom or TiledMma, got {mma!r}")
     d, a, b, c = (_as_sim(t, f"cute.gemm {name}") for t, name in ((d, "D"), (a, "A"), (b, "B"), (c, "C")))
+    if hopper.is_wgmma(mma):
+        return hopper.wgmma(mma, d, a, b, c)
     profile = check_gemm(mma, d, a, b, c)     # what CuTeDSL refuses (and what no MMA can run), by name
     if size(mma.thr_id) == 1:
         return _gemm_per_thread(d, a, b, c, profile)
@@ -429,7 +446,8 @@ class SmemAllocator:
         thread = machine.require_thread("SmemAllocator.allocate_array")
         storage = _shared_storage(thread, _element_type(element_type), num_elems, byte_alignment)
         storage.align_bytes = byte_alignment
-        return SimTensor(storage, make_layout(num_elems))
+        from .dsl import Pointer
+        return Pointer(storage, 0)      # CuTeDSL gives a pointer to the first element
 
 
 def _shared_storage(thread, element_type, count: int, alignment: int) -> Storage:

@@ -24,8 +24,35 @@ from . import machine
 # ----------------------------------------------------------------------------------------------- mbarriers
 
 class _MBarrier:
-    def __init__(self, count: int):
-        self.count, self.pending, self.completed = int(count), int(count), 0
+    """One mbarrier: `count` arrivals and `tx` announced bytes still to land complete a phase."""
+
+    def __init__(self, count: int, key: int, index: str):
+        self.count, self.pending, self.completed, self.tx = int(count), int(count), 0, 0
+        self.key, self.index = key, index       # shared byte address; "barriers + 3" for messages
+        self.releasing: list = []               # wgmma groups whose release this phase carries (hopper.py)
+
+    def arrive(self, block, expect_tx: int = 0):
+        self.tx += expect_tx
+        self.pending -= 1
+        if self.pending < 0:
+            raise CuteError(f"mbarrier {self.index} received more arrivals in one phase than the {self.count} it "
+                            f"was initialized with (phase {self.completed} still waits for "
+                            f"{self.tx} bytes): arrive once per phase per counted arrival (one elected thread: "
+                            f"`with cute.arch.elect_one():`)")
+        self._complete(block)
+
+    def complete_tx(self, block, nbytes: int):
+        self.tx -= nbytes
+        self._complete(block)
+
+    def _complete(self, block):
+        if self.pending == 0 and self.tx == 0:
+            self.completed += 1
+            self.pending = self.count
+            for group in self.releasing:
+                group.released = (self.key, self.completed)
+            self.releasing = []
+            block.epoch += 1        # what came before the phase is seen after it (the race check)
 
 
 def _key(pointer) -> int:
@@ -50,6 +77,11 @@ def _barrier(pointer, what: str) -> _MBarrier:
     return found
 
 
+def barrier_at(pointer, what: str) -> _MBarrier:
+    """The initialized mbarrier a pointer names (hopper.py's TMA copies complete bytes on it)."""
+    return _barrier(pointer, what)
+
+
 def mbarrier_init(pointer, count, **kwargs):
     """cute.arch.mbarrier_init: a barrier expecting `count` arrivals per phase (made once per block: every
     thread that calls it with the same barrier finds it made)."""
@@ -57,37 +89,87 @@ def mbarrier_init(pointer, count, **kwargs):
     barriers = _barriers(thread)
     key = _key(pointer)
     if key not in barriers:
-        barriers[key] = _MBarrier(count)
+        barriers[key] = _MBarrier(count, key, f"{pointer.storage.name or 'mbarrier'}[{int(pointer.base)}]")
 
 
 def mbarrier_init_fence(**kwargs):
     """cute.arch.mbarrier_init_fence: orders the initialization before later uses; nothing to do here."""
 
 
-def mbarrier_arrive(pointer, *args, **kwargs):
+def _arrive(pointer, what: str, expect_tx: int = 0, peer=None):
+    if peer is not None and int(peer) != 0:
+        raise CuteError(f"{what}: arriving on another CTA's mbarrier (CTA {int(peer)} of the cluster) needs "
+                        "thread-block clusters, which the simulator does not run (clusters of 1 only)")
+    barrier = _barrier(pointer, what)
+    thread = machine.require_thread(what)
+    from . import hopper
+    if hopper.suppressed(thread):
+        return
+    hopper.releasing(thread, barrier)
+    barrier.arrive(thread.block, expect_tx)
+
+
+def mbarrier_arrive(pointer, peer_cta_rank_in_cluster=None, **kwargs):
     """cute.arch.mbarrier_arrive: this thread's arrival; the last one completes the phase."""
-    barrier = _barrier(pointer, "cute.arch.mbarrier_arrive")
-    barrier.pending -= 1
-    if barrier.pending == 0:
-        barrier.completed += 1
-        barrier.pending = barrier.count
-        machine.require_thread("cute.arch.mbarrier_arrive").block.epoch += 1   # what came before is seen after
+    _arrive(pointer, "cute.arch.mbarrier_arrive", 0, peer_cta_rank_in_cluster)
+
+
+def mbarrier_arrive_and_expect_tx(pointer, bytes, peer_cta_rank_in_cluster=None, **kwargs):  # noqa: A002
+    """cute.arch.mbarrier_arrive_and_expect_tx: announce `bytes` that copies (TMA) will deliver to this phase,
+    and arrive; the phase completes once every arrival is in and every announced byte has landed."""
+    if not isinstance(bytes, int) and not hasattr(bytes, "__index__"):
+        raise CuteError(f"cute.arch.mbarrier_arrive_and_expect_tx: bytes must be an int, got {bytes!r}")
+    _arrive(pointer, "cute.arch.mbarrier_arrive_and_expect_tx", int(bytes), peer_cta_rank_in_cluster)
+
+
+def mbarrier_expect_tx(pointer, bytes, peer_cta_rank_in_cluster=None, **kwargs):  # noqa: A002
+    """cute.arch.mbarrier_expect_tx: announce bytes without arriving."""
+    barrier = _barrier(pointer, "cute.arch.mbarrier_expect_tx")
+    from . import hopper
+    if not hopper.suppressed(machine.require_thread("cute.arch.mbarrier_expect_tx")):
+        barrier.tx += int(bytes)
 
 
 def mbarrier_try_wait(pointer, phase, **kwargs) -> bool:
     """cute.arch.mbarrier_try_wait: whether the phase of parity `phase` has completed."""
     barrier = _barrier(pointer, "cute.arch.mbarrier_try_wait")
-    return barrier.completed % 2 != int(phase) % 2
+    done = barrier.completed % 2 != int(phase) % 2
+    if done:
+        _seen(machine.require_thread("cute.arch.mbarrier_try_wait"), barrier)
+    return done
 
 
 mbarrier_test_wait = mbarrier_try_wait
+
+
+class _Waiting:
+    """What a thread waits for, told with the barrier's state when the message is written (a deadlock)."""
+
+    def __init__(self, barrier: _MBarrier, parity: int):
+        self.barrier, self.parity = barrier, parity
+
+    def __str__(self):
+        b = self.barrier
+        return (f"an mbarrier wait on {b.index} for phase parity {self.parity} ({b.completed} phase(s) of it "
+                f"completed; phase {b.completed} has {b.count - b.pending} of {b.count} arrivals and waits for "
+                f"{b.tx} more bytes)")
+
+
+def _seen(thread, barrier: _MBarrier):
+    """A wait that returned: the thread has seen every phase completed so far (hopper.py reads this)."""
+    seen = thread.__dict__.get("mbarrier_seen")
+    if seen is None:
+        seen = thread.__dict__["mbarrier_seen"] = {}
+    seen[barrier.key] = barrier.completed
 
 
 def mbarrier_wait(pointer, phase, **kwargs):
     """cute.arch.mbarrier_wait: wait until the phase of parity `phase` has completed."""
     barrier = _barrier(pointer, "cute.arch.mbarrier_wait")
     parity = int(phase) % 2
-    machine.wait_until(lambda: barrier.completed % 2 != parity, f"an mbarrier wait for phase {parity}")
+    thread = machine.require_thread("cute.arch.mbarrier_wait")
+    machine.wait_until(lambda: barrier.completed % 2 != parity, _Waiting(barrier, parity))
+    _seen(thread, barrier)
 
 
 def make_warp_uniform(value, **kwargs):

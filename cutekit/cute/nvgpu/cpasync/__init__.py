@@ -1,4 +1,4 @@
-"""cp.async: the asynchronous copy from global to shared memory (sm_80)."""
+"""cp.async: the asynchronous copy from global to shared memory (sm_80), and TMA (sm_90, tma.py)."""
 import enum
 from dataclasses import dataclass, field
 
@@ -33,4 +33,8 @@ class CopyG2SOp(CopyOp):
         return _single_thread_copy_layouts(value_type, num_bits_per_copy)
 
 
-__all__ = ["CopyG2SOp", "LoadCacheMode"]
+from .tma import (CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileG2SOp, CopyBulkTensorTileS2GOp,  # noqa: E402
+                  TmaCopyAtom, make_tiled_tma_atom, tma_partition)
+
+__all__ = ["CopyG2SOp", "LoadCacheMode", "CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp",
+           "CopyBulkTensorTileS2GOp", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition"]

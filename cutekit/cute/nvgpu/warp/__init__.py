@@ -1,5 +1,6 @@
-"""Warp-wide operations: ldmatrix (shared memory to registers) and mma.sync (tensor cores), sm_75/sm_80."""
-from .copy import LdMatrix8x8x16bOp
+"""Warp-wide operations: ldmatrix (shared memory to registers) and mma.sync (tensor cores), sm_75/sm_80;
+stmatrix (registers to shared memory), sm_90."""
+from .copy import LdMatrix8x8x16bOp, StMatrix8x8x16bOp
 from .mma import MmaF16BF16Op, MmaTF32Op
 
-__all__ = ["LdMatrix8x8x16bOp", "MmaF16BF16Op", "MmaTF32Op"]
+__all__ = ["LdMatrix8x8x16bOp", "StMatrix8x8x16bOp", "MmaF16BF16Op", "MmaTF32Op"]

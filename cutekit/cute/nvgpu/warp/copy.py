@@ -55,3 +55,30 @@ class LdMatrix8x8x16bOp(CopyOp):
         source = CopyOp.bits_to_values(source, value_type)
         destination = CopyOp.bits_to_values(destination, value_type)
         return make_layout(32, stride=1), source, destination, destination
+
+
+@dataclass(frozen=True)
+class StMatrix8x8x16bOp(CopyOp):
+    """`stmatrix.sync.aligned.m8n8.x{num_matrices}[.trans].shared.b16` (sm_90): ldmatrix the other way round,
+    a warp stores 8x8 matrices of 16 bits from registers to shared memory. The source is ldmatrix's
+    destination (the registers, the reference) and the destination ldmatrix's source (one 128-bit row per
+    address-giving thread)."""
+
+    transpose: bool = False
+    num_matrices: int = 1
+
+    def __post_init__(self):
+        if not isinstance(self.transpose, bool):
+            raise CuteError("expects the 'transpose' Op parameter to be a bool instance")
+        if self.num_matrices not in (1, 2, 4):
+            raise CuteError("expects the 'num_matrices' Op parameter to be one of [1,2,4]")
+
+    def __str__(self):
+        text = "StMatrix8x8x16b Copy Operation\n  number of matrices = %d" % self.num_matrices
+        return text + ("\n  transposed" if self.transpose else "")
+
+    def _atom_layouts(self, value_type, **unused):
+        rows, registers = _ldmatrix_bit_layouts(self.num_matrices, self.transpose)
+        source = CopyOp.bits_to_values(registers, value_type)
+        destination = CopyOp.bits_to_values(rows, value_type)
+        return make_layout(32, stride=1), source, destination, source

@@ -1,0 +1,109 @@
+"""Chapter 08's Hopper GEMM (benchmarks/kernels/hopper_gemm.py, unchanged) runs on the simulator: TMA loads
+and stores, transaction-counting mbarriers, a producer warp and two consumer warpgroups, wgmma, stmatrix,
+named barriers. Its results equal fp32 torch on ragged shapes and several tile settings, and each ordering
+mistake a learner makes in it stops the launch with a message naming the mistake and the line.
+
+A mistake is the kernel's source with one edit (MUTANTS), run as its own module on the simulator."""
+import pathlib
+import sys
+import types
+
+import pytest
+import torch
+
+import cutekit
+
+ROOT = pathlib.Path(__file__).parents[2]
+SOURCE = (ROOT / "benchmarks" / "kernels" / "hopper_gemm.py").read_text()
+
+
+def run(source: str, M: int, N: int, K: int, **knobs):
+    """C = A B^T with the kernel built from `source`, on the simulator; returns (C, A, B)."""
+    with cutekit.using("sim", fresh=("benchmarks",)):
+        from benchmarks.kernels import tensors
+        module = types.ModuleType("benchmarks.kernels.hopper_under_test")
+        module.__package__ = "benchmarks.kernels"
+        module.__file__ = str(ROOT / "benchmarks" / "kernels" / "hopper_gemm.py")
+        sys.modules[module.__name__] = module
+        try:
+            exec(compile(source, module.__file__, "exec"), module.__dict__)
+            generator = torch.Generator().manual_seed(M * 7 + N * 3 + K)
+            a = torch.randn(M, K, generator=generator).half()
+            b = torch.randn(N, K, generator=generator).half()
+            c = torch.zeros(M, N, dtype=torch.float16)
+            with module.configured(**knobs):
+                module.gemm_tn(*[tensors.from_torch(t, 8) for t in (a, b, c)])
+            return c, a, b
+        finally:
+            del sys.modules[module.__name__]
+
+
+@pytest.mark.parametrize("M, N, K, knobs", [
+    (128, 256, 512, {}),                                 # the kernel as benchmarked: 8 k-tiles on 4 stages
+    (200, 136, 192, dict(BN=128, STAGES=2)),             # ragged M and N: zero-filled loads, clipped stores
+    (136, 64, 520, dict(BN=64, STAGES=2)),               # ragged K: the last k-tile is 8 wide
+    (64, 128, 64, dict(BN=128, STAGES=3)),               # fewer k-tiles than stages
+])
+def test_the_kernel_equals_torch_on_the_simulator(M, N, K, knobs):
+    c, a, b = run(SOURCE, M, N, K, **knobs)
+    expected = a.float() @ b.float().T
+    assert (c.float() - expected).abs().max().item() < 0.06
+
+
+# (mistake, the edit, what the message must say)
+MUTANTS = [
+    ("consumers start at phase 1", ("        phase = cutlass.Int32(0)\n        previous_stage",
+                                    "        phase = cutlass.Int32(1)\n        previous_stage"), "wrong phase"),
+    ("producer starts at phase 0", ("            phase = cutlass.Int32(1)\n            for k_tile",
+                                    "            phase = cutlass.Int32(0)\n            for k_tile"),
+     "wrong parity"),
+    ("producer does not wait for a free stage",
+     ("                cute.arch.mbarrier_wait(barriers + STAGES + stage, phase)          # stage free?", ""),
+     "stage reused before its consumer released it"),
+    ("a stage released while its wgmmas run", ("            warpgroup.wait_group(1)\n",
+                                               "            warpgroup.wait_group(2)\n"),
+     "still reading; its group has not been retired"),
+    ("released on the current stage's barrier",
+     ("cute.arch.mbarrier_arrive(barriers + STAGES + previous_stage)",
+      "cute.arch.mbarrier_arrive(barriers + STAGES + stage)"), "an arrival on the wrong stage's barrier"),
+    ("no warpgroup.fence", ("            warpgroup.fence()\n", ""), "missing fence"),
+    ("plain arrive instead of expect_tx",
+     ("cute.arch.mbarrier_arrive_and_expect_tx(barriers + stage, bytes_per_stage)",
+      "cute.arch.mbarrier_arrive(barriers + stage)"), "expects none"),
+    ("expect_tx of A's bytes only", ("bytes_per_stage = (BM + BN) * BK * 2 ", "bytes_per_stage = BM * BK * 2 "),
+     "announcing fewer completes the phase"),
+    ("expect_tx of twice the bytes", ("bytes_per_stage = (BM + BN) * BK * 2 ",
+                                      "bytes_per_stage = 2 * (BM + BN) * BK * 2 "), "expect_tx"),
+    ("every lane arrives", ("                with cute.arch.elect_one():\n"
+                            "                    # arrive once and tell full[s] how many bytes the copies will deliver\n"
+                            "                    cute.arch.mbarrier_arrive_and_expect_tx",
+                            "                if True:\n                    cute.arch.mbarrier_arrive_and_expect_tx"),
+     "elect_one"),
+    ("no proxy fence before the TMA store", ('        cute.arch.fence_proxy("async.shared", space="cta")\n', ""),
+     "missing fence"),
+    ("no wait for the TMA store", ("            cute.arch.cp_async_bulk_wait_group(0, read=True)\n", ""),
+     "cp_async_bulk_wait_group"),
+    ("no wait_group(0) before the epilogue", ("        warpgroup.wait_group(0)\n", ""), "still in flight"),
+]
+
+
+@pytest.mark.parametrize("mistake, edit, named", MUTANTS, ids=[m[0] for m in MUTANTS])
+def test_each_ordering_mistake_is_named(mistake, edit, named):
+    old, new = edit
+    assert SOURCE.count(old) == 1, f"the edit for {mistake!r} no longer matches the kernel's source"
+    with pytest.raises(cutekit.sim.machine.KernelError) as raised:
+        run(SOURCE.replace(old, new), 128, 64, 320, BN=64, STAGES=2)
+    assert named in str(raised.value), str(raised.value)
+    assert "hopper_gemm.py" in str(raised.value)          # it names the kernel's line
+
+
+def test_a_late_release_with_more_stages_is_still_correct():
+    """wait_group(0) in the loop (no wgmma left running) is slower on a GPU, not wrong."""
+    c, a, b = run(SOURCE.replace("            warpgroup.wait_group(1)\n", "            warpgroup.wait_group(0)\n"),
+                  128, 64, 320, BN=64, STAGES=4)
+    assert (c.float() - a.float() @ b.float().T).abs().max().item() < 0.06
+
+
+def test_multicast_is_refused_by_name():
+    with pytest.raises(Exception, match="multicast|cluster"):
+        run(SOURCE, 256, 64, 128, BN=64, STAGES=2, CLUSTER_M=2)
