@@ -36,7 +36,8 @@
 # (measured on an H100 at 0.98-1.00 of NVIDIA's CuTeDSL Hopper example and of torch.matmul, section 4),
 # one step at a time: the shared-memory layout atoms that TMA and wgmma both read, the TMA copy and its
 # box, mbarriers with their transaction counts and phases, the producer/consumer pipeline of stages, the
-# warpgroup MMA and its accumulator layout, and the epilogue. Everything but the kernel's run works on a CPU.
+# warpgroup MMA and its accumulator layout, and the epilogue. All of it works on a CPU: cutekit's simulator
+# runs the kernel itself (section 4), and an H100 or H200 runs it at full speed.
 #
 # Terms used below: a **CTA** is a thread block; a **stage** is one buffer of the ring of shared-memory
 # buffers that the loads fill and the MMAs drain; a **k-tile** is the K-slice (here 64) one stage holds;
@@ -290,7 +291,8 @@ assert sum(tile_bytes.values()) == 49152
 # the counts start over. A thread waits with one bit, `mbarrier_wait(bar, parity)`, which returns once the
 # phase of that parity has completed: at once while the current phase's parity differs from `parity`.
 #
-# `cutekit.sim.mbarriers` models exactly that in plain Python (it is what grades exercises 4 and 5). One
+# `cutekit.sim.mbarriers` models exactly that in plain Python, one step at a time (the simulator keeps the
+# same counts for the kernel's barriers, section 4). One
 # stage's full barrier, counting one arrival (the producer's):
 
 # %%
@@ -317,11 +319,31 @@ assert (full.phase, full.passes(0), full.passes(1)) == (1, True, False)
 # stage index and a phase bit that flips each time the index wraps to 0. The producer starts with phase 1,
 # so its first pass over the fresh `empty` barriers does not wait; the consumers start with phase 0.
 
+# In the kernel the barriers are one array of `2 * STAGES` Int64 in shared memory: `barriers + s` is
+# `full[s]` and `barriers + STAGES + s` is `empty[s]`. Warp 0 makes them, and only its first lane does the
+# work (`elect_one`), before every thread meets at the block barrier:
+
 # %%
-print(kernel_lines("benchmarks.kernels.hopper_gemm", "bytes_per_stage = (BM + BN)", "phase = phase ^ 1", through=True))
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "barriers = smem.allocate_array", "cute.arch.sync_threads()",
+                   through=True))
 
 # %% [markdown]
-# The same protocol as steps of the model, written out by hand for 3 k-tiles on 2 stages, with a consumer
+# The producer warp hands its loop the TMA views (`tAgA[None, k_tile]` is k-tile `k_tile` of A as TMA
+# coordinates, `tAsA[None, stage]` is stage `stage` of sA) and the bytes one stage receives:
+
+# %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "bytes_per_stage = (BM + BN)", "produce(tma_a", through=True))
+assert (BM + BN) * BK * 2 == 49152
+
+# %% [markdown]
+# The model below has one step for each call the loop makes: `wait(barrier, s, phase)` is
+# `cute.arch.mbarrier_wait(bar, phase)`, `arrive_expect_tx("full", s, nbytes)` is
+# `cute.arch.mbarrier_arrive_and_expect_tx(bar, nbytes)` (one arrival from one lane, so the kernel puts it
+# inside `with cute.arch.elect_one():`), `tma_load(s, k)` is the two `cute.copy(tma_x, tXgX[None, k],
+# tXsX[None, s], tma_bar_ptr=full[s])` calls, and `arrive("empty", s)` is `cute.arch.mbarrier_arrive(bar)`.
+# Exercise 4 writes the producer's loop in the kernel.
+#
+# The protocol as steps of the model, written out by hand for 3 k-tiles on 2 stages, with a consumer
 # that multiplies synchronously (`mma`) and releases each stage at once. `run_pipeline` runs the steps
 # under two schedules (the producer as far ahead as it can go, and the consumer first), lets every TMA copy
 # land as late as possible, and names the first mistake it meets:
@@ -421,8 +443,7 @@ assert str(kernel_mma.get_slice(130).partition_C(cute.make_identity_tensor((BM, 
 # the *previous* k-tile's stage, whose wgmmas `wait_group(1)` has just retired:
 
 # %%
-print(kernel_lines("benchmarks.kernels.hopper_gemm", "previous_stage = cutlass.Int32(0)", "warpgroup.wait_group(0)",
-                   through=True))
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "def consume(", "    warpgroup.wait_group(0)", through=True))
 
 # %% [markdown]
 # The same loop in the model, for 3 k-tiles on 2 stages, and the mistake of releasing the stage just
@@ -456,25 +477,67 @@ assert BM * BN * 2 == STAGES * BM * BK * 2 == 64 * 1024
 # %% [markdown]
 # ## 4 · Run it
 #
-# **What runs where.** The layouts, the TV layouts and the mbarrier model above ran on this CPU. CuTeDSL
-# compiles the kernel for sm_90a on the CPU too (next cell). cutekit's simulator does not run TMA copies or
-# wgmma inside a kernel: running this kernel needs an sm_90 GPU (an H100 or H200).
+# **What runs where.** cutekit's simulator runs this kernel, unchanged, on the CPU: the producer warp and
+# the two consumer warpgroups as 384 threads per tile, TMA copies, mbarriers with their bytes, wgmma,
+# `stmatrix` and the TMA store. It checks the order a GPU needs as it goes (section 3.5's mistakes, in the
+# kernel) and names the line that breaks it. A GPU runs the kernel only if it is an sm_90 (an H100 or
+# H200): TMA and wgmma do not exist before Hopper.
 
 # %%
+import time
+
+import numpy
 import torch
 
-on_hopper = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+from cutekit.checks.ch08_hopper import simulate_kernel
+
+gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+on_hopper = gpu is not None and torch.cuda.get_device_capability() == (9, 0)
+if gpu is not None and not on_hopper:
+    print(f"{gpu} is sm_{''.join(map(str, torch.cuda.get_device_capability()))}: this chapter's kernels need sm_90 "
+          f"(TMA, wgmma); they run on the simulator below")
+rng = numpy.random.default_rng(8)
+a_host = rng.standard_normal((200, 136)).astype(numpy.float16)    # M = 200, K = 136: ragged tiles
+b_host = rng.standard_normal((72, 136)).astype(numpy.float16)     # N = 72
+started = time.perf_counter()
+c_host = simulate_kernel(a_host, b_host, BN=128, STAGES=2)
+seconds = time.perf_counter() - started
+error = numpy.abs(c_host.astype(numpy.float32) - a_host.astype(numpy.float32) @ b_host.astype(numpy.float32).T).max()
+print(f"simulated: 200 x 72 x 136 (2 tiles of 128 x 128, 3 k-tiles on 2 stages) in {seconds:.1f} s, largest "
+      f"difference from fp32 NumPy {error:.3f}")
+assert error < 0.06
+
+# %% [markdown]
+# A mistake planted in the kernel: the consumers' phase bit starting at 1 (`edit` replaces one line of the
+# kernel's source before it runs). Their first wait returns at once, before any TMA copy has landed; on a GPU
+# the wgmma would read whatever shared memory held. The simulator stops at the line:
+
+# %%
+from cutekit.sim.hopper import HopperError
+
+try:
+    simulate_kernel(a_host, b_host, edit=("    phase = cutlass.Int32(0)\n    previous_stage",
+                                          "    phase = cutlass.Int32(1)\n    previous_stage"), BN=128, STAGES=2)
+except HopperError as stopped:
+    print(str(stopped)[:420])
+    assert "waited on the wrong phase" in str(stopped)
+else:
+    raise AssertionError("the simulator ran the mistaken kernel to the end")
+
+# %% [markdown]
+# On an H100 (or H200) the real kernel runs too:
+
+# %%
 if on_hopper:
     from benchmarks.kernels import hopper_gemm
     a = torch.randn(1000, 512, device="cuda", dtype=torch.float16)
     b = torch.randn(776, 512, device="cuda", dtype=torch.float16)
     c = hopper_gemm.run(a, b)
     error = (c.float() - a.float() @ b.float().T).abs().max().item()
-    print(f"ran on {torch.cuda.get_device_name()}: 1000 x 776 x 512, largest difference from fp32 torch {error:.3f}")
+    print(f"ran on {gpu}: 1000 x 776 x 512, largest difference from fp32 torch {error:.3f}")
     assert error < 0.5
 else:
-    where = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU here"
-    print(f"this kernel needs sm_90 (TMA, wgmma; {where}): below, the PTX CuTeDSL compiles for sm_90a on the CPU")
+    print(f"no sm_90 GPU here ({gpu or 'no GPU'}): below, the PTX CuTeDSL compiles for sm_90a on the CPU")
 
 # %% [markdown]
 # ### The compiled code
@@ -521,7 +584,7 @@ else:
 # ## Exercises
 #
 # Exercises 1-3 use cutekit's `cute` (host-side layout code, as in the kernel's `gemm_tn`); exercises 4
-# and 5 are steps of the mbarrier model.
+# and 5 are loops of the kernel itself.
 #
 # ### Exercise 1 · The shared-memory layout for a tile
 #
@@ -581,53 +644,78 @@ def stages_that_fit(bm, bn, bk, dtype, c_dtype, reuse):
 check("ch08.stage_count", stages_that_fit)
 
 # %% [markdown]
-# ### Exercise 4 · Waits, arrivals and phases
+# ### Exercise 4 · The producer's loop, in the kernel
 #
-# Write `pipeline_steps(k_tiles, stages, nbytes)` returning `(producer_steps, consumer_steps)` for any
-# number of k-tiles and stages (section 3.5 wrote 3 k-tiles on 2 stages by hand): the producer waits on
-# `empty[s]`, announces `nbytes` on `full[s]` and loads the k-tile; the consumer waits on `full[s]`,
-# multiplies with a synchronous `mma` and releases the stage on `empty[s]`. The check runs your steps in
-# the mbarrier model with fewer k-tiles than stages and with several trips round the ring.
+# Kernel code from here: `cute` is CuTeDSL's (the simulator where CuTeDSL or a Hopper GPU is missing). Write
+# `producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, stages, bytes_per_stage)`, the
+# producer warp's loop of section 3.5's protocol as kernel code (the paragraph before section 3.5's model maps
+# each step to its call): for every k-tile, wait until its stage is free on `empty[s]` (`barriers + stages +
+# s`), announce `bytes_per_stage` on `full[s]` (`barriers + s`) in one lane, and issue the TMA loads of A
+# and B into the stage. `stages` and `bytes_per_stage` are Python ints. The check runs the chapter's kernel
+# with your function in place of its `produce`, on the simulator, on ragged problems with fewer k-tiles than
+# stages and with several laps round the ring, and (where CuTeDSL is installed) compiles it for sm_90a and
+# reads its PTX.
 
 # %%
-def pipeline_steps(k_tiles, stages, nbytes):
+import cutekit
+
+cutekit.use("auto")     # `import cutlass`: real CuTeDSL on a GPU that has it, else the simulator
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.nvgpu import warpgroup
+
+
+def producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, stages, bytes_per_stage):
     ### BEGIN SOLUTION
-    producer, consumer = [], []
-    stage, producer_phase, consumer_phase = 0, 1, 0
+    stage = cutlass.Int32(0)
+    phase = cutlass.Int32(1)
     for k_tile in range(k_tiles):
-        producer += [wait("empty", stage, producer_phase), arrive_expect_tx("full", stage, nbytes), tma_load(stage, k_tile)]
-        consumer += [wait("full", stage, consumer_phase), mma(stage, k_tile), arrive("empty", stage)]
-        stage += 1
+        cute.arch.mbarrier_wait(barriers + stages + stage, phase)
+        with cute.arch.elect_one():
+            cute.arch.mbarrier_arrive_and_expect_tx(barriers + stage, bytes_per_stage)
+        cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, stage], tma_bar_ptr=barriers + stage)
+        cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, stage], tma_bar_ptr=barriers + stage)
+        stage = stage + 1
         if stage == stages:
-            stage, producer_phase, consumer_phase = 0, producer_phase ^ 1, consumer_phase ^ 1
-    return producer, consumer
+            stage = cutlass.Int32(0)
+            phase = phase ^ 1
     ### END SOLUTION
 
 
-check("ch08.mbarrier_phases", pipeline_steps)
+check("ch08.mbarrier_phases", producer_loop)
 
 # %% [markdown]
-# ### Exercise 5 · The wgmma main loop, `depth` k-tiles deep
+# ### Exercise 5 · The consumers' loop, two k-tiles deep
 #
-# Write `consumer_loop(k_tiles, stages, depth)`: a consumer warpgroup's steps that keep the wgmmas of the
-# last `depth` k-tiles running (the kernel's loop is depth 1; depth 0 waits for each k-tile's, depth 2
-# lets two run): wait on `full[s]`, `fence()` before the first wgmma, `wgmma(s, k_tile)`, `commit_group()`,
-# `wait_group(depth)`, then release the stage of the k-tile `depth` k-tiles back, whose wgmmas are now
-# retired; after the loop, `wait_group(0)`. The check runs it against the kernel's producer in the model.
+# Section 3.7's loop keeps one k-tile of wgmmas running while it waits for the next stage. Write
+# `consumer_loop(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane)` that keeps **two**
+# running: `wait_group(2)` after each k-tile's commit, and then the stage that is now free is the one of the
+# k-tile two back (`(k_tile - 2) % stages`, from k-tile 2 on). One lane per warp (`lane == 0`) arrives on
+# `empty[s]`; after the loop, wait for every wgmma. The check runs the chapter's kernel with your function
+# in place of its `consume` on the simulator (3 or 4 stages: two k-tiles in flight need a third stage for the
+# producer to fill) and, where CuTeDSL is installed, compiles it for sm_90a and reads its PTX.
 
 # %%
-def consumer_loop(k_tiles, stages, depth):
+def consumer_loop(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane):
     ### BEGIN SOLUTION
-    steps, stage, phase, running = [fence()], 0, 0, []
+    stage = cutlass.Int32(0)
+    phase = cutlass.Int32(0)
     for k_tile in range(k_tiles):
-        steps += [wait("full", stage, phase), wgmma(stage, k_tile), commit_group(), wait_group(depth)]
-        running.append(stage)
-        if len(running) > depth:
-            steps.append(arrive("empty", running.pop(0)))
-        stage += 1
+        cute.arch.mbarrier_wait(barriers + stage, phase)
+        warpgroup.fence()
+        for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb, stage], tCrB[None, None, kb, stage],
+                      accumulators)
+        warpgroup.commit_group()
+        warpgroup.wait_group(2)
+        if k_tile > 1:
+            if lane == 0:
+                cute.arch.mbarrier_arrive(barriers + stages + (k_tile - 2) % stages)
+        stage = stage + 1
         if stage == stages:
-            stage, phase = 0, phase ^ 1
-    return steps + [wait_group(0)]
+            stage = cutlass.Int32(0)
+            phase = phase ^ 1
+    warpgroup.wait_group(0)
     ### END SOLUTION
 
 
@@ -642,6 +730,7 @@ check("ch08.wgmma_main_loop", consumer_loop)
 # - A phase completes on arrivals *and* bytes; waits name a parity, which flips each lap of the ring.
 # - wgmma is 64xNx16 per warpgroup, A and B from shared memory (stride-0 thread modes), C in registers;
 #   fence, commit, wait_group(n), and release a stage only after its wgmmas are retired.
-# - The CPU compiles all of it for sm_90a; running it needs an sm_90 GPU.
+# - The CPU compiles all of it for sm_90a and simulates it, naming a wrong phase, a stage reused before its
+#   release or a missing fence; running it at speed needs an sm_90 GPU.
 #
 # This is the end of the course's path: chapter 07's layouts, now read by Hopper's copy engine and tensor cores.

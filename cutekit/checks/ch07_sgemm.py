@@ -22,7 +22,7 @@ from pathlib import Path
 from .common import case_text, each_outcome
 from .cutedsl import FakeTensor, NotMovable, compile_to_ptx, module_source, run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed
-from .kernels import gpu_median_ms, kernel_module_source, on_gpu, unwrap
+from .kernels import decorated_with_jit, gpu_median_ms, kernel_module_source, on_gpu, unwrap, use_the_simulator
 
 THIS_MODULE = __name__
 
@@ -698,21 +698,6 @@ def _main_loop_cases(rng):
     return [{"k_tiles": 1, "_data": rng.randrange(10_000)}, {"k_tiles": rng.randint(2, 3), "_data": rng.randrange(10_000)}]
 
 
-def _use_the_simulator(answer):
-    """Make `import cutlass` the simulator in this (forked, throw-away) process, and point the answer's own
-    `cutlass` / `cute` names at it too (on a GPU machine the notebook imported the real package)."""
-    import importlib
-
-    import cutekit
-    cutekit.use("sim")
-    namespace = getattr(answer, "__globals__", {})
-    for key, value in list(namespace.items()):
-        name = getattr(value, "__name__", "")
-        if isinstance(value, types.ModuleType) and (name == "cutlass" or name.startswith("cutlass.")):
-            if not getattr(value, "__cutekit_sim__", False):
-                namespace[key] = importlib.import_module(name)
-
-
 def _main_loop_program(answer):
     """A one-stage tensor-core GEMM, C (fp32) = A B^T with A (M, K) and B (N, K) fp16, one 32x32 tile per
     CTA of 4 warps (the 2x2 TiledMMA), with `answer` as its main loop; built on whatever `cutlass` is
@@ -726,7 +711,7 @@ def _main_loop_program(answer):
     # real CuTeDSL rewrites Python loops (range_constexpr, range over a k-tile count) only in functions
     # decorated in their source: the learner's plain function is reloaded with @cute.jit on it, and is
     # then inlined into the kernel (the simulator runs it as it is)
-    loop = answer if getattr(cutlass, "__cutekit_sim__", False) else _decorated_with_jit(answer)
+    loop = answer if getattr(cutlass, "__cutekit_sim__", False) else decorated_with_jit(answer)
 
     @cute.kernel
     def kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, smem_layout: cute.ComposedLayout,
@@ -775,30 +760,6 @@ def _main_loop_program(answer):
     return host
 
 
-def _decorated_with_jit(function):
-    """`function` loaded again from a copy of its module file in which its `def` carries `@cute.jit`
-    (as it is, if the learner decorated it already)."""
-    import importlib.util
-    source_file = Path(inspect.getsourcefile(inspect.unwrap(function)))
-    lines = source_file.read_text().splitlines(keepends=True)
-    first = inspect.unwrap(function).__code__.co_firstlineno - 1
-    header = []
-    for line in lines[first:]:
-        header.append(line)
-        if line.lstrip().startswith(("def ", "async def ")):
-            break
-    if any(line.lstrip().startswith("@") and "jit" in line for line in header):
-        return function
-    lines.insert(first, "@cute.jit\n")
-    folder = Path(tempfile.mkdtemp(prefix="cutekit-jit-"))
-    path = folder / f"jit_{source_file.name}"
-    path.write_text("".join(lines))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, function.__name__)
-
-
 def _what_c_holds(a, b, c, k_tiles: int) -> dict:
     """C written as whole multiples of the products it can hold: each k-block's A B^T, and (for an operand
     register never loaded, which the harness fills with 1.0) each k-block's row sums of A or of B, or 16.
@@ -828,7 +789,7 @@ def _one_tile_gemm(answer, k_tiles: int, data: int) -> dict:
     """C (32x32, fp32) = A (32 x 32 k_tiles) B^T on one CTA of 4 warps, single-stage, on the simulator, with
     `answer` as the main loop; the elements that differ from NumPy's product and what C holds instead, or the
     error the kernel stopped with and how often the loop committed and waited for cp.async groups."""
-    _use_the_simulator(answer)
+    use_the_simulator(answer)
     import numpy
 
     import cutlass.cute as cute

@@ -1,22 +1,26 @@
 """Chapter 08 exercises: the parts of a Hopper GEMM a learner writes. The shared-memory layout for a tile and a
 dtype (the swizzle chosen from the contiguous extent in bytes), the TMA boxes and the transaction count of a
-stage, the number of stages that fits in 227 KiB, the mbarrier wait/arrive sequence with its phases, and the
-wgmma main loop's order.
+stage, the number of stages that fits in 227 KiB, and two loops of the chapter's kernel: the producer warp's
+(mbarrier waits, arrivals with their bytes, TMA loads, phases) and the consumers' wgmma main loop.
 
 Cases are drawn from a seed. The layout, box and stage generators draw until the cases tell every modelled
 mistake apart from the right answer (each mistake below gives a wrong result on at least one case of every
-draw), so a hint can name the mistake it recognises. The two pipeline exercises run the learner's steps in
-`cutekit.sim.mbarriers`, a model of the mbarriers, the TMA copies and the wgmma groups that names the first
-thing that goes wrong ("waiting on the wrong phase", "stage reused before its consumer released it", ...).
+draw), so a hint can name the mistake it recognises. The two loops run inside the chapter's kernel
+(benchmarks/kernels/hopper_gemm.py, the learner's function in place of its `produce` or `consume`) on the
+simulator, which checks the order a GPU needs and names the first thing that goes wrong ("waited on the wrong
+phase", "stage reused before its consumer released it", "missing fence", ...); real CuTeDSL compiles the
+kernel with the learner's loop for sm_90a where it is installed, and its PTX is read.
 """
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
 from .common import case_text, each_outcome
-from .cutedsl import NotMovable, WorkerReply, module_source, run_in_cutedsl
+from .cutedsl import FakeTensor, NotMovable, WorkerReply, compile_to_ptx, module_source, run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed
+from .kernels import decorated_with_jit, kernel_module_source, unwrap, use_the_simulator
 
 SMEM_LIMIT = 227 * 1024           # bytes of shared memory one block may use on sm_90
 BARRIER_BYTES = 8                 # one mbarrier
@@ -422,176 +426,300 @@ STAGE_COUNT = Exercise(
 )
 
 
-# ---- ch08.mbarrier_phases and ch08.wgmma_main_loop: the pipeline model ----------------------------------------------
+# ---- ch08.mbarrier_phases and ch08.wgmma_main_loop: the producer's and the consumers' loops in the kernel ----------
 
-def _pipeline_cases(rng):
-    """Always one case with fewer k-tiles than stages, and one going round the ring at least twice."""
-    stages = rng.choice([2, 3, 4])
-    cases = [{"k_tiles": rng.randint(1, stages - 1) if stages > 2 else 1, "stages": stages},
-             {"k_tiles": rng.randint(2 * stages + 1, 3 * stages + 2), "stages": stages},
-             {"k_tiles": rng.randint(2, 12), "stages": rng.choice([2, 3, 4, 5])}]
-    for case in cases:
-        case["nbytes"] = rng.choice([16384, 24576, 32768, 49152])
-    return cases
+KERNEL = "benchmarks.kernels.hopper_gemm"        # the chapter's kernel; its `produce` and `consume` are the loops
+ROLES = {"ch08.mbarrier_phases": "produce", "ch08.wgmma_main_loop": "consume"}
 
 
-def reference_producer(k_tiles, stages, nbytes):
-    from cutekit.sim.mbarriers import arrive_expect_tx, tma_load, wait
-    steps, stage, phase = [], 0, 1
-    for k_tile in range(k_tiles):
-        steps += [wait("empty", stage, phase), arrive_expect_tx("full", stage, nbytes), tma_load(stage, k_tile)]
-        stage += 1
-        if stage == stages:
-            stage, phase = 0, phase ^ 1
-    return steps
+def _loop_cases(rng, stage_choices=(2, 3, 4)):
+    """A ragged problem with fewer k-tiles than stages, and one that goes round the ring of stages at least
+    twice; one tile of C each (the simulator runs 384 threads a tile), BN and STAGES drawn."""
+    stages, bn = rng.choice(stage_choices), rng.choice([64, 128])
+    few = {"M": rng.randint(1, 128), "N": 8 * rng.randint(1, bn // 8), "K": 8 * rng.randint(1, 8 * (stages - 1)),
+           "STAGES": stages, "BN": bn, "_data": rng.randrange(10_000)}
+    laps = {"M": rng.randint(65, 128), "N": 8 * rng.randint(bn // 16, bn // 8),
+            "K": 64 * (2 * stages + 1) + 8 * rng.randint(1, 7), "STAGES": stages, "BN": bn,
+            "_data": rng.randrange(10_000)}
+    return [few, laps]
 
 
-def _as_steps(value, what):
-    if not isinstance(value, (list, tuple)) or not all(isinstance(step, tuple) for step in value):
-        raise TypeError(f"{what} should be a list of steps (wait(...), arrive(...), ...), got {value!r:.120}")
-    return [tuple(step) for step in value]
+def _consumer_cases(rng):
+    """Two k-tiles of wgmmas in flight need a third stage for the producer to fill: 3 or 4 stages."""
+    return _loop_cases(rng, (3, 4))
 
 
-def _ask_phases(answer, case):
-    from cutekit.sim.mbarriers import run_pipeline
-    value = answer(case["k_tiles"], case["stages"], case["nbytes"])
-    if not isinstance(value, tuple) or len(value) != 2:
-        raise TypeError(f"expected (producer_steps, consumer_steps), got {value!r:.120}")
-    producer, consumer = _as_steps(value[0], "producer_steps"), _as_steps(value[1], "consumer_steps")
-    report = run_pipeline(producer, [consumer], case["k_tiles"], case["stages"], case["nbytes"])
-    return {"ok": report.ok, "report": str(report), "mistake": report.mistake, "schedule": report.schedule,
-            "producer": producer, "consumer": consumer}
+def _fresh_kernel():
+    """The chapter's kernel module imported anew (on whatever `cutlass` is imported now)."""
+    import importlib
+    import sys
+    for name in [name for name in sys.modules if name == KERNEL or name.startswith(KERNEL + ".")]:
+        del sys.modules[name]
+    try:
+        return importlib.import_module(KERNEL)
+    except ImportError as error:
+        raise RuntimeError(f"the check runs your loop inside the chapter's kernel, {KERNEL.replace('.', '/')}.py, "
+                           f"which is not importable here ({error}): run the course from its repository") from None
 
 
-PIPELINE_HINTS = {
-    "wrong phase": "the parity flips each time the stage index wraps to 0: a consumer waits on full[s] for parity "
-                   "0 on its first pass; the producer's first pass waits on empty[s] for parity 1 (the phase "
-                   "before the first, complete at once)",
-    "deadlock": "a wait that never returns: a parity that names a phase nobody completes, or an arrive that never "
-                "comes (the consumer releases each stage on empty[s] once it has used it)",
-    "stage reused": "the producer must wait on empty[s] before it loads into stage s again, and the consumer "
-                    "arrives on empty[s] only after it has read the stage",
-    "read before landed": "the full barrier completes only when its arrival and its expected bytes are in: "
-                          "arrive_expect_tx with the stage's bytes (not a plain arrive, not too few bytes)",
-}
+def simulate_kernel(a, b, *, edit: tuple | None = None, **knobs):
+    """C = A B^T for fp16 NumPy arrays a (M, K) and b (N, K), computed by the chapter's kernel on the simulator
+    (with the module settings `knobs`, e.g. BN=128, STAGES=2). `edit` = (old, new) plants one change in the
+    kernel's source first: how chapter 08 shows a mistake stopped by name. Returns C (fp16)."""
+    import numpy
+
+    import cutekit
+    with cutekit.using("sim", fresh=("benchmarks",)):
+        module = _fresh_kernel()
+        if edit is not None:
+            source = Path(module.__file__).read_text()
+            if source.count(edit[0]) != 1:
+                raise ValueError(f"simulate_kernel(edit=...): the kernel's source holds {edit[0]!r} "
+                                 f"{source.count(edit[0])} times, not once")
+            exec(compile(source.replace(*edit), module.__file__, "exec"), module.__dict__)  # noqa: S102
+        from cutlass.cute.runtime import from_dlpack
+        c = numpy.zeros((a.shape[0], b.shape[0]), numpy.float16)
+        with module.configured(**knobs):
+            module.gemm_tn(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)])
+        return c
 
 
-def _pipeline_verdict(outcome, extra_hints=None) -> Verdict | None:
-    value = outcome.value
-    if value["ok"]:
-        return None
-    hints = {**PIPELINE_HINTS, **(extra_hints or {})}
-    advice = hints.get(value["mistake"], "")
-    return failed(f"{case_text(outcome.case)} ({value['schedule']}): {value['report']}"
-                  + (f"\n{advice}" if advice else ""))
+def kernel_with(answer, role: str):
+    """The chapter's `gemm_tn` with the learner's function as its `role` loop ("produce" or "consume"). Real
+    CuTeDSL needs the function decorated in its source (decorated_with_jit); the simulator runs it as it is."""
+    import cutlass
+    module = _fresh_kernel()
+    loop = answer if getattr(cutlass, "__cutekit_sim__", False) else decorated_with_jit(answer)
+    setattr(module, role, loop)
+    return module
 
 
-@each_outcome
-def _phases_run(outcome) -> Verdict | None:
-    return _pipeline_verdict(outcome)
+def _run_loop(answer, role: str, case: dict, prepared: bool = False) -> dict:
+    """C = A B^T with the learner's loop in the kernel, on the simulator (in the forked sandbox; `prepared`:
+    the simulator is `cutlass` already)."""
+    if not prepared:
+        use_the_simulator(answer)
+    import numpy
+
+    from cutlass.cute.runtime import from_dlpack
+    module = kernel_with(answer, role)
+    rng = numpy.random.default_rng(case["_data"])
+    a = rng.standard_normal((case["M"], case["K"])).astype(numpy.float16)
+    b = rng.standard_normal((case["N"], case["K"])).astype(numpy.float16)
+    c = numpy.full((case["M"], case["N"]), numpy.nan, dtype=numpy.float16)
+    try:
+        with module.configured(BN=case["BN"], STAGES=case["STAGES"]):
+            module.gemm_tn(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)])
+    except Exception as error:  # noqa: BLE001 - the kernel's failure is the learner's message
+        return {"error": f"{type(error).__name__}: {str(error).strip()}"}
+    product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
+    wrong = numpy.argwhere(~numpy.isclose(c.astype(numpy.float32), product, rtol=2e-2, atol=6e-2)).tolist()
+    return {"error": "", "wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None,
+            "nan": int(numpy.isnan(c).sum())}
 
 
-@each_outcome
-def _phases_bytes(outcome) -> Verdict | None:
-    expect = [step for step in outcome.value["producer"] if step[0] == "arrive_expect_tx"]
-    if len(expect) != outcome.case["k_tiles"] or any(step[3] != outcome.case["nbytes"] for step in expect):
-        got = sorted({step[3] for step in expect}) if expect else "none"
-        return failed(f"{case_text(outcome.case)}: the producer should announce nbytes = {outcome.case['nbytes']} with "
-                      f"arrive_expect_tx on full[s] once per k-tile; it announced {got} in {len(expect)} "
-                      f"arrive_expect_tx step(s) (read before landed: a plain arrive completes the phase early)")
+def _ask_producer(answer, case):
+    return _run_loop(answer, "produce", case)
+
+
+def _ask_consumer(answer, case):
+    """The loop run in the kernel, and after each of its wait_group calls (in the first consumer thread) how
+    many committed groups were still running and how many had been committed."""
+    from cutekit.sim import hopper
+    hopper.WAIT_GROUP_LOG = []          # this forked child only
+    value = _run_loop(answer, "consume", case)
+    left = [(running, committed) for thread, running, committed in hopper.WAIT_GROUP_LOG if thread == 128]
+    value["left"] = left[:-1]          # the last wait_group is the one after the loop
+    return value
+
+
+# what a failure's message says -> what to change, for each loop
+PRODUCER_HINTS = (
+    ("stage reused before its consumer released it", "wait on empty[s] (barriers + stages + stage) before every "
+     "load into stage s, with the producer's phase: it starts at 1 (the phase before a fresh barrier's first "
+     "counts as complete) and flips each time the stage index wraps to 0"),
+    ("expects none", "announce the stage's bytes first: with cute.arch.elect_one(): cute.arch.mbarrier_arrive_"
+     "and_expect_tx(barriers + stage, bytes_per_stage), then the two copies with tma_bar_ptr=barriers + stage"),
+    ("more arrivals", "full[s] counts one arrival: make it in one lane, inside `with cute.arch.elect_one():`"),
+    ("never go on", "a wait that never returns: the producer's first lap waits on the fresh empty barriers for "
+     "parity 1, the stage index wraps to 0 after stages - 1 (and the phase flips then), and each stage's "
+     "full barrier must receive the announced bytes (both copies, A and B)"),
+    ("wrong phase", "the consumers found a stage not loaded yet: every k-tile's copies go into stage "
+     "k_tile % stages, with tma_bar_ptr=barriers + stage"),
+    ("was not initialized", "the stage index wraps to 0 after stages - 1: barriers + stage and barriers + stages "
+     "+ stage must stay inside the 2 * stages barriers"),
+    ("out-of-bounds", "the stage index wraps to 0 after stages - 1 (tAsA[None, stage] has stages stages)"),
+)
+CONSUMER_HINTS = (
+    ("never committed", "warpgroup.commit_group() after each k-tile's cute.gemm calls: wait_group counts only "
+     "committed groups"),
+    ("waited on the wrong phase", "the consumers wait on full[s] (barriers + stage) with a phase that starts at "
+     "0 and flips each time the stage index wraps to 0"),
+    ("missing fence", "warpgroup.fence() after the wait on full[s], before the k-tile's first cute.gemm"),
+    ("not been retired", "release a stage (arrive on barriers + stages + s) only after warpgroup.wait_group has "
+     "retired its wgmmas: after wait_group(2), the stage of the k-tile two back (wait_group counts only groups "
+     "closed with warpgroup.commit_group())"),
+    ("still in flight", "after the loop, warpgroup.wait_group(0): the epilogue reads the accumulators"),
+    ("more arrivals", "empty[s] counts one arrival per consumer warp: only lane 0 of each warp arrives"),
+    ("never go on", "a wait that never returns: release every stage once its wgmmas are retired, on its own "
+     "empty barrier (barriers + stages + (k_tile - 2) % stages), one arrival per warp (lane 0), and let the "
+     "stage index wrap to 0 after stages - 1"),
+    ("stage reused", "release a stage only once the wgmmas reading it are retired, one arrival per warp "
+     "(lane == 0), on the barrier of the stage they read: the k-tile two back, barriers + stages + "
+     "(k_tile - 2) % stages"),
+)
+
+
+def _loop_verdict(outcome, hints) -> Verdict | None:
+    case = outcome.case
+    where = (f"M={case['M']}, N={case['N']}, K={case['K']} ({-(-case['K'] // 64)} k-tiles) on {case['STAGES']} "
+             f"stages, BN={case['BN']}")
+    value = outcome.value or {}
+    error = outcome.error or value.get("error", "")
+    if error:
+        advice = next((fix for clue, fix in hints if clue in error), "")
+        text = error.strip()
+        return failed(f"{where}: {text[:900]}" + (f"\nTo fix: {advice}" if advice else ""))
+    if value["wrong"]:
+        unwritten = f"; {value['nan']} outputs were never written" if value["nan"] else ""
+        return failed(f"{where}: {value['wrong']} of {case['M'] * case['N']} outputs differ from NumPy's A @ B.T, "
+                      f"the first at (m, n) = {value['first']}{unwritten}: every k-tile must be loaded (k-tile "
+                      f"k_tile into stage k_tile % stages) and multiplied once (every k-block of the stage)")
     return None
+
+
+def _loop_criterion(which: int, hints):
+    def judge(context) -> Verdict:
+        for outcome in context.outcomes[which:which + 1]:
+            verdict = _loop_verdict(outcome, hints)
+            if verdict is not None:
+                return verdict
+        return passed()
+    return judge
+
+
+LAZY_KERNEL = """
+
+import sys as _sys
+_sys.path.insert(0, {root!r})      # where the chapter's kernel package lives
+
+
+def __getattr__(name):
+    \"\"\"`gemm_tn`: the chapter's kernel with the loop above as its {role} loop (built on first use).\"\"\"
+    if name == "gemm_tn":
+        from cutekit.checks import ch08_hopper
+        return ch08_hopper.kernel_with({name}, "{role}").gemm_tn
+    raise AttributeError(name)
+"""
+
+# opcode -> (at least, at most or None, what it says)
+PRODUCER_PTX = (("mbarrier.try_wait.parity", 1, None, "an mbarrier_wait on empty[s]"),
+                ("mbarrier.arrive.expect_tx", 1, None, "mbarrier_arrive_and_expect_tx on full[s]"),
+                ("cp.async.bulk.tensor.2d.shared", 2, None, "the TMA loads of A and B"),
+                ("elect.sync", 1, None, "elect_one around the arrival"))
+CONSUMER_PTX = (("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", 4, 4, "BK / 16 = 4 wgmmas per k-tile"),
+                ("wgmma.fence", 1, None, "warpgroup.fence()"),
+                ("wgmma.commit_group", 1, None, "warpgroup.commit_group()"),
+                ("wgmma.wait_group", 2, None, "wait_group(1) in the loop and wait_group(0) after it"),
+                ("mbarrier.try_wait.parity", 1, None, "an mbarrier_wait on full[s]"))
+
+
+DEPTH = 2          # exercise 5: k-tiles of wgmmas kept running
+
+
+@each_outcome
+def _consumer_depth(outcome) -> Verdict | None:
+    value = outcome.value or {}
+    if outcome.error or value.get("error") or value.get("wrong"):
+        return failed(f"{case_text(outcome.case)}: the loop must first compute C (the criteria above)")
+    wrong = [(running, committed) for running, committed in value["left"] if running != min(DEPTH, committed)]
+    if wrong or not value["left"]:
+        got = [running for running, _ in value["left"]][:8]
+        return failed(f"after each k-tile's wait_group, {got} groups of wgmmas stayed running; this loop keeps "
+                      f"{DEPTH}: warpgroup.wait_group({DEPTH}) after each commit (wait_group(1) is section 3.7's "
+                      f"loop, wait_group(0) leaves the tensor cores idle while the warpgroup waits)")
+    return None
+
+
+def _kernel_root() -> str:
+    """The folder holding the chapter's kernel package (the repository), for a compiler in another process."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(KERNEL)
+    except ImportError:
+        spec = None
+    return str(Path(spec.origin).parents[2]) if spec is not None and spec.origin else ""
+
+
+def _ptx_criterion(role: str, expected):
+    def judge(context) -> Verdict:
+        try:
+            source = kernel_module_source(context.answer)
+        except (OSError, TypeError) as error:
+            return failed(f"the loop's source cannot be read ({error}); define it in a notebook cell or a .py file")
+        with tempfile.TemporaryDirectory(prefix="cutekit-ch08-") as folder:
+            path = Path(folder) / f"learner_{role}.py"
+            path.write_text(source + LAZY_KERNEL.replace("{name}", unwrap(context.answer).__code__.co_name)
+                            .replace("{role}", role).replace("{root!r}", repr(_kernel_root())))
+            report = compile_to_ptx(str(path), "gemm_tn", (FakeTensor("Float16", 2, 8),) * 3, arch="sm_90a")
+        if not report.ok:
+            first = report.error.strip().splitlines()[0][:500] if report.error.strip() else "no reason given"
+            return failed(f"CuTeDSL could not compile the kernel with your loop for sm_90a: {first}")
+        for opcode, least, most, what in expected:
+            count = report.count(opcode)
+            if count < least or (most is not None and count > most):
+                want = f"{least}" if most == least else f"at least {least}" if most is None else f"{least}-{most}"
+                return failed(f"the compiled kernel has {count} {opcode} where {what} should give {want}")
+        if role == "consume" and not re.search(rf"wgmma\.wait_group\.sync\.aligned\s+{DEPTH};", report.ptx):
+            return failed(f"the compiled kernel has no wgmma.wait_group.sync.aligned {DEPTH}: the loop keeps {DEPTH} "
+                          f"k-tiles of wgmmas running with warpgroup.wait_group({DEPTH})")
+        if report.local_memory:
+            return failed(f"the compiled kernel uses local memory ({report.local_memory} ld/st.local): a stage or "
+                          f"k-block index the compiler could not resolve; index k-blocks with cutlass.range_constexpr")
+        return passed()
+    return judge
 
 
 MBARRIER_PHASES = Exercise(
     id="ch08.mbarrier_phases",
-    statement="Write pipeline_steps(k_tiles, stages, nbytes) -> (producer_steps, consumer_steps): the producer "
-              "waits for a free stage, announces nbytes and loads each k-tile; the consumer waits for a full "
-              "stage, multiplies it with a synchronous mma and releases it, both cycling over the ring of stages "
-              "with the right phase parities.",
-    example="pipeline_steps(3, 2, 32768)[1][:3] is [wait('full', 0, 0), mma(0, 0), arrive('empty', 0)]",
-    cases=_pipeline_cases,
-    ask=_ask_phases,
+    statement="Write the producer warp's loop, producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, "
+              "k_tiles, stages, bytes_per_stage): for every k-tile wait until its stage is free (empty[s]), "
+              "announce the stage's bytes on full[s] in one lane and issue the TMA loads of A and B into it, "
+              "walking the ring of stages with the right phase parities.",
+    example="it replaces the kernel's `produce`; the consumers, the epilogue and the launch are the chapter's",
+    cases=_loop_cases,
+    ask=_ask_producer,
+    timeout=240.0,
     criteria=(
-        Criterion("every k-tile's bytes announced on its full barrier", "reference", 1, _phases_bytes),
-        Criterion("the pipeline runs in the mbarrier model without a wrong phase, reuse or deadlock", "reference", 2,
-                  _phases_run),
+        Criterion("fewer k-tiles than stages: C = A B^T, ragged M, N and K", "reference", 1,
+                  _loop_criterion(0, PRODUCER_HINTS)),
+        Criterion("twice round the ring: every wait, arrival and copy in order, C = A B^T", "reference", 2,
+                  _loop_criterion(1, PRODUCER_HINTS)),
+        Criterion("compiled by real CuTeDSL for sm_90a: mbarrier waits, expect_tx, TMA loads, elect", "cutedsl-cpu",
+                  1, _ptx_criterion("produce", PRODUCER_PTX)),
     ),
 )
 
 
-def _main_loop_cases(rng):
-    cases = []
-    for depth in (1, rng.choice([0, 2])):
-        stages = rng.choice([depth + 1, depth + 2, 4]) if depth < 3 else 4
-        stages = max(stages, depth + 1)
-        cases.append({"k_tiles": rng.randint(2 * stages + 1, 3 * stages + 3), "stages": stages, "depth": depth,
-                      "nbytes": 49152})
-    cases.append({"k_tiles": 1, "stages": 2, "depth": 1, "nbytes": 49152})
-    return cases
-
-
-def _ask_main_loop(answer, case):
-    from cutekit.sim.mbarriers import run_pipeline
-    consumer = _as_steps(answer(case["k_tiles"], case["stages"], case["depth"]), "consumer_loop")
-    producer = reference_producer(case["k_tiles"], case["stages"], case["nbytes"])
-    report = run_pipeline(producer, [consumer], case["k_tiles"], case["stages"], case["nbytes"])
-    # after each wait_group before the last step: (groups still running, groups committed so far)
-    running, committed, left = 0, 0, []
-    for index, step in enumerate(consumer):
-        if step[0] == "commit_group":
-            running, committed = running + 1, committed + 1
-        elif step[0] == "wait_group" and isinstance(step[1], int):
-            running = min(running, step[1])
-            if index < len(consumer) - 1:
-                left.append((running, committed))
-    return {"ok": report.ok, "report": str(report), "mistake": report.mistake, "schedule": report.schedule,
-            "left": left, "consumer": consumer}
-
-
-MAIN_LOOP_HINTS = {
-    "released while read": "release the stage of the k-tile `depth` k-tiles back, after wait_group(depth) has "
-                           "retired its wgmmas (with depth 0: the current stage, after wait_group(0)); wait_group "
-                           "counts only groups closed with commit_group",
-    "no fence": "warpgroup.fence() comes before the first wgmma (after the wait on full[s])",
-    "still running": "after the loop, wait_group(0): the epilogue reads the accumulators",
-    "deadlock": "each stage must be released once its wgmmas are retired, or the producer waits forever",
-}
-
-
-@each_outcome
-def _main_loop_runs(outcome) -> Verdict | None:
-    return _pipeline_verdict(outcome, MAIN_LOOP_HINTS)
-
-
-@each_outcome
-def _main_loop_overlap(outcome) -> Verdict | None:
-    case, value = outcome.case, outcome.value
-    if not value["ok"]:
-        return failed(f"{case_text(case)}: the loop must first run correctly (see the criterion above)")
-    depth = case["depth"]
-    wrong = [(left, committed) for left, committed in value["left"] if left != min(depth, committed)]
-    if wrong or (not value["left"] and case["k_tiles"] > depth):
-        got = [left for left, _ in value["left"]][:8]
-        want = [min(depth, committed) for _, committed in value["left"]][:8]
-        return failed(f"{case_text(case)}: after the loop's wait_group steps, {got} groups of wgmmas stay running; "
-                      f"with depth {depth} it should be {want}: wait_group({depth}) keeps the last {depth} k-tiles' "
-                      f"wgmmas overlapping the next wait (wait_group(0) in the loop leaves none, so the tensor cores "
-                      f"idle while the warpgroup waits)")
-    return None
-
-
 WGMMA_MAIN_LOOP = Exercise(
     id="ch08.wgmma_main_loop",
-    statement="Write consumer_loop(k_tiles, stages, depth): a consumer warpgroup's main loop as steps (wait on "
-              "full, fence, wgmma, commit_group, wait_group, release on empty) that keeps `depth` k-tiles of "
-              "wgmmas running and releases each stage once its wgmmas are retired, then waits for all of them.",
-    example="the kernel's loop is depth 1: release the previous k-tile's stage after wait_group(1)",
-    cases=_main_loop_cases,
-    ask=_ask_main_loop,
+    statement="Write the consumers' main loop two k-tiles deep, consumer_loop(tiled_mma, accumulators, tCrA, "
+              "tCrB, barriers, k_tiles, stages, lane): for every k-tile wait until its stage is filled "
+              "(full[s]), fence, issue its wgmmas and commit them, keep two k-tiles of them running "
+              "(wait_group(2)), then release the stage of the k-tile two back (empty[s], lane 0 of each warp); "
+              "after the loop, wait for every wgmma.",
+    example="it replaces the kernel's `consume`; the producer, the epilogue and the launch are the chapter's",
+    cases=_consumer_cases,
+    ask=_ask_consumer,
+    timeout=240.0,
     criteria=(
-        Criterion("the loop runs in the mbarrier model: phases, fence, releases after retirement", "reference", 2,
-                  _main_loop_runs),
-        Criterion("`depth` k-tiles of wgmmas stay running after each wait_group", "reference", 1, _main_loop_overlap),
+        Criterion("fewer k-tiles than stages: C = A B^T, ragged M, N and K", "reference", 1,
+                  _loop_criterion(0, CONSUMER_HINTS)),
+        Criterion("twice round the ring: phases, fence, releases after retirement, C = A B^T", "reference", 2,
+                  _loop_criterion(1, CONSUMER_HINTS)),
+        Criterion("two k-tiles of wgmmas stay running after each wait_group", "reference", 1, _consumer_depth),
+        Criterion("compiled by real CuTeDSL for sm_90a: 4 wgmma 64x256x16 per k-tile, fence, commit, wait",
+                  "cutedsl-cpu", 1, _ptx_criterion("consume", CONSUMER_PTX)),
     ),
 )
 

@@ -355,6 +355,9 @@ def commit_group(**kwargs):
             warp.open = None
 
 
+WAIT_GROUP_LOG: list | None = None     # a check sets a list: (thread, groups still running, groups committed)
+
+
 def wait_group(n, **kwargs):
     """warpgroup.wait_group(n): wait until at most n committed groups are still running."""
     if not is_int(n) or int(n) < 0:
@@ -364,6 +367,8 @@ def wait_group(n, **kwargs):
     while len(groups) > int(n):
         for storage in groups.pop(0):
             storage.wgmma_busy -= 1
+    if WAIT_GROUP_LOG is not None:
+        WAIT_GROUP_LOG.append((thread.linear, len(groups), thread.__dict__.get("wgmma_commits", 0)))
     warp = _warp(thread)
     if _counter(thread, "wgmma_waits") == warp.waits:
         warp.waits += 1
@@ -490,6 +495,10 @@ def _multiply(mma, thread, d, a, b, c, a_addresses, b_addresses):
 def check_register_access(storage, writing: bool):
     """Called for a read or write of registers that wgmmas may own (memory.read/write)."""
     thread = machine.current()
+    if getattr(storage, "wgmma_busy", 0) and thread is not None and storage in thread.__dict__.get("wgmma_open", ()):
+        _fail(f"{'wrote' if writing else 'read'} the accumulators while wgmmas that write them were never "
+              f"committed: warpgroup.commit_group() after each k-tile's wgmmas (wait_group waits only for "
+              f"committed groups)")
     if getattr(storage, "wgmma_busy", 0):
         _fail(f"{'wrote' if writing else 'read'} the accumulators while wgmmas that write them are still in "
               f"flight: warpgroup.commit_group() and warpgroup.wait_group(0) first")

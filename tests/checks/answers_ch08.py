@@ -2,8 +2,6 @@
 `(exercise_id, mistake, wrong_answer, cause)`, `cause` a regular expression the hint must match)."""
 from cutekit import cute
 from cutekit.cute.nvgpu import warpgroup
-from cutekit.sim.mbarriers import (arrive, arrive_expect_tx, commit_group, fence, mma, tma_load, wait, wait_group,
-                                   wgmma)
 
 Kind = warpgroup.SmemLayoutAtomKind
 
@@ -148,141 +146,110 @@ def stages_epilogue_never_counted(bm, bn, bk, dtype, c_dtype, reuse):
     return 227 * 1024 // stage
 
 
-# ---- ch08.mbarrier_phases ---------------------------------------------------------------------------------------
+# ---- ch08.mbarrier_phases: the producer warp's loop, in the kernel ------------------------------------------------
 
-def _phases(k_tiles, stages, nbytes, producer_first_parity=1, consumer_first_parity=0, flip="lap",
-            producer_waits=True, consumer_releases=True, release_before_mma=False, expect=True, wrap=True):
-    producer, consumer = [], []
-    stage, phase_p, phase_c = 0, producer_first_parity, consumer_first_parity
-    for k_tile in range(k_tiles):
-        if producer_waits:
-            producer.append(wait("empty", stage, phase_p))
-        producer.append(arrive_expect_tx("full", stage, nbytes) if expect else arrive("full", stage))
-        producer.append(tma_load(stage, k_tile))
-        consumer.append(wait("full", stage, phase_c))
-        if release_before_mma:
-            consumer += [arrive("empty", stage), mma(stage, k_tile)]
-        else:
-            consumer.append(mma(stage, k_tile))
-            if consumer_releases:
-                consumer.append(arrive("empty", stage))
-        stage += 1
-        if flip == "every k-tile":
-            phase_p, phase_c = phase_p ^ 1, phase_c ^ 1
-        if stage == stages and wrap:
-            stage = 0
-            if flip == "lap":
-                phase_p, phase_c = phase_p ^ 1, phase_c ^ 1
-    return producer, consumer
+PRODUCER_MISTAKES = {
+    "starts_at_parity_0": r"first lap waits on the fresh empty barriers for parity 1",
+    "parity_never_flipped": r"flips each time the stage index wraps|phase flips then",
+    "no_wait_on_empty": r"wait on empty\[s\] .* before every load",
+    "plain_arrive": r"announce the stage's bytes first",
+    "announces_half_the_bytes": r"announcing fewer completes the phase",
+    "every_lane_arrives": r"in one lane, inside `with cute.arch.elect_one\(\):`",
+    "stage_never_wraps": r"wraps to 0 after stages - 1",
+    "always_k_tile_0": r"every k-tile must be loaded",
+    "b_copy_forgotten": r"both copies, A and B",
+}
 
 
-def pipeline_steps(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes)
+def producer_with(mistake=""):
+    """The producer warp's loop, with `mistake` (a key of PRODUCER_MISTAKES) planted, or none ("": a plain
+    string, so that the loop moved by source to real CuTeDSL carries it as a constant)."""
+    def producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, stages, bytes_per_stage):
+        import cutlass              # kernel code: the simulator's or CuTeDSL's, as the check chooses
+        import cutlass.cute as cute
+        stage = cutlass.Int32(0)
+        phase = cutlass.Int32(0) if mistake == "starts_at_parity_0" else cutlass.Int32(1)
+        nbytes = bytes_per_stage // 2 if mistake == "announces_half_the_bytes" else bytes_per_stage
+        for k_tile in range(k_tiles):
+            if mistake != "no_wait_on_empty":
+                cute.arch.mbarrier_wait(barriers + stages + stage, phase)
+            if mistake == "plain_arrive":
+                with cute.arch.elect_one():
+                    cute.arch.mbarrier_arrive(barriers + stage)
+            elif mistake == "every_lane_arrives":
+                cute.arch.mbarrier_arrive_and_expect_tx(barriers + stage, nbytes)
+            else:
+                with cute.arch.elect_one():
+                    cute.arch.mbarrier_arrive_and_expect_tx(barriers + stage, nbytes)
+            loaded = 0 if mistake == "always_k_tile_0" else k_tile
+            cute.copy(tma_a, tAgA[None, loaded], tAsA[None, stage], tma_bar_ptr=barriers + stage)
+            if mistake != "b_copy_forgotten":
+                cute.copy(tma_b, tBgB[None, loaded], tBsB[None, stage], tma_bar_ptr=barriers + stage)
+            stage = stage + 1
+            if stage == stages and mistake != "stage_never_wraps":
+                stage = cutlass.Int32(0)
+                if mistake != "parity_never_flipped":
+                    phase = phase ^ 1
+    producer_loop.__name__ = f"producer_loop_{mistake}" if mistake else "producer_loop"
+    return producer_loop
 
 
-def phases_producer_starts_at_parity_0(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, producer_first_parity=0)
+# ---- ch08.wgmma_main_loop: the consumers' loop, two k-tiles deep ---------------------------------------------------
+
+CONSUMER_MISTAKES = {
+    "starts_at_phase_1": r"starts at 0 and flips",
+    "no_fence": r"warpgroup.fence\(\) after the wait",
+    "releases_the_current_stage": r"two back",
+    "releases_the_previous_stage": r"two back",
+    "the_worked_depth_one_loop": r"wait_group\(1\) is section 3.7's loop",
+    "wait_group_0_in_the_loop": r"tensor cores idle",
+    "no_final_wait": r"wait_group\(0\): the epilogue",
+    "every_lane_arrives": r"one arrival per warp \(lane 0\)",
+    "never_releases": r"release every stage",
+    "no_commit_group": r"commit_group\(\) after each k-tile",
+}
 
 
-def phases_consumer_starts_at_parity_1(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, consumer_first_parity=1)
-
-
-def phases_never_flipped(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, flip="never")
-
-
-def phases_flipped_every_k_tile(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, flip="every k-tile")
-
-
-def phases_producer_never_waits(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, producer_waits=False)
-
-
-def phases_consumer_never_releases(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, consumer_releases=False)
-
-
-def phases_release_before_mma(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, release_before_mma=True)
-
-
-def phases_plain_arrive_without_bytes(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, expect=False)
-
-
-def phases_stage_never_wraps(k_tiles, stages, nbytes):
-    return _phases(k_tiles, stages, nbytes, wrap=False)
-
-
-# ---- ch08.wgmma_main_loop -----------------------------------------------------------------------------------------
-
-def _loop(k_tiles, stages, depth, fenced=True, release="back", commit=True, wait_in_loop=None, final_wait=True,
-          wait_before_mma=False):
-    steps, stage, phase, held = [], 0, 0, []
-    waited = depth if wait_in_loop is None else wait_in_loop
-    for k_tile in range(k_tiles):
-        steps.append(wait("full", stage, phase))
-        if fenced:
-            steps.append(fence())
-        if wait_before_mma:
-            steps += [wait_group(waited), wgmma(stage, k_tile)] + ([commit_group()] if commit else [])
-        else:
-            steps.append(wgmma(stage, k_tile))
-            if commit:
-                steps.append(commit_group())
-            steps.append(wait_group(waited))
-        held.append(stage)
-        if release == "current":
-            steps.append(arrive("empty", held.pop(0)))
-        elif release == "back" and len(held) > depth:
-            steps.append(arrive("empty", held.pop(0)))
-        stage += 1
-        if stage == stages:
-            stage, phase = 0, phase ^ 1
-    return steps + ([wait_group(0)] if final_wait else [])
-
-
-def consumer_loop(k_tiles, stages, depth):
-    return _loop(k_tiles, stages, depth)
-
-
-def loop_without_fence(k_tiles, stages, depth):
-    return _loop(k_tiles, stages, depth, fenced=False)
-
-
-def loop_releases_the_current_stage(k_tiles, stages, depth):
-    return _loop(k_tiles, stages, depth, release="current")
-
-
-def loop_without_commit_group(k_tiles, stages, depth):
-    return _loop(k_tiles, stages, depth, commit=False)
-
-
-def loop_waits_for_every_group(k_tiles, stages, depth):
-    """safe, but wait_group(0) in the loop: no wgmma overlaps the next wait"""
-    return _loop(k_tiles, stages, depth, wait_in_loop=0)
-
-
-def loop_without_final_wait(k_tiles, stages, depth):
-    return _loop(k_tiles, stages, depth, final_wait=False)
-
-
-def loop_never_releases(k_tiles, stages, depth):
-    return _loop(k_tiles, stages, depth, release="never")
-
-
-def loop_waits_before_the_wgmma(k_tiles, stages, depth):
-    return _loop(k_tiles, stages, depth, wait_before_mma=True)
+def consumer_with(mistake=""):
+    """The consumers' main loop two k-tiles deep, with `mistake` (a key of CONSUMER_MISTAKES) planted, or none."""
+    def consumer_loop(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane):
+        import cutlass              # kernel code: the simulator's or CuTeDSL's, as the check chooses
+        import cutlass.cute as cute
+        from cutlass.cute.nvgpu import warpgroup
+        stage = cutlass.Int32(0)
+        phase = cutlass.Int32(1) if mistake == "starts_at_phase_1" else cutlass.Int32(0)
+        depth = 1 if mistake == "the_worked_depth_one_loop" else 0 if mistake == "wait_group_0_in_the_loop" else 2
+        back = 1 if mistake == "releases_the_previous_stage" else 0 if mistake == "releases_the_current_stage" \
+            else depth
+        for k_tile in range(k_tiles):
+            cute.arch.mbarrier_wait(barriers + stage, phase)
+            if mistake != "no_fence":
+                warpgroup.fence()
+            for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+                cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb, stage], tCrB[None, None, kb, stage],
+                          accumulators)
+            if mistake != "no_commit_group":
+                warpgroup.commit_group()
+            warpgroup.wait_group(depth)
+            if k_tile >= back and mistake != "never_releases":
+                if lane == 0 or mistake == "every_lane_arrives":
+                    cute.arch.mbarrier_arrive(barriers + stages + (k_tile - back) % stages)
+            stage = stage + 1
+            if stage == stages:
+                stage = cutlass.Int32(0)
+                phase = phase ^ 1
+        if mistake != "no_final_wait":
+            warpgroup.wait_group(0)
+    consumer_loop.__name__ = f"consumer_loop_{mistake}" if mistake else "consumer_loop"
+    return consumer_loop
 
 
 CORRECT = {
     "ch08.smem_layout": smem_layout,
     "ch08.tma_plan": tma_plan,
     "ch08.stage_count": stages_that_fit,
-    "ch08.mbarrier_phases": pipeline_steps,
-    "ch08.wgmma_main_loop": consumer_loop,
+    "ch08.mbarrier_phases": producer_with(),
+    "ch08.wgmma_main_loop": consumer_with(),
 }
 
 MISTAKES = [
@@ -308,28 +275,9 @@ MISTAKES = [
     ("ch08.stage_count", "width taken as bytes", stages_width_as_bytes, r"width is in bits"),
     ("ch08.stage_count", "epilogue counted despite reuse", stages_epilogue_always_counted, r"costs no extra"),
     ("ch08.stage_count", "epilogue forgotten without reuse", stages_epilogue_never_counted, r"needs its own"),
-    ("ch08.mbarrier_phases", "producer starts at parity 0", phases_producer_starts_at_parity_0,
-     r"deadlock.*wrong phase|wrong phase"),
-    ("ch08.mbarrier_phases", "consumer starts at parity 1", phases_consumer_starts_at_parity_1, r"wrong phase"),
-    ("ch08.mbarrier_phases", "parity never flipped", phases_never_flipped, r"wrong phase"),
-    ("ch08.mbarrier_phases", "parity flipped every k tile", phases_flipped_every_k_tile, r"wrong phase"),
-    ("ch08.mbarrier_phases", "producer never waits on empty", phases_producer_never_waits,
-     r"stage reused before its consumer released it"),
-    ("ch08.mbarrier_phases", "consumer never releases", phases_consumer_never_releases,
-     r"deadlock.*arrive that never comes"),
-    ("ch08.mbarrier_phases", "released before the mma", phases_release_before_mma,
-     r"stage reused before its consumer released it.*before it has read"),
-    ("ch08.mbarrier_phases", "plain arrive without bytes", phases_plain_arrive_without_bytes,
-     r"read before landed|plain arrive"),
-    ("ch08.mbarrier_phases", "stage index never wraps", phases_stage_never_wraps, r"does not exist.*wraps"),
-    ("ch08.wgmma_main_loop", "no fence", loop_without_fence, r"without a warpgroup.fence"),
-    ("ch08.wgmma_main_loop", "releases the current stage", loop_releases_the_current_stage,
-     r"released while a wgmma still reads it"),
-    ("ch08.wgmma_main_loop", "no commit group", loop_without_commit_group,
-     r"still reads it.*commit_group|counts only groups closed with commit_group"),
-    ("ch08.wgmma_main_loop", "wait group 0 in the loop", loop_waits_for_every_group, r"tensor cores idle"),
-    ("ch08.wgmma_main_loop", "no wait group 0 at the end", loop_without_final_wait, r"still running when the loop ends"),
-    ("ch08.wgmma_main_loop", "stages never released", loop_never_releases, r"deadlock.*released once"),
-    ("ch08.wgmma_main_loop", "wait group before the wgmma", loop_waits_before_the_wgmma,
-     r"released while a wgmma still reads it"),
-]
+] + [("ch08.mbarrier_phases", mistake.replace("_", " "), producer_with(mistake), cause)
+     for mistake, cause in PRODUCER_MISTAKES.items()] \
+  + [("ch08.wgmma_main_loop", mistake.replace("_", " "), consumer_with(mistake), cause)
+     for mistake, cause in CONSUMER_MISTAKES.items()]
+
+KERNEL_EXERCISES = ("ch08.mbarrier_phases", "ch08.wgmma_main_loop")     # simulated per case: a few seeds, not 100

@@ -1,18 +1,26 @@
 """Chapter 08 checks: each right answer earns every reference point in strict mode, and each mistake learners
-make (MISTAKES in answers_ch08.py, with the cause its hint must name) fails with that hint on every seed 0-99.
+make (MISTAKES in answers_ch08.py, with the cause its hint must name) fails with that hint.
 
-Every exercise is graded in plain Python (layouts, numbers, and the mbarrier model of cutekit.sim.mbarriers),
-so the sweep grades in this process (a fork per check would cost more than the grading; a test below shows
-the hints are the same)."""
+Exercises 1-3 are graded in plain Python (layouts and numbers), so their mistakes run on every seed 0-99 in
+this process (a fork per check would cost more than the grading; a test below shows the hints are the same).
+Exercises 4 and 5 run the learner's loop inside the chapter's kernel on the simulator (1-3 s a check, forked,
+since they switch `cutlass` to the simulator), so their mistakes run on one seed, and their case generator is
+swept over seeds 0-99 instead: every draw holds a problem with fewer k-tiles than stages and one that goes
+round the ring at least twice."""
 import random
 
 import pytest
 
 from cutekit.checks import ch08_hopper, check, exercises, grading, sandbox
 
-from answers_ch08 import CORRECT, MISTAKES
+from answers_ch08 import CORRECT, KERNEL_EXERCISES, MISTAKES
 from verdicts import (HINT_SEEDS, assert_mistake_fails_naming_its_cause,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
+
+
+KERNEL_SEEDS = (0,)
+PLAIN_MISTAKES = [row for row in MISTAKES if row[0] not in KERNEL_EXERCISES]
+KERNEL_MISTAKES = [row for row in MISTAKES if row[0] in KERNEL_EXERCISES]
 
 
 def in_this_process(monkeypatch):
@@ -38,6 +46,8 @@ def test_the_correct_answers_pass_on_every_seed(monkeypatch):
     in_this_process(monkeypatch)
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
     for exercise_id, answer in CORRECT.items():
+        if exercise_id in KERNEL_EXERCISES:
+            continue            # simulated: the strict test above runs them on two seeds
         for seed in HINT_SEEDS:
             result = check(exercise_id, answer, seed=seed, record=False)
             assert result.passed and result.earned == result.possible - result.waiting, f"seed {seed}: {result}"
@@ -45,24 +55,31 @@ def test_the_correct_answers_pass_on_every_seed(monkeypatch):
 
 def test_grading_in_this_process_gives_the_forked_sandboxs_hints(monkeypatch):
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    forked = [str(check(e, a, seed=0, record=False)) for e, _, a, _ in MISTAKES]
+    forked = [str(check(e, a, seed=0, record=False)) for e, _, a, _ in PLAIN_MISTAKES]
     in_this_process(monkeypatch)
-    assert [str(check(e, a, seed=0, record=False)) for e, _, a, _ in MISTAKES] == forked
+    assert [str(check(e, a, seed=0, record=False)) for e, _, a, _ in PLAIN_MISTAKES] == forked
 
 
-@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(MISTAKES))
+@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(PLAIN_MISTAKES))
 def test_each_mistake_fails_with_a_hint_naming_its_cause_on_every_seed(exercise_id, answer, cause, monkeypatch):
     in_this_process(monkeypatch)
     assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, HINT_SEEDS, monkeypatch)
 
 
+@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(KERNEL_MISTAKES))
+def test_each_kernel_loop_mistake_fails_with_a_hint_naming_its_cause(exercise_id, answer, cause, monkeypatch):
+    assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
+
+
 def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
     for seed in HINT_SEEDS:
-        pipeline = ch08_hopper._pipeline_cases(random.Random(seed))
-        assert any(case["k_tiles"] < case["stages"] for case in pipeline)
-        assert any(case["k_tiles"] > 2 * case["stages"] for case in pipeline)
-        loops = ch08_hopper._main_loop_cases(random.Random(seed))
-        assert any(case["depth"] >= 1 and case["k_tiles"] > case["stages"] for case in loops)
+        for draw, least in ((ch08_hopper._loop_cases, 2), (ch08_hopper._consumer_cases, 3)):
+            few, laps = draw(random.Random(seed))
+            k_tiles = [-(-case["K"] // 64) for case in (few, laps)]
+            assert k_tiles[0] < few["STAGES"] and k_tiles[1] > 2 * laps["STAGES"], (seed, few, laps)
+            assert least <= few["STAGES"] == laps["STAGES"] <= 4 and few["N"] % 8 == laps["N"] % 8 == 0
+            assert few["K"] % 8 == laps["K"] % 8 == 0 and laps["K"] % 64       # ragged K: a short last k-tile
+            assert max(few["M"], laps["M"]) <= 128 and max(few["N"], laps["N"]) <= few["BN"]   # one tile of C
         tma = ch08_hopper._tma_cases(random.Random(seed))
         assert {case["cluster_m"] for case in tma} == {1, 2}
 
@@ -88,21 +105,30 @@ def test_real_cutedsl_builds_the_layouts_cutekit_built_from_the_right_answer(mon
     assert "cutedsl-cpu" in result.tiers and result.earned == result.possible, str(result)
 
 
-def consumer_loop_waiting_only_when_a_stage_is_due(k_tiles, stages, depth):
-    """another right loop: a fence before every k-tile's wgmma, and wait_group only once a stage is due"""
-    from cutekit.sim.mbarriers import arrive, commit_group, fence, wait, wait_group, wgmma
-    steps, stage, phase = [], 0, 0
+def consumer_loop_with_two_stage_variables(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane):
+    """another right loop: the two stages in flight kept in variables, not computed with %"""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.nvgpu import warpgroup
+    stage, phase = cutlass.Int32(0), cutlass.Int32(0)
+    older, old = cutlass.Int32(0), cutlass.Int32(0)
     for k_tile in range(k_tiles):
-        steps += [wait("full", stage, phase), fence(), wgmma(stage, k_tile), commit_group()]
-        if k_tile >= depth:
-            steps += [wait_group(depth), arrive("empty", (k_tile - depth) % stages)]
-        stage, phase = (0, phase ^ 1) if stage + 1 == stages else (stage + 1, phase)
-    return steps + [wait_group(0)]
+        cute.arch.mbarrier_wait(barriers + stage, phase)
+        warpgroup.fence()
+        for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb, stage], tCrB[None, None, kb, stage], accumulators)
+        warpgroup.commit_group()
+        warpgroup.wait_group(2)
+        if k_tile >= 2 and lane == 0:
+            cute.arch.mbarrier_arrive(barriers + stages + older)
+        older, old = old, stage
+        stage = stage + 1
+        if stage == stages:
+            stage, phase = cutlass.Int32(0), phase ^ 1
+    warpgroup.wait_group(0)
 
 
-def test_another_right_main_loop_earns_every_point(monkeypatch):
-    in_this_process(monkeypatch)
+def test_another_right_consumer_loop_earns_every_reference_point(monkeypatch):
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    for seed in HINT_SEEDS:
-        result = check("ch08.wgmma_main_loop", consumer_loop_waiting_only_when_a_stage_is_due, seed=seed, record=False)
-        assert result.passed and result.earned == result.possible, f"seed {seed}: {result}"
+    result = check("ch08.wgmma_main_loop", consumer_loop_with_two_stage_variables, seed=7, record=False)
+    assert result.passed and result.earned == result.possible - result.waiting == 4, str(result)

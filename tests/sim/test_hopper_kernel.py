@@ -52,21 +52,21 @@ def test_the_kernel_equals_torch_on_the_simulator(M, N, K, knobs):
 
 # (mistake, the edit, what the message must say)
 MUTANTS = [
-    ("consumers start at phase 1", ("        phase = cutlass.Int32(0)\n        previous_stage",
-                                    "        phase = cutlass.Int32(1)\n        previous_stage"), "wrong phase"),
-    ("producer starts at phase 0", ("            phase = cutlass.Int32(1)\n            for k_tile",
-                                    "            phase = cutlass.Int32(0)\n            for k_tile"),
+    ("consumers start at phase 1", ("    phase = cutlass.Int32(0)\n    previous_stage",
+                                    "    phase = cutlass.Int32(1)\n    previous_stage"), "wrong phase"),
+    ("producer starts at phase 0", ("    phase = cutlass.Int32(1)\n    for k_tile",
+                                    "    phase = cutlass.Int32(0)\n    for k_tile"),
      "wrong parity"),
     ("producer does not wait for a free stage",
-     ("                cute.arch.mbarrier_wait(barriers + STAGES + stage, phase)          # stage free?", ""),
+     ("        cute.arch.mbarrier_wait(barriers + stages + stage, phase)          # stage free?", ""),
      "stage reused before its consumer released it"),
-    ("a stage released while its wgmmas run", ("            warpgroup.wait_group(1)\n",
-                                               "            warpgroup.wait_group(2)\n"),
+    ("a stage released while its wgmmas run", ("        warpgroup.wait_group(1)\n",
+                                               "        warpgroup.wait_group(2)\n"),
      "still reading; its group has not been retired"),
     ("released on the current stage's barrier",
-     ("cute.arch.mbarrier_arrive(barriers + STAGES + previous_stage)",
-      "cute.arch.mbarrier_arrive(barriers + STAGES + stage)"), "an arrival on the wrong stage's barrier"),
-    ("no warpgroup.fence", ("            warpgroup.fence()\n", ""), "missing fence"),
+     ("cute.arch.mbarrier_arrive(barriers + stages + previous_stage)",
+      "cute.arch.mbarrier_arrive(barriers + stages + stage)"), "an arrival on the wrong stage's barrier"),
+    ("no warpgroup.fence", ("        warpgroup.fence()\n", ""), "missing fence"),
     ("plain arrive instead of expect_tx",
      ("cute.arch.mbarrier_arrive_and_expect_tx(barriers + stage, bytes_per_stage)",
       "cute.arch.mbarrier_arrive(barriers + stage)"), "expects none"),
@@ -74,16 +74,16 @@ MUTANTS = [
      "announcing fewer completes the phase"),
     ("expect_tx of twice the bytes", ("bytes_per_stage = (BM + BN) * BK * 2 ",
                                       "bytes_per_stage = 2 * (BM + BN) * BK * 2 "), "expect_tx"),
-    ("every lane arrives", ("                with cute.arch.elect_one():\n"
-                            "                    # arrive once and tell full[s] how many bytes the copies will deliver\n"
-                            "                    cute.arch.mbarrier_arrive_and_expect_tx",
-                            "                if True:\n                    cute.arch.mbarrier_arrive_and_expect_tx"),
+    ("every lane arrives", ("        with cute.arch.elect_one():\n"
+                            "            # arrive once and tell full[s] how many bytes the copies will deliver\n"
+                            "            cute.arch.mbarrier_arrive_and_expect_tx",
+                            "        if True:\n            cute.arch.mbarrier_arrive_and_expect_tx"),
      "elect_one"),
     ("no proxy fence before the TMA store", ('        cute.arch.fence_proxy("async.shared", space="cta")\n', ""),
      "missing fence"),
     ("no wait for the TMA store", ("            cute.arch.cp_async_bulk_wait_group(0, read=True)\n", ""),
      "cp_async_bulk_wait_group"),
-    ("no wait_group(0) before the epilogue", ("        warpgroup.wait_group(0)\n", ""), "still in flight"),
+    ("no wait_group(0) before the epilogue", ("    warpgroup.wait_group(0)\n", ""), "still in flight"),
 ]
 
 
@@ -99,7 +99,7 @@ def test_each_ordering_mistake_is_named(mistake, edit, named):
 
 def test_a_late_release_with_more_stages_is_still_correct():
     """wait_group(0) in the loop (no wgmma left running) is slower on a GPU, not wrong."""
-    c, a, b = run(SOURCE.replace("            warpgroup.wait_group(1)\n", "            warpgroup.wait_group(0)\n"),
+    c, a, b = run(SOURCE.replace("        warpgroup.wait_group(1)\n", "        warpgroup.wait_group(0)\n"),
                   128, 64, 320, BN=64, STAGES=4)
     assert (c.float() - a.float() @ b.float().T).abs().max().item() < 0.06
 
