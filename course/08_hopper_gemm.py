@@ -320,7 +320,8 @@ assert (full.phase, full.passes(0), full.passes(1)) == (1, True, False)
 # so its first pass over the fresh `empty` barriers does not wait; the consumers start with phase 0.
 
 # In the kernel the barriers are one array of `2 * STAGES` Int64 in shared memory: `barriers + s` is
-# `full[s]` and `barriers + STAGES + s` is `empty[s]`. Warp 0 makes them, and only its first lane does the
+# `full[s]` and `barriers + STAGES + s` is `empty[s]` (the loops below get `full = barriers` and `empty =
+# barriers + STAGES`, and use `full + s`, `empty + s`). Warp 0 makes them, and only its first lane does the
 # work (`elect_one`), before every thread meets at the block barrier:
 
 # %%
@@ -333,6 +334,7 @@ print(kernel_lines("benchmarks.kernels.hopper_gemm", "barriers = smem.allocate_a
 
 # %%
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "bytes_per_stage = (BM + BN)", "produce(tma_a", through=True))
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "def produce(", "phase = phase ^ 1", through=True))
 assert (BM + BN) * BK * 2 == 49152
 
 # %% [markdown]
@@ -341,7 +343,7 @@ assert (BM + BN) * BK * 2 == 49152
 # `cute.arch.mbarrier_arrive_and_expect_tx(bar, nbytes)` (one arrival from one lane, so the kernel puts it
 # inside `with cute.arch.elect_one():`), `tma_load(s, k)` is the two `cute.copy(tma_x, tXgX[None, k],
 # tXsX[None, s], tma_bar_ptr=full[s])` calls, and `arrive("empty", s)` is `cute.arch.mbarrier_arrive(bar)`.
-# Exercise 4 writes the producer's loop in the kernel.
+# Exercise 4 writes a producer's loop in the kernel.
 #
 # The protocol as steps of the model, written out by hand for 3 k-tiles on 2 stages, with a consumer
 # that multiplies synchronously (`mma`) and releases each stage at once. `run_pipeline` runs the steps
@@ -636,17 +638,21 @@ def stages_that_fit(bm, bn, bk, dtype, c_dtype, reuse):
 check("ch08.stage_count", stages_that_fit)
 
 # %% [markdown]
-# ### Exercise 4 · The producer's loop, in the kernel
+# ### Exercise 4 · The producer's loop, the first lap without waiting
 #
-# Kernel code from here: `cute` is CuTeDSL's (the simulator where CuTeDSL or a Hopper GPU is missing). Write
-# `producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, stages, bytes_per_stage)`, the
-# producer warp's loop of section 3.5's protocol as kernel code (the paragraph before section 3.5's model maps
-# each step to its call): for every k-tile, wait until its stage is free on `empty[s]` (`barriers + stages +
-# s`), announce `bytes_per_stage` on `full[s]` (`barriers + s`) in one lane, and issue the TMA loads of A
-# and B into the stage. `stages` and `bytes_per_stage` are Python ints. The check runs the chapter's kernel
-# with your function in place of its `produce`, on the simulator, on ragged problems with fewer k-tiles than
-# stages and with several laps round the ring, and (where CuTeDSL is installed) compiles it for sm_90a and
-# reads its PTX.
+# Kernel code from here: `cute` is CuTeDSL's (the simulator where CuTeDSL or a Hopper GPU is missing). The
+# kernel's producer waits on every k-tile and gets through its first lap by waiting for parity 1, "the
+# phase before the first". Write `producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, full, empty, k_tiles,
+# stages, bytes_per_stage)` that does not wait at all for the first `stages` k-tiles (their stages are
+# fresh), and from then on waits for the consumers' release of the k-tile `stages` back: work out which
+# phase of `empty + s` that release completes from the k-tile index. For each k-tile, in one lane, announce `bytes_per_stage` on `full + s`; then issue the TMA loads
+# of A and B into stage `s` (`tAgA[None, k]` is k-tile k of A as TMA coordinates, `tAsA[None, s]` is stage s).
+# `stages` and `bytes_per_stage` are Python ints.
+#
+# The check runs the chapter's kernel with your function in place of its `produce`, on the simulator, on
+# ragged problems with fewer k-tiles than stages and with several laps round the ring, and counts your waits;
+# where CuTeDSL is installed it compiles the kernel for sm_90a and reads its PTX; on an H100 or H200 it runs
+# a 4096^3 GEMM with it and times it.
 
 # %%
 import cutekit
@@ -657,7 +663,7 @@ import cutlass.cute as cute
 from cutlass.cute.nvgpu import warpgroup
 
 
-def producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, stages, bytes_per_stage):
+def producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, full, empty, k_tiles, stages, bytes_per_stage):
     # YOUR CODE HERE
     return None
 
@@ -668,15 +674,17 @@ check("ch08.mbarrier_phases", producer_loop)
 # ### Exercise 5 · The consumers' loop, two k-tiles deep
 #
 # Section 3.7's loop keeps one k-tile of wgmmas running while it waits for the next stage. Write
-# `consumer_loop(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane)` that keeps **two**
-# running: `wait_group(2)` after each k-tile's commit, and then the stage that is now free is the one of the
-# k-tile two back (`(k_tile - 2) % stages`, from k-tile 2 on). One lane per warp (`lane == 0`) arrives on
-# `empty[s]`; after the loop, wait for every wgmma. The check runs the chapter's kernel with your function
-# in place of its `consume` on the simulator (3 or 4 stages: two k-tiles in flight need a third stage for the
-# producer to fill) and, where CuTeDSL is installed, compiles it for sm_90a and reads its PTX.
+# `consumer_loop(tiled_mma, accumulators, tCrA, tCrB, full, empty, k_tiles, stages, lane)` that keeps **two**
+# running: `wait_group(2)` after each k-tile's commit, and then the stage that is free is the one of the
+# k-tile two back, from k-tile 2 on. One lane per warp (`lane == 0`) arrives on `empty + s`; after the loop,
+# wait for every wgmma. Work out each k-tile's stage and the parity to wait for on `full + s` from the k-tile
+# index (as in exercise 4). The check runs the chapter's kernel with your function in place of its `consume`
+# on the simulator (3 or 4 stages: two k-tiles in flight need a third stage for the producer to fill), counts
+# the wgmma groups left running after each wait, compiles it for sm_90a where CuTeDSL is installed and, on
+# an H100 or H200, runs and times it.
 
 # %%
-def consumer_loop(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane):
+def consumer_loop(tiled_mma, accumulators, tCrA, tCrB, full, empty, k_tiles, stages, lane):
     # YOUR CODE HERE
     return None
 

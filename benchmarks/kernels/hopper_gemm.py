@@ -144,7 +144,7 @@ def hopper_gemm_kernel(tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAt
             tBsB, tBgB = cpasync.tma_partition(tma_b, rank, cute.make_layout(CLUSTER_M),
                                                cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
             bytes_per_stage = (BM + BN) * BK * 2              # all of B arrives, from both CTAs of a pair
-            produce(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, STAGES, bytes_per_stage)
+            produce(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, barriers + STAGES, k_tiles, STAGES, bytes_per_stage)
     else:
         # ================= consumer warpgroups: wgmma, then the epilogue =================
         cute.arch.setmaxregister_increase(CONSUMER_REGISTERS)
@@ -159,7 +159,7 @@ def hopper_gemm_kernel(tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAt
         accumulators.fill(0.0)
         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
 
-        consume(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, STAGES, lane)
+        consume(tiled_mma, accumulators, tCrA, tCrB, barriers, barriers + STAGES, k_tiles, STAGES, lane)
 
         # ---- epilogue: fp32 accumulators -> fp16 -> shared memory (stmatrix) -> global memory (TMA store)
         # sC lives in A's stages: wait until both warpgroups' wgmmas have stopped reading them
@@ -189,26 +189,28 @@ def hopper_gemm_kernel(tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAt
 
 
 @cute.jit
-def produce(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, stages, bytes_per_stage):
-    """The producer warp's loop: for every k-tile, wait until its stage is free (empty[s]), announce the
-    stage's bytes on full[s] and issue the TMA loads of A and B into it. barriers + s is full[s],
-    barriers + stages + s is empty[s] (stages and bytes_per_stage are Python ints: compile-time constants)."""
+def produce(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, full, empty, k_tiles, stages, bytes_per_stage):
+    """The producer warp's loop: for every k-tile, wait until its stage is free (empty + s), announce the
+    stage's bytes on full + s and issue the TMA loads of A and B into it (stages and bytes_per_stage are
+    Python ints: compile-time constants)."""
     stage = cutlass.Int32(0)
     # a fresh barrier is in phase 0; waiting for parity 1 means "the phase before", which counts as
     # complete, so the first pass over the ring does not wait for consumers that have not started
     phase = cutlass.Int32(1)
     for k_tile in range(k_tiles):
-        cute.arch.mbarrier_wait(barriers + stages + stage, phase)          # stage free?
+        filled, free = full + stage, empty + stage
+        cute.arch.mbarrier_wait(free, phase)                                    # stage free?
         with cute.arch.elect_one():
             # arrive once and tell full[s] how many bytes the copies will deliver
-            cute.arch.mbarrier_arrive_and_expect_tx(barriers + stage, bytes_per_stage)
-        cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, stage], tma_bar_ptr=barriers + stage)
+            cute.arch.mbarrier_arrive_and_expect_tx(filled, bytes_per_stage)
+        # A's box, then B's (with multicast: this CTA's share, written into every CTA of the cluster at the
+        # same shared-memory offset, completing bytes on each one's full[s])
+        cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, stage], tma_bar_ptr=filled)
         if cutlass.const_expr(CLUSTER_M > 1):
-            # the same shared-memory offset in every CTA of the cluster, and their full[s] barriers
-            cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, stage], tma_bar_ptr=barriers + stage,
+            cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, stage], tma_bar_ptr=filled,
                       mcast_mask=cutlass.Int16((1 << CLUSTER_M) - 1))
         else:
-            cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, stage], tma_bar_ptr=barriers + stage)
+            cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, stage], tma_bar_ptr=filled)
         stage = stage + 1
         if stage == stages:
             stage = cutlass.Int32(0)
@@ -216,16 +218,16 @@ def produce(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, stages, byt
 
 
 @cute.jit
-def consume(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane):
-    """A consumer warpgroup's main loop: for every k-tile, wait until its stage is filled (full[s]), issue
+def consume(tiled_mma, accumulators, tCrA, tCrB, full, empty, k_tiles, stages, lane):
+    """A consumer warpgroup's main loop: for every k-tile, wait until its stage is filled (full + s), issue
     its wgmmas, keep them running while the previous k-tile's are retired, then release the previous
-    k-tile's stage (empty[s]); at the end, wait for every wgmma."""
+    k-tile's stage (empty + s); at the end, wait for every wgmma."""
     k_blocks = cute.size(tCrA, mode=[2])              # BK / 16 = 4 wgmmas per k-tile
     stage = cutlass.Int32(0)
     phase = cutlass.Int32(0)
     previous_stage = cutlass.Int32(0)
     for k_tile in range(k_tiles):
-        cute.arch.mbarrier_wait(barriers + stage, phase)                       # stage filled?
+        cute.arch.mbarrier_wait(full + stage, phase)                           # stage filled?
         # order the registers' last writes (the zero fill, earlier wgmmas) before the tensor cores use them
         warpgroup.fence()
         for kb in cutlass.range_constexpr(k_blocks):
@@ -238,9 +240,9 @@ def consume(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane
             # lane r of each warp tells CTA r of the cluster (with CLUSTER_M = 1: this CTA, lane 0)
             if lane < CLUSTER_M:
                 if cutlass.const_expr(CLUSTER_M > 1):
-                    cute.arch.mbarrier_arrive(barriers + stages + previous_stage, lane)
+                    cute.arch.mbarrier_arrive(empty + previous_stage, lane)
                 else:
-                    cute.arch.mbarrier_arrive(barriers + stages + previous_stage)
+                    cute.arch.mbarrier_arrive(empty + previous_stage)
         previous_stage = stage
         stage = stage + 1
         if stage == stages:

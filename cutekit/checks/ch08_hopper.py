@@ -450,10 +450,12 @@ def _consumer_cases(rng):
 
 
 def _fresh_kernel():
-    """The chapter's kernel module imported anew (on whatever `cutlass` is imported now)."""
+    """The chapter's kernel module imported anew (on whatever `cutlass` is imported now), with its whole
+    package: its helpers (`cta`, `tensors`) bind to that `cutlass` too."""
     import importlib
     import sys
-    for name in [name for name in sys.modules if name == KERNEL or name.startswith(KERNEL + ".")]:
+    package = KERNEL.split(".")[0]
+    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
         del sys.modules[name]
     try:
         return importlib.import_module(KERNEL)
@@ -519,54 +521,59 @@ def _run_loop(answer, role: str, case: dict, prepared: bool = False) -> dict:
 
 
 def _ask_producer(answer, case):
-    return _run_loop(answer, "produce", case)
+    """The loop run in the kernel, and how many mbarrier waits the producer (thread 0) made."""
+    from cutekit.sim import hopper
+    hopper.EVENTS = []                  # this forked child only
+    value = _run_loop(answer, "produce", case)
+    value["waits"] = sum(1 for event in hopper.EVENTS if event[0] == "mbarrier_wait" and event[1] == 0)
+    return value
 
 
 def _ask_consumer(answer, case):
     """The loop run in the kernel, and after each of its wait_group calls (in the first consumer thread) how
     many committed groups were still running and how many had been committed."""
     from cutekit.sim import hopper
-    hopper.WAIT_GROUP_LOG = []          # this forked child only
+    hopper.EVENTS = []                  # this forked child only
     value = _run_loop(answer, "consume", case)
-    left = [(running, committed) for thread, running, committed in hopper.WAIT_GROUP_LOG if thread == 128]
+    left = [(running, committed) for kind, thread, running, committed in
+            (event for event in hopper.EVENTS if event[0] == "wait_group") if thread == 128]
     value["left"] = left[:-1]          # the last wait_group is the one after the loop
     return value
 
 
 # what a failure's message says -> what to change, for each loop
 PRODUCER_HINTS = (
-    ("stage reused before its consumer released it", "wait on empty[s] (barriers + stages + stage) before every "
-     "load into stage s, with the producer's phase: it starts at 1 (the phase before a fresh barrier's first "
-     "counts as complete) and flips each time the stage index wraps to 0"),
+    ("stage reused before its consumer released it", "from k-tile `stages` on, wait on empty + s (s = k_tile % "
+     "stages) before loading into stage s, for the release of k-tile k_tile - stages: it completes phase "
+     "k_tile // stages - 1 of empty + s, so wait with parity (k_tile // stages - 1) % 2"),
     ("expects none", "announce the stage's bytes first: with cute.arch.elect_one(): cute.arch.mbarrier_arrive_"
-     "and_expect_tx(barriers + stage, bytes_per_stage), then the two copies with tma_bar_ptr=barriers + stage"),
-    ("more arrivals", "full[s] counts one arrival: make it in one lane, inside `with cute.arch.elect_one():`"),
-    ("never go on", "a wait that never returns: the producer's first lap waits on the fresh empty barriers for "
-     "parity 1, the stage index wraps to 0 after stages - 1 (and the phase flips then), and each stage's "
-     "full barrier must receive the announced bytes (both copies, A and B)"),
-    ("wrong phase", "the consumers found a stage not loaded yet: every k-tile's copies go into stage "
-     "k_tile % stages, with tma_bar_ptr=barriers + stage"),
-    ("was not initialized", "the stage index wraps to 0 after stages - 1: barriers + stage and barriers + stages "
-     "+ stage must stay inside the 2 * stages barriers"),
-    ("out-of-bounds", "the stage index wraps to 0 after stages - 1 (tAsA[None, stage] has stages stages)"),
+     "and_expect_tx(full + s, bytes_per_stage), then the two copies with tma_bar_ptr=full + s"),
+    ("more arrivals", "full + s counts one arrival: make it in one lane, inside `with cute.arch.elect_one():`"),
+    ("never go on", "a wait that never returns: the release of k-tile k_tile - stages completes phase "
+     "k_tile // stages - 1 of empty + s, parity (k_tile // stages - 1) % 2 (the other parity waits for a phase "
+     "no consumer completes yet); and each stage's full barrier must receive the announced bytes (both "
+     "copies, A and B)"),
+    ("wrong phase", "the consumers found a stage not loaded yet: k-tile k_tile's copies go into stage "
+     "k_tile % stages, with tma_bar_ptr=full + s"),
+    ("was not initialized", "the stage is k_tile % stages: full + s and empty + s stay inside the `stages` "
+     "barriers of each kind"),
+    ("out-of-bounds", "the stage is k_tile % stages (tAsA[None, s] has `stages` stages)"),
 )
 CONSUMER_HINTS = (
     ("never committed", "warpgroup.commit_group() after each k-tile's cute.gemm calls: wait_group counts only "
      "committed groups"),
-    ("waited on the wrong phase", "the consumers wait on full[s] (barriers + stage) with a phase that starts at "
-     "0 and flips each time the stage index wraps to 0"),
-    ("missing fence", "warpgroup.fence() after the wait on full[s], before the k-tile's first cute.gemm"),
-    ("not been retired", "release a stage (arrive on barriers + stages + s) only after warpgroup.wait_group has "
-     "retired its wgmmas: after wait_group(2), the stage of the k-tile two back (wait_group counts only groups "
-     "closed with warpgroup.commit_group())"),
+    ("waited on the wrong phase", "the consumers wait on full + s for the phase that k-tile k_tile's copies "
+     "complete: phase k_tile // stages, parity (k_tile // stages) % 2"),
+    ("missing fence", "warpgroup.fence() after the wait on full + s, before the k-tile's first cute.gemm"),
+    ("not been retired", "release a stage only after warpgroup.wait_group has retired its wgmmas: after "
+     "wait_group(2), the stage of the k-tile two back, empty + (k_tile - 2) % stages (wait_group counts only "
+     "groups closed with warpgroup.commit_group())"),
     ("still in flight", "after the loop, warpgroup.wait_group(0): the epilogue reads the accumulators"),
-    ("more arrivals", "empty[s] counts one arrival per consumer warp: only lane 0 of each warp arrives"),
+    ("more arrivals", "empty + s counts one arrival per consumer warp: only lane 0 of each warp arrives"),
     ("never go on", "a wait that never returns: release every stage once its wgmmas are retired, on its own "
-     "empty barrier (barriers + stages + (k_tile - 2) % stages), one arrival per warp (lane 0), and let the "
-     "stage index wrap to 0 after stages - 1"),
+     "empty barrier (empty + (k_tile - 2) % stages), one arrival per warp (lane 0)"),
     ("stage reused", "release a stage only once the wgmmas reading it are retired, one arrival per warp "
-     "(lane == 0), on the barrier of the stage they read: the k-tile two back, barriers + stages + "
-     "(k_tile - 2) % stages"),
+     "(lane == 0), on the barrier of the stage they read: the k-tile two back, empty + (k_tile - 2) % stages"),
 )
 
 
@@ -628,6 +635,20 @@ DEPTH = 2          # exercise 5: k-tiles of wgmmas kept running
 
 
 @each_outcome
+def _producer_first_lap(outcome) -> Verdict | None:
+    value, case = outcome.value or {}, outcome.case
+    if outcome.error or value.get("error") or value.get("wrong"):
+        return failed(f"{case_text(case)}: the loop must first compute C (the criteria above)")
+    k_tiles = -(-case["K"] // 64)
+    due = max(0, k_tiles - case["STAGES"])
+    if value["waits"] != due:
+        return failed(f"{k_tiles} k-tiles on {case['STAGES']} stages: the producer waited {value['waits']} times; "
+                      f"the first {case['STAGES']} k-tiles' stages are fresh and need no wait, every later one "
+                      f"waits once, on empty + s: {due} waits")
+    return None
+
+
+@each_outcome
 def _consumer_depth(outcome) -> Verdict | None:
     value = outcome.value or {}
     if outcome.error or value.get("error") or value.get("wrong"):
@@ -680,12 +701,69 @@ def _ptx_criterion(role: str, expected):
     return judge
 
 
+GPU_CASE = {"M": 4096, "N": 4096, "K": 4096}
+
+
+def _gpu_loop(role: str, loop, case) -> dict:
+    """Harness (an sm_90 GPU, real CuTeDSL): the chapter's kernel with the learner's loop, on a case x case GEMM
+    compared with fp32 torch, then timed (median of 20 launches) next to torch.matmul and the chapter's own
+    kernel."""
+    import torch
+
+    from .kernels import gpu_median_ms
+    M, N, K = case["M"], case["N"], case["K"]
+    generator = torch.Generator(device="cuda").manual_seed(M + N + K)
+    a = torch.randn(M, K, device="cuda", generator=generator).half()
+    b = torch.randn(N, K, device="cuda", generator=generator).half()
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    launch = kernel_with(loop, role).prepare(a, b, c)
+    launch()
+    torch.cuda.synchronize()
+    reference = (a.float() @ b.float().T).half()
+    wrong = (~torch.isclose(c.float(), reference.float(), rtol=2e-2, atol=0.25)).nonzero().tolist()
+    result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
+    if not wrong:
+        chapters = _fresh_kernel().prepare(a, b, torch.empty_like(c))
+        result["ms"] = gpu_median_ms(launch)
+        result["chapter_ms"] = gpu_median_ms(chapters)
+        result["torch_ms"] = gpu_median_ms(lambda: torch.matmul(a, b.T))
+    return result
+
+
+def gpu_producer(loop, case):
+    return _gpu_loop("produce", loop, case)
+
+
+def gpu_consumer(loop, case):
+    return _gpu_loop("consume", loop, case)
+
+
+def _gpu_criterion(harness: str):
+    def judge(context) -> Verdict:
+        from .kernels import on_gpu
+        reply = on_gpu(context.answer, f"{__name__}:{harness}", [GPU_CASE])
+        if not reply.ok:
+            return failed(f"on the GPU: {reply.error[:600]}")
+        value, error = reply.values[0]
+        where = f"a {GPU_CASE['M']}x{GPU_CASE['N']}x{GPU_CASE['K']} fp16 GEMM on the GPU"
+        if error:
+            return failed(f"{where}: {error[:500]}")
+        if value["wrong"]:
+            return failed(f"{where}: {value['wrong']} outputs differ from torch, the first at {value['first']} (on "
+                          f"a GPU an ordering mistake gives wrong values that change from run to run)")
+        flops = 2 * GPU_CASE["M"] * GPU_CASE["N"] * GPU_CASE["K"]
+        return Verdict(True, f"{where}: {value['ms']:.3f} ms ({flops / value['ms'] / 1e9:.0f} TFLOP/s); the "
+                             f"chapter's kernel {value['chapter_ms']:.3f} ms, torch.matmul {value['torch_ms']:.3f} ms")
+    return judge
+
+
 MBARRIER_PHASES = Exercise(
     id="ch08.mbarrier_phases",
-    statement="Write the producer warp's loop, producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, "
-              "k_tiles, stages, bytes_per_stage): for every k-tile wait until its stage is free (empty[s]), "
-              "announce the stage's bytes on full[s] in one lane and issue the TMA loads of A and B into it, "
-              "walking the ring of stages with the right phase parities.",
+    statement="Write the producer warp's loop with its first lap unwaited, producer_loop(tma_a, tAgA, tAsA, tma_b, "
+              "tBgB, tBsB, full, empty, k_tiles, stages, bytes_per_stage): no wait for the first `stages` k-tiles, "
+              "then for every k-tile a wait on empty + s with the parity of the release it needs (worked out "
+              "from the k-tile index); the stage's bytes announced on full + s in one lane, and the TMA loads "
+              "of A and B into the stage.",
     example="it replaces the kernel's `produce`; the consumers, the epilogue and the launch are the chapter's",
     cases=_loop_cases,
     ask=_ask_producer,
@@ -695,8 +773,11 @@ MBARRIER_PHASES = Exercise(
                   _loop_criterion(0, PRODUCER_HINTS)),
         Criterion("twice round the ring: every wait, arrival and copy in order, C = A B^T", "reference", 2,
                   _loop_criterion(1, PRODUCER_HINTS)),
+        Criterion("no wait in the first lap, one wait per k-tile after it", "reference", 1, _producer_first_lap),
         Criterion("compiled by real CuTeDSL for sm_90a: mbarrier waits, expect_tx, TMA loads, elect", "cutedsl-cpu",
                   1, _ptx_criterion("produce", PRODUCER_PTX)),
+        Criterion("on an sm_90 GPU: a 4096^3 GEMM equals torch, timed against it", "gpu", 1,
+                  _gpu_criterion("gpu_producer"), needs="sm_90"),
     ),
 )
 
@@ -704,7 +785,7 @@ MBARRIER_PHASES = Exercise(
 WGMMA_MAIN_LOOP = Exercise(
     id="ch08.wgmma_main_loop",
     statement="Write the consumers' main loop two k-tiles deep, consumer_loop(tiled_mma, accumulators, tCrA, "
-              "tCrB, barriers, k_tiles, stages, lane): for every k-tile wait until its stage is filled "
+              "tCrB, full, empty, k_tiles, stages, lane): for every k-tile wait until its stage is filled "
               "(full[s]), fence, issue its wgmmas and commit them, keep two k-tiles of them running "
               "(wait_group(2)), then release the stage of the k-tile two back (empty[s], lane 0 of each warp); "
               "after the loop, wait for every wgmma.",
@@ -720,6 +801,8 @@ WGMMA_MAIN_LOOP = Exercise(
         Criterion("two k-tiles of wgmmas stay running after each wait_group", "reference", 1, _consumer_depth),
         Criterion("compiled by real CuTeDSL for sm_90a: 4 wgmma 64x256x16 per k-tile, fence, commit, wait",
                   "cutedsl-cpu", 1, _ptx_criterion("consume", CONSUMER_PTX)),
+        Criterion("on an sm_90 GPU: a 4096^3 GEMM equals torch, timed against it", "gpu", 1,
+                  _gpu_criterion("gpu_consumer"), needs="sm_90"),
     ),
 )
 

@@ -58,6 +58,7 @@ class Criterion:
     tier: str
     points: int
     judge: Callable[[Context], Verdict]
+    needs: str = ""         # a GPU architecture the criterion needs beyond its tier ("sm_90"), else it waits
 
     def __post_init__(self):
         if self.tier not in TIERS:
@@ -179,7 +180,23 @@ def tier_available(tier: str) -> tuple[bool, str]:
         probe = backend.probe_cutedsl_cpu if tier == "cutedsl-cpu" else backend.probe_gpu
         found = probe()
         _tier_cache[tier] = (found.available, "" if found.available else f"{found.detail}")
+        _tier_details[tier] = found.detail
     return _tier_cache[tier]
+
+
+_tier_details: dict = {}
+
+
+def _missing_architecture(criterion) -> str:
+    """Why `criterion` cannot run on this tier's device (its `needs`), or "" when it can."""
+    if not criterion.needs:
+        return ""
+    detail = _tier_details.get(criterion.tier, "")
+    if f"({criterion.needs})" in detail:
+        return ""
+    device = detail.split(":")[0] if detail else "this GPU"
+    return (f"waits for an {criterion.needs} GPU (an H100 or H200): {device} has no TMA or wgmma, so this "
+            f"chapter's kernels need {criterion.needs}; the simulator graded the criteria above")
 
 
 def _waiting_reason(tier: str, why: str) -> str:
@@ -235,6 +252,10 @@ def grade(exercise: Exercise, answer, seed: int) -> ExerciseResult:
         if not available:
             results.append(CriterionResult(criterion.name, criterion.tier, criterion.points, 0, "waiting",
                                            _waiting_reason(criterion.tier, why)))
+            continue
+        missing = _missing_architecture(criterion)
+        if missing:
+            results.append(CriterionResult(criterion.name, criterion.tier, criterion.points, 0, "waiting", missing))
             continue
         if criterion.tier != "reference" and not reference_passed:
             results.append(CriterionResult(criterion.name, criterion.tier, criterion.points, 0, "not run",

@@ -135,8 +135,8 @@ def thread_index(value, what: str) -> int:
 
 def is_learner_file(filename: str) -> bool:
     """Code the learner wrote (a notebook cell, a course file, a test): not cutekit, not a library."""
-    if filename.startswith("<frozen"):
-        return False
+    if filename.startswith("<frozen") or filename == "<string>":
+        return False        # "<string>": code a library generated with exec (a dataclass's __eq__, a namedtuple)
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
     return not path.startswith(_CUTEKIT + os.sep) and not any(path.startswith(lib + os.sep) for lib in _LIBRARIES)
 

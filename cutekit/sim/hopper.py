@@ -355,7 +355,12 @@ def commit_group(**kwargs):
             warp.open = None
 
 
-WAIT_GROUP_LOG: list | None = None     # a check sets a list: (thread, groups still running, groups committed)
+EVENTS: list | None = None     # a check sets a list: ("wait_group", thread, running, committed), ("mbarrier_wait", ...)
+
+
+def log(*event):
+    if EVENTS is not None:
+        EVENTS.append(event)
 
 
 def wait_group(n, **kwargs):
@@ -367,8 +372,8 @@ def wait_group(n, **kwargs):
     while len(groups) > int(n):
         for storage in groups.pop(0):
             storage.wgmma_busy -= 1
-    if WAIT_GROUP_LOG is not None:
-        WAIT_GROUP_LOG.append((thread.linear, len(groups), thread.__dict__.get("wgmma_commits", 0)))
+    if EVENTS is not None:
+        EVENTS.append(("wait_group", thread.linear, len(groups), thread.__dict__.get("wgmma_commits", 0)))
     warp = _warp(thread)
     if _counter(thread, "wgmma_waits") == warp.waits:
         warp.waits += 1

@@ -168,6 +168,8 @@ def mbarrier_wait(pointer, phase, **kwargs):
     barrier = _barrier(pointer, "cute.arch.mbarrier_wait")
     parity = int(phase) % 2
     thread = machine.require_thread("cute.arch.mbarrier_wait")
+    from . import hopper
+    hopper.log("mbarrier_wait", thread.linear, barrier.index, parity)
     machine.wait_until(lambda: barrier.completed % 2 != parity, _Waiting(barrier, parity))
     _seen(thread, barrier)
 

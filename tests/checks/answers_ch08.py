@@ -146,50 +146,49 @@ def stages_epilogue_never_counted(bm, bn, bk, dtype, c_dtype, reuse):
     return 227 * 1024 // stage
 
 
-# ---- ch08.mbarrier_phases: the producer warp's loop, in the kernel ------------------------------------------------
+# ---- ch08.mbarrier_phases: the producer warp's loop, its first lap unwaited ---------------------------------------
 
 PRODUCER_MISTAKES = {
-    "starts_at_parity_0": r"first lap waits on the fresh empty barriers for parity 1",
-    "parity_never_flipped": r"flips each time the stage index wraps|phase flips then",
-    "no_wait_on_empty": r"wait on empty\[s\] .* before every load",
+    "waits_in_the_first_lap": r"need no wait",
+    "parity_off_by_one": r"parity \(k_tile // stages - 1\) % 2",
+    "no_wait_on_empty": r"wait on empty \+ s .* before loading into stage s",
+    "waits_on_full": r"parity \(k_tile // stages - 1\) % 2|before loading into stage s",
     "plain_arrive": r"announce the stage's bytes first",
     "announces_half_the_bytes": r"announcing fewer completes the phase",
     "every_lane_arrives": r"in one lane, inside `with cute.arch.elect_one\(\):`",
-    "stage_never_wraps": r"wraps to 0 after stages - 1",
+    "stage_never_wraps": r"the stage is k_tile % stages",
     "always_k_tile_0": r"every k-tile must be loaded",
     "b_copy_forgotten": r"both copies, A and B",
 }
 
 
 def producer_with(mistake=""):
-    """The producer warp's loop, with `mistake` (a key of PRODUCER_MISTAKES) planted, or none ("": a plain
-    string, so that the loop moved by source to real CuTeDSL carries it as a constant)."""
-    def producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, barriers, k_tiles, stages, bytes_per_stage):
+    """The producer warp's loop (no wait in the first lap, the phase from the k-tile index), with `mistake` (a
+    key of PRODUCER_MISTAKES) planted, or none ("": a plain string, so that the loop moved by source to real
+    CuTeDSL carries it as a constant)."""
+    def producer_loop(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, full, empty, k_tiles, stages, bytes_per_stage):
         import cutlass              # kernel code: the simulator's or CuTeDSL's, as the check chooses
         import cutlass.cute as cute
-        stage = cutlass.Int32(0)
-        phase = cutlass.Int32(0) if mistake == "starts_at_parity_0" else cutlass.Int32(1)
         nbytes = bytes_per_stage // 2 if mistake == "announces_half_the_bytes" else bytes_per_stage
         for k_tile in range(k_tiles):
-            if mistake != "no_wait_on_empty":
-                cute.arch.mbarrier_wait(barriers + stages + stage, phase)
+            s = k_tile if mistake == "stage_never_wraps" else k_tile % stages
+            if mistake == "waits_in_the_first_lap":
+                cute.arch.mbarrier_wait(empty + s, (k_tile // stages + 1) % 2)
+            elif k_tile >= stages and mistake != "no_wait_on_empty":
+                lap = k_tile // stages if mistake == "parity_off_by_one" else k_tile // stages - 1
+                cute.arch.mbarrier_wait((full if mistake == "waits_on_full" else empty) + s, lap % 2)
             if mistake == "plain_arrive":
                 with cute.arch.elect_one():
-                    cute.arch.mbarrier_arrive(barriers + stage)
+                    cute.arch.mbarrier_arrive(full + s)
             elif mistake == "every_lane_arrives":
-                cute.arch.mbarrier_arrive_and_expect_tx(barriers + stage, nbytes)
+                cute.arch.mbarrier_arrive_and_expect_tx(full + s, nbytes)
             else:
                 with cute.arch.elect_one():
-                    cute.arch.mbarrier_arrive_and_expect_tx(barriers + stage, nbytes)
+                    cute.arch.mbarrier_arrive_and_expect_tx(full + s, nbytes)
             loaded = 0 if mistake == "always_k_tile_0" else k_tile
-            cute.copy(tma_a, tAgA[None, loaded], tAsA[None, stage], tma_bar_ptr=barriers + stage)
+            cute.copy(tma_a, tAgA[None, loaded], tAsA[None, s], tma_bar_ptr=full + s)
             if mistake != "b_copy_forgotten":
-                cute.copy(tma_b, tBgB[None, loaded], tBsB[None, stage], tma_bar_ptr=barriers + stage)
-            stage = stage + 1
-            if stage == stages and mistake != "stage_never_wraps":
-                stage = cutlass.Int32(0)
-                if mistake != "parity_never_flipped":
-                    phase = phase ^ 1
+                cute.copy(tma_b, tBgB[None, loaded], tBsB[None, s], tma_bar_ptr=full + s)
     producer_loop.__name__ = f"producer_loop_{mistake}" if mistake else "producer_loop"
     return producer_loop
 
@@ -197,7 +196,7 @@ def producer_with(mistake=""):
 # ---- ch08.wgmma_main_loop: the consumers' loop, two k-tiles deep ---------------------------------------------------
 
 CONSUMER_MISTAKES = {
-    "starts_at_phase_1": r"starts at 0 and flips",
+    "phase_off_by_one": r"parity \(k_tile // stages\) % 2",
     "no_fence": r"warpgroup.fence\(\) after the wait",
     "releases_the_current_stage": r"two back",
     "releases_the_previous_stage": r"two back",
@@ -212,32 +211,27 @@ CONSUMER_MISTAKES = {
 
 def consumer_with(mistake=""):
     """The consumers' main loop two k-tiles deep, with `mistake` (a key of CONSUMER_MISTAKES) planted, or none."""
-    def consumer_loop(tiled_mma, accumulators, tCrA, tCrB, barriers, k_tiles, stages, lane):
+    def consumer_loop(tiled_mma, accumulators, tCrA, tCrB, full, empty, k_tiles, stages, lane):
         import cutlass              # kernel code: the simulator's or CuTeDSL's, as the check chooses
         import cutlass.cute as cute
         from cutlass.cute.nvgpu import warpgroup
-        stage = cutlass.Int32(0)
-        phase = cutlass.Int32(1) if mistake == "starts_at_phase_1" else cutlass.Int32(0)
         depth = 1 if mistake == "the_worked_depth_one_loop" else 0 if mistake == "wait_group_0_in_the_loop" else 2
         back = 1 if mistake == "releases_the_previous_stage" else 0 if mistake == "releases_the_current_stage" \
             else depth
         for k_tile in range(k_tiles):
-            cute.arch.mbarrier_wait(barriers + stage, phase)
+            s = k_tile % stages
+            lap = k_tile // stages + (1 if mistake == "phase_off_by_one" else 0)
+            cute.arch.mbarrier_wait(full + s, lap % 2)
             if mistake != "no_fence":
                 warpgroup.fence()
             for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
-                cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb, stage], tCrB[None, None, kb, stage],
-                          accumulators)
+                cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb, s], tCrB[None, None, kb, s], accumulators)
             if mistake != "no_commit_group":
                 warpgroup.commit_group()
             warpgroup.wait_group(depth)
             if k_tile >= back and mistake != "never_releases":
                 if lane == 0 or mistake == "every_lane_arrives":
-                    cute.arch.mbarrier_arrive(barriers + stages + (k_tile - back) % stages)
-            stage = stage + 1
-            if stage == stages:
-                stage = cutlass.Int32(0)
-                phase = phase ^ 1
+                    cute.arch.mbarrier_arrive(empty + (k_tile - back) % stages)
         if mistake != "no_final_wait":
             warpgroup.wait_group(0)
     consumer_loop.__name__ = f"consumer_loop_{mistake}" if mistake else "consumer_loop"

@@ -123,6 +123,19 @@ def test_a_missing_gpu_leaves_its_points_waiting_not_lost(monkeypatch):
     assert "3 waiting" in str(result)
 
 
+def test_a_criterion_that_needs_sm_90_waits_on_another_gpu_with_one_line_saying_so(monkeypatch):
+    monkeypatch.setitem(grading._tier_cache, "gpu", (True, ""))
+    monkeypatch.setitem(grading._tier_details, "gpu", "NVIDIA A100-SXM4-80GB (sm_80): CuTeDSL kernels run")
+    ran = []
+    on_hopper = Criterion("runs on an sm_90 GPU", "gpu", 1, lambda context: ran.append(1) or passed(), needs="sm_90")
+    result = grade(doubling_exercise(on_hopper), lambda x: 2 * x, seed=1)
+    assert not ran and result.passed and result.criteria[1].status == "waiting"
+    assert "NVIDIA A100-SXM4-80GB (sm_80) has no TMA or wgmma, so this chapter's kernels need sm_90" in str(result)
+    monkeypatch.setitem(grading._tier_details, "gpu", "NVIDIA H100 80GB HBM3 (sm_90): CuTeDSL kernels run")
+    result = grade(doubling_exercise(on_hopper), lambda x: 2 * x, seed=1)
+    assert ran and result.criteria[1].status == "passed"
+
+
 def test_other_tiers_run_only_once_the_reference_criteria_pass(monkeypatch):
     monkeypatch.setitem(grading._tier_cache, "gpu", (True, ""))
     ran = []
