@@ -34,6 +34,7 @@ def cases():
     reduce_sum = importlib.import_module("benchmarks.kernels.reduce_sum")
     sgemm = importlib.import_module("benchmarks.kernels.sgemm_simt")
     gemm = importlib.import_module("benchmarks.kernels.gemm_tensorcore")
+    hopper = importlib.import_module("benchmarks.kernels.hopper_gemm")
 
     def one_per_thread():
         a, b = rng.random((256, 256), numpy.float32), rng.random((256, 256), numpy.float32)
@@ -65,13 +66,26 @@ def cases():
         return (lambda: gemm.gemm_tn(from_dlpack(a, assumed_align=16), from_dlpack(b, assumed_align=16), from_dlpack(c, assumed_align=16)),
                 lambda: torch.allclose(c.float(), a.float() @ b.float().T, atol=0.1, rtol=1e-2), 128 * 128 * 128)
 
+    def hopper_gemm(M, N, K, **knobs):
+        def make():
+            a, b = torch.randn(M, K).half(), torch.randn(N, K).half()
+            c = torch.zeros(M, N, dtype=torch.float16)
+
+            def run():
+                with hopper.configured(**knobs):
+                    hopper.gemm_tn(*[from_dlpack(t, assumed_align=16) for t in (a, b, c)])
+            return (run, lambda: torch.allclose(c.float(), a.float() @ b.float().T, atol=0.06, rtol=1e-2), M * N * K)
+        return make
+
     return {"add, one thread per element, 256x256 fp32": one_per_thread,
             "add, TiledCopy 128-bit, 256x256 fp32": tiled_add,
             "row sums cuda_style 64x1024": row_sums("cuda_style"),
             "row sums composition 64x1024": row_sums("composition"),
             "row sums tiled_copy 64x1024": row_sums("tiled_copy"),
             "SIMT sgemm 128x128x64 (elements = MACs)": simt_gemm,
-            "tensor-core gemm 128x128x128 (elements = MACs)": tensor_core_gemm}
+            "tensor-core gemm 128x128x128 (elements = MACs)": tensor_core_gemm,
+            "Hopper gemm 128x256x512, as benchmarked (MACs)": hopper_gemm(128, 256, 512),
+            "Hopper gemm 200x72x136, chapter 08 sec. 4 (MACs)": hopper_gemm(200, 72, 136, BN=128, STAGES=2)}
 
 
 # ---- the same kernels for cutekit's simulator and numba's CUDA simulator, timed in one run (--numba)

@@ -579,9 +579,11 @@ else:
 # ### How fast (an H100)
 #
 # Measured (`benchmarks/RESULTS.md`, 2026-11-24, an H100 80GB HBM3, `benchmarks/compare_nvidia_examples.py
-# --hopper-only`, 8192^3 fp16, 20 rounds timing each kernel in turn on the same inputs): 564-798 TFLOP/s as
-# the card's clock moved under its 700 W limit, 0.981-1.000 of NVIDIA's CuTeDSL Hopper `dense_gemm`
-# example and 0.984-1.002 of torch.matmul. Chapter 07's `mma.sync` kernel reached 0.58-0.73 of torch.matmul.
+# --hopper-only`, 8192^3 fp16, 40 rounds over four runs, each timing the kernels in turn on the same
+# inputs): 564-799 TFLOP/s as the card's clock moved under its 700 W limit, 0.981-1.023 of NVIDIA's CuTeDSL
+# Hopper `dense_gemm` example and 0.984-1.012 of torch.matmul. Chapter 07's `mma.sync` kernel reached
+# 0.58-0.73 of torch.matmul. The simulator runs the same kernel on one 128x256 tile with 8 k-tiles in about
+# 2 s (`benchmarks/bench_sim.py`).
 #
 # ## Exercises
 #
