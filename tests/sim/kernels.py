@@ -120,3 +120,20 @@ def staged_copy_kernel(gIn: cute.Tensor, gOut: cute.Tensor, wait: cutlass.Conste
 @cute.jit
 def staged_copy(mIn: cute.Tensor, mOut: cute.Tensor, wait: cutlass.Constexpr = True):
     staged_copy_kernel(mIn, mOut, wait).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+# ---- a named barrier for part of a block: warps 0-1 exchange through shared memory, warps 2-3 leave at once
+@cute.kernel
+def named_barrier_kernel(gOut: cute.Tensor, participants: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    buffer = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
+    if tidx < 64:
+        buffer[tidx] = tidx * 1.0
+        cute.arch.barrier(barrier_id=1, number_of_threads=participants)
+        gOut[tidx] = buffer[63 - tidx]
+
+
+@cute.jit
+def named_barrier(mOut: cute.Tensor, participants: cutlass.Constexpr = 64):
+    named_barrier_kernel(mOut, participants).launch(grid=[1, 1, 1], block=[128, 1, 1])
