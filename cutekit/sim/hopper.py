@@ -514,34 +514,16 @@ def check_register_access(storage, writing: bool):
 # --------------------------------------------------------------------------------------------- stmatrix
 
 def stmatrix(atom, src: SimTensor, dst: SimTensor):
-    """stmatrix: the warp's registers, exchanged through the atom's layouts, land in shared memory."""
-    from .ops import _tv_table
+    """stmatrix: the warp's registers, exchanged through the atom's layouts, land in shared memory (ldmatrix's
+    exchange the other way round)."""
+    import functools
+
+    from .ops import resolve_exchange
     thread = machine.require_thread("stmatrix")
-    values = src.storage.array[src.checked_addresses()].copy()
     check_register_access(src.storage, False)
-    machine.warp_collective(("stmatrix", atom.layout_src_tv, atom.layout_dst_tv), _resolve_stmatrix(atom, _tv_table),
-                            (values, dst, thread))
-
-
-def _resolve_stmatrix(atom, table):
-    def resolve(payloads: dict) -> dict:
-        src_values = size(atom.layout_src_tv, mode=[1])
-        dst_values = size(atom.layout_dst_tv, mode=[1])
-        src_table = table(atom.layout_src_tv, 32, src_values)
-        dst_table = table(atom.layout_dst_tv, 32, dst_values)
-        some = next(iter(payloads.values()))[0]
-        instances = some.size // src_values
-        exchanged = numpy.zeros((instances, int(max(src_table.max(), dst_table.max())) + 1), some.dtype)
-        for lane, (values, _, _) in payloads.items():
-            exchanged[:, src_table[lane]] = values.reshape(instances, src_values)
-        for lane, (_, dst, owner) in payloads.items():
-            addresses = dst.checked_addresses()
-            out = exchanged[:, dst_table[lane]].reshape(-1)
-            write(dst.storage, addresses, dst, thread=owner, values=out)
-            note_generic_write(owner, dst.storage, addresses)
-            dst.storage.array[addresses] = out
-        return {}
-    return resolve
+    values = src.storage.array[src.checked_addresses()].copy()
+    machine.warp_collective(("stmatrix", atom.layout_src_tv, atom.layout_dst_tv),
+                            functools.partial(resolve_exchange, atom), (values, dst, thread))
 
 
 # --------------------------------------------------------------------------------------------- the rest

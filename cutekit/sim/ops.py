@@ -310,12 +310,15 @@ def _ldmatrix(atom: CopyAtom, src: SimTensor, dst: SimTensor):
     check_alignment(src, source, product(first[0] if is_tuple(first) and len(first) == 2 else first),
                     "cute.copy source (ldmatrix)")
     read(src.storage, source, src, vector=_values_per_atom(atom))
-    payload = (src.storage.array[source].copy(), dst)
+    payload = (src.storage.array[source].copy(), dst, thread)
     key = ("ldmatrix", atom.layout_src_tv, atom.layout_dst_tv)
-    machine.warp_collective(key, functools.partial(_resolve_ldmatrix, atom), payload)
+    machine.warp_collective(key, functools.partial(resolve_exchange, atom), payload)
 
 
-def _resolve_ldmatrix(atom: CopyAtom, payloads: dict) -> dict:
+def resolve_exchange(atom: CopyAtom, payloads: dict) -> dict:
+    """ldmatrix or stmatrix for a warp: `payloads` is {lane: (its source values, its destination, its thread)};
+    each lane's source values land where the atom's destination layout puts them (a shared-memory
+    destination is written with its race and proxy bookkeeping, for the lane that owns it)."""
     src_values = size(atom.layout_src_tv, mode=[1])
     dst_values = size(atom.layout_dst_tv, mode=[1])
     src_table = _tv_table(atom.layout_src_tv, 32, src_values)
@@ -326,10 +329,13 @@ def _resolve_ldmatrix(atom: CopyAtom, payloads: dict) -> dict:
     for lane in sorted(payloads, reverse=True):          # the lowest lane supplying an element wins
         values = payloads[lane][0].reshape(instances, src_values)
         exchanged[:, src_table[lane]] = values
-    for lane, (_, dst) in payloads.items():
+    for lane, (_, dst, owner) in payloads.items():
         addresses = dst.addresses()
         check_bounds(dst, addresses)
-        dst.storage.array[addresses] = exchanged[:, dst_table[lane]].reshape(-1)
+        values = exchanged[:, dst_table[lane]].reshape(-1)
+        if dst.storage.space == "smem":
+            write(dst.storage, addresses, dst, thread=owner, values=values)
+        dst.storage.array[addresses] = values
     return {}
 
 

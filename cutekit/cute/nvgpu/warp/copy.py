@@ -34,11 +34,12 @@ def _ldmatrix_bit_layouts(num_matrices, transpose):
 
 
 @dataclass(frozen=True)
-class LdMatrix8x8x16bOp(CopyOp):
-    """`ldmatrix.sync.aligned.m8n8.x{num_matrices}[.trans].shared.b16`: a warp loads 8x8 matrices of 16 bits."""
+class _Matrix8x8x16bOp(CopyOp):
+    """What ldmatrix and stmatrix share: 1, 2 or 4 8x8 matrices of 16 bits, transposed or not."""
 
     transpose: bool = False
     num_matrices: int = 1
+    _NAME = ""
 
     def __post_init__(self):
         if not isinstance(self.transpose, bool):
@@ -47,8 +48,15 @@ class LdMatrix8x8x16bOp(CopyOp):
             raise CuteError("expects the 'num_matrices' Op parameter to be one of [1,2,4]")
 
     def __str__(self):
-        text = "LdMatrix8x8x16b Copy Operation\n  number of matrices = %d" % self.num_matrices
+        text = "%s Copy Operation\n  number of matrices = %d" % (self._NAME, self.num_matrices)
         return text + ("\n  transposed" if self.transpose else "")
+
+
+@dataclass(frozen=True)
+class LdMatrix8x8x16bOp(_Matrix8x8x16bOp):
+    """`ldmatrix.sync.aligned.m8n8.x{num_matrices}[.trans].shared.b16`: a warp loads 8x8 matrices of 16 bits."""
+
+    _NAME = "LdMatrix8x8x16b"
 
     def _atom_layouts(self, value_type, **unused):
         source, destination = _ldmatrix_bit_layouts(self.num_matrices, self.transpose)
@@ -58,24 +66,13 @@ class LdMatrix8x8x16bOp(CopyOp):
 
 
 @dataclass(frozen=True)
-class StMatrix8x8x16bOp(CopyOp):
+class StMatrix8x8x16bOp(_Matrix8x8x16bOp):
     """`stmatrix.sync.aligned.m8n8.x{num_matrices}[.trans].shared.b16` (sm_90): ldmatrix the other way round,
     a warp stores 8x8 matrices of 16 bits from registers to shared memory. The source is ldmatrix's
     destination (the registers, the reference) and the destination ldmatrix's source (one 128-bit row per
     address-giving thread)."""
 
-    transpose: bool = False
-    num_matrices: int = 1
-
-    def __post_init__(self):
-        if not isinstance(self.transpose, bool):
-            raise CuteError("expects the 'transpose' Op parameter to be a bool instance")
-        if self.num_matrices not in (1, 2, 4):
-            raise CuteError("expects the 'num_matrices' Op parameter to be one of [1,2,4]")
-
-    def __str__(self):
-        text = "StMatrix8x8x16b Copy Operation\n  number of matrices = %d" % self.num_matrices
-        return text + ("\n  transposed" if self.transpose else "")
+    _NAME = "StMatrix8x8x16b"
 
     def _atom_layouts(self, value_type, **unused):
         rows, registers = _ldmatrix_bit_layouts(self.num_matrices, self.transpose)
