@@ -264,8 +264,40 @@ assert str(too_big) == "S<3,4,3> o 0 o ((128,2),(8,32),(1,3)):((1,32768),(128,10
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descriptor", "# one 64 x BN x 16 wgmma"))
 
 # %% [markdown]
-# In the kernel, one thread of the producer issues the copies, and tells the stage's barrier how many bytes
-# to expect: 128 x 64 fp16 of A (16 KiB) and 256 x 64 of B (32 KiB), 49152 bytes a stage.
+# cutekit builds the same atoms as CuTeDSL (tests/cute/test_tma_atoms.py compares 48 of them, loads, stores
+# and multicast, with CuTeDSL 4.8.1 traced for sm_90a). A's, for a 1000 x 512 row-major A: the atom moves one
+# box of 128 x 64 = 8192 elements, `(1,8192):(0,1)` (one thread, the whole box); the coordinate tensor is
+# A's shape with *basis* strides: `1@1` moves TMA dimension 1 (rows), `1@0` dimension 0 (K, the contiguous
+# one). `tma_partition` lines the stages up with the tiles: mode 0 is the box (its offsets 0, 1, 2, ... in
+# shared memory, the swizzle living on the pointer), mode 1 the stage or the k-tile.
+
+# %%
+import numpy
+
+from cutekit.cute.nvgpu import cpasync
+
+A_host = cute.make_tensor(numpy.zeros(1000 * 512, numpy.float16), cute.make_layout((1000, 512), stride=(512, 1)))
+atom_sw128 = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
+sA_stages = cute.tile_to_shape(atom_sw128, (BM, BK, STAGES), order=(0, 1, 2))
+tma_a, mA_coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A_host,
+                                               sA_stages((None, None, 0)), (BM, BK))
+print(tma_a)
+print("coordinates:", mA_coords)
+gA_tiles = cute.local_tile(mA_coords, (BM, BK), (1, None))          # tile-row 1, every k-tile
+sA_smem = cute.make_tensor(numpy.zeros(cute.cosize(sA_stages.outer), numpy.float16), sA_stages.outer)
+tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA_smem, 0, 2),
+                                   cute.group_modes(gA_tiles, 0, 2))
+print("tAsA:", tAsA.layout, "  tAgA:", tAgA)
+print("k-tile 2 asks for the box at", tAgA[None, 2])
+assert str(tma_a.layout_src_tv) == "(1,8192):(0,1)" and str(mA_coords) == "tensor<(0,0) o (1000,512):(1@1,1@0)>"
+assert str(tAsA.layout) == "((8192,1),(1,4)):((1,0),(0,8192))"
+assert str(tAgA) == "tensor<(0,128) o (((64,128),1),8):(((1@0,1@1),0),64@0)>"
+assert str(tAgA[None, 2]) == "tensor<(128,128) o (((64,128),1)):(((1@0,1@1),0))>"
+
+# %% [markdown]
+# k-tile 2 of tile-row 1 starts at TMA coordinate (128, 128): K = 128, row 128. In the kernel, one thread of
+# the producer issues the copies, and tells the stage's barrier how many bytes to expect: 128 x 64 fp16 of A
+# (16 KiB) and 256 x 64 of B (32 KiB), 49152 bytes a stage.
 #
 # **Multicast across a cluster.** With `CLUSTER_M = 2` the kernel launches *clusters* of 2 CTAs that
 # compute neighbouring 128-row strips of C in the same 256-column strip: they need the same B tile. Each CTA
@@ -273,14 +305,24 @@ print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descripto
 # `rank * BN / 2` onwards) with `CopyBulkTensorTileG2SMulticastOp`, and the copy engine writes each half
 # into *both* CTAs' shared memory. Each CTA's full barrier still expects all 49152 bytes: its own half of B,
 # the other CTA's half, and its A. Compiled with `CLUSTER_M=2` (`hopper_gemm.compile_for_cpu(CLUSTER_M=2)`),
-# the PTX holds `multicast::cluster` loads. Clusters are not simulated on the CPU: the simulator runs a
-# cluster's blocks one after another.
+# the PTX holds `multicast::cluster` loads. The simulator runs clusters of one CTA only, and refuses a
+# multicast copy by name.
 
 # %%
 tile_bytes = {"A": BM * BK * 2, "B": BN * BK * 2}
 print("bytes per stage:", tile_bytes, "=", sum(tile_bytes.values()))
-print("with CLUSTER_M = 2, each CTA loads B rows", [(rank * BN // 2, (rank + 1) * BN // 2) for rank in range(2)])
+B_host = cute.make_tensor(numpy.zeros(776 * 512, numpy.float16), cute.make_layout((776, 512), stride=(512, 1)))
+sB_stages = cute.tile_to_shape(atom_sw128, (BN, BK, STAGES), order=(0, 1, 2))
+tma_b, mB_coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), B_host,
+                                               sB_stages((None, None, 0)), (BN, BK), num_multicast=2)
+gB_tiles = cute.local_tile(mB_coords, (BN, BK), (0, None))
+sB_smem = cute.make_tensor(numpy.zeros(cute.cosize(sB_stages.outer), numpy.float16), sB_stages.outer)
+shares = [cpasync.tma_partition(tma_b, rank, cute.make_layout(2), cute.group_modes(sB_smem, 0, 2),
+                                cute.group_modes(gB_tiles, 0, 2))[1] for rank in range(2)]
+for rank, share in enumerate(shares):
+    print(f"CTA {rank} of the pair starts B's k-tile 0 at", share[None, 0].iterator)
 assert sum(tile_bytes.values()) == 49152
+assert [share[None, 0].iterator for share in shares] == [(0, 0), (0, 128)]
 
 # %% [markdown]
 # ### 3.4 · mbarriers: arrivals, bytes and phases
