@@ -33,7 +33,7 @@
 #   (N up to 256) whose B (and here A too) the tensor cores read straight from shared memory, asynchronously.
 #
 # This chapter reads `benchmarks/kernels/hopper_gemm.py`, a complete Hopper GEMM written with CuTeDSL
-# (measured on an H100 at 0.98-1.00 of NVIDIA's CuTeDSL Hopper example and of torch.matmul, section 4),
+# (measured on an H100 at 0.98-1.02 of NVIDIA's CuTeDSL Hopper example and of torch.matmul, section 4),
 # one step at a time: the shared-memory layout atoms that TMA and wgmma both read, the TMA copy and its
 # box, mbarriers with their transaction counts and phases, the producer/consumer pipeline of stages, the
 # warpgroup MMA and its accumulator layout, and the epilogue. All of it works on a CPU: cutekit's simulator
@@ -359,12 +359,13 @@ assert (full.phase, full.passes(0), full.passes(1)) == (1, True, False)
 # consumers are done with it; one arrival per consumer warp). The producer warp, for every k-tile: wait
 # until the stage is empty, announce the bytes, issue the two TMA copies. Both sides walk the ring with a
 # stage index and a phase bit that flips each time the index wraps to 0. The producer starts with phase 1,
-# so its first pass over the fresh `empty` barriers does not wait; the consumers start with phase 0.
+# so its waits on the fresh `empty` barriers in its first pass return at once; the consumers start with
+# phase 0.
 
 # In the kernel the barriers are one array of `2 * STAGES` Int64 in shared memory: `barriers + s` is
 # `full[s]` and `barriers + STAGES + s` is `empty[s]` (the loops below get `full = barriers` and `empty =
-# barriers + STAGES`, and use `full + s`, `empty + s`). Warp 0 makes them, and only its first lane does the
-# work (`elect_one`), before every thread meets at the block barrier:
+# barriers + STAGES`, and use `full + s`, `empty + s`). Warp 0 makes them, one lane of it doing the work
+# (`elect_one` picks one), before every thread meets at the block barrier:
 
 # %%
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "barriers = smem.allocate_array", "cute.arch.sync_threads()",

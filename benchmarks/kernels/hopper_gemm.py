@@ -39,9 +39,9 @@ Constraints (checked in `prepare`): K and N multiples of 8, because TMA needs ev
 start on a 16-byte boundary. M, N and K are otherwise arbitrary: partial tiles are zero-filled on load and
 clipped on store by the copy engine.
 
-Measured on an H100 (benchmarks/RESULTS.md, 2026-11-24): 564-798 TFLOP/s at 8192^3 as the clock moved,
-0.981-1.000 of NVIDIA's CuTeDSL Hopper example (same tile, same stages) and 0.984-1.002 of torch.matmul
-over 20 rounds in which the three were timed in turn on the same inputs. They rise and fall together with
+Measured on an H100 (benchmarks/RESULTS.md, 2026-11-24): 564-799 TFLOP/s at 8192^3 as the clock moved,
+0.981-1.023 of NVIDIA's CuTeDSL Hopper example (same tile, same stages) and 0.984-1.012 of torch.matmul
+over 40 rounds (four runs) in which the three were timed in turn on the same inputs. They rise and fall together with
 the card's clock under its 700 W limit; the cluster's multicast, which halves B's L2 traffic, measured
 0.99 of the default.
 """

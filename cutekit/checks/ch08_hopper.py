@@ -546,9 +546,13 @@ PRODUCER_HINTS = (
     ("stage reused before its consumer released it", "from k-tile `stages` on, wait on empty + s (s = k_tile % "
      "stages) before loading into stage s, for the release of k-tile k_tile - stages: it completes phase "
      "k_tile // stages - 1 of empty + s, so wait with parity (k_tile // stages - 1) % 2"),
-    ("expects none", "announce the stage's bytes first: with cute.arch.elect_one(): cute.arch.mbarrier_arrive_"
-     "and_expect_tx(full + s, bytes_per_stage), then the two copies with tma_bar_ptr=full + s"),
-    ("more arrivals", "full + s counts one arrival: make it in one lane, inside `with cute.arch.elect_one():`"),
+    ("expected none", "announce all of the stage's bytes once per k-tile: with cute.arch.elect_one(): "
+     "cute.arch.mbarrier_arrive_and_expect_tx(full + s, bytes_per_stage), and the two copies with "
+     "tma_bar_ptr=full + s"),
+    ("never waited for", "load only the k-tiles that exist: with fewer k-tiles than stages the first lap ends at "
+     "k-tile k_tiles - 1 (one loop over range(k_tiles))"),
+    ("more arrivals", "full + s counts one arrival per phase: one mbarrier_arrive_and_expect_tx per k-tile with all "
+     "of the stage's bytes, in one lane, inside `with cute.arch.elect_one():`"),
     ("never go on", "a wait that never returns: the release of k-tile k_tile - stages completes phase "
      "k_tile // stages - 1 of empty + s, parity (k_tile // stages - 1) % 2 (the other parity waits for a phase "
      "no consumer completes yet); and each stage's full barrier must receive the announced bytes (both "
@@ -569,11 +573,14 @@ CONSUMER_HINTS = (
      "wait_group(2), the stage of the k-tile two back, empty + (k_tile - 2) % stages (wait_group counts only "
      "groups closed with warpgroup.commit_group())"),
     ("still in flight", "after the loop, warpgroup.wait_group(0): the epilogue reads the accumulators"),
+    ("was not initialized", "the stage is k_tile % stages: the release goes to empty + (k_tile - 2) % stages, "
+     "inside the `stages` empty barriers"),
     ("more arrivals", "empty + s counts one arrival per consumer warp: only lane 0 of each warp arrives"),
     ("never go on", "a wait that never returns: release every stage once its wgmmas are retired, on its own "
      "empty barrier (empty + (k_tile - 2) % stages), one arrival per warp (lane 0)"),
-    ("stage reused", "release a stage only once the wgmmas reading it are retired, one arrival per warp "
-     "(lane == 0), on the barrier of the stage they read: the k-tile two back, empty + (k_tile - 2) % stages"),
+    ("stage reused", "release a stage only once the wgmmas reading it are retired (commit_group, then "
+     "wait_group(2): wait_group counts only committed groups), one arrival per warp (lane == 0), on the barrier "
+     "of the stage they read: the k-tile two back, empty + (k_tile - 2) % stages"),
 )
 
 

@@ -53,12 +53,14 @@ class _TmaWrite:
     phase: int                       # the barrier's completed count once these bytes landed
     site: str
     readers: list = field(default_factory=list)    # _Group records of the wgmmas that read it
+    unannounced: bool = False        # issued while its barrier's phase had no arrival and no bytes announced
 
 
 @dataclass(eq=False)
 class _Group:
     warp: int
     site: str
+    committed: bool = False
     retired: bool = False
     released: tuple | None = None    # (barrier key, completed count) of the phase that carried its release
     pending_release: bool = False
@@ -104,6 +106,24 @@ def _counter(thread, name: str) -> int:
 
 def _site() -> str:
     return machine.site_text(machine.user_site(2))
+
+
+def check_block_end(block):
+    """The block is done: every TMA load must have been waited for (its bytes' phase seen by some thread). A
+    copy nobody waited for may still be writing shared memory that the block reuses or gives up."""
+    state = block.__dict__.get("hopper")
+    if state is None:
+        return
+    seen: dict = {}
+    for thread in block.threads or ():
+        for key, completed in thread.__dict__.get("mbarrier_seen", {}).items():
+            seen[key] = max(seen.get(key, 0), completed)
+    for record in state.writes:
+        if seen.get(record.barrier.key, 0) < record.phase:
+            _fail(f"the TMA copy at {record.site} (phase {record.phase - 1} of mbarrier {record.barrier.index}) was "
+                  f"never waited for: no thread waited for the phase its bytes complete, so on a GPU it may still "
+                  f"be writing shared memory when the block reuses it (the epilogue's tile) or exits. Load only "
+                  f"the k-tiles that exist (range(k_tiles)), each into a stage that a consumer then waits for")
 
 
 def suppressed(thread) -> bool:
@@ -227,15 +247,13 @@ def tma_copy(atom, src, dst, *, tma_bar_ptr=None, mcast_mask=None, **kwargs):
     if atom.is_load:
         _check_overwrite(thread, state, smem.storage, addresses)
         barrier = pipeline.barrier_at(tma_bar_ptr, "a TMA copy's tma_bar_ptr")
-        if barrier.pending == barrier.count and barrier.tx <= 0:
-            _fail(f"the TMA copy at {_site()} completes {addresses.size * smem.storage.bytes_per_element} bytes "
-                  f"on mbarrier {barrier.index}, whose phase {barrier.completed} expects none: call "
-                  f"cute.arch.mbarrier_arrive_and_expect_tx(bar, bytes) before the copies (with the bytes of "
-                  f"all of the stage's copies; announcing fewer completes the phase before the data is there)")
         values = numpy.zeros(addresses.size, smem.storage.array.dtype)
         values[inside] = gstorage.array[offsets[inside]]
         smem.storage.array[addresses] = values
-        record = _TmaWrite(len(state.writes), barrier, barrier.completed + 1, _site())
+        # bytes may land before they are announced (the tx-count goes below zero until the arrival), so this is
+        # judged when the stage is read: the phase these bytes complete is the one its readers must wait for
+        record = _TmaWrite(len(state.writes), barrier, barrier.completed + 1, _site(),
+                           unannounced=barrier.pending == barrier.count and barrier.tx <= 0)
         state.writes.append(record)
         last = state.last.get(id(smem.storage))
         if last is None:
@@ -264,10 +282,13 @@ def _check_overwrite(thread, state: _Block, storage, addresses):
                   f"loading into it again")
         for group in state.writes[number].readers:
             if not group.retired:
+                uncommitted = "" if group.committed else (" (its wgmmas were not committed when the warp last "
+                                                          "waited: warpgroup.commit_group() comes before "
+                                                          "wait_group, which counts only committed groups)")
                 _fail(f"stage reused before its consumer released it: the TMA copy at {_site()} overwrites shared "
                       f"memory that warp {group.warp}'s wgmma (at {group.site}) is still reading; its group has "
-                      f"not been retired. A consumer may arrive on the stage's empty barrier only after "
-                      f"warpgroup.wait_group has retired the wgmmas that read the stage")
+                      f"not been retired{uncommitted}. A consumer may arrive on the stage's empty barrier only "
+                      f"after warpgroup.wait_group has retired the wgmmas that read the stage")
             if group.released is None or seen.get(group.released[0], -1) < group.released[1]:
                 _fail(f"stage reused before its consumer released it: the TMA copy at {_site()} overwrites shared "
                       f"memory that warp {group.warp}'s wgmma (at {group.site}) read, and this thread has not "
@@ -351,6 +372,7 @@ def commit_group(**kwargs):
     if _counter(thread, "wgmma_commits") == warp.commits:
         warp.commits += 1
         if warp.open is not None:
+            warp.open.committed = True
             warp.groups.append(warp.open)
             warp.open = None
 
@@ -416,6 +438,12 @@ def _check_reads(thread, state: _Block, tensor: SimTensor, addresses, what: str)
             _fail(f"the wgmma at {_site()} reads {what} from shared memory that the TMA copy at {write_.site} "
                   f"fills, without waiting on its mbarrier {barrier.index}: call cute.arch.mbarrier_wait(bar, "
                   f"phase) first")
+        if observed < write_.phase and write_.unannounced:
+            _fail(f"the TMA copy at {write_.site} delivered its bytes to mbarrier {barrier.index} in a phase that "
+                  f"expected none: the phase the consumers waited for had completed without them (announcing "
+                  f"fewer completes the phase before the data is there). Each k-tile needs one "
+                  f"cute.arch.mbarrier_arrive_and_expect_tx(bar, bytes) with every byte of the stage's copies; a "
+                  f"plain mbarrier_arrive announces none")
         if observed < write_.phase:
             _fail(f"waited on the wrong phase: the wgmma at {_site()} reads {what} that the TMA copy at "
                   f"{write_.site} delivers with phase {write_.phase - 1} of mbarrier {barrier.index}, but this "

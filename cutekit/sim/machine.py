@@ -517,6 +517,13 @@ def _run_block(launch: Launch, block_idx: tuple, body):
             block.position += 1
         block.queue = []
         live = [t for t in live if not t.finished]
+    if "hopper" in block.__dict__:          # TMA copies nobody waited for (hopper.py)
+        from .hopper import check_block_end
+        try:
+            check_block_end(block)
+        except KernelError as error:
+            error.kernel = error.kernel or launch.report.kernel
+            raise
     _count_bank_conflicts(block)
     block.threads = None                # no cycle (block -> threads -> block): the block is freed at once
 

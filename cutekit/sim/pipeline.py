@@ -36,9 +36,11 @@ class _MBarrier:
         self.pending -= 1
         if self.pending < 0:
             raise CuteError(f"mbarrier {self.index} received more arrivals in one phase than the {self.count} it "
-                            f"was initialized with (phase {self.completed} still waits for "
-                            f"{self.tx} bytes): arrive once per phase per counted arrival (one elected thread: "
-                            f"`with cute.arch.elect_one():`)")
+                            f"was initialized with (phase {self.completed} still waits for {self.tx} bytes): "
+                            f"each counted thread arrives once per phase: one arrive call per phase (all the "
+                            f"bytes in one mbarrier_arrive_and_expect_tx, or extra bytes with "
+                            f"mbarrier_expect_tx, which does not arrive), in one lane "
+                            f"(`with cute.arch.elect_one():`) when the count is 1")
         self._complete(block)
 
     def complete_tx(self, block, nbytes: int):

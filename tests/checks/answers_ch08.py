@@ -153,7 +153,9 @@ PRODUCER_MISTAKES = {
     "parity_off_by_one": r"parity \(k_tile // stages - 1\) % 2",
     "no_wait_on_empty": r"wait on empty \+ s .* before loading into stage s",
     "waits_on_full": r"parity \(k_tile // stages - 1\) % 2|before loading into stage s",
-    "plain_arrive": r"announce the stage's bytes first",
+    "plain_arrive": r"mbarrier_arrive_and_expect_tx\(full \+ s, bytes_per_stage\)",
+    "copies_past_the_last_k_tile": r"load only the k-tiles that exist",
+    "two_arrivals_per_k_tile": r"one mbarrier_arrive_and_expect_tx per k-tile",
     "announces_half_the_bytes": r"announcing fewer completes the phase",
     "every_lane_arrives": r"in one lane, inside `with cute.arch.elect_one\(\):`",
     "stage_never_wraps": r"the stage is k_tile % stages",
@@ -170,7 +172,9 @@ def producer_with(mistake=""):
         import cutlass              # kernel code: the simulator's or CuTeDSL's, as the check chooses
         import cutlass.cute as cute
         nbytes = bytes_per_stage // 2 if mistake == "announces_half_the_bytes" else bytes_per_stage
-        for k_tile in range(k_tiles):
+        # the first lap loads `stages` k-tiles even when there are fewer (past K the copy engine reads zeros)
+        loaded_tiles = cutlass.max(k_tiles, stages) if mistake == "copies_past_the_last_k_tile" else k_tiles
+        for k_tile in range(loaded_tiles):
             s = k_tile if mistake == "stage_never_wraps" else k_tile % stages
             if mistake == "waits_in_the_first_lap":
                 cute.arch.mbarrier_wait(empty + s, (k_tile // stages + 1) % 2)
@@ -182,6 +186,10 @@ def producer_with(mistake=""):
                     cute.arch.mbarrier_arrive(full + s)
             elif mistake == "every_lane_arrives":
                 cute.arch.mbarrier_arrive_and_expect_tx(full + s, nbytes)
+            elif mistake == "two_arrivals_per_k_tile":
+                with cute.arch.elect_one():
+                    cute.arch.mbarrier_arrive_and_expect_tx(full + s, nbytes // 2)
+                    cute.arch.mbarrier_arrive_and_expect_tx(full + s, nbytes - nbytes // 2)
             else:
                 with cute.arch.elect_one():
                     cute.arch.mbarrier_arrive_and_expect_tx(full + s, nbytes)

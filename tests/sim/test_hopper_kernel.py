@@ -69,7 +69,7 @@ MUTANTS = [
     ("no warpgroup.fence", ("        warpgroup.fence()\n", ""), "missing fence"),
     ("plain arrive instead of expect_tx",
      ("cute.arch.mbarrier_arrive_and_expect_tx(filled, bytes_per_stage)",
-      "cute.arch.mbarrier_arrive(filled)"), "expects none"),
+      "cute.arch.mbarrier_arrive(filled)"), "expected none"),
     ("expect_tx of A's bytes only", ("bytes_per_stage = (BM + BN) * BK * 2 ", "bytes_per_stage = BM * BK * 2 "),
      "announcing fewer completes the phase"),
     ("expect_tx of twice the bytes", ("bytes_per_stage = (BM + BN) * BK * 2 ",
@@ -95,6 +95,27 @@ def test_each_ordering_mistake_is_named(mistake, edit, named):
         run(SOURCE.replace(old, new), 128, 64, 320, BN=64, STAGES=2)
     assert named in str(raised.value), str(raised.value)
     assert "hopper_gemm.py" in str(raised.value)          # it names the kernel's line
+
+
+def test_copies_issued_before_their_bytes_are_announced_are_legal():
+    """The tx-count may go below zero: the phase cannot complete before the producer's arrival brings it back."""
+    copy_a = "        cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, stage], tma_bar_ptr=filled)\n"
+    announce = ("        with cute.arch.elect_one():\n"
+                "            # arrive once and tell full[s] how many bytes the copies will deliver\n"
+                "            cute.arch.mbarrier_arrive_and_expect_tx(filled, bytes_per_stage)\n")
+    assert SOURCE.count(copy_a) == 1 and SOURCE.count(announce) == 1
+    c, a, b = run(SOURCE.replace(announce, "").replace(copy_a, copy_a + announce), 128, 64, 320, BN=64, STAGES=2)
+    assert (c.float() - a.float() @ b.float().T).abs().max().item() < 0.06
+
+
+def test_a_copy_nobody_waits_for_is_named_when_the_block_ends():
+    """Loading past the last k-tile (a first lap of `stages` copies when there are fewer k-tiles) leaves copies no
+    consumer waits for: on a GPU they may still write shared memory that the epilogue reuses."""
+    loop = "    for k_tile in range(k_tiles):\n        filled, free"
+    assert SOURCE.count(loop) == 1
+    with pytest.raises(cutekit.sim.machine.KernelError, match="never waited for"):
+        run(SOURCE.replace(loop, "    for k_tile in range(max(k_tiles, stages)):\n        filled, free"),
+            128, 64, 64, BN=64, STAGES=3)
 
 
 def test_a_late_release_with_more_stages_is_still_correct():
