@@ -214,6 +214,9 @@ CONSUMER_MISTAKES = {
     "every_lane_arrives": r"one arrival per warp \(lane 0\)",
     "never_releases": r"release every stage",
     "no_commit_group": r"commit_group\(\) after each k-tile",
+    "release_index_not_wrapped": r"inside the `stages` empty barriers",
+    "waits_before_committing": r"counts only committed groups",
+    "one_arrival_per_warpgroup": r"one arrival per warp \(lane 0\)",
 }
 
 
@@ -234,12 +237,23 @@ def consumer_with(mistake=""):
                 warpgroup.fence()
             for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
                 cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb, s], tCrB[None, None, kb, s], accumulators)
+            if mistake == "waits_before_committing":
+                warpgroup.wait_group(depth)
             if mistake != "no_commit_group":
                 warpgroup.commit_group()
-            warpgroup.wait_group(depth)
+            if mistake != "waits_before_committing":
+                warpgroup.wait_group(depth)
+            released = k_tile - back if mistake == "release_index_not_wrapped" else (k_tile - back) % stages
+            tidx, _, _ = cute.arch.thread_idx()
+            if cutlass.const_expr(mistake == "one_arrival_per_warpgroup"):
+                arrives = tidx % 128 == 0
+            elif cutlass.const_expr(mistake == "every_lane_arrives"):
+                arrives = lane >= 0
+            else:
+                arrives = lane == 0
             if k_tile >= back and mistake != "never_releases":
-                if lane == 0 or mistake == "every_lane_arrives":
-                    cute.arch.mbarrier_arrive(empty + (k_tile - back) % stages)
+                if arrives:
+                    cute.arch.mbarrier_arrive(empty + released)
         if mistake != "no_final_wait":
             warpgroup.wait_group(0)
     consumer_loop.__name__ = f"consumer_loop_{mistake}" if mistake else "consumer_loop"

@@ -133,3 +133,15 @@ def test_another_right_consumer_loop_earns_every_reference_point(monkeypatch):
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
     result = check("ch08.wgmma_main_loop", consumer_loop_with_a_carried_phase, seed=7, record=False)
     assert result.passed and result.earned == result.possible - result.waiting == 4, str(result)
+
+
+@pytest.mark.cutedsl
+@pytest.mark.parametrize("exercise_id", ["ch08.mbarrier_phases", "ch08.wgmma_main_loop"])
+def test_real_cutedsl_compiles_the_right_loops_inside_the_kernel_for_sm_90a(exercise_id, monkeypatch):
+    """The cutedsl-cpu criterion moves the loop by source into a module, compiles the chapter's kernel with it
+    for sm_90a and reads the PTX: the right loops earn its point."""
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
+    result = check(exercise_id, CORRECT[exercise_id], seed=2, record=False)
+    compiled = next(criterion for criterion in result.criteria if criterion.tier == "cutedsl-cpu")
+    assert result.passed and compiled.status == "passed", str(result)
