@@ -37,7 +37,7 @@ from ..cute.inttuple import CuteError, flatten, is_int, is_tuple
 from ..cute.layout import Basis, size
 from ..cute.tensor import Tensor
 from . import machine, pipeline
-from .memory import SimTensor, read, write
+from .memory import SimTensor
 
 
 class HopperError(machine.KernelError):
@@ -124,11 +124,6 @@ def check_block_end(block):
                   f"never waited for: no thread waited for the phase its bytes complete, so on a GPU it may still "
                   f"be writing shared memory when the block reuses it (the epilogue's tile) or exits. Load only "
                   f"the k-tiles that exist (range(k_tiles)), each into a stage that a consumer then waits for")
-
-
-def suppressed(thread) -> bool:
-    """True inside `with elect_one():` for the lanes that were not elected (they skip the block)."""
-    return False
 
 
 def _fail(message: str):
@@ -580,4 +575,4 @@ def cluster_wait(**kwargs):
 
 __all__ = ["elect_one", "tma_copy", "wgmma", "fence", "commit_group", "wait_group", "Field", "stmatrix",
            "fence_proxy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "setmaxregister",
-           "block_idx_in_cluster", "cluster_arrive", "cluster_wait", "HopperError", "read"]
+           "block_idx_in_cluster", "cluster_arrive", "cluster_wait", "HopperError"]

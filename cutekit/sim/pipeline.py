@@ -105,8 +105,6 @@ def _arrive(pointer, what: str, expect_tx: int = 0, peer=None):
     barrier = _barrier(pointer, what)
     thread = machine.require_thread(what)
     from . import hopper
-    if hopper.suppressed(thread):
-        return
     hopper.releasing(thread, barrier)
     barrier.arrive(thread.block, expect_tx)
 
@@ -126,10 +124,7 @@ def mbarrier_arrive_and_expect_tx(pointer, bytes, peer_cta_rank_in_cluster=None,
 
 def mbarrier_expect_tx(pointer, bytes, peer_cta_rank_in_cluster=None, **kwargs):  # noqa: A002
     """cute.arch.mbarrier_expect_tx: announce bytes without arriving."""
-    barrier = _barrier(pointer, "cute.arch.mbarrier_expect_tx")
-    from . import hopper
-    if not hopper.suppressed(machine.require_thread("cute.arch.mbarrier_expect_tx")):
-        barrier.tx += int(bytes)
+    _barrier(pointer, "cute.arch.mbarrier_expect_tx").tx += int(bytes)
 
 
 def mbarrier_try_wait(pointer, phase, **kwargs) -> bool:
