@@ -41,9 +41,8 @@ def run(source: str, M: int, N: int, K: int, **knobs):
 @pytest.mark.parametrize("M, N, K, knobs", [
     (128, 256, 512, {}),                                 # the kernel as benchmarked: 8 k-tiles on 4 stages
     (200, 136, 192, dict(BN=128, STAGES=2)),             # ragged M and N: zero-filled loads, clipped stores
-    (136, 64, 520, dict(BN=64, STAGES=2)),               # ragged K: the last k-tile is 8 wide
-    (64, 128, 64, dict(BN=128, STAGES=3)),               # fewer k-tiles than stages
-])
+    (136, 64, 520, dict(BN=64, STAGES=3)),               # ragged K: the last k-tile is 8 wide
+])  # fewer k-tiles than stages: the chapter's checks run that case for every answer
 def test_the_kernel_equals_torch_on_the_simulator(M, N, K, knobs):
     c, a, b = run(SOURCE, M, N, K, **knobs)
     expected = a.float() @ b.float().T
