@@ -23,7 +23,8 @@
 # Every kernel re-derives these formulas, and a wrong one is a silent bug. CuTe replaces them with
 # *layouts*: small functions from coordinates to offsets that you compose, divide and slice, so the index
 # math is written once, checked, and printed. CuTeDSL is CuTe in Python: you write the kernel in Python and
-# it is compiled through MLIR to PTX, the same virtual instruction set `nvcc` makes from CUDA C++.
+# it is compiled through MLIR (the LLVM project's compiler framework) to PTX, the same virtual instruction set
+# `nvcc` makes from CUDA C++.
 #
 # This course teaches CuTe by making every layout visible. Each chapter follows the same path:
 #
@@ -145,12 +146,12 @@ if backend.name == "sim":
 # %% [markdown]
 # ## Exercise: predict what prints
 #
-# Write `predict(grid, block)`: the list of lines `hello(grid, block)` prints. The check launches grids and
-# blocks of one, two and three dimensions; any order is fine for most of the points, the simulator's order
-# earns the last one. Every exercise works the same way: replace the placeholder under `# YOUR CODE HERE` and
-# run the cell. Until then its check says *not attempted yet* (and records nothing); a wrong answer loses
-# points with a hint naming the first case it got wrong and what went wrong there; run it again for fresh
-# random cases (each result shows its random seed).
+# Write `predict(grid, block)`: the list of lines `hello(grid, block)` prints. The check asks about grids and
+# blocks of one, two and three dimensions (it launches no kernel: it knows what each launch prints); any order
+# is fine for most of the points, the simulator's order earns the last one. Every exercise works the same way:
+# replace the placeholder under `# YOUR CODE HERE` and run the cell. Until then its check says *not attempted
+# yet* (and records nothing); a wrong answer loses points with a hint naming the first case it got wrong and
+# what went wrong there; run it again for fresh random cases (each result shows its random seed).
 
 # %%
 from cutekit.checks import check

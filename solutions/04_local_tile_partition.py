@@ -130,9 +130,9 @@ assert str(by_name) == str(by_hand) == "tensor<(4,12) o (4,6):(1@0,1@1)>"
 # thread t's first cell is its coordinate, and its cells step by the thread shape: 2 rows, 3 columns.
 #
 # A list comprehension runs here and at trace time in CuTeDSL alike. (A `for` statement inside a
-# `@cute.jit` function or a kernel is different: CuTeDSL compiles it into a loop of the program, run on the
-# device, and the loop variable is a run-time value; `cutlass.range_constexpr(n)` unrolls it while tracing
-# instead. More on that in "Run it".)
+# `@cute.jit` function or a kernel is different: CuTeDSL turns it into a loop of the compiled program (on
+# the device in a kernel, on the host in a `@cute.jit` function), and the loop variable is a run-time value;
+# `cutlass.range_constexpr(n)` unrolls it while tracing instead. More on that in "Run it".)
 
 # %%
 threads = cute.make_layout((2, 3))                       # column-major: thread 1 below thread 0
@@ -207,7 +207,8 @@ for t in range(6):
 assert [blocked[1][i] for i in range(4)] == [(0, 2), (1, 2), (0, 3), (1, 3)]
 
 # %% [markdown]
-# The tutorial's picture above is this blocked assignment; its code, `local_partition`, is the cyclic one.
+# The tutorial's picture (described in "See it") is this blocked assignment; its code, `local_partition`, is
+# the cyclic one.
 #
 # ### 4. A `None` in the coordinate keeps every tile of a mode
 #
@@ -498,7 +499,8 @@ def add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
 
 
 # %% [markdown]
-# Shapes that 16x128 does not divide, compared with torch; C starts as NaN, so a cell the kernel forgot shows.
+# Shapes that 16x128 does not divide, and one it does, compared with torch; C starts as NaN, so a cell the
+# kernel forgot shows.
 
 # %%
 generator = torch.Generator().manual_seed(3)
@@ -512,12 +514,12 @@ for M, N in [(20, 130), (37, 300), (5, 7), (16, 128)]:
 # %% [markdown]
 # "Notes on CuTeDSL" (2025-07-14) builds the coordinate tensor `cC` for the shapes a tile does not divide,
 # slices it per block, and leaves the copy itself "(TBA.)"; above, the predicate runs. Its kernel partitions
-# with a TiledCopy (`partition_S`): chapter 05 builds that version, with 128-bit loads.
+# with a TiledCopy (`partition_S`), which chapter 05 teaches, with 128-bit loads, on a row-sum kernel.
 #
 # Each thread here loads one 32-bit word per cell (compiled for sm_80, the kernel's PTX has 32
 # `ld.global.b32` per thread, 2 per cell). On a GPU this cell measures it against `torch.add` on a large
 # tensor; on the simulator, which measures nothing about speed, it prints the numbers measured for the
-# course's benchmark add, the 128-bit TiledCopy version of chapter 05 on a 2-D grid
+# course's benchmark add, a TiledCopy of 128-bit loads (chapter 05's tool) on a 2-D grid
 # (`benchmarks/kernels/elementwise_add.py`), from `benchmarks/RESULTS.md` (an H100, 2026-11-23).
 
 # %%
@@ -555,8 +557,9 @@ else:
 # take the block's strip with a `None` in the tile coordinate (section 4: a third mode counts the strip's
 # tiles), loop over those tiles with a run-time loop (`for k in cutlass.range(n)`: the number of tiles is
 # known only when the kernel runs), and in each tile do what `add_kernel` does, predicate included. The host
-# function below it launches it. The check runs it on shapes the tile does not divide (on the simulator, or
-# your GPU) and, with CuTeDSL installed, compiles it for sm_80.
+# function below it launches it. The check runs it on the simulator, on a shape the tile divides and two it
+# does not, and on your GPU when you have one (timed against `torch.add`); with CuTeDSL installed, it compiles
+# it for sm_80.
 
 # %%
 @cute.kernel

@@ -24,11 +24,11 @@
 # one 32-bit register. Getting "which lane passes which row address" and "which register is which MMA
 # value" right by hand is the index math this chapter replaces.
 #
-# CuTe describes the instruction as a **copy atom** whose thread-value layouts say what each lane reads and
-# what it receives, builds a **TiledCopy** for it straight from the MMA (`make_tiled_copy_A`), and lets each
-# thread see its MMA registers in the copy's order (`retile`). We compute each piece, check it against the
-# picture, work out which ldmatrix (x1, x2 or x4) fits a warp's tile, and then run a kernel whose every
-# register is compared with the MMA's layouts.
+# CuTe describes the instruction as a **copy atom** (chapter 05) whose thread-value layouts say what each lane
+# reads and what it receives, builds a **TiledCopy** for it straight from the MMA (`make_tiled_copy_A`), and
+# lets each thread see its MMA registers in the copy's order (`retile`). We compute each piece, check it
+# against the picture, work out which ldmatrix (x1, x2 or x4) fits a warp's tile, and then run a kernel whose
+# every register is compared with the MMA's layouts.
 #
 # Words used below: a *lane* is a thread's index inside its warp (0..31); a *TV layout* maps
 # (thread, value) to a position (chapter 02); a *fragment* is the set of registers one thread holds.
@@ -89,15 +89,17 @@ assert str(atoms[4, True].layout_dst_tv) == "((4,8),(1,2,4)):((16,1),(1,8,64))"
 
 # %% [markdown]
 # Read x1's source `((8,4),8):((8,0),1)`: only lanes 0..7 supply addresses; stride 0 on the `4` means lanes
-# 8..31 repeat them (the hardware ignores their addresses). x2 uses lanes 0..15. The plain destination
-# `(32,(2,4)):(2,(1,64))`: lane t holds offsets 2t and 2t+1 (one 32-bit register) of every matrix, and the
-# matrices are 64 elements apart. The transposed destination gathers two elements 8 apart (two rows of a
-# matrix) into one register.
+# 8..31 repeat them (on sm_80 and newer the hardware ignores their addresses; the PTX ISA wants valid ones on
+# sm_75, which the repeat gives). x2 uses lanes 0..15. The plain destination `(32,(2,4)):(2,(1,64))`: lane t
+# holds offsets 2t and 2t+1 (one 32-bit register) of every matrix, and the matrices are 64 elements apart. The
+# transposed destination gathers two elements 8 apart (two rows of a matrix) into one register.
 #
 # ### 2. The MMA wants, and make_tiled_copy_A
 #
-# The MMA atom `m16n8k16` with fp16 inputs and fp32 accumulators. Its A TV layout maps (thread, value) to
-# an element of the 16x16 A tile (column-major index m + 16k):
+# The MMA atom `m16n8k16` with fp16 inputs and fp32 accumulators: one `mma.sync` instruction, written as TV
+# layouts of A, B and C. `make_tiled_mma` makes it a **TiledMMA**, the atom repeated over more warps and a
+# larger tile (section 6; here one warp, one atom). Its A TV layout maps (thread, value) to an element of the
+# 16x16 A tile (column-major index m + 16k):
 
 # %%
 mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(F16, cute.Float32, (16, 8, 16)))
@@ -112,8 +114,8 @@ assert str(mma.tv_layout_A_tiled) == "((4,8),((2,2,2),(1,1))):((32,1),((16,8,128
 widgets.mma_explorer(mma)
 
 # %% [markdown]
-# `make_tiled_copy_A(atom, tiled_mma)` builds the ldmatrix TiledCopy whose TV layout *is* the MMA's A
-# layout, over the MMA's (M, K) tile:
+# `make_tiled_copy_A(atom, tiled_mma)` builds the ldmatrix TiledCopy whose TV layout *is* the MMA's A layout,
+# over the MMA's (M, K) tile (an *S2R* copy: shared memory to registers):
 
 # %%
 s2r_A = cute.make_tiled_copy_A(ldsm_x4, mma)
@@ -195,9 +197,9 @@ for t, row in samples.items():
 assert samples[8][:3] == [(0, (0, 1)), (0, (1, 1)), (1, (0, 1))]
 
 # %% [markdown]
-# **A correction.** The same tutorial says that for ldmatrix the dst2ref step "is crucial". It is the
-# identity: `(32,(2,4)):(1,(32,64))` sends (t, (h, r)) to t + 32h + 64r, which is exactly the index of
-# (t, (h, r)) in a (32, 8) domain. Every ldmatrix atom, transposed or not:
+# **A correction.** The same tutorial says, in Chinese, that for ldmatrix the dst2ref step is crucial
+# ("这一步就很关键"). It is the identity: `(32,(2,4)):(1,(32,64))` sends (t, (h, r)) to t + 32h + 64r, which is
+# exactly the index of (t, (h, r)) in a (32, 8) domain. Every ldmatrix atom, transposed or not:
 
 # %%
 for key, atom in atoms.items():
@@ -233,8 +235,8 @@ assert str(cute.make_tiled_copy_A(atoms[1, False], mma).get_slice(lane).retile(f
     "((2,4),1,1):((1,2),0,0)"
 
 # %% [markdown]
-# **A second correction.** The same tutorial says `retile_D` rearranges the MMA fragment into a
-# `(thr, (lane, reg), ...)` view. A retiled tensor has no thread mode: it is one thread's registers. For
+# **A second correction.** The same tutorial says (in Chinese) that `retile_D` rearranges the MMA fragment
+# into a `(thr, (lane,reg), ...)` view. A retiled tensor has no thread mode: it is one thread's registers. For
 # x4 and one warp it is `((8,1),1,1):((1,0),0,0)`: register v of the copy is register v of the MMA, because
 # the MMA's register order *is* ldmatrix's destination order (section 3). For x2 it groups the same 8
 # values as 2 instructions of 4, `((4,2),1,1):((1,4),0,0)`; for x1 as 4 instructions of 2 (one 32-bit
@@ -288,7 +290,9 @@ assert (index_B % 32, index_B // 32) == (12, 3) and where_B[3, 9] == (12, 3 // 2
 # ### 6. The 2x2 TiledMMA of sgemm_sm80
 #
 # The sgemm_sm80 example the same tutorial walks through uses 2x2 atoms (4 warps) and a (32, 32, 16) tile.
-# Its printed layouts, reproduced with CuTeDSL's names (`Thr Layout VMNK` is C++'s `thr_layout_vmnk`):
+# Its printed layouts, reproduced with CuTeDSL's names (C++'s `layoutA_TV`, `layoutB_TV` and `layoutC_TV` are
+# `tv_layout_A_tiled`, `tv_layout_B_tiled` and `tv_layout_C_tiled`; `thr_layout_vmnk` has one name in both).
+# Its atom accumulates in fp16, ours in fp32; the layouts are the same:
 
 # %%
 mma_2x2 = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(F16, cute.Float32, (16, 8, 16)), (2, 2, 1),
@@ -396,9 +400,9 @@ assert caught[0].category.__name__ == "AtomDoesNotFitWarning"
 # | (16, 24, 16) | 4, 3, 1 | 4 leaves 2; 3 is no multiple of 2 | x2 |
 # | (16, 24, 32) | 4, 3, 2 | 4 leaves 2; stuck at the 3 | x2 |
 #
-# The last row is the trap: a thread holds 24 values of B there, a whole number of x4s, and 6 of the
-# tile's 8x8 matrices; still no x4 fits, because 8 consecutive values would straddle the N repeats. A of
-# `m16n8k16` has 8 values of its own, so x4 fits A over any warp tile. The same rule holds for both
+# The last row is the trap: a thread holds 24 values of B there, a whole number of x4s, and the tile's 12 8x8
+# matrices are three x4s' worth; still no x4 fits, because 8 consecutive values would straddle the N repeats.
+# A of `m16n8k16` has 8 values of its own, so x4 fits A over any warp tile. The same rule holds for both
 # operands of `m16n8k16` and of `m16n8k8` (A 16x8, B 8x8), checked against real CuTeDSL's copies for every
 # warp tile up to 64 in each mode.
 #
@@ -500,17 +504,21 @@ from cutlass.cute.runtime import from_dlpack
 
 # %% [markdown]
 # One warp, warp tile `permutation_mnk=(16, 16, 32)`: A is 16 x 32 (M x K) and B is 16 x 32 (N x K, k
-# contiguous, as section 5 says the MMA reads it), so the warp runs two n8 atoms side by side and two
-# k-blocks. B's value modes are (4, 2, 2): x4 fits B as well as A. The kernel copies both tiles into shared
-# memory, loads each with one `cute.copy` of ldmatrix.x4 into retiled MMA fragments (two instructions per
-# operand, one per k-block), and writes every thread's 16 registers of each to a (32, 16) global tensor.
+# contiguous, as section 5 says the MMA reads it), so the warp runs two n8 atoms side by side and two k-blocks
+# (a *k-block* is the K slice one MMA instruction takes, 16 here). B's value modes are (4, 2, 2): x4 fits B as
+# well as A. The kernel copies both tiles into shared memory, loads each with one `cute.copy` of ldmatrix.x4
+# into retiled MMA fragments (two instructions per operand, one per k-block), and writes every thread's 16
+# values (8 registers) of each to a (32, 16) global tensor. Shared memory comes from
+# `cutlass.memory.SmemAllocator()`, whose `allocate_tensor(type, layout, alignment)` carves a tensor out of
+# the block's shared memory (CuTeDSL 4.8.1 still accepts the older `cutlass.utils.SmemAllocator`, with a
+# deprecation warning).
 
 # %%
 @cute.kernel
 def ldmatrix_kernel(mA: cute.Tensor, mB: cute.Tensor, mOutA: cute.Tensor, mOutB: cute.Tensor,
                     tiled_mma: cute.TiledMma, s2r_A: cute.TiledCopy, s2r_B: cute.TiledCopy):
     tidx, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)), 16)
     sB = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)), 16)
     for i in cutlass.range_constexpr(16):                # global -> shared, 16 elements per thread
@@ -575,7 +583,7 @@ assert torch.equal(got_A, want_A) and torch.equal(got_B, want_B)
 assert got_A[0].tolist() == [0, 1, 256, 257, 8, 9, 264, 265, 16, 17, 272, 273, 24, 25, 280, 281]
 assert got_B[0].tolist() == [1000, 1001, 1008, 1009, 1256, 1257, 1264, 1265,
                              1016, 1017, 1024, 1025, 1272, 1273, 1280, 1281]
-print(f"all 32 x 16 registers of A and of B match the MMA's layouts (ran on: {backend.name})")
+print(f"all 32 x 16 values of A and of B match the MMA's layouts (ran on: {backend.name})")
 
 # %% [markdown]
 # Thread 0 holds A[0,0], A[0,1], A[8,0], A[8,1], A[0,8], A[0,9], A[8,8], A[8,9] in registers 0..3 (one
@@ -599,8 +607,8 @@ print(f"all 32 x 16 registers of A and of B match the MMA's layouts (ran on: {ba
 def s2r_kernel(mA: cute.Tensor, mOut: cute.Tensor, tiled_mma: cute.TiledMma, s2r: cute.TiledCopy,
                k_block: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
-    sA = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)),
-                                                       16)
+    sA = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16,
+                                                        cute.make_layout((16, 32), stride=(32, 1)), 16)
     for i in cutlass.range_constexpr(16):
         sA[tidx * 16 + i] = mA[tidx * 16 + i]
     cute.arch.sync_threads()
