@@ -20,6 +20,7 @@ help:
 	@echo "make gpu-test  real CuTeDSL kernels on an sm_80+ GPU vs torch (skips with one line without one)"
 	@echo "make bench  time every course kernel against torch (GPU); table, CSV and plot under results/"
 	@echo "make sync   regenerate course/ (and every notebook) from the chapter sources solutions/NN_topic.py"
+	@echo "            (and the reference of CuTeDSL names, solutions/90_reference.py, from the chapters)"
 	@echo "make doctor which tiers this machine offers"
 	@echo "make conformance [CASES=200000 SEED=0]  cutekit.cute against CuTeDSL on random layout-algebra cases"
 	@echo "make conformance-atoms [ATOM_CASES=4000 SEED=0]  the same on TiledCopys and TiledMMAs of the Ampere atoms"
@@ -76,7 +77,9 @@ bench: setup
 	$(VPY) benchmarks/bench.py --out results
 
 # One source per chapter: solutions/NN_topic.py, answers between ### BEGIN SOLUTION / ### END SOLUTION.
+# The reference notebook (solutions/90_reference.py) is written first, from the chapters' CuTeDSL names.
 sync: setup
+	$(VPY) scripts/vocabulary.py
 	$(VPY) scripts/generate_course.py
 	$(VPY) scripts/mistake_table.py
 

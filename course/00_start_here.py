@@ -87,8 +87,10 @@ backend = cutekit.use("auto")
 backend
 
 # %% [markdown]
-# `cute.printf` prints from every thread, with `{}` for each value. Run the cell: two blocks of four
-# threads print eight lines.
+# `cute.printf` prints from every thread, with `{}` for each value. `hello`'s arguments are annotated
+# `cutlass.Constexpr`, a compile-time constant: CuTeDSL uses their Python values (here tuples) while it
+# traces, so they are built into the compiled code. Run the cell: two blocks of four threads print eight
+# lines.
 
 # %%
 import cutlass

@@ -30,6 +30,9 @@ COURSE = "course"
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION(?:[ \t]+\(placeholder: (?P<placeholder>[^)]+)\))?[ \t]*$")
 END = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
 MARKER = "# YOUR CODE HERE"
+# The reference of the CuTeDSL names the chapters use: a notebook of the course with no exercise, whose source
+# scripts/vocabulary.py writes from the chapters (make sync runs it first).
+REFERENCE = "90_reference"
 DEFAULT_PLACEHOLDER = "return None"
 FIX = "python scripts/generate_course.py (or make sync)"
 
@@ -115,8 +118,14 @@ def notebook_text(py_text: str) -> str:
 
 
 def chapters(root: Path = ROOT) -> list[str]:
-    """The chapter names (`00_start_here`, ...) that have a source in solutions/."""
+    """The chapter names (`00_start_here`, ..., and the reference `90_reference`) that have a source in
+    solutions/."""
     return sorted(p.stem for p in (root / SOURCE).glob("[0-9][0-9]_*.py"))
+
+
+def lessons(root: Path = ROOT) -> list[str]:
+    """The chapters that teach and have exercises: every chapter but the reference."""
+    return [chapter for chapter in chapters(root) if chapter != REFERENCE]
 
 
 def generated(root: Path = ROOT) -> dict[Path, str]:

@@ -225,6 +225,7 @@ assert cute.idx2crd(down_first_tv((1, 0)), tiler) == (4, 0)   # now thread 1 sit
 # `i` is `(i % 16, i // 16)`. Thread mode `(32,4):(64,4)`: the first 32 threads step by 64 = 4 columns, the
 # next factor steps by 4 = 4 rows. Value mode `(4,4):(16,1)`: 4 values step by 16 = one column, then 4 by
 # 1 = one row. So thread `t` owns rows `4 * (t // 32) + 0..3` and columns `4 * (t % 32) + 0..3`.
+# (`cute.get(layout, mode=[i])`, below, is mode `i` of a layout, itself a layout.)
 
 # %%
 assert str(cute.get(add_tv, mode=[0])) == "(32,4):(64,4)" and str(cute.get(add_tv, mode=[1])) == "(4,4):(16,1)"
@@ -327,6 +328,11 @@ assert thread_33_offsets[:8] == [block_start + 4 * row_stride + 4 + k for k in r
 # The compiler answers. Below is the elementwise add with exactly this partition (compose, slice
 # `(tidx, None)`, load, add, store), written to a file because `compile_to_ptx` compiles it in a separate
 # process with real CuTeDSL, for an Ampere GPU (sm_80), on the CPU, and counts PTX instructions.
+#
+# New in it: `cute.Tensor` annotates a tensor argument (a pointer and a layout); `thread_a.load()` reads the
+# thread's slice into registers as one value (a `TensorSSA`), `+` adds two such values element by element,
+# and `thread_c.store(value)` writes one back. `mA.element_type` is the tensor's element type (`Float32`)
+# and its `.width` is its size in bits (32).
 
 # %%
 import pathlib
@@ -391,6 +397,9 @@ for dtype, vector in (("Float32", 4), ("Float16", 8)):
 # The blog's kernel: each thread of one block composes the tensor with the TV layout, takes its slice and
 # records what it owns. Written once against CuTeDSL's API, it runs on your GPU when there is one (with
 # CuTeDSL) and on cutekit's CPU simulator otherwise; `cutekit.use("auto")` picks, before `cutlass` is imported.
+# `from_dlpack(t)` (from `cutlass.cute.runtime`) makes a torch tensor a `cute.Tensor`: the same memory, with
+# torch's shape and strides as its layout. `cutlass.range_constexpr(n)` is a loop that Python runs while
+# CuTeDSL traces, so the compiled kernel holds `n` copies of its body (`n` must be known then).
 
 # %%
 import cutekit

@@ -62,7 +62,8 @@ render.local_partition((4, 6), cute.make_layout((2, 3)), 0)
 # offset) by 4x4, partitions the tile over 2x2 threads, draws thread 0 owning the top-left 2x2 block and
 # prints `Thread 0 owns elements: 0 1 8 9`. The same program, with its numbers: the matrix is the layout
 # `(8,8):(1,8)` (its offset at (m, n) is what the counting matrix holds), the tile an identity tensor's
-# 4x4 corner, and thread 0's part read through the layout.
+# 4x4 corner, and thread 0's part read through the layout. The thread index is `cute.Int32(0)`, CuTeDSL's
+# 32-bit integer (the paragraph after the cell says why).
 
 # %%
 counting = cute.make_layout((8, 8))                # offset of (m, n): m + 8 n
@@ -376,7 +377,9 @@ from cutlass.cute.runtime import from_dlpack
 #
 # The 8x18 matrix of "See it" on a 2-D grid of 2x3 blocks: block (bx, by) takes its 4x6 tile with
 # `local_tile`, each of its 6 threads its cells with `local_partition` (threads `(2,3)`, column-major), and
-# writes `10 * block + thread` into them, numbering blocks column-major (`block = bx + 2 * by`).
+# writes `10 * block + thread` into them, numbering blocks column-major (`block = bx + 2 * by`). The kernel's
+# argument `tiler` is annotated `cute.Shape`: a shape (here the tuple `(4, 6)`), as `cute.Tensor` and
+# `cute.Layout` annotate a tensor and a layout.
 #
 # The loop is `cutlass.range_constexpr`: CuTeDSL unrolls it while tracing, so `i` is a Python int and
 # `mine[i]` one fixed element. A plain `for i in range(...)` in a kernel would become a loop of the compiled

@@ -44,6 +44,10 @@ from cutekit.checks import check
 # A small TiledCopy: 16 threads as 2 rows of 8 (row-major: thread 1 is right of thread 0), each thread
 # moving 4 contiguous fp32 values with one 128-bit copy. Left, who reads each source element; right, who
 # writes each destination element (the same here: a plain copy does not shuffle values between threads).
+# Build it up takes the cell apart: `cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32,
+# num_bits_per_copy=128)` is the atom (a plain copy of `Float32` values, 128 bits per instruction),
+# `cute.make_tiled_copy_tv(atom, threads, values)` repeats it over the threads, and the TiledCopy's
+# `layout_tv_tiled` is its TV layout.
 
 # %%
 atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=128)
@@ -76,7 +80,9 @@ widgets.tv_explorer(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_l
 #
 # `make_copy_atom(op, dtype, num_bits_per_copy=...)`: `CopyUniversalOp` is a plain load or store; the bit
 # count picks the vector width. Its TV layout is (thread, value) for one instruction: one thread, and 4
-# fp32 values for 128 bits, 1 for 32 bits.
+# fp32 values for 128 bits, 1 for 32 bits. An atom has two, `layout_src_tv` for what each thread reads and
+# `layout_dst_tv` for what it writes (the same for a plain copy; chapter 06's `ldmatrix` has two different
+# ones). `cute.Float16` is the 16-bit float type: 8 of them fill 128 bits.
 
 # %%
 for bits in (32, 64, 128):
@@ -92,7 +98,8 @@ assert str(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float16,
 #
 # The block of the row-sum kernels below: 128 threads as 4 rows of 32 (one warp per row), 1x4 values each.
 # The tile is 4x128, and the TV layout is the same one `make_layout_tv` gives for these two layouts
-# (chapter 02): the TiledCopy adds the instruction.
+# (chapter 02): the TiledCopy adds the instruction. `tiled_copy.tiler_mn` is that tile (one layout per
+# mode) and `tiled_copy.layout_tv_tiled` the TV layout.
 
 # %%
 threads = cute.make_ordered_layout((4, 32), order=(1, 0))
@@ -276,7 +283,10 @@ from cutekit.checks import ch05_tiled_copy as chapter05      # compiles this not
 # %% [markdown]
 # All four row sums end the same way. Each thread holds a partial sum; `warp_reduction_sum` adds the 32
 # partials of a warp with shuffles; one value per warp goes through shared memory to thread 0. This
-# helper is that ending (a `@cute.jit` function called from a kernel is inlined into it):
+# helper is that ending (a `@cute.jit` function called from a kernel is inlined into it).
+# `cute.arch.warp_idx()` is the thread's warp in the block and `cute.arch.lane_idx()` its lane in the warp
+# (0..31); `cute.arch.sync_threads()` is CUDA's `__syncthreads()`. `cutlass.Float32(0.0)` is a 32-bit float
+# of the kernel, and `partial: cutlass.Float32` annotates an argument that is one.
 
 # %%
 @cute.jit
@@ -303,7 +313,11 @@ def block_sum(partial: cutlass.Float32, warp_sums: cute.Tensor):
 # ### Version 1 · CUDA style
 #
 # One block of 128 threads per row; thread t reads elements t, t + 128, ... (consecutive threads,
-# consecutive addresses: coalesced). The loop bound is the tail check.
+# consecutive addresses: coalesced). The loop bound is the tail check. The four warp sums live in shared
+# memory: `cutlass.utils.SmemAllocator()` hands out a block's shared memory, and its
+# `allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)` returns a tensor of that element type and
+# layout there, starting on a 16-byte boundary (CUDA's `__shared__ float warp_sums[4]`). CuTeDSL 4.8.1
+# warns that this name of the allocator is deprecated; `cutlass.memory.SmemAllocator` is the new one.
 
 # %%
 @cute.kernel
@@ -344,6 +358,12 @@ print("cuda style, 16x1000: equal to torch.sum on", backend.name)
 # V contiguous values, so they load as one vector. The last tile may be partial: an identity tensor divided the same
 # way gives each thread its first element's coordinate, and `elem_less(coordinate, shape)` says whether the
 # vector exists (V divides N, so a vector is wholly inside or wholly outside).
+#
+# The thread's values live in registers: `cute.make_rmem_tensor(layout, cutlass.Float32)` is a tensor in
+# registers (CUDA's `float fragment[V]`), `cute.make_fragment_like(t)` another of `t`'s shape and element
+# type, and `t.fill(0.0)` sets every element. `partials.load()` (chapter 02) gives their values as one,
+# and `.reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0)` adds them up from 0: its last argument says
+# which modes to reduce (`None` keeps a mode), and `0` reduces them all, leaving one number.
 
 # %%
 @cute.kernel
@@ -557,9 +577,10 @@ else:
 #
 # A contiguous tensor reduced over dim `d` is a 3-D tensor `(outer, reduced, inner)`: `outer` is the
 # product of the sizes before `d`, `inner` of those after. `cute.make_tensor(mX.iterator, layout)` gives
-# that view without moving data. When `inner` is 1 the reduced dim is the contiguous one and version 3
-# applies. Otherwise the coalesced choice is threads along `inner` (neighbouring threads, neighbouring
-# addresses), each thread adding its column down `reduced`:
+# that view without moving data (a tensor's `iterator` is its pointer, where its element 0 is). When
+# `inner` is 1 the reduced dim is the contiguous one and version 3 applies. Otherwise the coalesced choice
+# is threads along `inner` (neighbouring threads, neighbouring addresses), each thread adding its column
+# down `reduced`:
 
 # %%
 @cute.kernel

@@ -52,7 +52,10 @@ render.ldmatrix(num_matrices=4, transpose=False, lane=9)
 # %% [markdown]
 # The same instruction as a copy atom, printed (CuTeDSL's printout; cutekit's reference algebra prints the
 # same strings, C++ writes `_32` for a static 32). The layouts are in fp16 elements: `(32,8):(8,1)` says
-# thread t's 8 source values are elements 8t .. 8t+7, one 16-byte row.
+# thread t's 8 source values are elements 8t .. 8t+7, one 16-byte row. The operation is
+# `cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices)`: `ldmatrix` of 8x8 matrices of 16-bit values,
+# transposed or not, 1, 2 or 4 of them; `layout_src_tv` and `layout_dst_tv` are the atom's two TV layouts
+# (chapter 05), section 1 below reads them.
 
 # %%
 F16 = cute.Float16
@@ -97,9 +100,11 @@ assert str(atoms[4, True].layout_dst_tv) == "((4,8),(1,2,4)):((16,1),(1,8,64))"
 # ### 2. The MMA wants, and make_tiled_copy_A
 #
 # The MMA atom `m16n8k16` with fp16 inputs and fp32 accumulators: one `mma.sync` instruction, written as TV
-# layouts of A, B and C. `make_tiled_mma` makes it a **TiledMMA**, the atom repeated over more warps and a
-# larger tile (section 6; here one warp, one atom). Its A TV layout maps (thread, value) to an element of the
-# 16x16 A tile (column-major index m + 16k):
+# layouts of A, B and C. The operation is `cute.nvgpu.warp.MmaF16BF16Op(input type, accumulator type,
+# (M, N, K))`, the warp-wide `mma.sync`; `cute.make_tiled_mma(op)` makes it a **TiledMMA**, the atom repeated
+# over more warps and a larger tile (section 6; here one warp, one atom), whose `tv_layout_A_tiled`,
+# `tv_layout_B_tiled` and `tv_layout_C_tiled` are its TV layouts of A, B and C. Its A TV layout maps
+# (thread, value) to an element of the 16x16 A tile (column-major index m + 16k):
 
 # %%
 mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(F16, cute.Float32, (16, 8, 16)))
@@ -115,7 +120,8 @@ widgets.mma_explorer(mma)
 
 # %% [markdown]
 # `make_tiled_copy_A(atom, tiled_mma)` builds the ldmatrix TiledCopy whose TV layout *is* the MMA's A layout,
-# over the MMA's (M, K) tile (an *S2R* copy: shared memory to registers):
+# over the MMA's (M, K) tile (an *S2R* copy: shared memory to registers; `layout_src_tv_tiled`, read in
+# section 3, is the same copy in the source's numbering):
 
 # %%
 s2r_A = cute.make_tiled_copy_A(ldsm_x4, mma)
@@ -214,10 +220,11 @@ print("dst2ref(i) == i for every ldmatrix atom; src2ref is where the renumbering
 # ### 4. retile: the MMA's registers seen by the copy
 #
 # The MMA partitions A for a thread as `(MMA, MMA_M, MMA_K)` = (values of one MMA, repeats down M, repeats
-# along K). `make_fragment_A` allocates those registers (from a tensor of shared memory in a kernel, or
-# from a shape: CuTeDSL takes the partition's `.shape` when the partition is an identity tensor). The copy
-# wants its destination as `((values of one copy atom, atoms), rest...)`. `retile` is the same registers
-# in the copy's grouping:
+# along K): `tiled_mma.get_slice(t).partition_A(tensor)` is thread t's part of an A tile, as a TiledCopy's
+# `partition_S` is (and `partition_B`, `partition_C` for B and C). `make_fragment_A` allocates those
+# registers (from a tensor of shared memory in a kernel, or from a shape: CuTeDSL takes the partition's
+# `.shape` when the partition is an identity tensor). The copy wants its destination as
+# `((values of one copy atom, atoms), rest...)`. `retile` is the same registers in the copy's grouping:
 
 # %%
 thread_mma = mma.get_slice(lane)
@@ -512,6 +519,8 @@ from cutlass.cute.runtime import from_dlpack
 # `cutlass.memory.SmemAllocator()`, whose `allocate_tensor(type, layout, alignment)` carves a tensor out of
 # the block's shared memory (CuTeDSL 4.8.1 still accepts the older `cutlass.utils.SmemAllocator`, with a
 # deprecation warning).
+# The TiledMMA and the TiledCopys are arguments of the kernel, annotated `cute.TiledMma` and
+# `cute.TiledCopy`; `tiled_mma.make_fragment_B` allocates B's registers as `make_fragment_A` does A's.
 
 # %%
 @cute.kernel

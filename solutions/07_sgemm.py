@@ -50,7 +50,8 @@ from cutekit.checks import check
 # The fp32 kernel (`benchmarks/kernels/sgemm_simt.py`) has 256 threads compute a 128x128 tile of C, 64
 # values each. Its "MMA atom" is `MmaUniversalOp`: one thread, one fused multiply-add (shape 1x1x1). The
 # TiledMMA arranges 16x16 of them, N fastest (C is row-major: thread t sits at m = t // 16, n = t % 16), and
-# a **permutation** of M and N.
+# a **permutation** of M and N. `tiled_mma.get_tile_size(i)` is the size of the TiledMMA's tile along mode
+# i (0: M, 1: N, 2: K).
 
 # %%
 simt_mma = cute.make_tiled_mma(
@@ -119,11 +120,12 @@ assert [cute.make_layout((16, 4), stride=(4, 1))(p) for p in (1, 17, 33, 49)] ==
 #
 # ## 2 · The tensor-core atom: `mma.sync.m16n8k16`
 #
-# On tensor cores the atom is one warp-wide instruction: 32 threads together multiply a 16x16 slice of A by
-# a 16x8 slice of B into a 16x8 slice of C. A TiledMMA made from the atom alone is one warp; its TV layouts
-# (thread, value) -> element say where each thread's registers sit. (CUTLASS's C++ tutorial uses
-# `SM80_16x8x16_F16F16F16F16_TN`, which accumulates in fp16; ours accumulates in fp32. The layouts are the
-# same.)
+# On tensor cores the atom is one warp-wide instruction: 32 threads together multiply a 16x16 slice of A by a
+# 16x8 slice of B into a 16x8 slice of C. A TiledMMA made from the atom alone is one warp; its TV layouts
+# (thread, value) -> element say where each thread's registers sit: `tv_layout_A`, `tv_layout_B` and
+# `tv_layout_C` are the atom's own (chapter 06's `tv_layout_A_tiled` adds modes for the atom's repeats).
+# (CUTLASS's C++ tutorial uses `SM80_16x8x16_F16F16F16F16_TN`, which accumulates in fp16; ours accumulates in
+# fp32. The layouts are the same.)
 
 # %%
 mma_atom = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
@@ -156,7 +158,8 @@ assert [lane_B[v] for v in range(4)] == [(1, 2), (1, 3), (1, 10), (1, 11)]
 # fp32) = A (16x32) times B^T, with B given as N x K (8x32), both K-contiguous (the chapter's "TN"
 # convention, `a @ b.T` in torch). K = 32 is two k-blocks of 16: for each, `ldmatrix.x4` brings A's 16x16
 # slice (four 8x8 matrices) into the MMA's registers, `ldmatrix.x2` brings B's 8x16 slice (two; x4 does not
-# fit, chapter 06 section 7), and `cute.gemm` adds their product into the accumulators.
+# fit, chapter 06 section 7), and `cute.gemm` adds their product into the accumulators, registers that
+# `tiled_mma.make_fragment_C(tCgC)` allocates in the shape of the lane's part of C.
 #
 # This is kernel code: `cutekit.use("auto")` makes `import cutlass` the real CuTeDSL on an sm_80+ GPU and
 # cutekit's CPU simulator elsewhere, and `cute` is CuTeDSL's until the next section switches back.
@@ -332,8 +335,9 @@ render.tv_layout(tiled_mma.tv_layout_C_tiled, (32, 32), highlight=0)
 #
 # The kernel stages tiles of A (128x64 fp16) and B in shared memory, three k-tiles deep. Its layout starts
 # from an **atom** of 8 rows x 64 fp16 (128 bytes per row, K contiguous) composed with `Swizzle<3,3,3>`, then
-# `tile_to_shape` repeats the atom to (BM, BK, STAGES). CuTeDSL prints a swizzled layout as
-# `S<B,M,S> o offset o layout`; the C++ form is `Sw<3,3,3> o _0 o ...`.
+# `tile_to_shape` repeats the atom to (BM, BK, STAGES). `cute.make_swizzle(B, M, S)` makes the swizzle, and
+# `cute.make_composed_layout(swizzle, offset, layout)` the function x -> swizzle(offset + layout(x)).
+# CuTeDSL prints a swizzled layout as `S<B,M,S> o offset o layout`; the C++ form is `Sw<3,3,3> o _0 o ...`.
 
 # %%
 swizzle = cute.make_swizzle(3, 3, 3)
@@ -451,7 +455,8 @@ render.swizzle(narrow_swizzle, narrow_reads, element_bits=16, highlight_row=0)
 # ## 5 · Partitions per thread
 #
 # **Global to shared (G2S).** 128 threads as 16 rows x 8, K fastest, each moving 8 fp16 (128 bits) with one
-# `cp.async`: a 16x64 tile per copy.
+# `cp.async`: a 16x64 tile per copy. Its operation is `cute.nvgpu.cpasync.CopyG2SOp()`, Ampere's
+# asynchronous global-to-shared copy.
 
 # %%
 g2s_atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cute.Float16, num_bits_per_copy=128)
@@ -575,15 +580,15 @@ assert str(dump["s2r B TV (ldmatrix.x4)"]) == str(tiled_mma.tv_layout_B_tiled)
 # ## 6 · The multistage pipeline
 #
 # `STAGES = 3` buffers of A and B. Before the main loop, k-tiles 0 and 1 are requested with `cp.async`, and
-# after each k-tile's copies the kernel calls `cp_async_commit_group()`: the copies issued since the last
-# commit become one *group*. In iteration `k_tile`, the kernel reads stage `k_tile % 3` and, at k-block 0,
-# refills the stage it finished in the previous iteration with k-tile `k_tile + 2`. It commits **one group
-# per iteration**, an empty one once no k-tile is left to load, so groups and k-tiles stay one to one:
-# `cp_async_wait_group(STAGES - 2)` ("wait until at most 1 group is still in flight") then always means
-# "every k-tile but the newest has landed". A `sync_threads` after it makes everyone's copies visible before
-# any warp reads the stage; the same barrier also says everyone is done with the stage that gets refilled
-# next. Inside a k-tile, k-block `kb + 1` is loaded by `ldmatrix` while `kb` is multiplied (register double
-# buffering).
+# after each k-tile's copies the kernel calls `cute.arch.cp_async_commit_group()`: the copies this thread
+# issued since the last commit become one *group*. In iteration `k_tile`, the kernel reads stage `k_tile % 3`
+# and, at k-block 0, refills the stage it finished in the previous iteration with k-tile `k_tile + 2`. It
+# commits **one group per iteration**, an empty one once no k-tile is left to load, so groups and k-tiles stay
+# one to one: `cute.arch.cp_async_wait_group(STAGES - 2)` ("wait until at most 1 group is still in flight")
+# always means "every k-tile but the newest has landed". A `sync_threads` after it makes everyone's copies
+# visible before any warp reads the stage; the same barrier also says everyone is done with the stage that
+# gets refilled next. Inside a k-tile, k-block `kb + 1` is loaded by `ldmatrix` while `kb` is multiplied
+# (register double buffering).
 #
 # The kernel's bookkeeping (`benchmarks/kernels/gemm_tensorcore.py`: `read_stage`, `write_stage`,
 # `next_k_tile`), played on the CPU for 5 k-tiles: per iteration, (stage read, stage refilled, k-tile loaded
@@ -613,6 +618,14 @@ assert steps == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, Non
 #
 # From here the code is CuTeDSL again (section 2 called `cutekit.use("auto")`): the kernels are imported
 # unchanged from `benchmarks/kernels/`.
+#
+# Four names in them are new. `sA_layout: cute.ComposedLayout` annotates an argument that is a swizzled
+# layout. `CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.GLOBAL)` is `cp.async.cg`, which caches
+# in L2 only. `if cutlass.const_expr(condition):` is an `if` decided while tracing (the condition must be a
+# Python value), and `cutlass.min(a, b)` is `min` of run-time values. Both kernels take their tile from
+# `cta.cta_tiles(mA, mB, mC, tiler, GROUP_M)` (`benchmarks/kernels/cta.py`): the block index walks the
+# tiles of C `GROUP_M` = 8 tile-rows at a time, down a column of that group before the next column, so that
+# blocks running at the same time share rows of A and columns of B in L2.
 
 # %%
 import os

@@ -65,7 +65,10 @@ os.environ["PYTHONPATH"] = os.pathsep.join([repository] + [p for p in [os.enviro
 #
 # TMA writes a tile into shared memory in a fixed pattern, and wgmma reads it through a descriptor that
 # names the same pattern. CuTeDSL describes each pattern as a **layout atom**:
-# `cute.nvgpu.warpgroup.make_smem_layout_atom(kind, dtype)`. The kernel uses the 128-byte one for fp16:
+# `cute.nvgpu.warpgroup.make_smem_layout_atom(kind, dtype)`, the kind one of `warpgroup.SmemLayoutAtomKind`:
+# `SmemLayoutAtomKind.K_SW128` is K-major with the 128-byte swizzle (`K_SW64`, `K_SW32`, `K_INTER` for
+# none, and the `MN_` kinds for MN-major). The kernel uses the 128-byte one for fp16; the atom is a composed
+# layout, whose two parts are its `.inner` and `.outer`:
 
 # %%
 atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
@@ -234,7 +237,8 @@ assert (BM + BN) * BK * 2 * 4 + 64 == 196672 <= 227 * 1024 < (BM + BN) * BK * 2 
 # %% [markdown]
 # C's tile costs nothing extra: the epilogue reuses A's stages once the MMAs are done (section 3.8).
 #
-# An MN-major tile uses the MN atoms, tiled along K first (`order=(1, 0, 2)`, as `make_smem_layout_a` does):
+# An MN-major tile uses the MN atoms (`SmemLayoutAtomKind.MN_SW128`), tiled along K first
+# (`order=(1, 0, 2)`, as `make_smem_layout_a` does):
 
 # %%
 mn_atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.MN_SW128, cute.Float16)
@@ -244,8 +248,8 @@ assert str(sA_mn) == "S<3,4,3> o 0 o ((64,2),(8,8),(1,4)):((1,4096),(64,512),(0,
 
 # %% [markdown]
 # One trap: `tile_to_shape` does not refuse a shape the atom does not divide, in CuTeDSL 4.8.1 or in
-# cutekit. A 192-row MN-major tile of 8-bit values with the 128-byte atom (128 rows) becomes 2 atoms, 256
-# rows: the layout is larger than the tile. Choose the atom from the extent, and this cannot happen.
+# cutekit. A 192-row MN-major tile of 8-bit values (`cute.Int8`) with the 128-byte atom (128 rows) becomes 2
+# atoms, 256 rows: the layout is larger than the tile. Choose the atom from the extent, and this cannot happen.
 
 # %%
 too_big = cute.tile_to_shape(warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.MN_SW128, cute.Int8),
@@ -259,6 +263,10 @@ assert str(too_big) == "S<3,4,3> o 0 o ((128,2),(8,32),(1,3)):((1,32768),(128,10
 # On the host the kernel builds one TMA atom per tensor with `cpasync.make_tiled_tma_atom(op, tensor,
 # smem_layout, box)`. The box is what one copy moves: `(BM, BK)` of A, `(BN, BK)` of B. The call also
 # returns a coordinate tensor of A's shape whose entries are the coordinates the copy engine is asked for.
+# The op says the direction: `cpasync.CopyBulkTensorTileG2SOp()` loads (global to shared),
+# `CopyBulkTensorTileG2SMulticastOp()` loads into every CTA of a cluster (below), `CopyBulkTensorTileS2GOp()`
+# stores (shared to global). `smem_layout` is one stage: `cute.slice_(sA_layout, (None, None, 0))` keeps the
+# modes marked `None` at stage 0.
 
 # %%
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descriptor", "# one 64 x BN x 16 wgmma"))
@@ -269,7 +277,11 @@ print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descripto
 # box of 128 x 64 = 8192 elements, `(1,8192):(0,1)` (one thread, the whole box); the coordinate tensor is
 # A's shape with *basis* strides: `1@1` moves TMA dimension 1 (rows), `1@0` dimension 0 (K, the contiguous
 # one). `tma_partition` lines the stages up with the tiles: mode 0 is the box (its offsets 0, 1, 2, ... in
-# shared memory, the swizzle living on the pointer), mode 1 the stage or the k-tile.
+# shared memory, the swizzle living on the pointer), mode 1 the stage or the k-tile. Its arguments are
+# `tma_partition(atom, cta_coord, cta_layout, smem_tensor, gmem_tensor)`: this CTA's coordinate in the
+# layout of the CTAs that share a multicast (`0` and `make_layout(1)` without one), then the shared-memory
+# stages and the global tiles, each with the box's modes made one by `cute.group_modes(t, 0, 2)` (modes 0
+# and 1 grouped into one mode); it returns the two partitions, shared first.
 
 # %%
 import numpy
@@ -365,7 +377,15 @@ assert (full.phase, full.passes(0), full.passes(1)) == (1, True, False)
 # In the kernel the barriers are one array of `2 * STAGES` Int64 in shared memory: `barriers + s` is
 # `full[s]` and `barriers + STAGES + s` is `empty[s]` (the loops below get `full = barriers` and `empty =
 # barriers + STAGES`, and use `full + s`, `empty + s`). Warp 0 makes them, one lane of it doing the work
-# (`elect_one` picks one), before every thread meets at the block barrier:
+# (`elect_one` picks one), before every thread meets at the block barrier. In these lines:
+# `smem.allocate_array(cutlass.Int64, n, byte_alignment=8)` reserves n 8-byte words of shared memory and
+# returns a pointer to the first; `allocate_tensor(..., 1024, swizzle=sA_layout.inner)` puts the swizzle on
+# the stages' pointer (section 1); C's tile reuses A's stages through `cute.recast_ptr(pointer, swizzle,
+# dtype=...)`, the same address with another swizzle and element type; `cute.arch.mbarrier_init(bar,
+# count)` makes a barrier whose phase completes on `count` arrivals; `cute.arch.mbarrier_init_fence()` makes
+# the initialised barriers visible to the copy engine and the cluster; and with `CLUSTER_M = 2`,
+# `cute.arch.cluster_arrive_relaxed()` then `cute.arch.cluster_wait()` are the barrier over the cluster's
+# CTAs that replaces `sync_threads()`:
 
 # %%
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "barriers = smem.allocate_array", "cute.arch.sync_threads()",
@@ -373,7 +393,9 @@ print(kernel_lines("benchmarks.kernels.hopper_gemm", "barriers = smem.allocate_a
 
 # %% [markdown]
 # The producer warp hands its loop the TMA views (`tAgA[None, k_tile]` is k-tile `k_tile` of A as TMA
-# coordinates, `tAsA[None, stage]` is stage `stage` of sA) and the bytes one stage receives:
+# coordinates, `tAsA[None, stage]` is stage `stage` of sA) and the bytes one stage receives. With multicast,
+# the copy of B also takes `mcast_mask=cutlass.Int16(...)`, a 16-bit integer whose bit r sends the box to
+# CTA r of the cluster:
 
 # %%
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "bytes_per_stage = (BM + BN)", "produce(tma_a", through=True))
@@ -418,8 +440,11 @@ assert mbarriers.run_pipeline(no_wait, [consumer], 3, 2, 49152).mistake == "stag
 # ### 3.6 · The warpgroup MMA
 #
 # `warpgroup.MmaF16BF16Op(ab, acc, (64, N, 16), a_src, a_major, b_major)` is `wgmma.mma_async` on 128
-# threads: M is always 64, N a multiple of 8 up to 256, K 16 for 16-bit types. Its atom as a TiledMMA, with
-# N = 16 to keep it small:
+# threads: M is always 64, N a multiple of 8 up to 256, K 16 for 16-bit types. `a_src` says where A is read
+# from, `warpgroup.OperandSource.SMEM` (shared memory) or `OperandSource.RMEM` (registers); the majors are
+# `cute.nvgpu.OperandMajorMode.K` (K contiguous) or `OperandMajorMode.MN`. `cute.make_mma_atom(op)` makes the
+# op an atom, and `make_tiled_mma` repeats it (chapter 07). Its atom as a TiledMMA, with N = 16 to keep it
+# small:
 
 # %%
 wgmma_op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 16, 16), warpgroup.OperandSource.SMEM,
@@ -512,7 +537,14 @@ assert mbarriers.run_pipeline(producer, [too_early], 3, 2, 49152).mistake == "re
 # writes 8x8 matrices from registers, `make_tiled_copy_C` builds it from the TiledMMA), into the same
 # 128-byte-swizzled layout TMA reads; a proxy fence makes those ordinary writes visible to the copy engine;
 # one thread issues the TMA store, which clips at the matrix edge. C's tile (128 x 256 fp16 = 64 KiB) reuses
-# A's four stages (4 x 16 KiB), which the MMAs are done with:
+# A's four stages (4 x 16 KiB), which the MMAs are done with. In CuTeDSL: the atom's op is
+# `cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)` (`stmatrix.x4` here);
+# `accumulators.load().to(cutlass.Float16)` converts the values; `cute.arch.barrier(barrier_id=1,
+# number_of_threads=256)` is a named barrier that only the 256 consumer threads meet at;
+# `cute.arch.fence_proxy("async.shared", space="cta")` is the proxy fence; after the store
+# `cute.arch.cp_async_bulk_commit_group()` closes it into a bulk group, and
+# `cute.arch.cp_async_bulk_wait_group(0, read=True)` waits until the copy engine has read shared memory,
+# which the block frees when it exits:
 
 # %%
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "# sC lives in A's stages", "cp_async_bulk_wait_group(0, read=True)",
@@ -527,6 +559,18 @@ assert BM * BN * 2 == STAGES * BM * BK * 2 == 64 * 1024
 # `stmatrix` and the TMA store. It checks the order a GPU needs as it goes (section 3.5's mistakes, in the
 # kernel) and names the line that breaks it. A GPU runs the kernel only if it is an sm_90 (an H100 or
 # H200): TMA and wgmma do not exist before Hopper.
+#
+# The kernel's lines that section 3 did not print divide the work by role (*warp specialization*):
+# `warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())` tells the compiler the value is the same in
+# all 32 lanes (so a branch on it is taken per warp), and `role = warp // 4` is the warpgroup. The producer
+# warpgroup calls `cute.arch.setmaxregister_decrease(40)` and the consumers
+# `cute.arch.setmaxregister_increase(232)` (PTX `setmaxnreg`): the producer gives up registers so that each
+# consumer thread can hold its 128 fp32 accumulators. After zeroing the accumulators,
+# `tiled_mma.set(warpgroup.Field.ACCUMULATE, True)` makes every wgmma add its product to them (`False`
+# would overwrite them). The TMA atoms reach the kernel as arguments annotated `cute.CopyAtom`. With
+# `CLUSTER_M = 2`, `cute.arch.block_idx_in_cluster()` is the CTA's rank in its cluster, and at the end
+# `cute.arch.cluster_arrive()` with `cluster_wait()` keeps both CTAs until both are done (each still
+# arrives on the other's barriers).
 
 # %%
 import time

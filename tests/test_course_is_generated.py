@@ -25,10 +25,16 @@ def test_every_committed_course_and_notebook_file_is_what_the_generator_makes():
 
 def test_the_course_has_a_source_for_every_chapter_and_nothing_else():
     course = sorted(p.stem for p in (ROOT / "course").glob("[0-9][0-9]_*.py"))
-    assert course == CHAPTERS and len(CHAPTERS) == 9
+    assert course == CHAPTERS and len(generate_course.lessons()) == 9       # nine chapters and the reference
+    assert CHAPTERS[-1] == generate_course.REFERENCE
 
 
-@pytest.mark.parametrize("name", CHAPTERS)
+def test_the_reference_has_no_exercise():
+    source = (ROOT / "solutions" / f"{generate_course.REFERENCE}.py").read_text()
+    assert not generate_course.answers(source) and "check(" not in source
+
+
+@pytest.mark.parametrize("name", generate_course.lessons())
 def test_the_course_shows_no_answer_and_no_marker(name):
     source = (ROOT / "solutions" / f"{name}.py").read_text()
     course = (ROOT / "course" / f"{name}.py").read_text()
