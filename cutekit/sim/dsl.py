@@ -550,7 +550,9 @@ def build_modules() -> dict:
         "warp_reduction": ops.warp_reduction, "warp_reduction_sum": ops.warp_reduction_sum,
         "warp_reduction_max": ops.warp_reduction_max, "shuffle_sync": ops.shuffle_sync,
         "shuffle_sync_bfly": ops.shuffle_sync_bfly, "shuffle_sync_down": ops.shuffle_sync_down,
-        "shuffle_sync_up": ops.shuffle_sync_up, "cp_async_commit_group": ops.cp_async_commit_group,
+        "shuffle_sync_up": ops.shuffle_sync_up, "vote_ballot_sync": ops.vote_ballot_sync,
+        "vote_any_sync": ops.vote_any_sync, "vote_all_sync": ops.vote_all_sync, "vote_uni_sync": ops.vote_uni_sync,
+        "cp_async_commit_group": ops.cp_async_commit_group,
         "cp_async_wait_group": ops.cp_async_wait_group, "WARP_SIZE": machine.WARP_SIZE,
         "fmax": max, "fmin": min, "exp": _MATH["exp"], "exp2": _MATH["exp2"], "rcp_approx": compat.rcp_approx,
         **numeric})

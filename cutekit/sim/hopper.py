@@ -142,7 +142,8 @@ class elect_one:  # noqa: N801 (CuTeDSL's name)
 
     def __enter__(self):
         thread = machine.require_thread("cute.arch.elect_one()")
-        elected = machine.warp_collective(("elect_one",), _elect, thread.lane)
+        elected = machine.warp_collective(("elect_one",), _elect, thread.lane, what="cute.arch.elect_one()",
+                                          instruction="elect.sync")
         self._skipping = not elected
         if elected:
             return True
@@ -350,15 +351,30 @@ class Field:
     ACCUMULATE = "accumulate"
 
 
+def _aligned(key, what: str, instruction: str):
+    """wgmma.* are .sync.aligned over the warpgroup: every one of its 128 threads executes the same one
+    (collectives.py); each then does its own part."""
+    machine.warp_collective(key, _no_reply, None, what=what, instruction=instruction, group=WARPGROUP)
+
+
+def _no_reply(payloads: dict) -> dict:
+    return {}
+
+
+WARPGROUP = 128
+
+
 def fence(**kwargs):
     """warpgroup.fence (wgmma.fence): orders this thread's earlier register writes before its next wgmmas."""
     thread = machine.require_thread("warpgroup.fence()")
+    _aligned(("wgmma.fence",), "warpgroup.fence()", "wgmma.fence")
     thread.__dict__["wgmma_fences"] = thread.__dict__.get("wgmma_fences", 0) + 1
 
 
 def commit_group(**kwargs):
     """warpgroup.commit_group: the wgmmas issued since the last commit become one group."""
     thread = machine.require_thread("warpgroup.commit_group()")
+    _aligned(("wgmma.commit_group",), "warpgroup.commit_group()", "wgmma.commit_group")
     opened = thread.__dict__.get("wgmma_open")
     if opened:
         thread.__dict__.setdefault("wgmma_groups", []).append(opened)
@@ -385,6 +401,7 @@ def wait_group(n, **kwargs):
     if not is_int(n) or int(n) < 0:
         raise CuteError(f"warpgroup.wait_group(n): n must be a non-negative int, got {n!r}")
     thread = machine.require_thread("warpgroup.wait_group()")
+    _aligned(("wgmma.wait_group", int(n)), "warpgroup.wait_group()", "wgmma.wait_group")
     groups = thread.__dict__.get("wgmma_groups", [])
     while len(groups) > int(n):
         for storage in groups.pop(0):
@@ -457,6 +474,7 @@ def wgmma(mma, d, a, b, c):
     """cute.gemm with a warpgroup MMA: D = A B + C for this thread's accumulators, A and B read from shared
     memory (the whole warpgroup's 64 x N x 16 per k-block)."""
     thread = machine.require_thread("a wgmma (cute.gemm)")
+    _aligned(("wgmma.mma_async", mma.shape_mnk), "cute.gemm with a warpgroup MMA", "wgmma.mma_async")
     for name, operand in (("A", a), ("B", b)):
         if not isinstance(operand, SimTensor) or operand.storage.space != "smem":
             raise CuteError(f"cute.gemm with a warpgroup MMA: {name} must be the shared-memory fragment "
@@ -546,7 +564,8 @@ def stmatrix(atom, src: SimTensor, dst: SimTensor):
     check_register_access(src.storage, False)
     values = src.storage.array[src.checked_addresses()].copy()
     machine.warp_collective(("stmatrix", atom.layout_src_tv, atom.layout_dst_tv),
-                            functools.partial(resolve_exchange, atom), (values, dst, thread))
+                            functools.partial(resolve_exchange, atom), (values, dst, thread),
+                            what="stmatrix (cute.copy)", instruction="stmatrix")
 
 
 # --------------------------------------------------------------------------------------------- the rest

@@ -3,9 +3,10 @@
 CUDA's per-thread semantics, without one OS thread per CUDA thread: every CUDA thread of a block is a
 greenlet (a coroutine with its own stack, switched in user space in well under a microsecond). A thread
 runs until it finishes or waits: at `sync_threads` (the block barrier) or at a warp-collective operation
-(shuffle, reduction, ldmatrix, mma.sync). When every live thread of the block waits at the barrier, the
-barrier opens; when every live lane of a warp waits at the same collective, the collective is computed for
-the 32 lanes at once and they go on. Blocks run one after another (a GPU gives no order between blocks
+(shuffle, vote, reduction, ldmatrix, mma.sync, a warpgroup's wgmma operations). When every live thread of the
+block waits at the barrier, the barrier opens; when every lane a collective needs waits at it, at the same line,
+it is computed for them at once and they go on (collectives.py says which lanes each needs, as the PTX ISA
+does, and names the lanes that never come). Blocks run one after another (a GPU gives no order between blocks
 either, and no barrier spans them).
 
 What no GPU tells you, the simulator does: an access outside a tensor stops the launch naming the block,
@@ -370,16 +371,6 @@ def _release_conditions(live: list) -> bool:
     return released
 
 
-def warp_collective(key, resolve, payload):
-    """Wait for every live lane of this warp to reach a collective with the same `key`, then
-    `resolve({lane: payload})` computes every lane's reply at once; returns this lane's reply."""
-    thread = require_thread("a warp-collective operation")
-    thread.request = (key, resolve, payload)
-    _wait(thread, "warp")
-    reply, thread.reply, thread.request = thread.reply, None, None
-    return reply
-
-
 # --------------------------------------------------------------------------------------------- cp.async
 
 def complete_async(thread: Thread, keep: int | None):
@@ -504,9 +495,9 @@ def _run_block(launch: Launch, block_idx: tuple, body):
         switch(coroutine)
     live = [t for t in threads if not t.finished]
     while live:
-        if not _release_warps(live) and not _release_barrier(block, threads, live) and \
+        if not _release_warps(threads, live) and not _release_barrier(block, threads, live) and \
                 not _release_conditions(live) and not _release_named(block, live):
-            raise DeadlockError(_deadlock_story(threads, live))
+            raise _deadlock(threads, live)
         # a thread that waits switches straight to the next thread of the queue (one switch, not two);
         # the scheduler is back when the last one waits or a thread returns (its worker then ends)
         queue = block.queue = [t for t in live if not t.waiting]
@@ -710,26 +701,14 @@ def _release_barrier(block: Block, threads: list, live: list) -> bool:
     return False
 
 
-def _release_warps(live: list) -> bool:
-    released = False
-    by_warp: dict = {}
-    for t in live:
-        by_warp.setdefault(t.warp, []).append(t)
-    for warp, lanes in by_warp.items():
-        if not all(t.waiting == "warp" for t in lanes):
-            continue
-        keys = {t.request[0] for t in lanes}
-        if len(keys) != 1:
-            where = sorted({f"{t.request[0]} at {site_text(t.where)}" for t in lanes})
-            raise DeadlockError(f"block {lanes[0].block_idx}, warp {warp}: its lanes wait at different warp "
-                                f"collectives ({'; '.join(where)}); every lane must reach the same one")
-        resolve = lanes[0].request[1]
-        replies = resolve({t.lane: t.request[2] for t in lanes})
-        for t in lanes:
-            t.reply = replies.get(t.lane)
-            t.waiting = ""
-        released = True
-    return released
+def _deadlock(threads: list, live: list) -> DeadlockError:
+    """The error for a block that can go no further: located at a warp collective some lanes never reach, when
+    one waits (collectives.story), else the block's story."""
+    found = collectives.story(threads, live)
+    if found is None:
+        return DeadlockError(_deadlock_story(threads, live))
+    problem, thread, where = found
+    return collectives._failure(problem, thread, where)
 
 
 def _deadlock_story(threads: list, live: list) -> str:
@@ -855,3 +834,10 @@ def _LAST_TRACE():
     if thread is None:
         return None
     return thread.block.launch.report.trace
+
+
+# the warp and warpgroup collectives (collectives.py) wait in this scheduler and are released by it
+from . import collectives  # noqa: E402
+from .collectives import warp_collective  # noqa: E402,F401  (machine.warp_collective: the ops' entry point)
+
+_release_warps = collectives.release

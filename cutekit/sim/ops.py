@@ -18,6 +18,8 @@ from ..cute.nvgpu.common import CopyUniversalOp, MmaUniversalOp
 from ..cute.nvgpu.cpasync import CopyG2SOp, TmaCopyAtom
 from ..cute.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op, StMatrix8x8x16bOp
 from . import hopper, machine, tracing
+from . import collectives
+from .collectives import UndefinedResult
 from .machine import KernelError, OutOfBoundsError
 from .failures import Dim3
 from .operands import check_copy, check_gemm, extents
@@ -50,7 +52,13 @@ def lane_idx():
 
 
 def warp_idx():
-    return machine.require_thread("cute.arch.warp_idx()").warp
+    """The warp's index in the block. CuTeDSL computes it as `make_warp_uniform(tid // 32)`, a shfl.sync.idx of
+    lane 0's value over the full warp (its PTX: `shfl.sync.idx.b32 %r3, %r2, 0, 31, -1`), so every lane that has
+    not exited must be there, as at any shuffle (collectives.py)."""
+    thread = machine.require_thread("cute.arch.warp_idx()")
+    if getattr(thread, "vectorized", False):        # a vectorized launch has no branch on a thread's value
+        return thread.warp
+    return collectives.from_lane_0(thread.warp, "cute.arch.warp_idx()")
 
 
 def sync_threads():
@@ -71,8 +79,15 @@ def barrier(barrier_id=None, number_of_threads=None):
     machine.named_barrier(int(barrier_id or 0), int(number_of_threads))
 
 
-def sync_warp(mask=0xFFFFFFFF):
-    machine.warp_collective("sync_warp", lambda payloads: {}, None)
+def sync_warp(mask=0xFFFFFFFF, **kwargs):
+    """cute.arch.sync_warp (bar.warp.sync): wait for every lane of `mask`; PTX makes no exception for lanes that
+    have exited."""
+    machine.warp_collective(("sync_warp",), _no_reply, None, what="cute.arch.sync_warp()",
+                            instruction="bar.warp.sync", mask=mask)
+
+
+def _no_reply(payloads: dict) -> dict:
+    return {}
 
 
 # --------------------------------------------------------------------------------------------- reductions
@@ -95,47 +110,117 @@ class ReductionOp(enum.Enum):
 
 def _butterfly(values: dict, combine, group: int) -> dict:
     """What a shuffle-xor tree leaves in every lane: the combination over its group of `group` lanes
-    (float sums are taken in the tree's order, as on the GPU)."""
+    (float sums are taken in the tree's order, as on the GPU). A lane that reads a lane that is not there
+    (it returned from the kernel) reads an undefined value: UndefinedResult."""
     lanes = dict(values)
     offset = group // 2
     while offset >= 1:
-        lanes = {lane: combine(value, lanes.get(lane ^ offset, value)) for lane, value in lanes.items()}
+        for lane in lanes:
+            if lane ^ offset not in lanes:
+                raise UndefinedResult(f"lane {lane} reads lane {lane ^ offset}'s value (the butterfly step of "
+                                      f"offset {offset}), and lane {lane ^ offset} is not there")
+        lanes = {lane: combine(value, lanes[lane ^ offset]) for lane, value in lanes.items()}
         offset //= 2
     return lanes
 
 
-def warp_reduction(value, op, *, threads_in_group: int = 32):
+def warp_reduction(value, op, *, threads_in_group: int = 32, what: str = "cute.arch.warp_reduction()"):
     """Combine `value` over groups of `threads_in_group` lanes (a power of two up to 32): every lane gets
-    its group's result (CuTeDSL's cute.arch.warp_reduction)."""
+    its group's result (CuTeDSL's cute.arch.warp_reduction: shfl.sync.bfly steps over the full warp)."""
     if threads_in_group not in (1, 2, 4, 8, 16, 32):
         raise KernelError(f"warp_reduction: threads_in_group must be a power of two up to 32, got "
                           f"{threads_in_group!r}")
     combine = op if callable(op) and not isinstance(op, ReductionOp) else op.combine
     return machine.warp_collective(("warp_reduction", threads_in_group),
-                                   lambda payloads: _butterfly(payloads, combine, threads_in_group), value)
+                                   lambda payloads: _butterfly(payloads, combine, threads_in_group), value,
+                                   what=what, instruction="shfl.sync", exited_ok=True)
 
 
 def warp_reduction_sum(value, *, threads_in_group: int = 32):
-    return warp_reduction(value, lambda a, b: a + b, threads_in_group=threads_in_group)
+    return warp_reduction(value, lambda a, b: a + b, threads_in_group=threads_in_group,
+                          what="cute.arch.warp_reduction_sum()")
 
 
 def warp_reduction_max(value, *, threads_in_group: int = 32):
-    return warp_reduction(value, lambda a, b: max(a, b), threads_in_group=threads_in_group)
+    return warp_reduction(value, lambda a, b: max(a, b), threads_in_group=threads_in_group,
+                          what="cute.arch.warp_reduction_max()")
 
 
-def _shuffle(kind, source_lane):
-    def shuffle(value, offset, mask=0xFFFFFFFF, mask_and_clamp=31):
+def _source_lane(kind: str, lane: int, offset: int, clamp: int) -> int:
+    """shfl.sync's source lane, as the PTX ISA computes it from b (`offset`) and c (`mask_and_clamp`: the clamp
+    in bits 0-4, the segment mask in bits 8-12); out of range, the lane's own. CuTeDSL's default c is 31 for
+    every kind: for `up` that leaves every lane its own value (j >= 31 is never true for j = lane - b < 31)."""
+    b, c, segment = offset & 31, clamp & 31, (clamp >> 8) & 31
+    highest = (lane & segment) | (c & ~segment)
+    if kind == "up":
+        j = lane - b
+        ok = j >= highest
+    elif kind == "down":
+        j = lane + b
+        ok = j <= highest
+    elif kind == "bfly":
+        j = lane ^ b
+        ok = j <= highest
+    else:
+        j = (lane & segment) | (b & ~segment)
+        ok = j <= highest
+    return j if ok else lane
+
+
+def _shuffle(kind):
+    name = f"shuffle_sync_{kind}" if kind != "idx" else "shuffle_sync"
+
+    def shuffle(value, offset, mask=0xFFFFFFFF, mask_and_clamp=31, **kwargs):
         def resolve(payloads):
-            return {lane: payloads.get(source_lane(lane, offset), payloads[lane]) for lane in payloads}
-        return machine.warp_collective(("shuffle", kind), resolve, value)
-    shuffle.__name__ = f"shuffle_sync_{kind}" if kind != "idx" else "shuffle_sync"
+            replies = {}
+            for lane in payloads:
+                offset_, clamp = payloads[lane][1]
+                source = _source_lane(kind, lane, int(offset_), int(clamp))
+                if source not in payloads:
+                    raise UndefinedResult(f"lane {lane} reads lane {source}'s value, and lane {source} is not "
+                                          f"there")
+                replies[lane] = payloads[source][0]
+            return replies
+        return machine.warp_collective(("shuffle", kind), resolve, (value, (offset, mask_and_clamp)),
+                                       what=f"cute.arch.{name}()", instruction="shfl.sync", mask=mask,
+                                       exited_ok=True)
+    shuffle.__name__ = name
     return shuffle
 
 
-shuffle_sync = _shuffle("idx", lambda lane, offset: offset)
-shuffle_sync_bfly = _shuffle("bfly", lambda lane, offset: lane ^ offset)
-shuffle_sync_down = _shuffle("down", lambda lane, offset: lane + offset if lane + offset < 32 else lane)
-shuffle_sync_up = _shuffle("up", lambda lane, offset: lane - offset if lane - offset >= 0 else lane)
+shuffle_sync = _shuffle("idx")
+shuffle_sync_bfly = _shuffle("bfly")
+shuffle_sync_down = _shuffle("down")
+shuffle_sync_up = _shuffle("up")
+
+
+def _vote(kind):
+    name = f"vote_{kind}_sync"
+
+    def vote(pred, mask=0xFFFFFFFF, **kwargs):
+        """vote.sync over the lanes of `mask` that have not exited (an exited lane counts as absent)."""
+        def resolve(payloads):
+            values = [bool(v) for v in payloads.values()]
+            if kind == "ballot":
+                bits = sum(1 << lane for lane, v in payloads.items() if v)
+                result = bits - (1 << 32) if bits >= 1 << 31 else bits     # an Int32, as CuTeDSL returns it
+            elif kind == "any":
+                result = any(values)
+            elif kind == "all":
+                result = all(values)
+            else:
+                result = all(values) or not any(values)
+            return dict.fromkeys(payloads, result)
+        return machine.warp_collective(("vote", kind), resolve, bool(pred), what=f"cute.arch.{name}()",
+                                       instruction="vote.sync", mask=mask, exited_ok=True)
+    vote.__name__ = name
+    return vote
+
+
+vote_ballot_sync = _vote("ballot")
+vote_any_sync = _vote("any")
+vote_all_sync = _vote("all")
+vote_uni_sync = _vote("uni")
 
 
 # --------------------------------------------------------------------------------------------- registers
@@ -312,7 +397,8 @@ def _ldmatrix(atom: CopyAtom, src: SimTensor, dst: SimTensor):
     read(src.storage, source, src, vector=_values_per_atom(atom))
     payload = (src.storage.array[source].copy(), dst, thread)
     key = ("ldmatrix", atom.layout_src_tv, atom.layout_dst_tv)
-    machine.warp_collective(key, functools.partial(resolve_exchange, atom), payload)
+    machine.warp_collective(key, functools.partial(resolve_exchange, atom), payload,
+                            what="ldmatrix (cute.copy)", instruction="ldmatrix")
 
 
 def resolve_exchange(atom: CopyAtom, payloads: dict) -> dict:
@@ -355,7 +441,7 @@ def gemm(mma, d, a, b, c, **kwargs):
     key = ("mma", mma.shape_mnk)
     machine.warp_collective(key, functools.partial(_resolve_mma, mma),
                             (_values_3d(a, profile, "A"), _values_3d(b, profile, "B"),
-                             _values_3d(c, profile, "C"), d))
+                             _values_3d(c, profile, "C"), d), what="mma.sync (cute.gemm)", instruction="mma.sync")
 
 
 def _values_3d(tensor: SimTensor, profile: str, operand: str) -> numpy.ndarray:

@@ -172,8 +172,13 @@ def mbarrier_wait(pointer, phase, **kwargs):
 
 
 def make_warp_uniform(value, **kwargs):
-    """cute.arch.make_warp_uniform: a promise that every lane holds the same value; the value itself."""
-    return value
+    """cute.arch.make_warp_uniform: a promise that every lane holds the same value, kept by a shfl.sync.idx of
+    lane 0's value over the full warp (its PTX), so every lane that has not exited must be there."""
+    thread = machine.require_thread("cute.arch.make_warp_uniform()")
+    if getattr(thread, "vectorized", False):        # a vectorized launch has no branch on a thread's value
+        return value
+    from .collectives import from_lane_0
+    return from_lane_0(value, "cute.arch.make_warp_uniform()")
 
 
 # ----------------------------------------------------------------------------------------------- groups

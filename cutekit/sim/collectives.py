@@ -1,0 +1,301 @@
+"""Warp and warpgroup collectives: which lanes must meet, where, and what a GPU does when they do not.
+
+A shuffle, a vote, a warp reduction, ldmatrix, mma.sync, elect_one, `sync_warp` and the warpgroup MMA's
+fence, commit, wait and `cute.gemm` are instructions that lanes execute together. A lane that reaches one waits
+(machine._wait) until every lane it needs has reached the same one; the simulator then computes the result for
+all of them at once. Which lanes are needed, as the PTX ISA says:
+
+- shfl.sync, vote.sync (and the warp reductions and `warp_idx()`, which CuTeDSL builds from shfl.sync) wait
+  until "all non-exited threads corresponding to membermask have executed shfl.sync with the same qualifiers
+  and same membermask": lanes that returned from the kernel are not waited for. A shuffle that reads the value
+  of such a lane (or of a lane outside the mask) reads nothing: "results are undefined if a thread sources a
+  register from an inactive thread or a thread that is not in membermask". `exited_ok=True`.
+- mma.sync, ldmatrix, stmatrix are `.sync.aligned`: "all threads in the warp must execute the same
+  instruction", and the behaviour "is undefined ... if any thread in the warp has exited".
+- bar.warp.sync (`sync_warp`) waits until "all threads corresponding to membermask have executed a
+  bar.warp.sync", elect.sync until "all threads in the membermask execute the elect instruction": no exception
+  for exited lanes either.
+- wgmma.fence, wgmma.commit_group, wgmma.wait_group, wgmma.mma_async are `.aligned` over the warpgroup: "all
+  threads in the warpgroup must execute the same" instruction (`group=128`).
+
+"The same" is taken as the same line of the kernel: two halves of a warp at two shuffles in the two branches of
+an `if` are refused (sm_6x requires one instruction "in convergence"; CUDA's guide asks every lane named in the
+mask to execute "the same intrinsic"). A collective whose lanes are still elsewhere (at a barrier, at another
+collective, waiting on an mbarrier) waits: they may come. Only when the whole block can go no further does the
+launch stop, with the collective's line and, lane by lane, who arrived and where the others are (`story`); a
+collective that needs a lane that has exited stops at once (`_exited_story`).
+"""
+from __future__ import annotations
+
+from . import machine
+from .machine import DeadlockError
+
+FULL_MASK = 0xFFFFFFFF
+
+
+class UndefinedResult(Exception):
+    """Raised by a collective's resolve function when a lane reads what no lane supplied (an exited lane, a lane
+    outside the mask): what PTX leaves undefined. The launch turns it into a DeadlockError naming the lanes."""
+
+
+def warp_collective(key, resolve, payload, *, what: str = "a warp collective", instruction: str = "",
+                    mask=FULL_MASK, exited_ok: bool = False, group: int = machine.WARP_SIZE):
+    """Wait until every lane this collective needs has reached it at the same line (lanes of `mask` in this
+    warp, or the whole warpgroup with `group=128`), then `resolve({lane: payload})` computes every lane's reply
+    at once (lanes numbered within the warp or warpgroup); returns this lane's reply.
+
+    `what` names it for the learner (`warp_reduction_sum`), `instruction` for the rule (`shfl.sync`);
+    `exited_ok`: lanes that returned from the kernel are not waited for (shfl.sync, vote.sync)."""
+    thread = machine.require_thread(what)
+    thread.waiting = "warp"             # a vectorized launch (vector.py) refuses here and runs thread by thread
+    mask = int(mask) & FULL_MASK
+    if group == machine.WARP_SIZE and not mask >> thread.lane & 1:
+        thread.waiting = ""
+        raise machine.KernelError(
+            f"{what}: lane {thread.lane} executes it with mask {mask:#010x}, which does not name lane "
+            f"{thread.lane}. PTX leaves {instruction or what} undefined when the executing thread is not in its "
+            f"membermask: give a mask with a bit for every lane that calls it (lane i is bit i)")
+    thread.request = (key, resolve, payload, mask, exited_ok, group, what, instruction or what)
+    machine._wait(thread, "warp")
+    reply, thread.reply, thread.request = thread.reply, None, None
+    return reply
+
+
+def from_lane_0(value, what: str):
+    """Lane 0's `value` in every lane: the shfl.sync.idx that CuTeDSL's make_warp_uniform (and warp_idx) is."""
+    return warp_collective(("shuffle", "idx", what), _from_lane_0, value, what=what, instruction="shfl.sync",
+                           exited_ok=True)
+
+
+def _from_lane_0(payloads: dict) -> dict:
+    if 0 not in payloads:
+        raise UndefinedResult("every lane reads lane 0's value, and lane 0 is not there")
+    return dict.fromkeys(payloads, payloads[0])
+
+
+# --------------------------------------------------------------------------------------------- releasing
+
+def release(threads: list, live: list) -> bool:
+    """Compute every collective whose lanes have all arrived; True if any was."""
+    released = False
+    seen = None
+    for t in live:
+        if t.waiting != "warp":
+            continue
+        size = t.request[5]
+        start = t.linear - t.linear % size
+        if seen is None:
+            seen = set()
+        elif (size, start) in seen:
+            continue
+        seen.add((size, start))
+        if _release_group(threads, start, size):
+            released = True
+    return released
+
+
+def _release_group(threads: list, start: int, size: int) -> bool:
+    members = threads[start:start + size]
+    first = None
+    for t in members:
+        if t.waiting == "warp" and t.request[5] == size:
+            first = t
+            break
+    request, where = first.request, first.where
+    key, mask = request[0], request[3]
+    if len(members) == size and (mask == FULL_MASK or size != machine.WARP_SIZE):
+        # the usual case: every lane waits at this collective, at this line, with this mask
+        for t in members:
+            r = t.request
+            if t.waiting != "warp" or t.where != where or r[3] != mask or r[5] != size or r[0] != key:
+                break
+        else:
+            _resolve(members, request, start, size, [])
+            return True
+    return _release_divergent(threads, members, start, size)
+
+
+def _collectives(members: list, size: int) -> list:
+    """[request, where, arrived threads] of each distinct collective the lanes of one warp (warpgroup) wait at."""
+    found: list = []
+    for t in members:
+        if t.waiting != "warp" or t.request[5] != size:
+            continue
+        r = t.request
+        for entry in found:
+            if entry[1] == t.where and entry[0][3] == r[3] and entry[0][0] == r[0]:
+                entry[2].append(t)
+                break
+        else:
+            found.append([r, t.where, [t]])
+    return found
+
+
+def _named(request, size: int) -> range | list:
+    if size != machine.WARP_SIZE:
+        return range(size)
+    mask = request[3]
+    return range(32) if mask == FULL_MASK else [lane for lane in range(32) if mask >> lane & 1]
+
+
+def _missing(threads: list, request, start: int, size: int, arrived: list):
+    """The lanes (numbered within the group) this collective needs that are not at it: those that have exited
+    (or do not exist: a block whose size is not a multiple of 32), and the threads still elsewhere."""
+    here = {t.linear - start for t in arrived}
+    absent, elsewhere = [], []
+    for i in _named(request, size):
+        if i in here:
+            continue
+        t = threads[start + i] if start + i < len(threads) else None
+        if t is None or t.finished:
+            absent.append(i)
+        else:
+            elsewhere.append(t)
+    return absent, elsewhere
+
+
+def _release_divergent(threads: list, members: list, start: int, size: int) -> bool:
+    released = False
+    for request, where, arrived in _collectives(members, size):
+        absent, elsewhere = _missing(threads, request, start, size, arrived)
+        if elsewhere:
+            continue            # they may still come; judged when the block can go no further (story)
+        if absent and not request[4]:
+            raise _failure(_exited_story(threads, request, where, arrived, absent, start, size), arrived[0], where)
+        _resolve(arrived, request, start, size, absent)
+        released = True
+    return released
+
+
+def _resolve(arrived: list, request, start: int, size: int, absent: list):
+    try:
+        replies = request[1]({t.linear - start: t.request[2] for t in arrived})
+    except UndefinedResult as undefined:
+        raise _failure(_undefined_story(arrived[0], request, arrived, absent, start, size, str(undefined)),
+                       arrived[0], arrived[0].where) from None
+    for t in arrived:
+        t.reply = replies.get(t.linear - start)
+        t.waiting = ""
+
+
+# --------------------------------------------------------------------------------------------- stories
+
+def _failure(problem: str, thread, where) -> DeadlockError:
+    """A DeadlockError located at the collective's line, in `thread` (the first lane that reached it)."""
+    from .failures import where_text
+    import linecache
+    error = DeadlockError(problem, kernel=thread.block.launch.report.kernel, block=tuple(thread.block_idx),
+                          thread=tuple(thread.thread_idx))
+    if isinstance(where, tuple) and where[0] != "?":
+        error.where = where_text(where[0], where[1])
+        error.line = linecache.getline(where[0], where[1]).strip() or None
+    return error
+
+
+def _group_name(start: int, size: int) -> str:
+    if size == machine.WARP_SIZE:
+        return f"warp {start // size}"
+    return f"warpgroup {start // size} (threads {start}-{start + size - 1})"
+
+
+def _lanes(numbers, size: int) -> str:
+    word = "lane" if size == machine.WARP_SIZE else "thread"
+    numbers = list(numbers)
+    return f"{word}{'s' if len(numbers) > 1 else ''} {machine._ranges(numbers)}"
+
+
+def _at(request, where) -> str:
+    return f"{request[6]} at {machine.site_text(where)}"
+
+
+def _waits_at(t) -> str:
+    """Where a live thread waits, in words."""
+    if t.waiting == "warp":
+        return _at(t.request, t.where)
+    if t.waiting == "barrier":
+        return f"cute.arch.sync_threads() at {machine.site_text(t.where)}"
+    if t.waiting == "named" and t.request:
+        return f"named barrier {t.request[0]} (of {t.request[1]} threads) at {machine.site_text(t.where)}"
+    if t.waiting == "until" and t.request:
+        return f"{t.request[0]} at {machine.site_text(t.where)}"
+    return f"{t.waiting or 'nothing'} at {machine.site_text(t.where)}"
+
+
+def _rule(request, size: int) -> str:
+    instruction = request[7]
+    if size != machine.WARP_SIZE:
+        return (f"{instruction} is .aligned over the warpgroup: all 128 threads of it must execute the same "
+                f"{instruction} (PTX ISA), or the behaviour is undefined")
+    if request[4]:
+        return (f"{instruction} waits until every lane named in its mask that has not exited executes the same "
+                f"{instruction} with the same mask (PTX ISA)")
+    if instruction in ("bar.warp.sync", "elect.sync"):
+        return (f"{instruction} waits until every lane named in its mask executes it, exited or not (PTX ISA)")
+    return (f"{instruction} is .sync.aligned: every lane of the warp must execute the same {instruction}, and it "
+            f"is undefined if any lane of the warp has exited (PTX ISA)")
+
+
+_MASKED = ("cute.arch.shuffle_sync", "cute.arch.vote_", "cute.arch.sync_warp")
+
+
+def _fix(request) -> str:
+    """What to write instead; a mask only where the function takes one."""
+    masked = request[6].startswith(_MASKED)
+    return ("Reach it with every lane it needs: call it where all of them are (before the `if` that some lanes "
+            "skip, or after it) and branch on its result" + (", or give it a mask of exactly the lanes that call it"
+                                                             if masked else ""))
+
+
+def _exited_story(threads, request, where, arrived, absent, start, size) -> str:
+    mask = "" if request[3] == FULL_MASK or size != machine.WARP_SIZE else f" (mask {request[3]:#010x})"
+    return (f"{_at(request, where)} is reached by {_lanes([t.linear - start for t in arrived], size)} of "
+            f"{_group_name(start, size)}{mask}; {_lanes(absent, size)} "
+            f"{'have' if len(absent) > 1 else 'has'} returned from the kernel without reaching it. "
+            f"{_rule(request, size)}: a GPU may hang here or give undefined results. The simulator stops "
+            f"instead. {_fix(request)}.")
+
+
+def _undefined_story(thread, request, arrived, absent, start, size, detail) -> str:
+    if absent:
+        gone = f"; {_lanes(absent, size)} {'have' if len(absent) > 1 else 'has'} returned from the kernel"
+    else:
+        gone = ""
+    return (f"{_at(request, thread.where)} is reached by {_lanes([t.linear - start for t in arrived], size)} of "
+            f"{_group_name(start, size)}{gone}. Exited lanes are not waited for, but {detail}: PTX leaves "
+            f"the result undefined (\"results are undefined if a thread sources a register from an inactive "
+            f"thread or a thread that is not in membermask\"), so a GPU gives garbage here, and had those lanes "
+            f"gone elsewhere instead of returning, it would wait for them forever. {_fix(request)}.")
+
+
+def story(threads: list, live: list):
+    """When the block can go no further: the first collective some of whose lanes never come, as
+    (problem, the first lane at it, its line), or None when no collective waits."""
+    seen = set()
+    for t in live:
+        if t.waiting != "warp":
+            continue
+        size = t.request[5]
+        start = t.linear - t.linear % size
+        if (size, start) in seen:
+            continue
+        seen.add((size, start))
+        members = threads[start:start + size]
+        for request, where, arrived in _collectives(members, size):
+            absent, elsewhere = _missing(threads, request, start, size, arrived)
+            if not elsewhere:
+                continue
+            places: dict = {}
+            for other in elsewhere:
+                text = _waits_at(other)
+                if other.waiting == "warp" and other.where == where and other.request[3] != request[3]:
+                    text += f" with mask {other.request[3]:#010x}, not {request[3]:#010x}"
+                places.setdefault(text, []).append(other.linear - start)
+            parts = [f"{_lanes(ids, size)} wait at {text}" for text, ids in places.items()]
+            if absent:
+                parts.append(f"{_lanes(absent, size)} have returned from the kernel")
+            problem = (f"{_at(request, where)} is reached by {_lanes([a.linear - start for a in arrived], size)} of "
+                       f"{_group_name(start, size)}, never by the others it needs: "
+                       + "; ".join(parts) + f". {_rule(request, size)}: a GPU hangs here (or gives undefined "
+                       f"results). The simulator stops instead. {_fix(request)}.")
+            return problem, arrived[0], where
+    return None
