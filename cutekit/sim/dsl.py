@@ -23,7 +23,7 @@ from ..cute.atom import make_tiled_mma as _make_tiled_mma
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
-from . import compat, dynamic, hopper, machine, ops, structs
+from . import compat, constexpr, dynamic, hopper, machine, ops, structs
 from . import host, numbers, printing, tracing, vector
 from . import pipeline as pipelines
 from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
@@ -648,7 +648,8 @@ def build_modules() -> dict:
         "Float8E5M2": compat.Float8E5M2, "torch": torch_module, "dsl_user_op": compat.dsl_user_op,
         "dtype": compat.numeric_type,
         **numeric, "cute": cute, "utils": utils, "memory": memory, "Constexpr": Constexpr,
-        "const_expr": const_expr, "dynamic_expr": const_expr, "range": _range, "range_constexpr": _range,
+        "const_expr": constexpr.const_expr, "dynamic_expr": const_expr, "range": _range,
+        "range_constexpr": constexpr.range_constexpr,
         "range_dynamic": _range, "min": builtins.min, "max": builtins.max, "CuteError": CuteError,
     }, package=True)
     blackwell = host.blackwell_modules(nvgpu, utils)

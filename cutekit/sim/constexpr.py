@@ -1,0 +1,419 @@
+"""`cutlass.const_expr(x)` and `cutlass.range_constexpr(n)` take compile-time values only, as in CuTeDSL.
+
+CuTeDSL decides `if cutlass.const_expr(c):` and unrolls `for i in cutlass.range_constexpr(n):` while it traces
+the kernel, once for every thread: `c` and `n` must be Python values then. A run-time value (the thread's index,
+a value loaded from a tensor, an Int32 argument, a dynamic extent, the counter of a `range` loop) is refused
+when the kernel compiles, with (CuTeDSL 4.8.1, compiled for sm_80 on the CPU):
+
+    error[PHASE_REQUIRES_CONSTANT]: `const_expr()` requires a value known at code-read time, but you gave it
+    a Runtime value (Staged value).
+    error[ARG_NON_CONSTANT]: `range_constexpr()` requires all arguments to be Python integers known at
+    code-read time.
+
+The simulator runs the kernel's Python with every value known, so it tells a run-time value by three cheap
+signs, none of which costs the kernel's own arithmetic anything (thread indices stay plain ints):
+
+1. its type: an Int32 argument or what is computed from it (numbers.Integer, known=False), a dynamic extent
+   (inttuple.Dynamic), `thread_idx()`'s tuple, a vectorized launch's per-thread values;
+2. the kernel's source (read once per function): the argument mentions a name that comes from
+   `cute.arch.thread_idx()`, `block_idx()`, `lane_idx()`, `warp_idx()`, a warp collective, `.load()`, an element
+   of a tensor, a parameter annotated as a DSL number, or the counter of a `range` / `cutlass.range` loop;
+3. its value differs between threads at the same point of the trace (same lines, same visit): a compile-time
+   value cannot (this catches a run-time value passed into a helper function).
+
+What it does not catch: a comparison of a dynamic extent made into a plain bool (`cute.size(t) > 3` with a
+dynamic `t`) whose names are not themselves run-time, in a helper, when every thread has the same value.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import linecache
+import sys
+
+import numpy
+
+from ..cute.inttuple import Dynamic
+from . import machine, tracing
+
+CONST_EXPR_MESSAGE = ("`const_expr()` requires a value known at code-read time, but you gave it a Runtime value "
+                      "(Staged value).")
+CONST_EXPR_HINT = ("Make the value a Python constant (a literal or a value computed only from Python values); if "
+                   "the value is only known at run time, use the runtime form instead (for example a runtime "
+                   "`if`/loop or a runtime assert)")
+RANGE_MESSAGE = "`range_constexpr()` requires all arguments to be Python integers known at code-read time."
+RANGE_HINT = ("Use `range(start, stop, step)` instead if your bounds are Runtime value (Staged value); ensure all "
+              "arguments are Python int literals or const Python variables")
+
+
+class ConstexprError(machine.KernelError):
+    """A run-time value given to cutlass.const_expr or cutlass.range_constexpr (CuTeDSL refuses to compile it)."""
+
+
+def const_expr(value):
+    """cutlass.const_expr: the value, when it is known while tracing; a ConstexprError when it is a run-time one."""
+    thread = machine._current[0]
+    if thread is None and tracing.mode() is None:
+        return value            # plain Python, outside any @cute.jit function or kernel
+    frame = sys._getframe(1)
+    key = (frame.f_code, frame.f_lasti)
+    site = _SITES.get(key)
+    if site is not None and site[0] and type(value) in _PLAIN and (
+            thread is None or thread.__class__ is not _THREAD or (thread.linear and thread.block_idx != _ORIGIN)):
+        return value            # the usual case, checked in a dictionary look-up or two
+    reason = _reason(frame, key, site, "const_expr", (value,))
+    if reason:
+        raise ConstexprError(f"{CONST_EXPR_MESSAGE} (CuTeDSL 4.8.1 refuses to compile this: "
+                             f"error[PHASE_REQUIRES_CONSTANT].) {reason}. {CONST_EXPR_HINT}.")
+    return value
+
+
+def range_constexpr(*args, **kwargs):
+    """cutlass.range_constexpr: Python's range, unrolled while tracing; its bounds must be known then."""
+    thread = machine._current[0]
+    if thread is not None or tracing.mode() is not None:
+        frame = sys._getframe(1)
+        key = (frame.f_code, frame.f_lasti)
+        site = _SITES.get(key)
+        if not (site is not None and site[0] and all(type(a) is int for a in args) and
+                (thread is None or _settled(thread))):
+            reason = _reason(frame, key, site, "range_constexpr", args)
+            if reason:
+                raise ConstexprError(f"{RANGE_MESSAGE} (CuTeDSL 4.8.1 refuses to compile this: "
+                                     f"error[ARG_NON_CONSTANT].) {reason}. {RANGE_HINT}.")
+    return builtins.range(*args)
+
+
+_PLAIN = {bool, int, float, str, type(None)}
+_ORIGIN = (0, 0, 0)
+_THREAD = machine.Thread
+
+
+def _settled(thread) -> bool:
+    """Whether this thread's value needs no comparison with other threads' (3): every thread of block (0, 0, 0)
+    compares, and thread 0 of every other block (a value that differs between blocks shows there); a vectorized
+    launch compares nothing (its run-time values are vectors, found by their type)."""
+    if thread.__class__ is not machine.Thread:
+        return True
+    return thread.linear != 0 and thread.block_idx != _ORIGIN
+
+
+def _reason(frame, key, site, function: str, values: tuple) -> str | None:
+    """Why one of `values`, the arguments of the const_expr (range_constexpr) call `frame` is making, is a
+    run-time value: by its type (1), by the kernel's source (2), by its value in other threads (3); or None."""
+    if site is None:
+        if len(_SITES) > 16384:
+            _SITES.clear()
+        site = _SITES[key] = _site(key[0], frame, function)
+    clean, site = site
+    for text, why in site:
+        if why is not None and (why[1] is None or _is_tensor(frame, why[1])):
+            return f"Here `{text}` is a run-time value: it depends on {why[0]}"
+    for i, value in enumerate(values):
+        typed = _typed(value)
+        if typed:
+            text = site[i][0] if i < len(site) else None
+            return f"Here `{text}` is a run-time value: {typed}" if text else f"It is a run-time value: {typed}"
+    thread = machine._current[0]
+    if thread is not None and thread.__class__ is machine.Thread and \
+            (thread.linear == 0 or thread.block_idx == _ORIGIN):
+        return _differs(thread, frame, values[0] if len(values) == 1 else values)
+    return None
+
+
+# --------------------------------------------------------------------------------------------- 1. by type
+
+def _typed(value, depth: int = 0) -> str | None:
+    """Why `value` is a run-time value by its type alone, or None."""
+    kind = type(value)
+    if kind is bool or kind is int or kind is float or kind is str or value is None:
+        return None
+    if isinstance(value, Dynamic):
+        if getattr(value, "known", False):
+            return None         # cutlass.Int32(5) in host code: a constant CuTeDSL folds
+        return (f"it is {value!r}, an Int32 argument, a value computed from one, or a dynamic extent of a "
+                f"tensor")
+    from .failures import Dim3
+    if isinstance(value, Dim3):
+        return f"it is cute.arch.{value.function}()'s (x, y, z), values a thread has only when the kernel runs"
+    if isinstance(value, numpy.ndarray) and getattr(machine._current[0], "vectorized", False):
+        return "it differs between the threads of the launch"
+    if getattr(value, "known", True) is False:
+        return f"it is {value!r}, a run-time argument or a value computed from one"
+    if (kind is tuple or kind is list) and depth < 3:
+        return next(filter(None, (_typed(v, depth + 1) for v in value)), None)
+    return None
+
+
+# --------------------------------------------------------------------------------------------- 2. by source
+
+_RUNTIME_CALLS = {
+    "thread_idx": "cute.arch.thread_idx()", "block_idx": "cute.arch.block_idx()",
+    "block_dim": "cute.arch.block_dim()", "grid_dim": "cute.arch.grid_dim()",
+    "lane_idx": "cute.arch.lane_idx()", "warp_idx": "cute.arch.warp_idx()",
+    "make_warp_uniform": "cute.arch.make_warp_uniform()", "block_idx_in_cluster": "cute.arch.block_idx_in_cluster()",
+    "shuffle_sync": "a shuffle", "shuffle_sync_bfly": "a shuffle", "shuffle_sync_down": "a shuffle",
+    "shuffle_sync_up": "a shuffle", "warp_reduction": "a warp reduction", "warp_reduction_sum": "a warp reduction",
+    "warp_reduction_max": "a warp reduction", "vote_ballot_sync": "a vote", "vote_any_sync": "a vote",
+    "vote_all_sync": "a vote", "vote_uni_sync": "a vote", "mbarrier_try_wait": "an mbarrier test",
+    "mbarrier_test_wait": "an mbarrier test",
+}
+_METHODS = {"load": "a tensor's .load()"}
+_DSL_NUMBERS = {"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
+                "Float32", "Float64", "Boolean", "Numeric", "Integer"}
+_DYNAMIC_LOOPS = {"range"}          # `range(...)` and `cutlass.range(...)`: a loop on the GPU
+_VALUE_CALLS = {"min", "max", "abs", "int", "float", "bool", "round", "Int8", "Int16", "Int32", "Int64", "Uint8",
+                "Uint16", "Uint32", "Uint64", "Float16", "BFloat16", "Float32", "Float64", "Boolean"}
+
+_ANALYSES: dict = {}                # code object -> _Analysis (or None when its source cannot be read)
+_TREES: dict = {}                   # file name -> (its lines, their ast)
+
+
+class _Analysis:
+    """Which names of one function hold run-time values, and why; and its const_expr / range_constexpr calls.
+
+    A value is run-time when it is computed (arithmetic, comparisons, `min`, a DSL number's constructor, an
+    element of a tuple) from one: an object built from one is not (`tiled_mma.get_slice(tidx)` is a partition
+    whose offsets differ between threads but whose shape, and `cute.size` of it, is static)."""
+
+    def __init__(self, function: ast.FunctionDef):
+        self.taints: dict = {}      # name -> (why, in words; tensor name or None: run-time only if it is a tensor)
+        self.calls: dict = {}       # (line, column, end line, end column) -> ast.Call
+        for parameter in function.args.args + function.args.kwonlyargs:
+            kind = _annotation_name(parameter.annotation)
+            if kind in _DSL_NUMBERS:
+                self.taints[parameter.arg] = (f"`{parameter.arg}`, a run-time argument (annotated {kind})", None)
+        statements = list(_own_nodes(function))
+        for _ in range(8):          # until no new name is found (a fixpoint: assignments in any order)
+            before = len(self.taints)
+            for node in statements:
+                self._assign(node)
+            if len(self.taints) == before:
+                break
+        for node in statements:
+            if isinstance(node, ast.Call) and _called_name(node) in ("const_expr", "range_constexpr"):
+                self.calls[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
+
+    def _assign(self, node):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            found = self._why(node.value)
+            if found:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for name in _names(target):
+                        if name not in self.taints:
+                            why, tensor, direct = found
+                            self.taints[name] = (f"`{name}` (line {node.lineno}), which comes from {why}" if direct
+                                                 else why, tensor)
+        elif isinstance(node, ast.For):
+            if isinstance(node.iter, ast.Call) and _called_name(node.iter) in _DYNAMIC_LOOPS:
+                for name in _names(node.target):
+                    self.taints.setdefault(name, (
+                        f"`{name}`, the counter of the loop at line {node.lineno}: a `range` loop in a kernel is a "
+                        f"loop on the GPU (cutlass.range_constexpr unrolls one while tracing)", None))
+            else:
+                found = self._why(node.iter)
+                if found:
+                    for name in _names(node.target):
+                        self.taints.setdefault(name, (found[0], found[1]))
+
+    def why(self, expression):
+        """(why, tensor name or None) when `expression` computes a run-time value, else None."""
+        found = self._why(expression)
+        return None if found is None else (found[0], found[1])
+
+    def _why(self, node):
+        """(why, tensor name or None, whether it is the expression itself rather than a name it uses) or None."""
+        if isinstance(node, ast.Name):
+            taint = self.taints.get(node.id)
+            return None if taint is None else (taint[0], taint[1], False)
+        if isinstance(node, ast.Call):
+            name = _called_name(node)
+            if name in _RUNTIME_CALLS:
+                return f"{_RUNTIME_CALLS[name]}, a value a thread has only when the kernel runs", None, True
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _METHODS and not node.args:
+                return f"{_METHODS[node.func.attr]}, values read when the kernel runs", None, True
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+                return self._first(node.func.value)
+            if name in _VALUE_CALLS:
+                return self._first(*node.args)
+            return None
+        if isinstance(node, ast.Subscript):
+            base = self._why(node.value)
+            if base is not None:
+                return base
+            if isinstance(node.value, ast.Name) and _element(node.slice):
+                element = self._first(node.slice)
+                return element or (f"`{ast.unparse(node)}`, an element a thread reads from a tensor when the "
+                                   f"kernel runs", node.value.id, True)
+            return None
+        if isinstance(node, ast.BinOp):
+            return self._first(node.left, node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self._first(node.operand)
+        if isinstance(node, ast.Compare):
+            return self._first(node.left, *node.comparators)
+        if isinstance(node, ast.BoolOp):
+            return self._first(*node.values)
+        if isinstance(node, ast.IfExp):
+            return self._first(node.test, node.body, node.orelse)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return self._first(*node.elts)
+        if isinstance(node, ast.NamedExpr):
+            return self._first(node.value)
+        return None
+
+    def _first(self, *nodes):
+        """The first definite reason among `nodes`, else the first conditional one (an element of a tensor)."""
+        conditional = None
+        for node in nodes:
+            found = self._why(node)
+            if found is not None:
+                if found[1] is None:
+                    return found
+                conditional = conditional or found
+        return conditional
+
+
+def _own_nodes(function):
+    """The nodes of `function`, not those of functions, lambdas or classes defined inside it."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.append(child)
+
+
+def _names(target) -> list:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _annotation_name(annotation) -> str:
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value.split(".")[-1]
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr
+    if isinstance(annotation, ast.Name):
+        return annotation.id
+    return ""
+
+
+def _element(index) -> bool:
+    """An index that picks one element (no `None` or `:` in it): `t[i]`, `t[i, j]`, not `t[None, j]`."""
+    for node in ast.walk(index):
+        if isinstance(node, ast.Slice) or (isinstance(node, ast.Constant) and node.value is None):
+            return False
+    return True
+
+
+def _analysis(code, frame) -> _Analysis | None:
+    found = _ANALYSES.get(code, False)
+    if found is not False:
+        return found
+    if len(_ANALYSES) > 4096:       # notebook cells make new code objects each time they run
+        _ANALYSES.clear()
+    found = _ANALYSES[code] = _analyse(code, frame)
+    return found
+
+
+def _analyse(code, frame) -> _Analysis | None:
+    filename = code.co_filename
+    lines = linecache.getlines(filename, frame.f_globals)
+    if not lines:
+        return None
+    cached = _TREES.get(filename)
+    if cached is None or cached[0] is not lines:
+        try:
+            tree = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            tree = None
+        if len(_TREES) > 256:
+            _TREES.clear()
+        cached = _TREES[filename] = (lines, tree)
+    if cached[1] is None:
+        return None
+    for node in ast.walk(cached[1]):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name and \
+                code.co_firstlineno in (node.lineno, *(d.lineno for d in node.decorator_list[:1])):
+            return _Analysis(node)
+    return None
+
+
+_SITES: dict = {}   # (code, instruction) -> (no argument is run-time by the source, [(argument text, why or None)])
+
+
+def _site(code, frame, function: str) -> tuple:
+    """(whether the source shows none of them to be run-time, the arguments of the call at the frame's
+    instruction as text, each with why the source shows it to be run-time, or None)."""
+    analysis = _analysis(code, frame)
+    call = None if analysis is None else _call_at(analysis, code, frame.f_lasti, frame.f_lineno, function)
+    if call is None:
+        return True, []
+    found = [(ast.unparse(argument), analysis.why(argument)) for argument in call.args]
+    return all(why is None for _, why in found), found
+
+
+def _call_at(analysis: _Analysis, code, lasti: int, line: int, function: str):
+    positions = None
+    try:
+        positions = list(code.co_positions())[lasti // 2]
+    except (AttributeError, IndexError):
+        pass
+    if positions is not None and positions[0] is not None:
+        call = analysis.calls.get((positions[0], positions[2], positions[1], positions[3]))
+        if call is not None:
+            return call
+    on_line = [c for key, c in analysis.calls.items() if key[0] == line and _called_name(c) == function]
+    return on_line[0] if len(on_line) == 1 else None
+
+
+def _is_tensor(frame, name: str) -> bool:
+    from ..cute.tensor import Tensor
+    value = frame.f_locals.get(name, frame.f_globals.get(name))
+    return isinstance(value, Tensor) and not getattr(value, "is_coordinate", False)
+
+
+# --------------------------------------------------------------------------------------------- 3. by thread
+
+_SIMPLE = (bool, int, float, str, type(None), numpy.bool_, numpy.integer, numpy.floating)
+_LEARNER: dict = {}                 # code object -> whether it is the learner's (failures.is_learner_file)
+
+
+def _differs(thread, frame, value) -> str | None:
+    """Why `value` is run-time: another thread of this launch had another value at the same point of the trace
+    (the same kernel lines, call by call, and the same visit of them by the thread); None if none did."""
+    if not isinstance(value, _SIMPLE) and not (type(value) is tuple and all(isinstance(v, _SIMPLE) for v in value)):
+        return None
+    point, f = [], frame
+    while f is not None:
+        code = f.f_code
+        learner = _LEARNER.get(code)
+        if learner is None:
+            from .failures import is_learner_file
+            if len(_LEARNER) > 4096:
+                _LEARNER.clear()
+            learner = _LEARNER[code] = is_learner_file(code.co_filename)
+        if learner:
+            point.append((code, f.f_lasti))
+        f = f.f_back
+    point = tuple(point)
+    visits = thread.__dict__.setdefault("constexpr_visits", {})
+    visit = visits.get(point, 0)
+    visits[point] = visit + 1
+    seen = thread.block.launch.__dict__.setdefault("constexpr_values", {})
+    first = seen.get((point, visit))
+    if first is None:
+        seen[(point, visit)] = (value, thread.describe())
+        return None
+    if first[0] == value:
+        return None
+    return (f"Its value differs between threads: {first[0]!r} in {first[1]}, {value!r} in {thread.describe()}, "
+            f"so it is computed from something each thread has only when the kernel runs (its index, a value "
+            f"it loaded), not from Python values")
