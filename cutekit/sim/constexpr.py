@@ -179,6 +179,7 @@ class _Analysis:
     def __init__(self, function: ast.FunctionDef):
         self.taints: dict = {}      # name -> (why, in words; tensor name or None: run-time only if it is a tensor)
         self.calls: dict = {}       # (line, column, end line, end column) -> ast.Call
+        self.unrolled: list = []    # (first line, last line, targets) of the loops Python runs while tracing
         for parameter in function.args.args + function.args.kwonlyargs:
             kind = _annotation_name(parameter.annotation)
             if kind in _DSL_NUMBERS:
@@ -193,6 +194,17 @@ class _Analysis:
         for node in statements:
             if isinstance(node, ast.Call) and _called_name(node) in ("const_expr", "range_constexpr"):
                 self.calls[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
+            if isinstance(node, ast.For) and not (isinstance(node.iter, ast.Call) and
+                                                  _called_name(node.iter) in _DYNAMIC_LOOPS):
+                self.unrolled.append((node.lineno, node.end_lineno, tuple(_names(node.target))))
+        self.loops_at: dict = {}    # line -> the targets of the unrolled loops around it
+
+    def unrolled_at(self, line: int) -> tuple:
+        found = self.loops_at.get(line)
+        if found is None:
+            found = self.loops_at[line] = tuple(name for first, last, names in sorted(self.unrolled)
+                                                if first <= line <= last for name in names)
+        return found
 
     def _assign(self, node):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
@@ -387,8 +399,11 @@ _LEARNER: dict = {}                 # code object -> whether it is the learner's
 
 
 def _differs(thread, frame, value) -> str | None:
-    """Why `value` is run-time: another thread of this launch had another value at the same point of the trace
-    (the same kernel lines, call by call, and the same visit of them by the thread); None if none did."""
+    """Why `value` is run-time: it differs from the value at the same point of the trace in another thread, or in
+    an earlier pass of this one (a loop the GPU runs: CuTeDSL traces its body once); None if it does not.
+
+    A point of the trace is the learner's call stack, line by line, with the current values of the loops that
+    Python runs while tracing (range_constexpr, a loop over a tuple): each pass of those is a point of its own."""
     if not isinstance(value, _SIMPLE) and not (type(value) is tuple and all(isinstance(v, _SIMPLE) for v in value)):
         return None
     point, f = [], frame
@@ -401,19 +416,33 @@ def _differs(thread, frame, value) -> str | None:
                 _LEARNER.clear()
             learner = _LEARNER[code] = is_learner_file(code.co_filename)
         if learner:
-            point.append((code, f.f_lasti))
+            point.append((code, f.f_lasti, _unrolled(f)))
         f = f.f_back
     point = tuple(point)
-    visits = thread.__dict__.setdefault("constexpr_visits", {})
-    visit = visits.get(point, 0)
-    visits[point] = visit + 1
     seen = thread.block.launch.__dict__.setdefault("constexpr_values", {})
-    first = seen.get((point, visit))
+    first = seen.get(point)
     if first is None:
-        seen[(point, visit)] = (value, thread.describe())
+        seen[point] = (value, thread.describe())
         return None
     if first[0] == value:
         return None
-    return (f"Its value differs between threads: {first[0]!r} in {first[1]}, {value!r} in {thread.describe()}, "
-            f"so it is computed from something each thread has only when the kernel runs (its index, a value "
-            f"it loaded), not from Python values")
+    where = "an earlier pass of this thread" if first[1] == thread.describe() else first[1]
+    return (f"Its value differs at the same point of the kernel: {first[0]!r} in {where}, {value!r} in "
+            f"{thread.describe()}, so it is computed from something a thread has only when the kernel runs (its "
+            f"index, a value it loaded, the counter of a `range` loop), not from Python values")
+
+
+def _unrolled(frame) -> tuple:
+    """The current values of the loops around the frame's line that Python runs while tracing (those not over
+    `range`): which pass of an unrolled loop this is. For a frame whose source cannot be read (a comprehension),
+    all its local values."""
+    analysis = _analysis(frame.f_code, frame)
+    names = analysis.unrolled_at(frame.f_lineno) if analysis is not None else None
+    if names == ():
+        return ()
+    values = frame.f_locals
+    return tuple(_key(values.get(name)) for name in (names or sorted(values)))
+
+
+def _key(value):
+    return value if isinstance(value, _SIMPLE) else id(value)

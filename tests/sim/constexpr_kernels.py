@@ -41,15 +41,21 @@ def constexpr_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32, mode:
         keep_if(mOut, lane == 0, where)
     elif cutlass.const_expr(CASE[0] == "block_through_a_helper"):
         keep_if(mOut, bidx == 0, where)
+    elif cutlass.const_expr(CASE[0] == "range_counter_through_a_helper"):
+        for k in range(2):
+            keep_if(mOut, k == 0, where)
     elif cutlass.const_expr(CASE[0] == "constexpr_argument"):
         # compile-time: a Constexpr argument, the size of a thread's partition (its shape is static though its
-        # offset is the thread's), a helper called with two constants from two lines, a range_constexpr over it
+        # offset is the thread's), a range_constexpr over it, a helper given two constants from two lines and
+        # one from each pass of an unrolled loop
         mine = cute.local_partition(mX, cute.make_layout(32), tidx)
         if cutlass.const_expr(mode == "add" and cute.size(mine) == 2):
             for i in cutlass.range_constexpr(cute.size(mine)):
                 mOut[where] = mOut[where] + mine[i]
         keep_if(mOut, True, where)
         keep_if(mOut, False, where)
+        for i in cutlass.range_constexpr(2):
+            keep_if(mOut, i == 0, where)
 
 
 @cute.jit
