@@ -204,6 +204,20 @@ def _lanes(numbers, size: int) -> str:
     return f"{word}{'s' if len(numbers) > 1 else ''} {machine._ranges(numbers)}"
 
 
+def _gone(absent: list, start: int, threads: list, size: int) -> str:
+    """`lanes 1-15 have returned from the kernel`, and which are not in the block at all (a block whose size is
+    not a multiple of 32)."""
+    returned = [i for i in absent if start + i < len(threads)]
+    missing = [i for i in absent if start + i >= len(threads)]
+    parts = []
+    if returned:
+        parts.append(f"{_lanes(returned, size)} {'have' if len(returned) > 1 else 'has'} returned from the kernel")
+    if missing:
+        parts.append(f"{_lanes(missing, size)} {'are' if len(missing) > 1 else 'is'} not in the block (it has "
+                     f"{len(threads)} threads)")
+    return " and ".join(parts)
+
+
 def _at(request, where) -> str:
     return f"{request[6]} at {machine.site_text(where)}"
 
@@ -249,22 +263,23 @@ def _fix(request) -> str:
 def _exited_story(threads, request, where, arrived, absent, start, size) -> str:
     mask = "" if request[3] == FULL_MASK or size != machine.WARP_SIZE else f" (mask {request[3]:#010x})"
     return (f"{_at(request, where)} is reached by {_lanes([t.linear - start for t in arrived], size)} of "
-            f"{_group_name(start, size)}{mask}; {_lanes(absent, size)} "
-            f"{'have' if len(absent) > 1 else 'has'} returned from the kernel without reaching it. "
+            f"{_group_name(start, size)}{mask}; {_gone(absent, start, threads, size)} without reaching it. "
             f"{_rule(request, size)}: a GPU may hang here or give undefined results. The simulator stops "
             f"instead. {_fix(request)}.")
 
 
 def _undefined_story(thread, request, arrived, absent, start, size, detail) -> str:
-    if absent:
-        gone = f"; {_lanes(absent, size)} {'have' if len(absent) > 1 else 'has'} returned from the kernel"
-    else:
-        gone = ""
+    threads = thread.block.threads or ()
+    gone = f"; {_gone(absent, start, threads, size)}" if absent else ""
+    returned = any(start + i < len(threads) for i in absent)
+    hang = (", and had those lanes gone elsewhere instead of returning, it would wait for them forever"
+            if returned else "")
+    fix = _fix(request) if returned or not absent else (
+        "Launch whole warps (a block size that is a multiple of 32), or keep the reads within the lanes there")
     return (f"{_at(request, thread.where)} is reached by {_lanes([t.linear - start for t in arrived], size)} of "
-            f"{_group_name(start, size)}{gone}. Exited lanes are not waited for, but {detail}: PTX leaves "
-            f"the result undefined (\"results are undefined if a thread sources a register from an inactive "
-            f"thread or a thread that is not in membermask\"), so a GPU gives garbage here, and had those lanes "
-            f"gone elsewhere instead of returning, it would wait for them forever. {_fix(request)}.")
+            f"{_group_name(start, size)}{gone}. Lanes that are not there are not waited for, but {detail}: PTX "
+            f"leaves the result undefined (\"results are undefined if a thread sources a register from an inactive "
+            f"thread or a thread that is not in membermask\"), so a GPU gives garbage here{hang}. {fix}.")
 
 
 def story(threads: list, live: list):
@@ -292,7 +307,7 @@ def story(threads: list, live: list):
                 places.setdefault(text, []).append(other.linear - start)
             parts = [f"{_lanes(ids, size)} wait at {text}" for text, ids in places.items()]
             if absent:
-                parts.append(f"{_lanes(absent, size)} have returned from the kernel")
+                parts.append(_gone(absent, start, threads, size))
             problem = (f"{_at(request, where)} is reached by {_lanes([a.linear - start for a in arrived], size)} of "
                        f"{_group_name(start, size)}, never by the others it needs: "
                        + "; ".join(parts) + f". {_rule(request, size)}: a GPU hangs here (or gives undefined "

@@ -29,11 +29,15 @@ def half_warp_sums_kernel(mX: cute.Tensor, mOut: cute.Tensor):
     elif cutlass.const_expr(CASE[0] == "upper_half_exits"):
         if tidx < 16:
             mOut[0] = cute.arch.warp_reduction_sum(mX[tidx], threads_in_group=16)
+    elif cutlass.const_expr(CASE[0] == "whole_warp_sums"):
+        total = cute.arch.warp_reduction_sum(mX[tidx])
+        if tidx % 32 == 0:
+            mOut[tidx // 32] = total
 
 
 @cute.jit
-def half_warp_sums(mX: cute.Tensor, mOut: cute.Tensor):
-    half_warp_sums_kernel(mX, mOut).launch(grid=[1, 1, 1], block=[32, 1, 1])
+def half_warp_sums(mX: cute.Tensor, mOut: cute.Tensor, threads: cutlass.Constexpr = 32):
+    half_warp_sums_kernel(mX, mOut).launch(grid=[1, 1, 1], block=[threads, 1, 1])
 
 
 # --------------------------------------------------------------------------------------------- shuffles

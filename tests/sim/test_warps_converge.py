@@ -24,16 +24,16 @@ def kernels():
         yield importlib.import_module("tests.sim.divergent_kernels")
 
 
-def _run(kernels, case, launch, *arrays, steps=None):
+def _run(kernels, case, launch, *arrays, steps=None, **options):
     from cutlass.cute.runtime import from_dlpack
     kernels.CASE[0] = case
     tensors = [from_dlpack(a) for a in arrays]
-    getattr(kernels, launch)(*tensors, *(() if steps is None else (steps,)))
+    getattr(kernels, launch)(*tensors, *(() if steps is None else (steps,)), **options)
 
 
-def _refused(kernels, case, launch, *arrays, error=DeadlockError, steps=None) -> KernelError:
+def _refused(kernels, case, launch, *arrays, error=DeadlockError, steps=None, **options) -> KernelError:
     with pytest.raises(error) as caught:
-        _run(kernels, case, launch, *arrays, steps=steps)
+        _run(kernels, case, launch, *arrays, steps=steps, **options)
     return caught.value
 
 
@@ -91,6 +91,14 @@ def test_a_shuffle_that_reads_a_lane_that_returned_is_undefined(kernels):
     assert "lanes 16-31 have returned" in message and "lane 8 reads lane 16's value" in message
 
 
+def test_a_whole_warp_reduction_in_a_warp_the_block_does_not_fill_is_undefined(kernels):
+    """A block of 48 threads: warp 1 has lanes 0-15 only; a 32-lane butterfly reads lanes that do not exist."""
+    x = numpy.arange(48, dtype=numpy.float32)
+    message = str(_refused(kernels, "whole_warp_sums", "half_warp_sums", x, _zeros(2), threads=48))
+    assert "reached by lanes 0-15 of warp 1; lanes 16-31 are not in the block (it has 48 threads)" in message
+    assert "lane 0 reads lane 16's value" in message and "a multiple of 32" in message
+
+
 def test_a_mask_must_name_the_lane_that_calls_it(kernels):
     error = _refused(kernels, "mask_without_the_caller", "shuffle", X, _zeros(), error=KernelError, steps=0)
     assert error.thread == (16, 0, 0) and "mask 0x0000ffff, which does not name lane 16" in str(error)
@@ -137,6 +145,12 @@ def test_every_lane_reduces_and_then_branches(kernels):
     out = _zeros(2)
     _run(kernels, "all_lanes_then_branch", "half_warp_sums", X, out)
     assert out.tolist() == [X[:16].sum(), X[16:].sum()]
+
+
+def test_half_warp_reductions_in_a_warp_the_block_fills_by_half_run(kernels):
+    x, out = numpy.arange(48, dtype=numpy.float32), _zeros(3)
+    _run(kernels, "all_lanes_then_branch", "half_warp_sums", x, out, threads=48)
+    assert out.tolist() == [x[:16].sum(), x[16:32].sum(), x[32:].sum()]
 
 
 def test_lanes_that_returned_are_not_waited_for_by_a_shuffle_that_does_not_read_them(kernels):
