@@ -73,6 +73,149 @@ def _from_lane_0(payloads: dict) -> dict:
     return dict.fromkeys(payloads, payloads[0])
 
 
+# --------------------------------------------------------------------------------------------- without waiting
+
+class _Passing:
+    """One execution of a data-free collective (`warp_idx()`, a wgmma fence, commit, wait or MMA) that some lanes
+    of its warp (warpgroup) have passed and others not yet. A lane that has passed it is held there, as a GPU
+    would hold it, until the lanes it needs (`remaining`) pass it too or, where exited lanes are not waited for,
+    return."""
+    __slots__ = ("key", "site", "request", "start", "size", "arrived", "remaining", "absent")
+
+    def __init__(self, key, site, request, start, size, remaining):
+        self.key, self.site, self.request, self.start, self.size = key, site, request, start, size
+        self.arrived: dict = {}         # lane (within the group) -> its Thread
+        self.remaining: set = remaining
+        self.absent: list = []          # lanes that returned without passing it, where that is refused
+
+
+def passing_collective(key, *, what: str, instruction: str, exited_ok: bool = False,
+                       group: int = machine.WARP_SIZE, reads_lane_0: bool = False):
+    """A collective that exchanges no data (CuTeDSL's `warp_idx()`, the warpgroup's wgmma operations): the lane
+    is not stopped (a wait costs a switch of its stack), but the collective is checked as if it were. Each
+    execution is matched with the other lanes' executions of the same line, in order, and refused, naming its
+    lanes, when a lane it needs returns without passing it (unless `exited_ok`), or when lanes it needs meet a
+    lane held at it at another barrier or collective, or never come (a GPU would wait there forever)."""
+    thread = machine.require_thread(what)
+    if thread.__class__ is not machine.Thread:
+        thread.waiting = "warp"         # a vectorized launch refuses here and runs thread by thread
+    block = thread.block
+    table = block.__dict__.get("passing")
+    if table is None:
+        table = block.__dict__["passing"] = {}
+    linear = thread.linear
+    start = linear - linear % group
+    lane = linear - start
+    site = machine.user_site(2)
+    entries = table.get((group, start))
+    if entries is None:
+        entries = table[(group, start)] = []
+    for entry in entries:
+        if lane in entry.remaining and entry.site == site and entry.key == key:
+            break
+    else:
+        request = (key, reads_lane_0, None, FULL_MASK, exited_ok, group, what, instruction)
+        entry = _Passing(key, site, request, start, group, set(_named(request, group)))
+        entries.append(entry)
+        threads = block.threads
+        for i in list(entry.remaining):
+            t = threads[start + i] if start + i < len(threads) else None
+            if t is None or (t.finished and not t.__dict__.get("held")):
+                _exited(block, entry, i, thread)
+    entry.arrived[lane] = thread
+    entry.remaining.discard(lane)
+    held = thread.__dict__.get("held")
+    if held is None:
+        held = thread.__dict__["held"] = []
+    held.append(entry)
+    if not entry.remaining:
+        _complete(block, entry)
+
+
+def _exited(block, entry, lane: int, thread):
+    """Lane `lane` of the entry's group has returned (or is not in the block) without passing it. Where that is
+    refused, the launch stops at the end of the scheduler's round, when every lane that returns in it has."""
+    if not entry.request[4] or (entry.request[1] and lane == 0):
+        if lane not in entry.absent:
+            entry.absent.append(lane)
+        block.__dict__.setdefault("passing_refused", entry)
+        return
+    entry.remaining.discard(lane)
+
+
+def refused(block):
+    """The failure for the first passing collective a returned lane made impossible (or None)."""
+    entry = block.__dict__.get("passing_refused")
+    if entry is None:
+        return None
+    arrived = list(entry.arrived.values())
+    absent = sorted(entry.absent)
+    if not arrived:
+        return None
+    if entry.request[4]:        # reads lane 0, which returned
+        problem = _undefined_story(arrived[0], entry.request, arrived, absent, entry.start, entry.size,
+                                   "every lane reads lane 0's value, and lane 0 is not there", entry.site)
+    else:
+        problem = _exited_story(block.threads, entry.request, entry.site, arrived, absent, entry.start, entry.size)
+    return _failure(problem, arrived[0], entry.site)
+
+
+def _complete(block, entry):
+    block.__dict__["passing"][(entry.size, entry.start)].remove(entry)
+    for t in entry.arrived.values():
+        t.__dict__["held"].remove(entry)
+        if t.finished and not t.__dict__["held"]:
+            _returned(block, t)
+
+
+def _returned(block, thread):
+    """A thread that returned and is held nowhere has left: the entries of its group that need it drop it."""
+    for (size, start), entries in list(block.__dict__["passing"].items()):
+        if start <= thread.linear < start + size:
+            for entry in list(entries):
+                if thread.linear - start in entry.remaining:
+                    _exited(block, entry, thread.linear - start, thread)
+                    if not entry.remaining:
+                        _complete(block, entry)
+
+
+def on_exit(thread):
+    """Called when a thread returns from the kernel."""
+    if thread.block.__dict__.get("passing") and not thread.__dict__.get("held"):
+        _returned(thread.block, thread)
+
+
+def on_release(block, released: list):
+    """Threads that meet at a barrier or collective: none of them may be held at a passing collective that
+    needs another of them (on a GPU the one would wait at the collective, the other at the barrier, forever)."""
+    if not block.__dict__.get("passing"):
+        return
+    meeting = None
+    for t in released:
+        held = t.__dict__.get("held")
+        if held:
+            entry = held[0]
+            if meeting is None:
+                meeting = {u.linear for u in released}
+            stuck = [block.threads[entry.start + i] for i in entry.remaining if entry.start + i in meeting]
+            if stuck:
+                raise _failure(_passing_story(block.threads, entry, list(entry.arrived.values()), stuck),
+                               next(iter(entry.arrived.values())), entry.site)
+
+
+def passing_story(block):
+    """At a block that can go no further (or has ended): a passing collective some lanes never passed, as
+    (problem, the first lane at it, its line), or None."""
+    threads = block.threads or ()
+    for entries in (block.__dict__.get("passing") or {}).values():
+        for entry in entries:
+            missing = [threads[entry.start + i] for i in sorted(entry.remaining) if entry.start + i < len(threads)]
+            if missing:
+                arrived = list(entry.arrived.values())
+                return _passing_story(threads, entry, arrived, missing), arrived[0], entry.site
+    return None
+
+
 # --------------------------------------------------------------------------------------------- releasing
 
 def release(threads: list, live: list) -> bool:
@@ -168,6 +311,9 @@ def _release_divergent(threads: list, members: list, start: int, size: int) -> b
 
 
 def _resolve(arrived: list, request, start: int, size: int, absent: list):
+    block = arrived[0].block
+    if "passing" in block.__dict__:
+        on_release(block, arrived)
     try:
         replies = request[1]({t.linear - start: t.request[2] for t in arrived})
     except UndefinedResult as undefined:
@@ -268,7 +414,7 @@ def _exited_story(threads, request, where, arrived, absent, start, size) -> str:
             f"instead. {_fix(request)}.")
 
 
-def _undefined_story(thread, request, arrived, absent, start, size, detail) -> str:
+def _undefined_story(thread, request, arrived, absent, start, size, detail, where=None) -> str:
     threads = thread.block.threads or ()
     gone = f"; {_gone(absent, start, threads, size)}" if absent else ""
     returned = any(start + i < len(threads) for i in absent)
@@ -276,10 +422,29 @@ def _undefined_story(thread, request, arrived, absent, start, size, detail) -> s
             if returned else "")
     fix = _fix(request) if returned or not absent else (
         "Launch whole warps (a block size that is a multiple of 32), or keep the reads within the lanes there")
-    return (f"{_at(request, thread.where)} is reached by {_lanes([t.linear - start for t in arrived], size)} of "
-            f"{_group_name(start, size)}{gone}. Lanes that are not there are not waited for, but {detail}: PTX "
+    return (f"{_at(request, where or thread.where)} is reached by {_lanes([t.linear - start for t in arrived], size)} "
+            f"of {_group_name(start, size)}{gone}. Lanes that are not there are not waited for, but {detail}: PTX "
             f"leaves the result undefined (\"results are undefined if a thread sources a register from an inactive "
             f"thread or a thread that is not in membermask\"), so a GPU gives garbage here{hang}. {fix}.")
+
+
+def _passing_story(threads, entry, arrived, elsewhere) -> str:
+    start, size, request = entry.start, entry.size, entry.request
+    places: dict = {}
+    for other in elsewhere:
+        held = other.__dict__.get("held")
+        if held:
+            text = _at(held[0].request, held[0].site)
+        elif other.finished:
+            text = "the kernel's end, having returned while others were held"
+        else:
+            text = _waits_at(other)
+        places.setdefault(text, []).append(other.linear - start)
+    parts = [f"{_lanes(ids, size)} {'wait' if len(ids) > 1 else 'waits'} at {text}" for text, ids in places.items()]
+    return (f"{_at(request, entry.site)} is reached by {_lanes([t.linear - start for t in arrived], size)} of "
+            f"{_group_name(start, size)}, never by the others it needs: " + "; ".join(parts) +
+            f". {_rule(request, size)}: a GPU hangs here (or gives undefined results). The simulator stops instead. "
+            f"{_fix(request)}.")
 
 
 def story(threads: list, live: list):

@@ -56,7 +56,7 @@ def const_expr(value):
     if thread is None and tracing.mode() is None:
         return value            # plain Python, outside any @cute.jit function or kernel
     frame = sys._getframe(1)
-    key = (frame.f_code, frame.f_lasti)
+    key = (id(frame.f_code), frame.f_lasti)
     site = _SITES.get(key)
     if site is not None and site[0] and type(value) in _PLAIN and (
             thread is None or thread.__class__ is not _THREAD or (thread.linear and thread.block_idx != _ORIGIN)):
@@ -73,7 +73,7 @@ def range_constexpr(*args, **kwargs):
     thread = machine._current[0]
     if thread is not None or tracing.mode() is not None:
         frame = sys._getframe(1)
-        key = (frame.f_code, frame.f_lasti)
+        key = (id(frame.f_code), frame.f_lasti)
         site = _SITES.get(key)
         if not (site is not None and site[0] and all(type(a) is int for a in args) and
                 (thread is None or _settled(thread))):
@@ -104,8 +104,8 @@ def _reason(frame, key, site, function: str, values: tuple) -> str | None:
     if site is None:
         if len(_SITES) > 16384:
             _SITES.clear()
-        site = _SITES[key] = _site(key[0], frame, function)
-    clean, site = site
+        site = _SITES[key] = _site(frame.f_code, frame, function)
+    clean, site = site[0], site[1]
     for text, why in site:
         if why is not None and (why[1] is None or _is_tensor(frame, why[1])):
             return f"Here `{text}` is a run-time value: it depends on {why[0]}"
@@ -165,7 +165,7 @@ _DYNAMIC_LOOPS = {"range"}          # `range(...)` and `cutlass.range(...)`: a l
 _VALUE_CALLS = {"min", "max", "abs", "int", "float", "bool", "round", "Int8", "Int16", "Int32", "Int64", "Uint8",
                 "Uint16", "Uint32", "Uint64", "Float16", "BFloat16", "Float32", "Float64", "Boolean"}
 
-_ANALYSES: dict = {}                # code object -> _Analysis (or None when its source cannot be read)
+_ANALYSES: dict = {}                # id of a code object -> (_Analysis or None when its source cannot be read, code)
 _TREES: dict = {}                   # file name -> (its lines, their ast)
 
 
@@ -326,13 +326,14 @@ def _element(index) -> bool:
 
 
 def _analysis(code, frame) -> _Analysis | None:
-    found = _ANALYSES.get(code, False)
-    if found is not False:
-        return found
+    found = _ANALYSES.get(id(code))
+    if found is not None:
+        return found[0]
     if len(_ANALYSES) > 4096:       # notebook cells make new code objects each time they run
         _ANALYSES.clear()
-    found = _ANALYSES[code] = _analyse(code, frame)
-    return found
+    analysis = _analyse(code, frame)
+    _ANALYSES[id(code)] = (analysis, code)      # the code is kept: its id is not reused while the entry stands
+    return analysis
 
 
 def _analyse(code, frame) -> _Analysis | None:
@@ -358,7 +359,9 @@ def _analyse(code, frame) -> _Analysis | None:
     return None
 
 
-_SITES: dict = {}   # (code, instruction) -> (no argument is run-time by the source, [(argument text, why or None)])
+# (id of the code, instruction) -> (no argument is run-time by the source, [(argument text, why or None)], the code:
+# kept, so that its id is not reused while the entry stands). Code objects hash by their contents: ids are cheaper.
+_SITES: dict = {}
 
 
 def _site(code, frame, function: str) -> tuple:
@@ -367,9 +370,9 @@ def _site(code, frame, function: str) -> tuple:
     analysis = _analysis(code, frame)
     call = None if analysis is None else _call_at(analysis, code, frame.f_lasti, frame.f_lineno, function)
     if call is None:
-        return True, []
+        return True, [], code
     found = [(ast.unparse(argument), analysis.why(argument)) for argument in call.args]
-    return all(why is None for _, why in found), found
+    return all(why is None for _, why in found), found, code
 
 
 def _call_at(analysis: _Analysis, code, lasti: int, line: int, function: str):
@@ -395,7 +398,7 @@ def _is_tensor(frame, name: str) -> bool:
 # --------------------------------------------------------------------------------------------- 3. by thread
 
 _SIMPLE = (bool, int, float, str, type(None), numpy.bool_, numpy.integer, numpy.floating)
-_LEARNER: dict = {}                 # code object -> whether it is the learner's (failures.is_learner_file)
+_LEARNER: dict = {}     # id of a code object -> (whether it is the learner's (failures.is_learner_file), the code)
 
 
 def _differs(thread, frame, value) -> str | None:
@@ -409,12 +412,13 @@ def _differs(thread, frame, value) -> str | None:
     point, f = [], frame
     while f is not None:
         code = f.f_code
-        learner = _LEARNER.get(code)
-        if learner is None:
+        known = _LEARNER.get(id(code))
+        if known is None:
             from .failures import is_learner_file
             if len(_LEARNER) > 4096:
                 _LEARNER.clear()
-            learner = _LEARNER[code] = is_learner_file(code.co_filename)
+            known = _LEARNER[id(code)] = (is_learner_file(code.co_filename), code)
+        learner = known[0]
         if learner:
             point.append((code, f.f_lasti, _unrolled(f)))
         f = f.f_back

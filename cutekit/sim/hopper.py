@@ -36,7 +36,7 @@ import numpy
 from ..cute.inttuple import CuteError, flatten, is_int, is_tuple
 from ..cute.layout import Basis, size
 from ..cute.tensor import Tensor
-from . import machine, pipeline
+from . import collectives, machine, pipeline
 from .memory import SimTensor
 
 
@@ -352,13 +352,9 @@ class Field:
 
 
 def _aligned(key, what: str, instruction: str):
-    """wgmma.* are .sync.aligned over the warpgroup: every one of its 128 threads executes the same one
-    (collectives.py); each then does its own part."""
-    machine.warp_collective(key, _no_reply, None, what=what, instruction=instruction, group=WARPGROUP)
-
-
-def _no_reply(payloads: dict) -> dict:
-    return {}
+    """wgmma.* are .sync.aligned over the warpgroup: every one of its 128 threads executes the same one; each
+    does its own part, so they pass it without waiting, checked as if they waited (collectives.py)."""
+    collectives.passing_collective(key, what=what, instruction=instruction, group=WARPGROUP)
 
 
 WARPGROUP = 128

@@ -344,6 +344,8 @@ def _release_named(block: Block, live: list) -> bool:
             raise DeadlockError(f"block {group[0].block_idx}: {len(group)} threads wait at named barrier "
                                 f"{barrier_id}, which was given number_of_threads={count}")
         if len(group) == count:
+            if "passing" in block.__dict__:
+                collectives.on_release(block, group)
             block.epoch += 1
             for t in group:
                 t.waiting = ""
@@ -470,6 +472,8 @@ def _run_block(launch: Launch, block_idx: tuple, body):
                 check_exit(thread)
             _current[0] = None
             thread.finished = True
+            if "passing" in block.__dict__:            # collectives its lanes pass without waiting (collectives.py)
+                collectives.on_exit(thread)
             if thread.async_pending or thread.async_groups:   # a returning thread's cp.async copies still land
                 commit_async(thread)
                 complete_async(thread, keep=0)
@@ -495,6 +499,8 @@ def _run_block(launch: Launch, block_idx: tuple, body):
         switch(coroutine)
     live = [t for t in threads if not t.finished]
     while live:
+        if "passing_refused" in block.__dict__ and collectives.refused(block):
+            raise collectives.refused(block)
         if not _release_warps(threads, live) and not _release_barrier(block, threads, live) and \
                 not _release_conditions(live) and not _release_named(block, live):
             raise _deadlock(threads, live)
@@ -508,6 +514,12 @@ def _run_block(launch: Launch, block_idx: tuple, body):
             block.position += 1
         block.queue = []
         live = [t for t in live if not t.finished]
+    if "passing_refused" in block.__dict__ and collectives.refused(block):
+        raise collectives.refused(block)
+    if block.__dict__.get("passing"):       # a collective its lanes passed without waiting that some never did
+        found = collectives.passing_story(block)
+        if found is not None:
+            raise collectives._failure(*found)
     if "hopper" in block.__dict__:          # TMA copies nobody waited for (hopper.py)
         from .hopper import check_block_end
         try:
@@ -694,6 +706,8 @@ def _release_barrier(block: Block, threads: list, live: list) -> bool:
         if len(live) < len(threads) or len({t.where for t in live}) > 1:
             # a GPU may let this pass or hang; CUDA calls it undefined, so the simulator stops
             raise DeadlockError(_deadlock_story(threads, live))
+        if "passing" in block.__dict__:
+            collectives.on_release(block, live)
         block.epoch += 1
         for t in live:
             t.waiting = ""
@@ -704,7 +718,7 @@ def _release_barrier(block: Block, threads: list, live: list) -> bool:
 def _deadlock(threads: list, live: list) -> DeadlockError:
     """The error for a block that can go no further: located at a warp collective some lanes never reach, when
     one waits (collectives.story), else the block's story."""
-    found = collectives.story(threads, live)
+    found = collectives.story(threads, live) or collectives.passing_story(threads[0].block)
     if found is None:
         return DeadlockError(_deadlock_story(threads, live))
     problem, thread, where = found

@@ -58,7 +58,10 @@ def warp_idx():
     thread = machine.require_thread("cute.arch.warp_idx()")
     if getattr(thread, "vectorized", False):        # a vectorized launch has no branch on a thread's value
         return thread.warp
-    return collectives.from_lane_0(thread.warp, "cute.arch.warp_idx()")
+    # every lane computes the same value itself: a collective its lanes pass without waiting
+    collectives.passing_collective(("shuffle", "idx", "warp_idx"), what="cute.arch.warp_idx()",
+                                   instruction="shfl.sync", exited_ok=True, reads_lane_0=True)
+    return thread.warp
 
 
 def sync_threads():
