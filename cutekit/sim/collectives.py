@@ -24,6 +24,12 @@ mask to execute "the same intrinsic"). A collective whose lanes are still elsewh
 collective, waiting on an mbarrier) waits: they may come. Only when the whole block can go no further does the
 launch stop, with the collective's line and, lane by lane, who arrived and where the others are (`story`); a
 collective that needs a lane that has exited stops at once (`_exited_story`).
+
+A collective that exchanges no data (`warp_idx()`, whose value every lane computes itself, and the wgmma
+operations, each thread doing its own part) does not stop its lanes: a wait costs each thread a switch of its
+stack. It is checked as if they waited (`passing_collective`): a lane that passed it counts as held there until
+the lanes it needs pass it too, and the launch stops as above when one of them returns without it, meets a held
+lane at a barrier or collective, or never comes.
 """
 from __future__ import annotations
 
