@@ -1,6 +1,7 @@
-"""JupyterHub for a CuTe by Hand workshop on one GPU server (JupyterHub 5).
+"""JupyterHub for a CuTe by Hand workshop on one GPU server (JupyterHub 5 or 6; tested with 6.1.1).
 
-    sudo CUTEKIT_LEARNERS_PER_GPU=2 /srv/cute-by-hand/.venv/bin/jupyterhub -f /srv/cute-by-hand/deploy/jupyterhub_config.py
+    sudo CUTEKIT_COURSE_ROOT=/srv/cute-by-hand-student CUTEKIT_LEARNERS_PER_GPU=2 \
+         /srv/cute-by-hand-student/.venv/bin/jupyterhub -f /srv/cute-by-hand/deploy/jupyterhub_config.py
 
 Every learner logs in, gets a JupyterLab with their own copy of the course (the student bundle's branch, made
 by `make student-branch`, pulled by nbgitpuller into their home, so later course updates merge in without

@@ -542,6 +542,33 @@ def test_postbuild_registers_the_kernel_the_notebooks_ask_for():
 
 # ---- INSTRUCTOR.md ----------------------------------------------------------------------------------------
 
+def test_the_guides_timing_sentence_is_the_sum_of_its_table():
+    guide = (ROOT / "INSTRUCTOR.md").read_text()
+    minutes = {number: int(workshop) for number, workshop in
+               re.findall(r"^\| (\d\d) [^|]+\|[^|]+\| (\d+) min \|", guide, flags=re.MULTILINE)}
+    assert sorted(minutes) == [c[:2] for c in CHAPTERS]
+    stated = re.search(r"sums to ([\d.]+) hours of teaching for 00-07 and ([\d.]+) hours with 08", guide)
+    assert stated, "the sentence that sums the workshop column"
+    without_08 = sum(m for number, m in minutes.items() if number != "08")
+    assert (float(stated[1]), float(stated[2])) == (without_08 / 60, sum(minutes.values()) / 60)
+    assert re.search(rf"08 \({minutes['08']} minutes\)", guide)
+    one_day = re.search(r"\*\*one-day\*\* workshop does 00-04 \((\d+) h (\d+) min\)", guide)
+    assert one_day and int(one_day[1]) * 60 + int(one_day[2]) == sum(minutes[n] for n in ("00", "01", "02", "03", "04"))
+
+
+def test_the_guide_states_the_zip_size_make_student_gives(bundle):
+    stated = float(re.search(r"`\.zip` \(([\d.]+) MiB", (ROOT / "INSTRUCTOR.md").read_text())[1])
+    actual = bundle.with_suffix(".zip").stat().st_size / 2**20
+    assert abs(stated - actual) <= max(0.2, actual / 4), f"INSTRUCTOR.md says {stated} MiB, the zip is {actual:.2f} MiB"
+
+
+def test_the_student_readme_lists_every_chapter_and_says_what_macos_and_windows_learners_do(bundle):
+    readme = (bundle / "README.md").read_text()
+    assert re.findall(r"^\| (\d\d) \|", readme, flags=re.MULTILINE) == [c[:2] for c in CHAPTERS]
+    words = " ".join(readme.split())
+    assert "no macOS wheels" in words and "reference" in words and "WSL 2" in words and "wsl --install" in words
+
+
 def test_instructor_guide_covers_every_chapter_progress_collection_and_the_hub_section():
     guide = (ROOT / "INSTRUCTOR.md").read_text()
     for chapter in CHAPTERS:
