@@ -64,6 +64,11 @@ c.Spawner.cmd = [str(Path(COURSE_PYTHON).parent / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/git-pull?" + urlencode({
     "repo": COURSE_REPO, "branch": COURSE_BRANCH, "targetpath": folder_of(COURSE_REPO),
     "urlpath": f"lab/tree/{folder_of(COURSE_REPO)}/{FIRST_NOTEBOOK}"})
+# Opening a notebook makes JupyterLab write the kernel's language_info into it, and autosave then writes the
+# file: nbgitpuller would count it as the learner's change. The hook drops that metadata on save, so a notebook
+# saved without an edit is written as it was pulled (cutekit/notebook_files.py).
+SAVE_HOOK = "--ContentsManager.pre_save_hook=cutekit.notebook_files.pre_save"
+c.Spawner.args = [SAVE_HOOK]
 c.Spawner.mem_limit = env("CUTEKIT_HUB_MEM_LIMIT", "8G")       # enforced by SystemdSpawner
 c.Spawner.cpu_limit = float(env("CUTEKIT_HUB_CPU_LIMIT", "2"))  # enforced by SystemdSpawner
 c.Spawner.http_timeout = 120                                     # first start imports torch: give it time

@@ -215,6 +215,22 @@ def test_the_hub_config_loads_and_wires_the_hooks_culler_and_spawner(monkeypatch
     assert config.Spawner.default_url.startswith("/git-pull?")
     pull = parse_qs(urlsplit(config.Spawner.default_url).query)
     assert pull["repo"] == [course_repo.as_uri()] and pull["branch"] == ["student"]
+    assert config.Spawner.args == [SAVE_HOOK]
+
+
+SAVE_HOOK = "--ContentsManager.pre_save_hook=cutekit.notebook_files.pre_save"
+
+
+def test_the_save_hook_drops_the_kernels_language_info_and_nothing_else():
+    from traitlets.utils.importstring import import_item
+    hook = import_item(SAVE_HOOK.partition("=")[2])
+    notebook = {"type": "notebook", "content": {"metadata": {"kernelspec": {"name": "cute-by-hand"},
+                                                             "language_info": {"version": "3.11.2"}}, "cells": []}}
+    hook(model=notebook, path="course/01_layouts.ipynb", contents_manager=None)
+    assert notebook["content"] == {"metadata": {"kernelspec": {"name": "cute-by-hand"}}, "cells": []}
+    text = {"type": "file", "content": "language_info", "format": "text"}
+    hook(model=dict(text), path="notes.txt")
+    assert text == {"type": "file", "content": "language_info", "format": "text"}
 
 
 @pytest.mark.parametrize("environment, words", [
@@ -264,6 +280,10 @@ def test_progress_files_live_on_the_learners_volume():
     assert single["storage"]["type"] == "dynamic"
     home = single["storage"]["homeMountPath"]
     assert single["extraEnv"]["CUTEKIT_PROGRESS"].startswith(home + "/")
+
+
+def test_a_cluster_learners_server_saves_notebooks_through_the_hook():
+    assert VALUES["hub"]["config"]["KubeSpawner"]["args"] == [SAVE_HOOK]
 
 
 def test_idle_servers_are_culled_and_the_course_is_pulled_in():

@@ -90,7 +90,7 @@ c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = {homes!r} + "/{{username}}"
 c.Spawner.environment = {{"CUTEKIT_TIERS": "reference"}}   # the CPU reference tier: seconds, not minutes
 if os.geteuid() == 0:
-    c.Spawner.args = ["--allow-root"]
+    c.Spawner.args = list(c.Spawner.args) + ["--allow-root"]
 '''
 
 

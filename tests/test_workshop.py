@@ -271,9 +271,10 @@ def test_publishing_to_the_branch_checked_out_here_is_refused(course_repo, bundl
         student_branch.commit_folder(course_repo, bundle, "two words", "no")
 
 
-def hub_pull(monkeypatch, tmp_path, course_repo) -> tuple[dict, Path]:
+def hub_pull(monkeypatch, tmp_path, course_repo, config_out: list | None = None) -> tuple[dict, Path]:
     """The pull the hub's landing page makes (deploy/jupyterhub_config.py's default_url), done by nbgitpuller
-    into a learner's home under tmp_path. Returns the pull's parameters and the course folder."""
+    into a learner's home under tmp_path. Returns the pull's parameters and the course folder (and appends the
+    hub's configuration to `config_out`)."""
     from nbgitpuller.pull import GitPuller
     from traitlets.config import Config
     for key, value in {"CUTEKIT_COURSE_ROOT": str(course_repo), "CUTEKIT_HUB_STATE": str(tmp_path)}.items():
@@ -284,6 +285,8 @@ def hub_pull(monkeypatch, tmp_path, course_repo) -> tuple[dict, Path]:
     exec(compile((ROOT / "deploy" / "jupyterhub_config.py").read_text(), "jupyterhub_config.py", "exec"),
          {"get_config": lambda: config, "__file__": str(ROOT / "deploy" / "jupyterhub_config.py")})
     query = {key: values[0] for key, values in parse_qs(urlsplit(config.Spawner.default_url).query).items()}
+    if config_out is not None:
+        config_out.append(config)
     target = tmp_path / "home" / query["targetpath"]
     for _ in GitPuller(query["repo"], str(target), branch=query["branch"]).pull():
         pass
@@ -317,6 +320,73 @@ def test_a_learners_answer_survives_the_next_publication(monkeypatch, tmp_path, 
         git(course_repo, "update-ref", "refs/heads/student", first)
     assert "A correction." in (home / "README.md").read_text()
     assert "# my answer" in notebook.read_text()
+
+
+# ---- opening a notebook on the hub leaves it as pulled ---------------------------------------------------------
+
+def learners_contents_manager(root: Path, server_args: list[str]):
+    """The contents manager a learner's server saves notebooks with: jupytext's (installed with the course,
+    pairing whatever a jupytext.toml asks) over Jupyter's file manager, configured by the hub's `server_args`
+    (`--ContentsManager.trait=value`, as jupyterhub-singleuser receives them)."""
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    from jupytext.sync_contentsmanager import build_sync_jupytext_contents_manager_class
+    from traitlets.config import Config
+    config = Config()
+    for arg in server_args:
+        name, _, value = arg.removeprefix("--").partition("=")
+        section, trait = name.split(".")
+        config[section][trait] = value
+    return build_sync_jupytext_contents_manager_class(FileContentsManager)(root_dir=str(root), config=config)
+
+
+def open_and_autosave(manager, path: str):
+    """What JupyterLab 4 does to a notebook a learner only opens: the kernel starts, the panel sets the
+    notebook's kernelspec ({name, display_name, language} of the kernel's spec) and language_info (the kernel's
+    info reply), each of which marks the notebook dirty unless equal to what it holds; autosave then saves it."""
+    from ipykernel.ipkernel import IPythonKernel
+    nb = manager.get(path)["content"]
+    nb.metadata["kernelspec"] = {"name": "cute-by-hand", "display_name": "CuTe by Hand", "language": "python"}
+    nb.metadata["language_info"] = dict(IPythonKernel.language_info)
+    manager.save({"type": "notebook", "format": "json", "content": nb}, path)
+
+
+def changed_in(home: Path) -> str:
+    """What nbgitpuller counts as the learner's changes: `git reset --mixed`, then the files that differ, and
+    the untracked ones."""
+    git(home, "reset", "-q", "--mixed")
+    return git(home, "status", "--porcelain", "--untracked-files=all")
+
+
+def test_a_notebook_only_opened_on_the_hub_stays_as_pulled(monkeypatch, tmp_path, course_repo):
+    from nbgitpuller.pull import GitPuller
+    configs = []
+    query, home = hub_pull(monkeypatch, tmp_path, course_repo, configs)
+    args = list(configs[0].Spawner.args)
+    assert "--ContentsManager.pre_save_hook=cutekit.notebook_files.pre_save" in args
+    nb = nbformat.read(home / "course" / "07_sgemm.ipynb", as_version=4)
+    assert nb.metadata.kernelspec == {"name": "cute-by-hand", "display_name": "CuTe by Hand", "language": "python"}
+    manager = learners_contents_manager(home, args)
+    for name in ("course/00_start_here.ipynb", "course/07_sgemm.ipynb"):
+        open_and_autosave(manager, name)
+    assert changed_in(home) == ""
+    for _ in GitPuller(query["repo"], str(home), branch=query["branch"]).pull():
+        pass
+    assert "Automatic commit by nbgitpuller" not in git(home, "log", "--format=%s")
+
+
+def test_without_the_hook_an_opened_notebook_is_changed_and_a_jupytext_toml_writes_py_twins(monkeypatch, tmp_path,
+                                                                                          course_repo, bundle):
+    """Why the hub sets the hook, and why the bundle has no jupytext.toml (the repository's pairs every notebook
+    with a .py: on the hub each save would write one beside it, or over the course's own .py)."""
+    _, home = hub_pull(monkeypatch, tmp_path, course_repo)
+    open_and_autosave(learners_contents_manager(home, []), "course/07_sgemm.ipynb")
+    assert changed_in(home) == "M course/07_sgemm.ipynb"
+    git(home, "checkout", "--", ".")
+    assert not (bundle / "jupytext.toml").exists() and not list(bundle.rglob(".jupytext*"))
+    shutil.copy(ROOT / "jupytext.toml", home / "jupytext.toml")
+    manager = learners_contents_manager(home, ["--ContentsManager.pre_save_hook=cutekit.notebook_files.pre_save"])
+    open_and_autosave(manager, "course/07_sgemm.ipynb")
+    assert (home / "course" / "07_sgemm.py").is_file()
 
 
 # ---- make site ------------------------------------------------------------------------------------------
