@@ -8,7 +8,6 @@ pull into a home, the learners' site) is built and scanned for the model answers
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -178,13 +177,16 @@ def test_the_measure_finds_answer_lines_in_plain_source(tmp_path):
 
 
 GRADE_IN_THE_BUNDLE = """
-import json, re, cutekit
+import inspect, json, re, cutekit
+import cutekit.checks.ch07_sgemm as grader
 from cutekit.checks import check
 import answers_ch07 as answers
-out = {"cutekit": cutekit.__file__}
+# what CuTeDSL's compiler reads of a grader's own kernels (inspect.getsourcelines), and a traceback shows
+lines, first = inspect.getsourcelines(grader._main_loop_program)
+out = {"cutekit": cutekit.__file__, "source": [first, "".join(lines)]}
 for name, answer in (("right", answers.CORRECT["ch07.swizzle"]), ("copy", answers.CORRECT["ch07.s2r_copy"])):
     result = check("ch07.swizzle" if name == "right" else "ch07.s2r_copy", answer, seed=3)
-    out[name] = [result.earned, result.possible, list(result.tiers)]
+    out[name] = [result.earned, result.possible - result.waiting, list(result.tiers)]
 exercise, mistake, wrong, cause = next(row for row in answers.MISTAKES if row[1] == "s_one_too_high")
 result = check(exercise, wrong, seed=3)
 hints = [c.hint for c in result.criteria if c.status == "failed"]
@@ -195,23 +197,27 @@ print("RESULT " + json.dumps(out))
 
 def test_the_course_grades_from_the_bundle_with_its_graders_packed(bundle, tmp_path):
     """Chapter 07's checks, run from the bundle alone (not this repository): the model answers earn every
-    point, on the reference tier and (with CuTeDSL) real CuTeDSL's; the simulator runs the packed grader's own
-    kernel (exercise 4), and a wrong swizzle gets the hint its mistake table names."""
+    reference point (the simulator runs the packed grader's own kernel for exercise 4), a wrong swizzle gets
+    the hint its mistake table names, and `inspect` reads a packed grader's kernel source, as CuTeDSL's
+    compiler does. (Real CuTeDSL compiling that kernel, ch07.main_loop's cutedsl-cpu criterion, took 22 s on
+    2026-11-27 and passed: too slow for this file.)"""
     shutil.copy(ROOT / "tests" / "checks" / "answers_ch07.py", tmp_path / "answers_ch07.py")
     env = {key: value for key, value in os.environ.items() if not key.startswith(("CUTEKIT_", "PYTHON"))}
     env.update(PYTHONPATH=os.pathsep.join([str(bundle), str(tmp_path)]), HOME=str(tmp_path),
-               CUTEKIT_PROGRESS="off", CUTEKIT_TIERS="reference cutedsl-cpu", CUTE_DSL_ARCH="sm_80")
+               CUTEKIT_PROGRESS="off", CUTEKIT_TIERS="reference", CUTE_DSL_ARCH="sm_80")
     run = subprocess.run([sys.executable, "-c", GRADE_IN_THE_BUNDLE], cwd=bundle / "course", env=env,
                          capture_output=True, text=True, timeout=300)
     line = next((l for l in run.stdout.splitlines() if l.startswith("RESULT ")), None)
     assert line, run.stdout[-3000:] + run.stderr[-3000:]
     out = json.loads(line[len("RESULT "):])
     assert out["cutekit"].startswith(str(bundle))
+    source = (ROOT / "cutekit" / "checks" / "ch07_sgemm.py").read_text().splitlines(keepends=True)
+    first, text = out["source"]
+    assert text.startswith("def _main_loop_program(") and text == "".join(source[first - 1:first - 1 + len(
+        text.splitlines())])
     for name in ("right", "copy"):
-        earned, possible, tiers = out[name]
-        assert earned == possible and "reference" in tiers, (name, out[name])
-    if importlib.util.find_spec("cutlass") is not None:
-        assert "cutedsl-cpu" in out["copy"][2], out["copy"]
+        earned, reference_points, tiers = out[name]
+        assert earned == reference_points > 0 and tiers == ["reference"], (name, out[name])
     passed, hint_names_the_cause, hints = out["wrong"]
     assert not passed and hint_names_the_cause, hints
 
@@ -506,10 +512,11 @@ def test_make_site_is_the_learners_site_and_site_instructor_shows_the_answers(tm
     assert build_site.main(["--no-execute", "--chapters", "07", "--out", str(tmp_path / "learners")]) == 0
     assert build_student.leaks(tmp_path / "learners") == []
     assert "exercises left for you" in (tmp_path / "learners" / "index.html").read_text()
-    assert build_site.main(["--no-execute", "--chapters", "07", "--source", str(ROOT / "solutions"),
+    assert build_site.main(["--no-execute", "--chapters", "00", "--source", str(ROOT / "solutions"),
                             "--out", str(tmp_path / "instructors")]) == 0
-    assert any("07_sgemm.html: answer of 07_sgemm" in leak for leak in build_student.leaks(tmp_path / "instructors"))
-    assert "CuTe by Hand · solutions" in (tmp_path / "instructors" / "07_sgemm.html").read_text()
+    assert any("00_start_here.html: answer of 00_start_here" in leak
+               for leak in build_student.leaks(tmp_path / "instructors"))
+    assert "CuTe by Hand · solutions" in (tmp_path / "instructors" / "00_start_here.html").read_text()
 
 
 # ---- make wheelhouse --------------------------------------------------------------------------------------
@@ -558,8 +565,9 @@ def test_the_course_installs_from_a_folder_of_wheels_with_the_index_switched_off
     env = {**os.environ, **OFFLINE_PIP}
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--find-links",
                     str(wheels), "--no-deps", "--ignore-installed", "cute-by-hand"], check=True, env=env)
+    alone = {key: value for key, value in env.items() if key != "PYTHONPATH"}    # not this checkout's cutekit
     where = subprocess.run([str(venv / "bin" / "python"), "-c", "import cutekit; print(cutekit.__file__)"],
-                           capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+                           capture_output=True, text=True, check=True, cwd=tmp_path, env=alone).stdout
     assert where.startswith(str(venv))
 
 
