@@ -18,7 +18,6 @@ refused (`math_in`) until the site carries MathJax. Nothing is fetched while bui
 from __future__ import annotations
 
 import argparse
-import base64
 import html
 import json
 import os
