@@ -3,11 +3,13 @@
     python scripts/build_student.py [--out build/student]
 
 The bundle holds what a learner needs and nothing that answers an exercise: the course notebooks
-(outputs cleared, unpaired from their .py twins), the cutekit package, the benchmarks package (chapter 07
-runs its kernels; on a GPU chapters 05 and 07 time them), the environment files
-(pyproject.toml, environment.yml, postBuild, the set-up script and a small Makefile) and a README.
-`solution_lines` names the lines only the solution notebooks have; tests/test_workshop.py checks that
-none of them reaches the bundle.
+(outputs cleared, unpaired from their .py twins, no jupytext.toml), the cutekit package with its graders
+packed (`pack_graders`), the benchmarks package (chapter 07 runs its kernels, chapter 08 reads and runs
+hopper_gemm; on a GPU chapters 05 and 07 time them), the environment files (pyproject.toml,
+environment.yml, postBuild, the set-up script and a small Makefile), a README and a .gitignore.
+`make student-branch` (scripts/student_branch.py) commits the same bundle as a branch for the hub.
+`solution_lines` names the lines only the solution notebooks have; `leaks` refuses a bundle (or any tree a
+learner gets) where they appear; tests/test_workshop.py checks every route.
 """
 from __future__ import annotations
 
