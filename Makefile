@@ -25,10 +25,12 @@ help:
 	@echo "make conformance [CASES=200000 SEED=0]  cutekit.cute against CuTeDSL on random layout-algebra cases"
 	@echo "make conformance-atoms [ATOM_CASES=4000 SEED=0]  the same on TiledCopys and TiledMMAs of the Ampere atoms"
 	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
-	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=main]  the nbgitpuller link for learners"
+	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=student]  the nbgitpuller link for learners"
 	@echo "make clean  remove caches and build output (keeps .venv); make distclean also removes .venv"
 	@echo "make student    the student bundle (course without solutions, cutekit, env files) in build/student, + zip"
-	@echo "make site       the course as a static HTML site, executed, in build/site (offline)"
+	@echo "make student-branch [BRANCH=student]  the student bundle committed as a branch (for the hub and pull link)"
+	@echo "make site       the learners' site: the course notebooks executed, as static HTML, in build/site (offline)"
+	@echo "make site-instructor  the same from the solutions (the answers shown), in build/site-instructor"
 	@echo "make wheelhouse every wheel the course needs in build/wheelhouse (or WHEELHOUSE=dir), for offline labs"
 
 setup:
@@ -90,7 +92,8 @@ test-hub: setup
 
 HUB ?=
 REPO ?=
-BRANCH ?= main
+# The branch learners get: the student bundle, published by `make student-branch` (never main: it holds the answers).
+BRANCH ?= student
 pull-link:
 	@test -n "$(HUB)" || { echo "pull-link: give the hub's address: make pull-link HUB=https://hub.example.org REPO=<git URL of the course>" >&2; exit 2; }
 	@test -n "$(REPO)" || { echo "pull-link: give the course's repository: make pull-link HUB=$(HUB) REPO=https://github.com/ORG/cute-by-hand" >&2; exit 2; }
@@ -110,14 +113,22 @@ distclean: clean
 	rm -rf $(VENV)
 
 # ---- workshops (INSTRUCTOR.md): the student bundle, the published site, a wheelhouse for offline labs ----
-.PHONY: student site wheelhouse
+.PHONY: student student-branch site site-instructor wheelhouse
 SITE_CHAPTERS ?=
 
 student: setup
 	$(VPY) scripts/build_student.py --out build/student
 
+# Commits the student bundle as the next commit of BRANCH (git plumbing: the branch checked out here is untouched).
+student-branch: setup
+	$(VPY) scripts/student_branch.py --branch $(BRANCH)
+
+# Learners' site: the course notebooks (exercises unsolved). The instructor's: the solutions, answers shown.
 site: setup
-	$(VPY) scripts/build_site.py --out build/site $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
+	$(VPY) scripts/build_site.py --source course --out build/site $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
+
+site-instructor: setup
+	$(VPY) scripts/build_site.py --source solutions --out build/site-instructor $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
 
 # WHEELHOUSE_PYTHON / WHEELHOUSE_ARCH / WHEELHOUSE_GLIBC / TORCH_SPEC choose the labs' platform (see --help).
 wheelhouse:

@@ -1,4 +1,4 @@
-"""`python -m cutekit doctor | progress | report [DIR...] [--homes /home]`"""
+"""`python -m cutekit doctor | progress | report [DIR...] [--homes /home] [--chapter 07] [--csv OUT.csv]`"""
 from __future__ import annotations
 
 import argparse
@@ -32,8 +32,13 @@ def report(args) -> int:
         print("report: name progress files or folders, or a folder of learners' homes with --homes "
               "(on a hub server: `python -m cutekit report --homes /home`)", file=sys.stderr)
         return 2
-    found = class_report(args.places, homes=args.homes)
-    print(found.table())
+    try:
+        found = class_report(args.places, homes=args.homes, chapters=args.chapter, stuck_after=args.failing,
+                             idle_minutes=args.idle)
+    except ValueError as error:
+        print(f"report: {error}", file=sys.stderr)
+        return 2
+    print(found.text())
     if args.csv:
         with open(args.csv, "w", newline="") as out:
             out.write(found.csv())
@@ -56,6 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--homes", action="append", default=[], metavar="DIR",
                    help="a hub's folder of learners' homes (e.g. /home): every learner with a home gets a row, "
                         "'not attempted' when no progress file is there yet; may be given more than once")
+    r.add_argument("--chapter", action="append", default=[], metavar="NN",
+                   help="only this chapter's exercises (07 or ch07); may be given more than once")
+    r.add_argument("--failing", type=int, default=3, metavar="N",
+                   help="name learners with N or more checks of one exercise since it last passed (default 3)")
+    r.add_argument("--idle", type=int, default=15, metavar="MIN",
+                   help="name learners whose last check is MIN minutes or more before the room's latest (default 15)")
     r.add_argument("--csv", metavar="OUT.csv", help="also write the table as CSV")
     r.set_defaults(run=report)
     args = ap.parse_args(argv)

@@ -1,9 +1,11 @@
-"""JupyterHub for a CuTe by Hand workshop on one GPU server (JupyterHub 5).
+"""JupyterHub for a CuTe by Hand workshop on one GPU server (JupyterHub 5 or 6; tested with 6.1.1).
 
-    sudo CUTEKIT_LEARNERS_PER_GPU=2 /srv/cute-by-hand/.venv/bin/jupyterhub -f /srv/cute-by-hand/deploy/jupyterhub_config.py
+    sudo CUTEKIT_COURSE_ROOT=/srv/cute-by-hand-student CUTEKIT_LEARNERS_PER_GPU=2 \
+         /srv/cute-by-hand-student/.venv/bin/jupyterhub -f /srv/cute-by-hand/deploy/jupyterhub_config.py
 
-Every learner logs in, gets a JupyterLab with their own copy of the course (pulled by nbgitpuller into their
-home, so later course updates merge in without touching their answers) and the course kernel
+Every learner logs in, gets a JupyterLab with their own copy of the course (the student bundle's branch, made
+by `make student-branch`, pulled by nbgitpuller into their home, so later course updates merge in without
+touching their answers) and the course kernel
 `cute-by-hand`, and one GPU of this server through CUDA_VISIBLE_DEVICES (round-robin, at most
 CUTEKIT_LEARNERS_PER_GPU learners per GPU). On a server without GPUs learners get the CPU tiers.
 Idle servers are stopped by jupyterhub-idle-culler. Everything an instructor may change is an environment
@@ -19,7 +21,8 @@ sys.path.insert(0, str(HERE))
 
 from course_kernel import course_kernel_problem, kernel_names  # noqa: E402
 from gpu_assign import gpu_ids, gpu_note, learners_per_gpu, pick_gpu  # noqa: E402
-from pull_link import FIRST_NOTEBOOK, folder_of  # noqa: E402
+from course_kernel import answers_beside  # noqa: E402
+from pull_link import DEFAULT_BRANCH, FIRST_NOTEBOOK, branch_problem, folder_of  # noqa: E402
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 env = os.environ.get
@@ -27,8 +30,15 @@ env = os.environ.get
 # ---- where the course lives on this server ----------------------------------------------------------------
 COURSE_ROOT = Path(env("CUTEKIT_COURSE_ROOT", str(HERE.parent)))          # a checkout, set up with `make setup`
 COURSE_PYTHON = env("CUTEKIT_COURSE_PYTHON", str(COURSE_ROOT / ".venv" / "bin" / "python"))
-COURSE_REPO = env("CUTEKIT_COURSE_REPO", str(COURSE_ROOT))                # what nbgitpuller clones (URL or path)
-COURSE_BRANCH = env("CUTEKIT_COURSE_BRANCH", "main")
+# What nbgitpuller clones into each home (a URL, or a repository on this server). A file:// URL, not a plain
+# path: git then clones only the branch (a plain path copies every branch, main and its answers included).
+COURSE_REPO = env("CUTEKIT_COURSE_REPO", COURSE_ROOT.resolve().as_uri())
+# The student bundle's branch (`make student-branch`): the course without its answers. A branch that holds
+# solutions/ or INSTRUCTOR.md is refused here, before anyone logs in.
+COURSE_BRANCH = env("CUTEKIT_COURSE_BRANCH", DEFAULT_BRANCH)
+_problem = branch_problem(COURSE_REPO, COURSE_BRANCH)
+if _problem:
+    raise SystemExit(f"jupyterhub_config.py: {_problem} (CUTEKIT_COURSE_REPO, CUTEKIT_COURSE_BRANCH)")
 
 # ---- the hub: address, log-in, who may come ---------------------------------------------------------------
 c.JupyterHub.bind_url = env("CUTEKIT_HUB_URL", "http://:8000")
@@ -54,6 +64,11 @@ c.Spawner.cmd = [str(Path(COURSE_PYTHON).parent / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/git-pull?" + urlencode({
     "repo": COURSE_REPO, "branch": COURSE_BRANCH, "targetpath": folder_of(COURSE_REPO),
     "urlpath": f"lab/tree/{folder_of(COURSE_REPO)}/{FIRST_NOTEBOOK}"})
+# Opening a notebook makes JupyterLab write the kernel's language_info into it, and autosave then writes the
+# file: nbgitpuller would count it as the learner's change. The hook drops that metadata on save, so a notebook
+# saved without an edit is written as it was pulled (cutekit/notebook_files.py).
+SAVE_HOOK = "--ContentsManager.pre_save_hook=cutekit.notebook_files.pre_save"
+c.Spawner.args = [SAVE_HOOK]
 c.Spawner.mem_limit = env("CUTEKIT_HUB_MEM_LIMIT", "8G")       # enforced by SystemdSpawner
 c.Spawner.cpu_limit = float(env("CUTEKIT_HUB_CPU_LIMIT", "2"))  # enforced by SystemdSpawner
 c.Spawner.http_timeout = 120                                     # first start imports torch: give it time
@@ -73,6 +88,9 @@ def before_spawn(spawner):
         if problem:
             spawner.log.error(problem)
             raise RuntimeError(problem)
+        beside = answers_beside(COURSE_PYTHON)      # a rehearsal may run from the full checkout: say so once
+        if beside:
+            spawner.log.warning(beside)
         _kernel_checked.append(True)
     name = spawner.user.name
     extra = {"CUTEKIT_LEARNER": name}

@@ -1,7 +1,8 @@
 """What deploy/ promises an instructor, piece by piece: GPUs handed out round-robin within a per-GPU limit
-(and a full room refused in words that say so), the nbgitpuller link `make pull-link` prints, the course-kernel
-check a hub runs before spawning, Zero to JupyterHub values with the parts a workshop needs, and
-`cutekit report --homes` over a hub's home folders (tried, not attempted, unreadable)."""
+(and a full room refused in words that say so), the nbgitpuller link `make pull-link` prints (of the student
+branch; a branch holding the answers refused), the course-kernel check a hub runs before spawning, Zero to
+JupyterHub values with the parts a workshop needs, and `cutekit report --homes` over a hub's home folders
+(tried, not attempted, unreadable)."""
 from __future__ import annotations
 
 import copy
@@ -30,6 +31,28 @@ def load(name: str):
 
 
 gpu_assign, pull_link, course_kernel = load("gpu_assign"), load("pull_link"), load("course_kernel")
+sys.path.insert(0, str(ROOT / "scripts"))
+import student_branch  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def course_repo(tmp_path_factory) -> Path:
+    """A small course repository: main holds solutions/ and INSTRUCTOR.md, the branch `student` (made as
+    `make student-branch` makes it) only the course."""
+    repo = tmp_path_factory.mktemp("repo")
+    for name, text in {"solutions/01_layouts.py": "answer\n", "INSTRUCTOR.md": "guide\n",
+                       "course/00_start_here.ipynb": "{}\n"}.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q", "-b", "main"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "course"], check=True)
+    bundle = tmp_path_factory.mktemp("bundle")
+    (bundle / "course").mkdir()
+    (bundle / "course" / "00_start_here.ipynb").write_text("{}\n")
+    student_branch.commit_folder(repo, bundle, "student", "student bundle")
+    return repo
 
 
 # ---- GPUs ------------------------------------------------------------------------------------------------
@@ -119,15 +142,37 @@ def test_a_bad_pull_link_request_says_what_is_wrong(hub, repo, words):
         pull_link.pull_link(hub, repo)
 
 
-def test_make_pull_link_prints_the_link_and_needs_a_hub():
+def test_make_pull_link_prints_the_link_of_the_student_branch_and_needs_a_hub():
     made = subprocess.run(["make", "-s", "pull-link", "HUB=https://hub.example.org",
-                           "REPO=https://github.com/org/cute-by-hand", "BRANCH=main"],
+                           "REPO=https://github.com/org/cute-by-hand"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     assert made.stdout.strip() == pull_link.pull_link("https://hub.example.org", "https://github.com/org/cute-by-hand")
+    assert parse_qs(urlsplit(made.stdout.strip()).query)["branch"] == ["student"]
     missing = subprocess.run(["make", "-s", "pull-link", "HUB=", "REPO=https://github.com/org/cute-by-hand"],
                              cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert missing.returncode != 0 and "HUB=" in missing.stderr
+
+
+def test_a_pull_link_to_a_branch_that_holds_the_answers_is_refused(course_repo, capsys):
+    args = ["--hub", "https://hub.example.org", "--repo", "https://github.com/org/cute-by-hand",
+            "--checkout", str(course_repo)]
+    assert pull_link.main(args + ["--branch", "main"]) == 2
+    refused = capsys.readouterr()
+    assert refused.out == "" and "holds solutions and INSTRUCTOR.md" in refused.err and "make student-branch" in refused.err
+    assert pull_link.main(args) == 0
+    given = capsys.readouterr()
+    assert "branch=student" in given.out and given.err == ""
+    assert pull_link.main(args + ["--branch", "workshop"]) == 0         # not published here: said, link given
+    noted = capsys.readouterr()
+    assert "no branch 'workshop'" in noted.err and "git push origin workshop" in noted.err and noted.out
+
+
+def test_only_a_repository_on_this_machine_is_looked_at(course_repo):
+    assert pull_link.local_repository(course_repo.as_uri()) == course_repo
+    assert pull_link.local_repository(str(course_repo)) == course_repo
+    for remote in ("https://github.com/org/cute-by-hand", "git@github.com:org/cute-by-hand.git"):
+        assert pull_link.local_repository(remote) is None and pull_link.branch_problem(remote, "main") is None
 
 
 # ---- the course kernel -------------------------------------------------------------------------------------
@@ -145,20 +190,69 @@ def test_the_kernel_list_is_read_from_the_course_python_and_a_wrong_path_is_name
         course_kernel.kernel_names(str(tmp_path / "no-such-python"))
 
 
-def test_the_hub_config_loads_and_wires_the_hooks_culler_and_spawner(monkeypatch, tmp_path):
+def hub_config(monkeypatch, tmp_path, **environment):
+    """deploy/jupyterhub_config.py loaded as JupyterHub loads it, with `environment` set; (config, namespace)."""
     from traitlets.config import Config
-    monkeypatch.setenv("CUTEKIT_GPUS", "0,1")
-    monkeypatch.setenv("CUTEKIT_LEARNERS_PER_GPU", "2")
     monkeypatch.setenv("CUTEKIT_HUB_STATE", str(tmp_path))
+    for key, value in environment.items():
+        monkeypatch.setenv(key, value)
     config = Config()
     namespace = {"get_config": lambda: config, "__file__": str(DEPLOY / "jupyterhub_config.py")}
     exec(compile((DEPLOY / "jupyterhub_config.py").read_text(), "jupyterhub_config.py", "exec"), namespace)
+    return config, namespace
+
+
+def test_the_hub_config_loads_and_wires_the_hooks_culler_and_spawner(monkeypatch, tmp_path, course_repo):
+    config, namespace = hub_config(monkeypatch, tmp_path, CUTEKIT_GPUS="0,1", CUTEKIT_LEARNERS_PER_GPU="2",
+                                   CUTEKIT_COURSE_ROOT=str(course_repo))
     assert config.JupyterHub.authenticator_class == "pam"
     assert config.JupyterHub.spawner_class == "localprocess"
     assert config.Spawner.cmd[0].endswith("jupyterhub-singleuser")
-    assert config.Spawner.default_url.startswith("/git-pull?")
     assert any("jupyterhub_idle_culler" in " ".join(service["command"]) for service in config.JupyterHub.services)
     assert namespace["GPUS"] == ["0", "1"] and namespace["PER_GPU"] == 2
+    # every learner's first page pulls the student branch, through a file:// URL (git then clones that branch
+    # alone; a plain path would copy main, answers included, into each home's .git)
+    assert config.Spawner.default_url.startswith("/git-pull?")
+    pull = parse_qs(urlsplit(config.Spawner.default_url).query)
+    assert pull["repo"] == [course_repo.as_uri()] and pull["branch"] == ["student"]
+    assert config.Spawner.args == [SAVE_HOOK]
+
+
+SAVE_HOOK = "--ContentsManager.pre_save_hook=cutekit.notebook_files.pre_save"
+
+
+def test_the_save_hook_drops_the_kernels_language_info_and_nothing_else():
+    from traitlets.utils.importstring import import_item
+    hook = import_item(SAVE_HOOK.partition("=")[2])
+    notebook = {"type": "notebook", "content": {"metadata": {"kernelspec": {"name": "cute-by-hand"},
+                                                             "language_info": {"version": "3.11.2"}}, "cells": []}}
+    hook(model=notebook, path="course/01_layouts.ipynb", contents_manager=None)
+    assert notebook["content"] == {"metadata": {"kernelspec": {"name": "cute-by-hand"}}, "cells": []}
+    text = {"type": "file", "content": "language_info", "format": "text"}
+    hook(model=dict(text), path="notes.txt")
+    assert text == {"type": "file", "content": "language_info", "format": "text"}
+
+
+@pytest.mark.parametrize("environment, words", [
+    ({"CUTEKIT_COURSE_BRANCH": "main"}, "branch 'main' of .* holds solutions and INSTRUCTOR.md"),
+    ({"CUTEKIT_COURSE_BRANCH": "workshop"}, "no branch 'workshop': publish the student bundle .*make student-branch"),
+])
+def test_a_hub_that_would_serve_the_answers_or_no_course_does_not_start(monkeypatch, tmp_path, course_repo,
+                                                                       environment, words):
+    with pytest.raises(SystemExit, match=words):
+        hub_config(monkeypatch, tmp_path, CUTEKIT_COURSE_ROOT=str(course_repo), **environment)
+
+
+def test_the_hub_warns_when_learners_kernels_import_cutekit_beside_the_answers(tmp_path):
+    warning = course_kernel.answers_beside(sys.executable)        # this checkout: solutions/ beside cutekit/
+    assert warning and "holds solutions/" in warning and "--branch student" in warning
+    elsewhere = tmp_path / "student" / "cutekit"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "__init__.py").write_text("")
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={elsewhere.parent} exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    assert course_kernel.answers_beside(str(python)) is None
 
 
 # ---- Zero to JupyterHub values -----------------------------------------------------------------------------
@@ -188,10 +282,15 @@ def test_progress_files_live_on_the_learners_volume():
     assert single["extraEnv"]["CUTEKIT_PROGRESS"].startswith(home + "/")
 
 
+def test_a_cluster_learners_server_saves_notebooks_through_the_hook():
+    assert VALUES["hub"]["config"]["KubeSpawner"]["args"] == [SAVE_HOOK]
+
+
 def test_idle_servers_are_culled_and_the_course_is_pulled_in():
     assert VALUES["cull"]["enabled"] is True and isinstance(VALUES["cull"]["timeout"], int)
     command = VALUES["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"]
     assert command[0] == "gitpuller" and len(command) == 4
+    assert command[2] == pull_link.DEFAULT_BRANCH == "student"          # the student bundle, not main
 
 
 def test_the_helm_values_pass_the_charts_own_schema_when_the_chart_is_at_hand():

@@ -90,7 +90,7 @@ c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = {homes!r} + "/{{username}}"
 c.Spawner.environment = {{"CUTEKIT_TIERS": "reference"}}   # the CPU reference tier: seconds, not minutes
 if os.geteuid() == 0:
-    c.Spawner.args = ["--allow-root"]
+    c.Spawner.args = list(c.Spawner.args) + ["--allow-root"]
 '''
 
 
@@ -114,7 +114,10 @@ class Hub:
             deploy_config=str(ROOT / "deploy" / "jupyterhub_config.py"), routes_file=str(self.routes_file),
             public_port=free_port(), hub_port=self.port, learners=set(learners), homes=str(self.homes)))
         env = {key: value for key, value in os.environ.items() if not key.startswith(("CUTEKIT_", "JUPYTER"))}
+        # the learners' servers are started through the REST API, not the pull link: the course repository is
+        # one the hub does not look into (tests/test_workshop.py pulls the student branch as the hub would)
         env.update(CUTEKIT_HUB_STATE=str(base), CUTEKIT_COURSE_PYTHON=sys.executable,
+                   CUTEKIT_COURSE_REPO="https://example.invalid/ORG/cute-by-hand",
                    CUTEKIT_GPUS=gpus, CUTEKIT_LEARNERS_PER_GPU=str(per_gpu))
         self.log = open(base / "hub.log", "w")
         self.process = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=base,

@@ -10,7 +10,10 @@ record, so that record starts a line of its own; readers skip the damaged line, 
 `learner_table` shows one learner's best score per exercise; `class_report` gathers many learners' files
 (each file, home folder, or folder of home folders) into one table and CSV for an instructor. Given a hub's
 home folders (`homes=`), every learner with a home gets a row: one with no progress file yet shows as
-"not attempted", one whose file cannot be read as "unreadable", with the reason among the problems.
+"not attempted", one whose file cannot be read as "unreadable", with the reason among the problems. The
+report also shows the room per chapter and per exercise (passed, tried, checks run, learners failing it
+repeatedly, last check) and the learners to go and see (failing one exercise again and again, idle, not
+started), for every chapter or the chosen ones (`chapters=`, `--chapter 07`).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -230,6 +234,86 @@ class Row(NamedTuple):
     scores: dict             # exercise id -> best points earned
     total: int
     status: str = ""         # "" when scores were read; else "not attempted" or "unreadable"
+    attempts: dict | None = None     # exercise id -> checks run
+    passed: frozenset = frozenset()  # exercise ids passed at least once
+    last: datetime | None = None     # the latest check's time
+    last_exercise: str = ""          # and its exercise
+    failing: dict | None = None      # exercise id -> checks failed since it last passed (all, if never)
+    last_checks: dict | None = None  # exercise id -> the time of its latest check
+
+
+STUCK_AFTER = 3          # this many checks of one exercise, none passed: "failing repeatedly"
+IDLE_MINUTES = 15        # no check in this many minutes before the room's latest: "idle"
+
+
+def record_time(record: dict) -> datetime | None:
+    """When a record was written (its `time`, with its UTC offset; one without is local time)."""
+    text = str(record.get("time", ""))
+    for form in ("%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            return datetime.strptime(text, form).astimezone()
+        except ValueError:
+            continue
+    return None
+
+
+def record_passed(record: dict) -> bool:
+    """Whether a check passed: its `passed`, or (older records) every point of the tiers that ran."""
+    if "passed" in record:
+        return bool(record["passed"])
+    return record["earned"] >= record["possible"] - record.get("waiting", 0)
+
+
+def chapter_of(exercise_id: str) -> str:
+    """`ch07.swizzle` -> `ch07`."""
+    return exercise_id.split(".", 1)[0]
+
+
+def chapter_names(wanted) -> tuple:
+    """`07`, `7`, `ch07` -> `ch07`; refuses anything else with the form it wants."""
+    names = []
+    for item in wanted or ():
+        text = str(item).strip().lower().removeprefix("ch")
+        if not text.isdigit():
+            raise ValueError(f"--chapter {item!r}: give a chapter number, like 07 (or ch07)")
+        names.append(f"ch{int(text):02d}")
+    return tuple(dict.fromkeys(names))
+
+
+def _row_from_records(learner: str, source: str, records) -> Row:
+    best = best_scores(records)
+    scores = {exercise_id: record["earned"] for exercise_id, record in best.items()}
+    attempts, passed, failing = {}, set(), {}
+    timed = sorted(records, key=lambda record: getattr(record_time(record), "timestamp", lambda: float("-inf"))())
+    for record in timed:
+        exercise_id = record["exercise"]
+        attempts[exercise_id] = attempts.get(exercise_id, 0) + 1
+        if record_passed(record):
+            passed.add(exercise_id)
+            failing.pop(exercise_id, None)
+        else:
+            failing[exercise_id] = failing.get(exercise_id, 0) + 1
+    last_checks = {}
+    for record in timed:
+        moment = record_time(record)
+        if moment is not None:
+            last_checks[record["exercise"]] = moment
+    last, last_exercise = max(((moment, e) for e, moment in last_checks.items()), default=(None, ""))
+    return Row(learner, source, scores, sum(scores.values()), "" if scores else "not attempted",
+               attempts, frozenset(passed), last, last_exercise, failing, last_checks)
+
+
+def _when(moment: datetime | None, latest: datetime | None) -> str:
+    if moment is None:
+        return "-"
+    if latest is not None and moment.date() == latest.date():
+        return moment.strftime("%H:%M")
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _columns(rows: list) -> list:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
 
 
 @dataclass(frozen=True)
@@ -238,35 +322,116 @@ class ClassReport:
     rows: tuple              # Row per learner
     possible: dict
     problems: tuple
+    chapters: tuple = ()     # only these chapters (`ch07`), or every chapter
+    stuck_after: int = STUCK_AFTER
+    idle_minutes: int = IDLE_MINUTES
+
+    @property
+    def shown(self) -> tuple:
+        """The exercise ids of the chosen chapters."""
+        return tuple(e for e in self.exercise_ids if not self.chapters or chapter_of(e) in self.chapters)
+
+    @property
+    def latest(self) -> datetime | None:
+        """The room's latest check: what "idle" is measured from (live or from files collected later)."""
+        times = [row.last for row in self.rows if row.last is not None]
+        return max(times) if times else None
+
+    def _total(self, row: Row) -> int:
+        return sum(row.scores.get(exercise_id, 0) for exercise_id in self.shown)
 
     def table(self) -> str:
-        header = ["learner"] + [exercise_id.split(".", 1)[1] for exercise_id in self.exercise_ids] + ["total", ""]
-        body = [[row.learner] + [str(row.scores.get(exercise_id, "-")) for exercise_id in self.exercise_ids]
-                + [str(row.total), row.status] for row in self.rows]
-        out_of = ["(out of)"] + [str(self.possible[exercise_id]) for exercise_id in self.exercise_ids]
-        out_of += [str(sum(self.possible.values())), ""]
-        widths = [max(len(row[column]) for row in [header, out_of] + body) for column in range(len(header))]
-        lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-                 for row in [header, out_of] + body]
+        """One row per learner: best points per exercise, total, status (of the chosen chapters)."""
+        shown = self.shown
+        header = ["learner"] + [exercise_id.split(".", 1)[1] for exercise_id in shown] + ["total", ""]
+        body = [[row.learner] + [str(row.scores.get(exercise_id, "-")) for exercise_id in shown]
+                + [str(self._total(row)), row.status] for row in self.rows]
+        out_of = ["(out of)"] + [str(self.possible[exercise_id]) for exercise_id in shown]
+        out_of += [str(sum(self.possible[exercise_id] for exercise_id in shown)), ""]
+        lines = _columns([header, out_of] + body)
         if not self.rows:
             lines.append("(no progress files found)")
         lines += [f"problem: {problem}" for problem in self.problems]
         return "\n".join(lines)
 
+    def summary(self) -> str:
+        """The room per chapter and per exercise: learners who passed, who tried, checks run, learners
+        failing it repeatedly, the last check."""
+        learners = len(self.rows)
+        latest = self.latest
+        lines = [f"The room: {learners} learner{'s' if learners != 1 else ''}"
+                 + (f", latest check {_when(latest, None)}" if latest else "")
+                 + (f"; chapters {', '.join(self.chapters)}" if self.chapters else "")]
+        rows = [["exercise", "passed", "tried", "checks", f"failing {self.stuck_after}+", "last check"]]
+        for chapter in dict.fromkeys(chapter_of(e) for e in self.shown):
+            ids = [e for e in self.shown if chapter_of(e) == chapter]
+            everything = sum(1 for row in self.rows if set(ids) <= row.passed)
+            tried = sum(1 for row in self.rows if any((row.attempts or {}).get(e) for e in ids))
+            checks = sum((row.attempts or {}).get(e, 0) for row in self.rows for e in ids)
+            stuck = sum(1 for row in self.rows if any((row.failing or {}).get(e, 0) >= self.stuck_after
+                                                      and e not in row.passed for e in ids))
+            rows.append([f"{chapter}: all {len(ids)} exercises", f"{everything}/{learners}", str(tried), str(checks),
+                         str(stuck), ""])
+            for exercise_id in ids:
+                last = max((row.last_checks[exercise_id] for row in self.rows
+                            if exercise_id in (row.last_checks or {})), default=None)
+                rows.append([f"  {exercise_id}",
+                             f"{sum(1 for row in self.rows if exercise_id in row.passed)}/{learners}",
+                             str(sum(1 for row in self.rows if (row.attempts or {}).get(exercise_id))),
+                             str(sum((row.attempts or {}).get(exercise_id, 0) for row in self.rows)),
+                             str(sum(1 for row in self.rows if (row.failing or {}).get(exercise_id, 0)
+                                     >= self.stuck_after and exercise_id not in row.passed)),
+                             _when(last, latest)])
+        return "\n".join(lines + _columns(rows))
+
+    def attention(self) -> list[str]:
+        """Learners to go and see: failing one exercise repeatedly, idle, not started (chosen chapters)."""
+        latest, found = self.latest, []
+        for row in self.rows:
+            stuck = [(count, e) for e, count in (row.failing or {}).items()
+                     if count >= self.stuck_after and e not in row.passed and e in self.shown]
+            for count, exercise_id in sorted(stuck, reverse=True):
+                found.append(f"{row.learner}: failing {exercise_id}, {count} checks, none passed")
+            if row.status:
+                found.append(f"{row.learner}: {row.status}")
+            elif latest is not None and row.last is not None and \
+                    (latest - row.last).total_seconds() > 60 * self.idle_minutes:
+                minutes = int((latest - row.last).total_seconds() // 60)
+                found.append(f"{row.learner}: idle, last check {_when(row.last, latest)} ({row.last_exercise}), "
+                             f"{minutes} min before the room's latest")
+        return found
+
+    def text(self) -> str:
+        """What `python -m cutekit report` prints: the learners' table, the room, who needs attention."""
+        attention = self.attention()
+        lines = [self.table(), "", self.summary(), "",
+                 f"Needs attention (failing {self.stuck_after}+ times, idle {self.idle_minutes}+ min, not started):"]
+        lines += [f"  {line}" for line in attention] or ["  nobody"]
+        return "\n".join(lines)
+
     def csv(self) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        writer.writerow(["learner", "source", "status", *self.exercise_ids, "total", "possible"])
+        shown = self.shown
+        writer.writerow(["learner", "source", "status", "checks", "last check", "failing", *shown, "total",
+                         "possible"])
         for row in self.rows:
+            failing = " ".join(f"{e}:{n}" for e, n in sorted((row.failing or {}).items())
+                               if n >= self.stuck_after and e not in row.passed and e in shown)
             writer.writerow([row.learner, row.source, row.status,
-                             *(row.scores.get(exercise_id, "") for exercise_id in self.exercise_ids),
-                             row.total, sum(self.possible.values())])
+                             sum((row.attempts or {}).get(e, 0) for e in shown),
+                             row.last.isoformat(timespec="seconds") if row.last else "", failing,
+                             *(row.scores.get(exercise_id, "") for exercise_id in shown),
+                             self._total(row), sum(self.possible[exercise_id] for exercise_id in shown)])
         return buffer.getvalue()
 
 
-def class_report(places=(), homes=()) -> ClassReport:
-    """Best scores of every learner found under `places` (files, home folders or folders of them), and of
-    every learner with a home in the `homes` folders (a hub's `/home`), tried or not."""
+def class_report(places=(), homes=(), chapters=(), stuck_after: int = STUCK_AFTER,
+                 idle_minutes: int = IDLE_MINUTES) -> ClassReport:
+    """Best scores, checks run and last activity of every learner found under `places` (files, home folders or
+    folders of them), and of every learner with a home in the `homes` folders (a hub's `/home`), tried or not.
+    `chapters` (`07`, `ch07`) chooses what the tables show."""
+    chosen = chapter_names(chapters)
     possible = {exercise.id: exercise.points for exercise in exercises()}
     rows, problems = [], []
 
@@ -279,12 +444,9 @@ def class_report(places=(), homes=()) -> ClassReport:
             return
         learners = {record.get("learner") for record in progress.records} - {None}
         learner = learner_hint or (learners.pop() if len(learners) == 1 else _name_from_path(path))
-        best = best_scores(progress.records)
-        for exercise_id, record in best.items():
-            possible.setdefault(exercise_id, record["possible"])
-        scores = {exercise_id: record["earned"] for exercise_id, record in best.items()}
-        rows.append(Row(learner, str(path), scores, sum(scores.values()),
-                        "" if scores else "not attempted"))
+        for record in progress.records:
+            possible.setdefault(record["exercise"], record["possible"])
+        rows.append(_row_from_records(learner, str(path), progress.records))
 
     for place in places:
         try:
@@ -311,7 +473,11 @@ def class_report(places=(), homes=()) -> ClassReport:
                 add_file(path, learner_hint=home.name)
             else:
                 rows.append(Row(home.name, str(path), {}, 0, "not attempted"))
-    return ClassReport(tuple(possible), tuple(rows), possible, tuple(problems))
+    unknown = set(chosen) - {chapter_of(e) for e in possible}
+    if unknown:
+        raise ValueError(f"--chapter: no chapter {', '.join(sorted(unknown))} (chapters: "
+                         f"{', '.join(sorted({chapter_of(e) for e in possible}))})")
+    return ClassReport(tuple(possible), tuple(rows), possible, tuple(problems), chosen, stuck_after, idle_minutes)
 
 
 def _name_from_path(path: Path) -> str:
