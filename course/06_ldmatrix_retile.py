@@ -481,13 +481,17 @@ from cutlass.cute.runtime import from_dlpack
 # k-blocks. B's value modes are (4, 2, 2): x4 fits B as well as A. The kernel copies both tiles into shared
 # memory, loads each with one `cute.copy` of ldmatrix.x4 into retiled MMA fragments (two instructions per
 # operand, one per k-block), and writes every thread's 16 registers of each to a (32, 16) global tensor.
+#
+# `cutlass.memory.SmemAllocator()` hands out the block's shared memory: `allocate_tensor(dtype, layout,
+# byte_alignment)` returns a tensor of that layout there, the same memory for every thread of the block.
+# (CuTeDSL 4.8.1 moved it from `cutlass.utils`; the old name still works and warns that it is deprecated.)
 
 # %%
 @cute.kernel
 def ldmatrix_kernel(mA: cute.Tensor, mB: cute.Tensor, mOutA: cute.Tensor, mOutB: cute.Tensor,
                     tiled_mma: cute.TiledMma, s2r_A: cute.TiledCopy, s2r_B: cute.TiledCopy):
     tidx, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)), 16)
     sB = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)), 16)
     for i in cutlass.range_constexpr(16):                # global -> shared, 16 elements per thread
@@ -576,7 +580,7 @@ print(f"all 32 x 16 registers of A and of B match the MMA's layouts (ran on: {ba
 def s2r_kernel(mA: cute.Tensor, mOut: cute.Tensor, tiled_mma: cute.TiledMma, s2r: cute.TiledCopy,
                k_block: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
-    sA = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)),
+    sA = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)),
                                                        16)
     for i in cutlass.range_constexpr(16):
         sA[tidx * 16 + i] = mA[tidx * 16 + i]

@@ -180,7 +180,7 @@ device = "cuda" if backend.name == "gpu" else "cpu"
 def one_warp_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, warp_mma: cute.TiledMma,
                     load_A: cute.TiledCopy, load_B: cute.TiledCopy):
     lane, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)), 16)   # (M, K)
     sB = smem.allocate_tensor(cutlass.Float16, cute.make_layout((8, 32), stride=(32, 1)), 16)    # (N, K)
     for i in cutlass.range_constexpr(16):              # global -> shared: 16 of A's 512 values per lane
