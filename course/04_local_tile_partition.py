@@ -498,13 +498,15 @@ for M, N in [(20, 130), (37, 300), (5, 7), (16, 128)]:
 # %% [markdown]
 # "Notes on CuTeDSL" (2025-07-14) builds the coordinate tensor `cC` for the shapes a tile does not divide,
 # slices it per block, and leaves the copy itself "(TBA.)"; above, the predicate runs. Its kernel partitions
-# with a TiledCopy (`partition_S`): chapter 05 builds that version, with 128-bit loads.
+# with a TiledCopy (`partition_S`): chapter 05 builds TiledCopys, 128-bit loads and copies that take a
+# predicate, for row sums; the course's benchmark add, `benchmarks/kernels/elementwise_add.py`, is this add
+# written with them.
 #
 # Each thread here loads one 32-bit word per cell (compiled for sm_80, the kernel's PTX has 32
 # `ld.global.b32` per thread, 2 per cell). On a GPU this cell measures it against `torch.add` on a large
-# tensor; on the simulator, which measures nothing about speed, it prints the numbers measured for the
-# course's benchmark add, the 128-bit TiledCopy version of chapter 05 on a 2-D grid
-# (`benchmarks/kernels/elementwise_add.py`), from `benchmarks/RESULTS.md` (an H100, 2026-11-23).
+# tensor; on the simulator, which measures nothing about speed, it prints the numbers measured for that
+# benchmark add (a TiledCopy of 128-bit accesses, predicated copies at the edges, a 2-D grid) in
+# `benchmarks/RESULTS.md` (an H100, 2026-11-23).
 
 # %%
 if backend.name == "gpu":
