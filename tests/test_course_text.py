@@ -3,6 +3,7 @@ same chapter; no word of the source documents the learner does not have; no exer
 stands in an earlier cell (an exercise asks for a variation, never the worked cell again)."""
 import ast
 import io
+import os
 import pathlib
 import re
 import sys
@@ -286,3 +287,104 @@ def test_the_pointer_reading_scopes_parentheses_and_keywords():
         [("04", "cute.copy(..., pred=...)", "cute.copy", ["pred"])]
     assert pointed_names("`ldmatrix.x2` brings B (x4 does not fit, chapter 06), and `cute.gemm` adds.", names) == []
     assert code_uses("05_tiled_copy")[1]["cute.copy"] and {"pred"} in code_uses("05_tiled_copy")[1]["cute.copy"]
+
+
+# ---- quotations: words in quotation marks attributed to a public tutorial are that tutorial's words ---------
+
+TUTORIALS = {"Notes on CuTeDSL": "notes", "Thread Value Layouts in CuTe": "blog", "CuTe DSL Intro": None,
+             "The Art of Slicing": None, "CuTe Layout Transformations for MMA and Copy": None}
+
+
+def tutorial_texts() -> dict:
+    """{title: its text, normalized}, from the folder of the tutorials' texts (TUTORIAL_TEXTS, or the course
+    authors' shared folder beside the repository); the test skips where there is none (a learner's clone)."""
+    candidates = [os.environ.get("TUTORIAL_TEXTS", "")] + [str(p / "shared" / "seeds") for p in ROOT.parents[:2]]
+    folder = next((pathlib.Path(c) for c in candidates if c and pathlib.Path(c).is_dir()), None)
+    if folder is None:
+        pytest.skip("the tutorials' texts are not here (set TUTORIAL_TEXTS to their folder)")
+    texts = {}
+    for path in sorted(folder.glob("*.txt")):
+        text = path.read_text()
+        head = " ".join(text.split("\n")[:6])
+        for title in TUTORIALS:
+            if title in head:
+                texts[title] = quotable(text)
+    assert set(texts) == set(TUTORIALS), f"no text found for {set(TUTORIALS) - set(texts)} in {folder}"
+    return texts
+
+
+def quotable(text: str) -> str:
+    """Text as a quotation is compared: typographic quotes straightened, markdown marks (`*_$\\) and line
+    breaks dropped, runs of spaces made one."""
+    text = text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}))
+    return " ".join(re.sub(r"[`*_$\\]", "", text).split())
+
+
+def quotations(markdown: str) -> list:
+    """(start, passage) of each passage between double quotes, outside code spans."""
+    marks, in_code = [], False
+    for i, char in enumerate(markdown):
+        if char == "`":
+            in_code = not in_code
+        elif char == '"' and not in_code:
+            marks.append(i)
+    return [(start, markdown[start + 1:end]) for start, end in zip(marks[::2], marks[1::2])]
+
+
+def attributed_quotations(chapter: str) -> list:
+    """[(tutorial title, passage, paragraph)] for each quoted passage a paragraph attributes to a tutorial:
+    the title cited in the paragraph (the nearest before the quotation), else "the notes" (Notes on CuTeDSL),
+    "the blog" (Thread Value Layouts in CuTe) or "the tutorial" (the tutorial the chapter cited last)."""
+    found, last = [], None
+    for cell in cells(chapter):
+        if cell.cell_type != "markdown":
+            continue
+        for paragraph in re.split(r"\n\s*\n|\n(?=\s*(?:[-*]|\d+\.) )", cell.source):
+            text = " ".join(paragraph.split())
+            cited = sorted((m.start(), title) for title in TUTORIALS for m in re.finditer(re.escape(title), text))
+            for start, passage in quotations(text):
+                if any(passage.startswith(title) for title in TUTORIALS):
+                    continue                                        # the citation itself
+                before = [title for position, title in cited if position < start]
+                nicknamed = [title for title, nickname in TUTORIALS.items()
+                             if nickname and re.search(rf"\b{nickname}\b", text)]
+                if before or cited:
+                    title = (before or [cited[0][1]])[-1]
+                elif nicknamed:
+                    title = nicknamed[0]
+                elif re.search(r"\btutorial", text) and last:
+                    title = last
+                else:
+                    continue
+                found.append((title, passage, text))
+            if cited:
+                last = cited[-1][1]
+    return found
+
+
+def occurs(passage: str, text: str) -> bool:
+    """The passage is in the text, in order around an elision ("a ... b")."""
+    position = 0
+    for part in [p.strip() for p in quotable(passage).split("...") if p.strip()]:
+        position = text.find(part, position)
+        if position < 0:
+            return False
+        position += len(part)
+    return True
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_passage_quoted_from_a_tutorial_is_its_words(chapter):
+    texts = tutorial_texts()
+    wrong = [f'"{passage}" is not in "{title}": {paragraph[:160]}...'
+             for title, passage, paragraph in attributed_quotations(chapter) if not occurs(passage, texts[title])]
+    assert not wrong, (f"{chapter} quotes words a tutorial does not say (quote them exactly, or say it in the "
+                       f"course's words without quotation marks):\n" + "\n".join(wrong))
+
+
+def test_quotations_are_read_outside_code_and_attributed_to_the_tutorial_named():
+    assert quotations('the notes say "a `b` c" and `cutekit.use("auto")` "d"') == [(14, "a `b` c"), (50, "d")]
+    quoted = attributed_quotations("02_tv_layouts")
+    assert ("Notes on CuTeDSL", "`(num_vals, num_thrs)`") in [(t, p) for t, p, _ in quoted]
+    assert all(p != "auto" for _, p, _ in quoted)
+    assert occurs("a ... c", "a b c") and not occurs("c ... a", "a b c")
