@@ -67,54 +67,43 @@ def _classes():
     return classes
 
 
+def _logged(name, function, args, kwargs, caller, kind, calls):
+    """Call `function`, logging the call (made from the frame `caller`) into `calls`."""
+    call = Call(name, args, dict(kwargs), where=(caller.f_code.co_filename, caller.f_lineno), kind=kind)
+    depth = getattr(_state, "depth", 0)
+    _state.depth = depth + 1
+    try:
+        call.result = function(*args, **kwargs)
+    except Exception as error:
+        call.error = f"{type(error).__name__}: {error}"
+        raise
+    finally:
+        _state.depth = depth
+        if not call.error:
+            try:
+                call.printed = show(call.result)
+            except Exception as error:        # an object that cannot print is a finding too
+                call.printed = f"<print failed: {type(error).__name__}: {error}>"
+        calls.append(call)
+    return call.result
+
+
 def _recorder(name, function, keep, calls, kind):
     @functools.wraps(function)
     def recorded(*args, **kwargs):
-        depth = getattr(_state, "depth", 0)
         caller = sys._getframe(1)
-        if depth or not keep(caller):
+        if getattr(_state, "depth", 0) or not keep(caller):
             return function(*args, **kwargs)
-        call = Call(name, args, dict(kwargs), where=(caller.f_code.co_filename, caller.f_lineno), kind=kind)
-        _state.depth = depth + 1
-        try:
-            call.result = function(*args, **kwargs)
-        except Exception as error:
-            call.error = f"{type(error).__name__}: {error}"
-            raise
-        finally:
-            _state.depth = depth
-            try:
-                call.printed = show(call.result) if not call.error else ""
-            except Exception as error:        # an object that cannot print is a finding too
-                call.printed = f"<print failed: {type(error).__name__}: {error}>"
-            calls.append(call)
-        return call.result
-    recorded.__cutekit_recorded__ = function
+        return _logged(name, function, args, kwargs, caller, kind, calls)
     return recorded
 
 
 def _property_recorder(name, prop, keep, calls):
     def fget(self):
-        depth = getattr(_state, "depth", 0)
         caller = sys._getframe(1)
-        if depth or not keep(caller):
+        if getattr(_state, "depth", 0) or not keep(caller):
             return prop.fget(self)
-        call = Call(name, (self,), {}, where=(caller.f_code.co_filename, caller.f_lineno), kind="property")
-        _state.depth = depth + 1
-        try:
-            call.result = prop.fget(self)
-        except Exception as error:
-            call.error = f"{type(error).__name__}: {error}"
-            raise
-        finally:
-            _state.depth = depth
-            if not call.error:
-                try:
-                    call.printed = show(call.result)
-                except Exception as error:
-                    call.printed = f"<print failed: {type(error).__name__}: {error}>"
-            calls.append(call)
-        return call.result
+        return _logged(name, prop.fget, (self,), {}, caller, "property", calls)
     return property(fget, prop.fset, prop.fdel, prop.__doc__)
 
 
