@@ -100,10 +100,19 @@ def cutedsl_only_mistakes(calls) -> list:
                 and "made by a call" not in call["cutedsl"])]
 
 
+def outside_jit(record) -> list:
+    """Statements of the cells that called a CuTeDSL function outside @cute.jit (CuTeDSL's CALL_OUTSIDE_JIT)."""
+    return [f"  {where(s)}: {s['error'][:300]}" for s in record["statements"] + record["asserts"]
+            if "CALL_OUTSIDE_JIT" in s["error"]]
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_cutekit_call_a_chapter_makes_prints_the_same_in_cutedsl(results, chapter, request):
     known(request, "calls", chapter)
     record = results[chapter]
+    outside = outside_jit(record)
+    assert not outside, (f"{chapter}: cells call CuTeDSL's layout functions outside @cute.jit (use cutekit's "
+                         f"`cute` there, or move the code into a @cute.jit function):\n" + "\n".join(outside))
     wrong = cutedsl_only_mistakes(record["calls"])
     assert not wrong, (
         f"{chapter}: {len(wrong)} of the {len(record['calls'])} calls its cells make to cutekit.cute do not give in "
@@ -159,7 +168,7 @@ def test_every_kernel_a_chapter_defines_compiles_for_its_gpu_with_warnings_as_er
                          f"exercise's answer needs its check's arguments in EXERCISE_ARGUMENTS): {missing}")
 
 
-def test_the_run_catches_a_zero_slice_a_swizzle_called_and_the_old_allocator(results):
+def test_the_run_catches_a_zero_slice_a_swizzle_called_the_old_allocator_and_a_call_outside_jit(results):
     """tests/chapters/known_differences.py: what the two tests above must find, found."""
     record = results[SELF_TEST]
     calls = {(c["cell"], c["line"]): c for c in record["calls"]}
@@ -175,3 +184,4 @@ def test_the_run_catches_a_zero_slice_a_swizzle_called_and_the_old_allocator(res
     old = compiles["old_allocator"]
     assert not old["ok"] and old["warning"] and "use cutlass.memory.SmemAllocator instead" in old["error"]
     assert [c["function"] for c in failed_compiles(record)] == ["old_allocator"]
+    assert len(outside_jit(record)) == 1 and "`make_layout` builds GPU kernel IR" in outside_jit(record)[0]

@@ -9,7 +9,8 @@
 # %% [markdown]
 # Cells the tests run through `tests/chapters/in_cutedsl.py` to show it finds what it must: a composed layout
 # sliced by calling it (cutekit gives the sliced layout, CuTeDSL 4.8.1 silently gives 0), a swizzle called as
-# a function (CuTeDSL's is not callable), and a kernel that allocates shared memory under the old name.
+# a function (CuTeDSL's is not callable), a kernel that allocates shared memory under the old name, and a
+# layout built with CuTeDSL's `cute` outside any `@cute.jit` function.
 
 # %%
 from cutekit import cute
@@ -62,3 +63,6 @@ x = torch.arange(4, dtype=torch.float32)
 old_allocator(from_dlpack(x))
 new_allocator(from_dlpack(x))
 assert x.tolist() == [3, 2, 1, 0]
+
+# %%
+row_major = cute.make_layout((4, 8), stride=(8, 1))
