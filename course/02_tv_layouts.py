@@ -202,8 +202,8 @@ assert first_place == {0: (0, 0), 1: (0, 4), 32: (4, 0)}   # thread 1 right of t
 # %% [markdown]
 # Thread 1 lands to the **right** of thread 0 and thread 32 below it, as the grid says. The inverse of the
 # thread layout, `right_inverse`, is the thread → place direction: `(32,4):(4,1)` sends thread 1 to grid index
-# 4, which in a 4-row grid is `(0, 1)`. Read the thread layout itself that way ("thread 1 goes to place
-# `thread_layout(1)`") and you have the arrangement where thread ids run *down* the columns: that is a
+# 4, which in a 4-row grid is `(0, 1)`. Read the thread layout itself that way, thread 1 at place
+# `thread_layout(1)`, and you have the arrangement where thread ids run *down* the columns: that is a
 # different thread layout, `(4,32):(1,4)`, and `make_layout_tv` gives it a different TV layout, with thread 1
 # below thread 0. (The notes' 4 × 2 grid above is its own inverse, so there the direction cannot show.)
 
@@ -319,13 +319,15 @@ assert thread_33_offsets[:8] == [block_start + 4 * row_stride + 4 + k for k in r
 # The thread mode, `(32,4):(4,2048)`, is the per-thread offset the notes find in their compiled code,
 # "(tid mod 32) * 4 + (tid / 32) * (? * 4)", with their `?` the tensor's row stride (512 here; their tensor's
 # shape was a run-time value, so the compiler printed it as `?`, which chapter 03 shows). The notes read it as
-# "`tid mod 32` gives the row"; the strides say the opposite: `tid % 32` picks the group of 4 **columns**
-# (contiguous, hence `* 4` elements) and `tid / 32` the group of 4 **rows** (hence four row strides).
+# "`tid mod 32` and `tid / 32` gives the row and column indices of the thread", `tid mod 32` the row; the
+# strides say the opposite: `tid % 32` picks the group of 4 **columns** (contiguous, hence `* 4` elements)
+# and `tid / 32` the group of 4 **rows** (hence four row strides).
 #
 # ### 6. What the compiler makes of it: four 128-bit loads per operand per thread
 #
-# The notes ask whether `128 // width` means "four 128-bit loads per thread" or "4 registers, each sliced".
-# The compiler answers. Below is the elementwise add with exactly this partition (compose, slice
+# The notes ask whether `128 // width` means that "each thread executes four 128-bit load/store operations at
+# a time" or that "the number of registers is always 4 per thread, but the number of elements per register is
+# `128 // dtype.width`, i.e. each register is sliced". The compiler answers. Below is the elementwise add with exactly this partition (compose, slice
 # `(tidx, None)`, load, add, store), written to a file because `compile_to_ptx` compiles it in a separate
 # process with real CuTeDSL, for an Ampere GPU (sm_80), on the CPU, and counts PTX instructions.
 #

@@ -317,7 +317,7 @@ def block_sum(partial: cutlass.Float32, warp_sums: cute.Tensor):
 def cuda_style_kernel(mX: cute.Tensor, mOut: cute.Tensor):
     tidx, _, _ = cute.arch.thread_idx()
     row, _, _ = cute.arch.block_idx()
-    warp_sums = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
+    warp_sums = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
     partial = cutlass.Float32(0.0)
     for n in cutlass.range(tidx, cute.size(mX, mode=[1]), 128):
         partial = partial + mX[row, n]
@@ -363,7 +363,7 @@ print("cuda style, 16x1000: equal to torch.sum on", backend.name)
 def composition_kernel(mX: cute.Tensor, mOut: cute.Tensor, tv_layout: cute.Layout):
     tidx, _, _ = cute.arch.thread_idx()
     row, _, _ = cute.arch.block_idx()
-    warp_sums = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
+    warp_sums = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
     x_row = mX[row, None]
     tiles = cute.zipped_divide(x_row, (cute.size(tv_layout),))                    # ((tile), (tiles))
     coordinates = cute.zipped_divide(cute.make_identity_tensor(x_row.shape), (cute.size(tv_layout),))

@@ -193,7 +193,6 @@ reference.lookup("partition")
 # | `cutlass.min` | `min(a, b)` of run-time values. | 07 | 7 · Run it |
 # | `cutlass.range` | `range(start, stop, step)` in a kernel: a loop of the compiled program, its index a run-time value. | 04 | Exercise 5 · One block per row strip |
 # | `cutlass.range_constexpr` | `range_constexpr(n)`: a loop Python runs while tracing, unrolled into the kernel; n must be known then. | 02 | Run it |
-# | `cutlass.utils.SmemAllocator` | `SmemAllocator()` hands out the block's shared memory (CuTeDSL 4.8.1 prefers the name `cutlass.memory.SmemAllocator`). | 05 | Version 1 · CUDA style |
 
 # %% [markdown]
 # ## Methods and properties of CuTeDSL objects

@@ -122,7 +122,6 @@ NAMES = (
     ('cutlass.min', '`min(a, b)` of run-time values.', '07', '7 · Run it'),
     ('cutlass.range', '`range(start, stop, step)` in a kernel: a loop of the compiled program, its index a run-time value.', '04', 'Exercise 5 · One block per row strip'),
     ('cutlass.range_constexpr', '`range_constexpr(n)`: a loop Python runs while tracing, unrolled into the kernel; n must be known then.', '02', 'Run it'),
-    ('cutlass.utils.SmemAllocator', "`SmemAllocator()` hands out the block's shared memory (CuTeDSL 4.8.1 prefers the name `cutlass.memory.SmemAllocator`).", '05', 'Version 1 · CUDA style'),
     ('.allocate_array', '`smem.allocate_array(dtype, n, byte_alignment=...)`: n elements of shared memory, as a pointer to the first.', '08', '3.5 · The pipeline: a ring of stages, two barriers each'),
     ('.allocate_tensor', '`smem.allocate_tensor(dtype, layout, byte_alignment, swizzle=...)`: a tensor in shared memory.', '05', 'Version 1 · CUDA style'),
     ('.element_type', "A tensor's element type (`Float32`, ...).", '02', '6. What the compiler makes of it: four 128-bit loads per operand per thread'),

@@ -183,7 +183,7 @@ device = "cuda" if backend.name == "gpu" else "cpu"
 def one_warp_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, warp_mma: cute.TiledMma,
                     load_A: cute.TiledCopy, load_B: cute.TiledCopy):
     lane, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)), 16)   # (M, K)
     sB = smem.allocate_tensor(cutlass.Float16, cute.make_layout((8, 32), stride=(32, 1)), 16)    # (N, K)
     for i in cutlass.range_constexpr(16):              # global -> shared: 16 of A's 512 values per lane
@@ -838,7 +838,8 @@ else:
 # fp32 on `warps_m x warps_n` warps, with the warps numbered **N-fastest** (warp (warp_m, warp_n) is warp
 # number `warp_m * warps_n + warp_n`, a row-major grid of warps; section 3's `make_layout((2, 2, 1))`
 # numbers them M-fastest), and the permutation that gives every warp 16 rows and two n8 atoms of C (16
-# columns in all, 16 apart as in section 3).
+# columns in all). With integer permutations, as in section 3, a warp's second n8 atom starts `8 * warps_n`
+# columns after its first: 16 apart there, with 2 warps along N, and 32 apart with 4.
 
 # %%
 from cutekit import cute

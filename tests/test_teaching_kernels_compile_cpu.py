@@ -1,8 +1,9 @@
 """The simulator's test kernels are real CuTeDSL: each compiles for sm_80 with the real package, without a
-GPU (so a kernel that runs on the simulator but not on CuTeDSL cannot slip into the course)."""
+GPU, warnings as errors (so a kernel that runs on the simulator but not on CuTeDSL, or only with a deprecated
+name, cannot slip into the course)."""
 import pytest
 
-pytestmark = pytest.mark.cutedsl
+pytestmark = [pytest.mark.cutedsl, pytest.mark.filterwarnings("error")]
 cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
 
 

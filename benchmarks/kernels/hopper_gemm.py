@@ -103,7 +103,7 @@ def hopper_gemm_kernel(tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAt
     # ---- 2. shared memory: the barriers, then A and B stages. The swizzle is given to the pointer (it
     # permutes byte addresses: 16-byte chunks XOR the 128-byte row index), the layout maps (row, k, stage)
     # to elements; 1024-byte alignment because the swizzle pattern repeats every 8 rows of 128 bytes
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     # barriers + s is full[s] (producer -> consumers: "stage s filled"), barriers + STAGES + s is empty[s]
     # (consumers -> producer: "stage s free")
     barriers = smem.allocate_array(cutlass.Int64, 2 * STAGES, byte_alignment=8)

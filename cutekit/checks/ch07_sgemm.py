@@ -539,7 +539,7 @@ def _simulated_s2r(tiled_copy, case) -> dict:
     @cute.kernel
     def copy_kernel(mX: cute.Tensor, mOut: cute.Tensor):
         tidx, _, _ = cute.arch.thread_idx()
-        sX = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((rows, S2R_K), stride=stride), 16)
+        sX = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((rows, S2R_K), stride=stride), 16)
         for i in range(per_thread):
             sX[tidx + threads * i] = mX[tidx + threads * i]
         cute.arch.sync_threads()
@@ -722,7 +722,7 @@ def _main_loop_program(answer):
         gA = cute.local_tile(mA, tiler, (m_tile, n_tile, None), proj=(1, None, 1))
         gB = cute.local_tile(mB, tiler, (m_tile, n_tile, None), proj=(None, 1, 1))
         gC = cute.local_tile(mC, tiler, (m_tile, n_tile, None), proj=(1, 1, None))
-        smem = cutlass.utils.SmemAllocator()
+        smem = cutlass.memory.SmemAllocator()
         sA = smem.allocate_tensor(cutlass.Float16, smem_layout, 128)
         sB = smem.allocate_tensor(cutlass.Float16, smem_layout, 128)
         copier = g2s.get_slice(tidx)

@@ -614,7 +614,7 @@ def build_modules() -> dict:
                        "slice_": host.slice_, "make_composed_layout": host.make_composed_layout,
                        "make_identity_layout": host.make_identity_layout})
     cute = _module("cutlass.cute", cute_names, package=True)
-    utils = _module("cutlass.utils", {"SmemAllocator": ops.SmemAllocator, "LayoutEnum": compat.LayoutEnum,
+    utils = _module("cutlass.utils", {"SmemAllocator": ops.DeprecatedSmemAllocator, "LayoutEnum": compat.LayoutEnum,
                                       "get_smem_capacity_in_bytes": compat.smem_capacity_in_bytes},
                     package=True)
     memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator,
