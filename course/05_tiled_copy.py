@@ -307,10 +307,11 @@ def block_sum(partial: cutlass.Float32, warp_sums: cute.Tensor):
 #
 # One block of 128 threads per row; thread t reads elements t, t + 128, ... (consecutive threads,
 # consecutive addresses: coalesced). The loop bound is the tail check. The four warp sums live in shared
-# memory: `cutlass.utils.SmemAllocator()` hands out a block's shared memory, and its
+# memory: `cutlass.memory.SmemAllocator()` hands out a block's shared memory, and its
 # `allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)` returns a tensor of that element type and
 # layout there, starting on a 16-byte boundary (CUDA's `__shared__ float warp_sums[4]`). CuTeDSL 4.8.1
-# warns that this name of the allocator is deprecated; `cutlass.memory.SmemAllocator` is the new one.
+# moved the allocator there from `cutlass.utils`, where the old name still works and warns that it is
+# deprecated.
 
 # %%
 @cute.kernel

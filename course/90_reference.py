@@ -67,6 +67,7 @@ reference.lookup("partition")
 # | `cute.flatten` | `flatten(layout)`: the same layout with every nested mode brought to the top level. | 01 | 6. Coalesce: the same function with fewer modes |
 # | `cute.Float16` | The 16-bit float type (fp16); `.width` is 16. | 05 | 1. The copy atom: how many bits one instruction moves |
 # | `cute.Float32` | The 32-bit float type (fp32); `.width` is 32. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
+# | `cute.full_like` | `cute.full_like(v, value)`: a register value of v's shape and type with every element `value`. | 08 | 3.8 · The epilogue |
 # | `cute.gemm` | `gemm(tiled_mma, D, A, B, C)`: D = A B + C with the MMA's instruction, on the thread's fragments. | 07 | One warp, one tile, running |
 # | `cute.get` | `get(x, mode=[i])`: mode `i` of a layout or tensor (`mode=[i, j]` goes deeper). | 02 | 4. `make_layout_tv`: build the TV layout from a thread grid and a value block |
 # | `cute.group_modes` | `group_modes(x, begin, end)`: modes `begin` to `end - 1` made one mode. | 08 | 3.3 · TMA: a tile in one instruction |
@@ -107,6 +108,7 @@ reference.lookup("partition")
 # | `cute.tile_to_shape` | `tile_to_shape(atom, shape, order)`: the atom repeated to fill the shape, along the modes in `order`. | 07 | 4 · Shared memory: the swizzled layout |
 # | `cute.TiledCopy` | The type of a TiledCopy argument: a copy atom repeated over a block's threads. | 05 | 4. What partition_S does to the coordinate space: tidfrg_S |
 # | `cute.TiledMma` | The type of a TiledMMA argument: an MMA atom repeated over warps (or warpgroups). | 06 | Run it |
+# | `cute.where` | `cute.where(condition, x, y)`: element by element, x where the condition holds and y elsewhere, over register values (TensorSSA). | 03 | 03 · Dividing a layout into tiles |
 # | `cute.zipped_divide` | `zipped_divide(x, tiler)`: divided into ((tile modes), (rest modes)): mode 0 a tile, mode 1 which tile. | 02 | 5. From tiles to threads: the whole partition of the elementwise add |
 
 # %% [markdown]
@@ -114,7 +116,7 @@ reference.lookup("partition")
 #
 # | name | what it is | chapter | where |
 # |---|---|---|---|
-# | `cute.arch.barrier` | `barrier(barrier_id=k, number_of_threads=n)`: a named barrier that only n threads meet at. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
+# | `cute.arch.barrier` | `barrier(barrier_id=k, number_of_threads=n)`: a named barrier that only n threads meet at. | 08 | 08 · Hopper GEMM: TMA, mbarriers and wgmma |
 # | `cute.arch.block_idx` | The block's index in the grid, a triple: CUDA's `blockIdx`. | 00 | Your first kernel |
 # | `cute.arch.block_idx_in_cluster` | The block's rank in its thread-block cluster. | 08 | 4 · Run it |
 # | `cute.arch.cluster_arrive` | Arrives at the cluster-wide barrier (every thread of every CTA of the cluster). | 08 | 4 · Run it |
@@ -127,14 +129,14 @@ reference.lookup("partition")
 # | `cute.arch.elect_one` | `with elect_one():` runs its block in one lane of the warp. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.fence_proxy` | `fence_proxy(kind, space=...)`: a fence between memory proxies; `fence_proxy("async.shared", space="cta")` makes ordinary shared-memory writes visible to the copy engine (the async proxy). | 08 | 3.8 · The epilogue |
 # | `cute.arch.lane_idx` | The thread's lane in its warp, 0..31. | 05 | Run it |
-# | `cute.arch.make_warp_uniform` | `make_warp_uniform(x)`: `x`, with the promise that it is the same in all 32 lanes (a branch on it is taken per warp). | 08 | 4 · Run it |
+# | `cute.arch.make_warp_uniform` | `make_warp_uniform(x)`: `x`, with the promise that it is the same in all 32 lanes (a branch on it is taken per warp). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_arrive` | `mbarrier_arrive(bar)`: one arrival on the barrier (with a CTA rank: on that CTA's barrier of the cluster). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_arrive_and_expect_tx` | `mbarrier_arrive_and_expect_tx(bar, bytes)`: one arrival, and the bytes the phase must also receive. | 08 | 3.4 · mbarriers: arrivals, bytes and phases |
 # | `cute.arch.mbarrier_init` | `mbarrier_init(bar, count)`: makes an mbarrier in shared memory whose phase completes on `count` arrivals (and the bytes announced). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_init_fence` | Makes the mbarriers just initialised visible to the copy engine and the cluster. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_wait` | `mbarrier_wait(bar, parity)`: waits until the phase of that parity has completed. | 08 | 3.4 · mbarriers: arrivals, bytes and phases |
-# | `cute.arch.setmaxregister_decrease` | `setmaxregister_decrease(n)`: the warpgroup gives up registers, keeping n per thread (PTX `setmaxnreg.dec`). | 08 | 4 · Run it |
-# | `cute.arch.setmaxregister_increase` | `setmaxregister_increase(n)`: the warpgroup takes registers, up to n per thread (PTX `setmaxnreg.inc`). | 08 | 4 · Run it |
+# | `cute.arch.setmaxregister_decrease` | `setmaxregister_decrease(n)`: the warpgroup gives up registers, keeping n per thread (PTX `setmaxnreg.dec`). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
+# | `cute.arch.setmaxregister_increase` | `setmaxregister_increase(n)`: the warpgroup takes registers, up to n per thread (PTX `setmaxnreg.inc`). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.sync_threads` | Every thread of the block waits here until all have arrived: CUDA's `__syncthreads()`. | 05 | Run it |
 # | `cute.arch.thread_idx` | The thread's index in its block, a triple (x, y, z): CUDA's `threadIdx`. | 00 | Your first kernel |
 # | `cute.arch.warp_idx` | The thread's warp in its block (thread index // 32), the same in all 32 lanes. | 05 | Run it |
@@ -160,7 +162,7 @@ reference.lookup("partition")
 # | `cute.nvgpu.warp.StMatrix8x8x16bOp` | `StMatrix8x8x16bOp(transpose, num_matrices)`: `stmatrix`, the inverse of ldmatrix (sm_90). | 08 | 3.8 · The epilogue |
 # | `cute.nvgpu.warpgroup.commit_group` | Closes the wgmmas issued since the last commit into one group. | 08 | 3.7 · The consumers' main loop |
 # | `cute.nvgpu.warpgroup.fence` | Orders the registers' earlier writes before the wgmmas that follow read them. | 08 | 3.7 · The consumers' main loop |
-# | `cute.nvgpu.warpgroup.Field.ACCUMULATE` | `tiled_mma.set(Field.ACCUMULATE, True)`: wgmma adds its product to the accumulators (False overwrites them). | 08 | 4 · Run it |
+# | `cute.nvgpu.warpgroup.Field.ACCUMULATE` | `tiled_mma.set(Field.ACCUMULATE, True)`: wgmma adds its product to the accumulators (False overwrites them). | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.warpgroup.make_smem_layout_atom` | `make_smem_layout_atom(kind, dtype)`: that atom as a swizzled composed layout of `dtype` elements. | 08 | 1 · See it: the 128-byte swizzled atom |
 # | `cute.nvgpu.warpgroup.MmaF16BF16Op` | `MmaF16BF16Op(ab, acc, (64, N, 16), a_src, a_major, b_major)`: Hopper's warpgroup MMA (`wgmma`) on fp16 or bf16. | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.warpgroup.OperandSource.SMEM` | wgmma reads A from shared memory (`OperandSource.RMEM`: from registers). | 08 | 3.6 · The warpgroup MMA |
@@ -228,7 +230,7 @@ reference.lookup("partition")
 # | `.partition_S` | `thread_copy.partition_S(t)`: the thread's elements of a copy's source tile. | 04 | The add with tails |
 # | `.reduce` | `v.reduce(op, init, profile)`: reduces a loaded value over the modes the profile marks (`None` keeps a mode; 0 reduces all). | 05 | Version 2 · composition: the tile seen through the TV layout |
 # | `.retile` | `thread_copy.retile(fragment)`: the thread's registers (an MMA fragment) grouped per copy instruction. | 05 | 4. What partition_S does to the coordinate space: tidfrg_S |
-# | `.set` | `tiled_mma.set(field, value)`: sets a run-time field of the MMA, such as `Field.ACCUMULATE`. | 08 | 4 · Run it |
+# | `.set` | `tiled_mma.set(field, value)`: sets a run-time field of the MMA, such as `Field.ACCUMULATE`. | 08 | 3.6 · The warpgroup MMA |
 # | `.shape` | A layout's or tensor's shape. | 01 | See it |
 # | `.store` | `t.store(v)`: writes a loaded value (a `TensorSSA`) into the tensor. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
 # | `.stride` | A layout's or tensor's stride. | 01 | 01 · Layouts |

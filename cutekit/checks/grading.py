@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import secrets
 import sys
 from dataclasses import dataclass
@@ -195,7 +196,10 @@ def _missing_architecture(criterion) -> str:
     if f"({criterion.needs})" in detail:
         return ""
     device = detail.split(":")[0] if detail else "this GPU"
-    return (f"waits for an {criterion.needs} GPU (an H100 or H200): {device} has no TMA or wgmma, so this "
+    found = re.search(r"\(sm_(\d+)\)", detail)
+    # wgmma is sm_90a only: a later GPU (Blackwell, sm_100 on) has TMA but multiplies with tcgen05 instead
+    lacks = "has TMA but no wgmma (sm_90a only)" if found and int(found.group(1)) > 90 else "has no TMA or wgmma"
+    return (f"waits for an {criterion.needs} GPU (an H100 or H200): {device} {lacks}, so this "
             f"chapter's kernels need {criterion.needs}; the simulator graded the criteria above")
 
 

@@ -288,12 +288,14 @@ KERNEL_SOURCES = {
     "ch07.main_loop": ("07_sgemm", "def main_loop", 'check("ch07.main_loop"', "main_loop"),
     "ch08.mbarrier_phases": ("08_hopper_gemm", "def producer_loop", 'check("ch08.mbarrier_phases"', "producer_loop"),
     "ch08.wgmma_main_loop": ("08_hopper_gemm", "def consumer_loop", 'check("ch08.wgmma_main_loop"', "consumer_loop"),
+    "ch08.capstone": ("08_hopper_gemm", "BM, BN, BK, STAGES = 128, 256, 64, 4      # the chapter's tile: two", 'check("ch08.capstone"',
+                      "gemm_bias_relu"),
 }
 
 
 def kernel_answer(exercise_id, folder):
     chapter, start, end, name = KERNEL_SOURCES[exercise_id]
-    source = ("import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import warpgroup\n\n"
+    source = ("import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import cpasync, warpgroup\n\n"
               + solution_code(chapter, start, end))
     if exercise_id == "ch05.sum_dim0":
         source += solution_code("05_tiled_copy", "@cute.jit\ndef sum_dim0", 'check("ch05.sum_dim0"')
@@ -331,6 +333,10 @@ def ch08_consumer(answer, accepts, monkeypatch):
     from cutekit.checks import ch08_hopper
     assert ch08_hopper.ROLES["ch08.wgmma_main_loop"] == "consume"
     assert accepts({"M": 11, "N": 72, "K": 136, "STAGES": 3, "BN": 128, "_data": 0}) == []
+
+
+def ch08_capstone(answer, accepts, monkeypatch):
+    assert accepts({"M": 100, "N": 328, "K": 40, "_shape": 0, "_data": 0}) == []
 
 
 EXAMPLES = {
@@ -409,6 +415,7 @@ EXAMPLES = {
                        ch07_main_loop),
     "ch08.mbarrier_phases": ("it replaces the kernel's `produce`; the consumers, the epilogue and the launch are the "
                              "chapter's", ["with your function in place of its `produce`"], ch08_producer),
+    "ch08.capstone": ("M=100, N=328, K=40: D[m, n] = max(sum_k A[m, k] B[n, k] + bias[n], 0)", [], ch08_capstone),
     "ch08.wgmma_main_loop": ("it replaces the kernel's `consume`; the producer, the epilogue and the launch are the "
                              "chapter's", ["with your function in place of its `consume`"], ch08_consumer),
 }
