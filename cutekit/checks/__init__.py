@@ -3,6 +3,7 @@ per criterion: passed or not, the tier it ran on, points, and a specific hint fo
 
   exercises()              every exercise (id, chapter, statement, points, criteria)
   check(id, answer)        grade on every tier this machine offers; record the result in the progress file
+  hint(id)                 the rule(s) behind an exercise: the second hint level (the check's hint is the first)
   compile_to_ptx(...)      compile a CuTeDSL function for sm_80 in a subprocess; PTX text and opcode counts
 
 Environment: CUTEKIT_STRICT=1 makes a lost point raise (CI); CUTEKIT_SEED fixes the cases; CUTEKIT_PROGRESS
@@ -13,6 +14,7 @@ from .cutedsl import PtxReport, compile_to_ptx
 from .grading import CheckFailed, Criterion, Exercise, Verdict, failed, grade, passed
 from .registry import exercise, exercises
 from .result import CriterionResult, ExerciseResult, set_figure_renderer
+from .rules import hint
 
-__all__ = ["check", "exercises", "exercise", "grade", "Exercise", "Criterion", "Verdict", "passed", "failed",
+__all__ = ["check", "hint", "exercises", "exercise", "grade", "Exercise", "Criterion", "Verdict", "passed", "failed",
            "CheckFailed", "ExerciseResult", "CriterionResult", "set_figure_renderer", "compile_to_ptx", "PtxReport"]

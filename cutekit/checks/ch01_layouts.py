@@ -27,10 +27,11 @@ def _flat_ints(value) -> bool:
 
 
 def _first_wrong_mode(modes, got_stride) -> str:
-    """`modes` are (name, meaning, formula, value) per mode; the sentence naming the first whose stride is off."""
-    for (name, meaning, formula, value), got in zip(modes, got_stride):
+    """`modes` are (name, meaning, value) per mode; the sentence naming the first whose stride is off (its place and
+    what one step in it means, never the formula of the answer)."""
+    for (name, meaning, value), got in zip(modes, got_stride):
         if got != value:
-            return f"mode {name} ({meaning}) should have stride {formula} = {value}; yours has {got}"
+            return f"mode {name} ({meaning}) should have stride {value}; yours has {got}"
     return ""
 
 
@@ -63,9 +64,9 @@ def _batch_cases(rng):
 # ---- ch01.layout_from_grid: a batch of B row-major M x N matrices ----------------------------------------------
 
 def _batch_modes(M, N, B):
-    return (("m", "down a column: the next row, N elements on in a row-major matrix", "N", N),
-            ("n", "along a row: the next column, the next element", "1", 1),
-            ("b", "the next matrix, one whole matrix on", "M*N", M * N))
+    return (("m", "down a column: the next row, N elements on in a row-major matrix", N),
+            ("n", "along a row: the next column, the next element", 1),
+            ("b", "the next matrix, one whole matrix on", M * N))
 
 
 @each_outcome
@@ -100,8 +101,8 @@ def _batch_offsets(outcome) -> Verdict | None:
     case, got = outcome.case, outcome.value
     M, N, B = case["M"], case["N"], case["B"]
     if got["size"] != M * N * B:
-        return failed(f"{case_text(case)}: your layout has {got['size']} elements, the batch has M*N*B = "
-                      f"{M * N * B} (your layout: {got['text']})")
+        return failed(f"{case_text(case)}: your layout has {got['size']} elements, the batch of B matrices of "
+                      f"M x N has {M * N * B} (your layout: {got['text']})")
     story = _batch_story(case, got)
     for index, offset in enumerate(got["offsets"]):
         m, n, b = _column_major_coordinate(index, (M, N, B))
@@ -118,6 +119,9 @@ LAYOUT_FROM_GRID = Exercise(
     statement="Write layout_for(M, N, B): the layout of shape (M, N, B) of B row-major M x N matrices stored one "
               "after another, element (m, n) of matrix b at offset b*M*N + m*N + n.",
     example="layout_for(M, N, B)(m, n, b) == b*M*N + m*N + n",
+    rule=("A layout's offset is the sum over its modes of coordinate times stride.\n"
+          "A mode's stride is how far the offset moves when that coordinate grows by one and the others stay: read "
+          "each one off the offset formula the exercise gives."),
     cases=_batch_cases,
     ask=lambda answer, case: describe_layout(answer(case["M"], case["N"], case["B"])),
     criteria=(
@@ -171,9 +175,9 @@ def _picture_shape(outcome) -> Verdict | None:
         return None
     why = _picture_copied(case, got)
     if not why and got["shape_tuple"] == (columns, rows):
-        why = ": the shape is (rows, columns) = (len(grid), len(grid[0])), rows first"
+        why = ": the shape is (rows, columns) of the picture, rows first"
     elif not why:
-        why = f": the picture has len(grid) = {rows} rows and len(grid[0]) = {columns} columns"
+        why = f": the picture has {rows} rows and {columns} columns"
     return failed(f"{case_text(case)}: the shape should be {want}, yours is {got['shape']}{why} "
                   f"(your layout: {got['text']})")
 
@@ -184,17 +188,16 @@ def _picture_story(case, got) -> str:
     stride = got["stride_tuple"]
     if got["shape_tuple"] != (rows, columns) or not _flat_ints(stride):
         return _picture_copied(case, got)[2:]
-    steps = ("read both steps off the picture: down a column grid[1][0] - grid[0][0], across a row "
-             "grid[0][1] - grid[0][0]")
+    steps = "read both steps off the picture itself: one down a column and one across a row, from cell (0, 0)"
     if stride == (across, down):
-        return (f"your strides are swapped: mode m (down a column) steps grid[1][0] - grid[0][0] = {down}, mode n "
-                f"(across a row) steps grid[0][1] - grid[0][0] = {across}")
+        return (f"your strides are swapped: mode m (down a column) steps {down} in this picture, mode n "
+                f"(across a row) steps {across}")
     if stride == (columns, 1):
         return f"not every picture is row-major: {steps}"
     if stride == (1, rows):
         return f"not every picture is column-major: {steps}"
-    return _first_wrong_mode((("m", "down a column", "grid[1][0] - grid[0][0]", down),
-                              ("n", "across a row", "grid[0][1] - grid[0][0]", across)), stride)
+    return _first_wrong_mode((("m", "down a column, from row 0 to row 1 of the picture", down),
+                              ("n", "across a row, from column 0 to column 1 of the picture", across)), stride)
 
 
 @each_outcome
@@ -220,6 +223,9 @@ LAYOUT_FROM_PICTURE = Exercise(
     statement="Write layout_from_picture(grid): grid[m][n] is the offset drawn at row m, column n; "
               "return the layout that draws it.",
     example="layout_from_picture(((0, 1, 2), (3, 4, 5))) prints (2,3):(3,1)",
+    rule=("The shape is the picture's (rows, columns), rows first.\n"
+          "A stride is how far the offset moves between neighbours along that mode: read it off the picture's "
+          "cells, whatever order the picture was drawn in (row-major, column-major or neither)."),
     cases=_picture_cases,
     ask=lambda answer, case: describe_layout(answer(case["grid"])),
     criteria=(
@@ -385,6 +391,11 @@ INDEX_OF_COORDINATE = Exercise(
     statement="Write index_of(shape, stride, coordinate) by hand: the offset a layout gives a 1-D, flat or nested "
               "coordinate (cute.make_layout, cute.Layout, crd2idx and idx2crd are switched off while it is checked).",
     example="index_of((4,(2,3)), (2,(1,8)), (1,(1,2))) is 19",
+    rule=("The offset of a coordinate is the sum over modes of coordinate times stride; a nested mode applies the "
+          "same rule inside itself.\n"
+          "A single integer given for a mode that has sub-modes (or for the whole layout) is a 1-D index: CuTe "
+          "unfolds it column-major over that mode's shape, first sub-mode fastest, and each piece then goes through "
+          "the rule above."),
     cases=_index_cases,
     ask=_ask_index,
     forbidden=("make_layout", "Layout", "crd2idx", "idx2crd"),
@@ -514,6 +525,10 @@ COALESCE_BY_HAND = Exercise(
     statement="Write coalesced(shape, stride): the layout cute.coalesce gives, built by hand with cute.make_layout "
               "(cute.coalesce is switched off while it is checked).",
     example="coalesced((2,(1,6)), (1,(6,2))) prints 12:1",
+    rule=("Coalescing keeps the function from 1-D index to offset and only writes it with fewer modes.\n"
+          "Flatten the layout, drop the modes of size 1, then merge a mode into the one before it when it continues "
+          "where that one ends: its stride equals the earlier mode's size times the earlier mode's stride.\n"
+          "One mode left is written as plain integers (shape:stride), several as a flat tuple."),
     cases=_coalesce_cases,
     ask=lambda answer, case: describe_layout(answer(case["shape"], case["stride"])),
     forbidden=("coalesce",),
@@ -583,9 +598,9 @@ def _transposer_story(case, x) -> str:
                             "column-major over A's shape (M, N, B): m fastest, then n, then b",
              (1, M, M * N): "the strides of n and m are swapped: one step in n is one column of A, M indices on; "
                             "one step in m is the next row, the next index"}
-    modes = (("n", "the next column of A: M 1-D indices on", "M", M),
-             ("m", "the next row of A: the next 1-D index", "1", 1),
-             ("b", "the next matrix of A, one whole matrix of M*N indices on", "M*N", M * N))
+    modes = (("n", "the next column of A: M 1-D indices on", M),
+             ("m", "the next row of A: the next 1-D index", 1),
+             ("b", "the next matrix of A, one whole matrix of M*N indices on", M * N))
     return known.get(stride) or _first_wrong_mode(modes, stride)
 
 
@@ -616,6 +631,10 @@ TRANSPOSE_BY_COMPOSITION = Exercise(
     statement="Write transposer(M, N, B): the layout X of shape (N, M, B) for which cute.composition(A, X), with "
               "A = (M,N,B):(N,1,M*N) (a batch of row-major matrices), reads A at (m, n, b) at (n, m, b).",
     example="composition(A, transposer(M, N, B))(n, m, b) == A(m, n, b)",
+    rule=("composition(A, X) sends a coordinate c to A(X(c)): X turns the view's coordinate into a 1-D index of A, "
+          "and A turns that index into an offset.\n"
+          "A 1-D index into A unfolds column-major over A's shape (M, N, B): m fastest, then n, then b. X must send "
+          "(n, m, b) to the index of A's element (m, n, b)."),
     cases=_batch_cases,
     ask=_ask_transposer,
     criteria=(

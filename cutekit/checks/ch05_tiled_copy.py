@@ -110,9 +110,11 @@ def _copy_story(case, got) -> str:
                                  bits=case["value_shape"][1] * width),
          " You passed the values where the threads go: make_tiled_copy_tv(atom, thread_layout, value_layout)."),
         (lambda: _reference_copy(*args, thread_order=(0, 1)),
-         " Your threads are column-major: make_ordered_layout(thread_shape, order=(1, 0))."),
+         " Your threads are column-major: the exercise numbers them row-major, thread 1 to the right of "
+         "thread 0."),
         (lambda: _reference_copy(*args, value_order=(0, 1)),
-         " Your values are column-major: make_ordered_layout(value_shape, order=(1, 0))."),
+         " Your values are column-major: the exercise orders a thread's values row-major, value 1 to the right "
+         "of value 0."),
     ]
     for build, story in variants:
         try:
@@ -131,8 +133,8 @@ def _copy_judge(judge_one):
                 why = ""
                 if "atoms" in outcome.error or "num_bits" in outcome.error:
                     why = (" (an atom of num_bits_per_copy bits moves num_bits_per_copy / dtype.width values, and one "
-                           "copy should move a row of a thread's values: num_bits_per_copy = value_shape[1] * "
-                           "dtype.width)")
+                           "copy should move a row of a thread's values: num_bits_per_copy must cover one row of "
+                           "them, no more)")
                 return failed(f"{_copy_text(outcome.case)}: {outcome.error.splitlines()[0][:300]}{why}")
         for outcome in context.outcomes:
             verdict = judge_one(outcome)
@@ -158,7 +160,8 @@ def _copy_atom(outcome) -> Verdict | None:
     want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["atom"]
     if outcome.value["atom"] != want:
         width = 32 if case["dtype"] == "Float32" else 16
-        why = _copy_story(case, outcome.value) or " (num_bits_per_copy = value_shape[1] * dtype.width)"
+        why = _copy_story(case, outcome.value) or (" (the atom's num_bits_per_copy must cover one row of a "
+                                                    "thread's values: no fewer bits, no more)")
         return failed(f"{_copy_text(case)}: one copy should move a row of {case['value_shape'][1]} values "
                       f"({case['value_shape'][1] * width} bits), the atom layout {want}; yours is "
                       f"{outcome.value['atom']}.{why}")
@@ -182,6 +185,10 @@ TILED_COPY_FOR = Exercise(
     statement="Write tiled_copy_for(thread_shape, value_shape, dtype): a TiledCopy with row-major threads, "
               "row-major values per thread, and an atom that moves one row of a thread's values.",
     example="tiled_copy_for((4, 32), (1, 4), Float32) has TV layout ((32,4),4):((16,1),4) and tile (4, 128)",
+    rule=("make_tiled_copy_tv takes the copy atom, the thread layout and the value layout, in that order; row-major "
+          "layouts have their last mode fastest.\n"
+          "A copy atom moves num_bits_per_copy bits per thread at a time; one atom should move exactly one row of a "
+          "thread's values."),
     cases=_copy_cases,
     ask=_ask_copy,
     criteria=(
@@ -257,7 +264,8 @@ def _shape_story(case, got) -> str:
         return (f" Mode 0 is nested: (values one atom moves, atoms per copy tile) = ({vector}, {values // vector}), "
                 f"not the {values} values flat.")
     if got[0] == (1, values) and vector != 1:
-        return f" Your atom moves 1 value; this one moves vector = {vector}: mode 0 is (vector, values // vector)."
+        return (f" Your atom moves 1 value; this one moves vector = {vector}: mode 0 is (values one atom moves, "
+                f"atoms per copy tile).")
     if got[1:] == (want[2], want[1]) and want[1] != want[2]:
         return (" Modes 1 and 2 are swapped: mode 1 counts copy tiles down (tile_shape[0] / (threads x values "
                 "down)), mode 2 across.")
@@ -293,6 +301,9 @@ PARTITION_SHAPE = Exercise(
     statement="Write partition_shape(thread_shape, value_shape, vector, tile_shape): the shape of one thread's "
               "partition_S of a tile, for row-major threads and values and an atom of `vector` values.",
     example="partition_shape((4, 32), (1, 4), 4, (4, 512)) == ((4, 1), 1, 4)",
+    rule=("A thread's partition_S of a tile is (CPY, CPY_M, CPY_N): mode 0 is (values one atom moves, atoms per "
+          "copy tile); modes 1 and 2 count how often the copy tile repeats down and across the tile.\n"
+          "A copy tile is threads times values, mode by mode."),
     cases=_shape_cases,
     ask=_ask_shape,
     forbidden=("make_tiled_copy_tv", "make_tiled_copy", "local_partition"),
@@ -340,17 +351,17 @@ def _row_sum_story(case, value) -> str:
     unwritten, rows = value["unwritten"], case["M"]
     if unwritten and all(r % 2 == 1 for r in unwritten):
         return ("the odd rows were never written: lanes 16-31 of a warp hold row 2w + 1, so the first lane of each "
-                "16 writes (tidx % 16 == 0), not only lane 0")
+                "16 writes, not only lane 0")
     if unwritten and all(r % ROWS_PER_BLOCK >= 4 for r in unwritten):
-        return ("rows 4 to 7 of each block were never written: 8 rows of 16 threads, so a thread's row is "
-                "row_block * 8 + tidx // 16 (a warp holds two rows; warp_idx() counts warps, not rows)")
+        return ("rows 4 to 7 of each block were never written: 8 rows of 16 threads, so a thread's row in its "
+                "block counts 16-thread groups, not warps (a warp holds two rows; warp_idx() counts warps)")
     if value["wrong"] and value["pair_sums"]:
-        return ("each sum is two rows' sums added: a warp holds two rows, so reduce over the 16 lanes of a row, "
-                "warp_reduction_sum(x, threads_in_group=16)")
+        return ("each sum is two rows' sums added: a warp holds two rows, so the reduction must stay inside the "
+                "16 lanes of a row, not span the whole warp")
     if unwritten:
-        return (f"{len(unwritten)} of {rows} rows were never written: each row's first lane (tidx % 16 == 0) "
-                "writes mOut[row_block * 8 + tidx // 16]")
-    return "reduce each thread's partials over exactly the 16 lanes of its row, threads_in_group=16"
+        return (f"{len(unwritten)} of {rows} rows were never written: each row is written once, by the first of "
+                "its 16 lanes, at the row's index among all M rows (8 rows per block)")
+    return "each row's sum comes from exactly the 16 lanes of that row: no fewer lanes, and none of the other row"
 
 
 def _row_sum_criterion(kind: str):
@@ -363,7 +374,7 @@ def _row_sum_criterion(kind: str):
             if outcome.error:
                 hint = ""
                 if "out-of-bounds" in outcome.error and "mOut" in outcome.error:
-                    hint = " (write only rows that exist: if row < shape[0])"
+                    hint = " (write only rows that exist: the last block's rows past M are not there)"
                 elif "out-of-bounds" in outcome.error:
                     hint = " (the loop reads through the TiledCopy with one predicate per atom: keep it as given)"
                 return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
@@ -388,7 +399,7 @@ def _row_sum_ptx(context) -> Verdict:
     shuffles = report.count("shfl.sync.bfly")
     if shuffles != 4:
         return failed(f"a 16-lane reduction is 4 butterfly shuffles (shfl.sync.bfly); your PTX has {shuffles} "
-                      "(warp_reduction_sum(x, threads_in_group=16) reduces each row's 16 lanes)")
+                      "(a reduction over each row's 16 lanes, not the whole warp's 32)")
     return passed()
 
 
@@ -397,6 +408,10 @@ TILED_COPY_ROW_SUM = Exercise(
     statement="Finish two_rows_kernel: 8 rows of 16 threads per block, two rows per warp; reduce each thread's "
               "partials over its row's 16 lanes and let the row's first lane write it, if the row exists.",
     example="two_rows_per_warp on a 9x300 tensor equals torch.sum(x, dim=-1)",
+    rule=("A shuffle reduction adds the values of the lanes in its group; when a warp holds two rows, the group "
+          "must be the lanes of one row, or the two rows are added together.\n"
+          "Exactly one lane writes each row's sum, at that row's index among all rows (blocks hold consecutive "
+          "rows), and only for rows that exist: the last block may reach past M."),
     cases=_row_sum_cases,
     ask=_ask_row_sum,
     timeout=180.0,
@@ -455,8 +470,8 @@ SAME_KERNEL = ("the same shape again", "another M", "a third M")
 NEW_KERNEL = {"float16": "the dtype (x.dtype)",
               "another N": "N, which the kernel was compiled for (x.shape[1])",
               "column-major strides": "the strides (x.stride())",
-              "an address 4 bytes past a 16-byte boundary": "whether the address is a multiple of 16 bytes "
-                                                            "(x.data_ptr() % 16 == 0), which assumed_align=16 promised"}
+              "an address 4 bytes past a 16-byte boundary": "whether the address is a multiple of 16 bytes, "
+                                                            "which assumed_align=16 promised"}
 
 
 @each_outcome
@@ -494,6 +509,9 @@ CACHE_KEY = Exercise(
     statement="Write cache_key(x): equal exactly when one compiled row-sum kernel (M dynamic, N static, strides "
               "static, 16-byte alignment assumed) serves both tensors; hashable.",
     example="cache_key(torch.zeros(8, 64)) == cache_key(torch.zeros(32, 64)) != cache_key(torch.zeros(8, 68))",
+    rule=("One compiled kernel serves every tensor that agrees on all it was compiled for: the dtype, each static "
+          "extent (not the dynamic ones), the strides, and the alignment it assumes.\n"
+          "A cache key is hashable (a tuple, not a list) and built from those facts, not from the tensor object."),
     cases=_key_cases,
     ask=_ask_key,
     criteria=(
@@ -533,22 +551,24 @@ def _dim0_criterion(context) -> Verdict:
         case = outcome.case
         where = f"a {case['M']}x{case['N']} sum over dim 0"
         if outcome.error:
-            hint = " (view mX as (1, M, N):(M*N, N, 1) and mOut as (1, N):(N, 1))"
+            hint = (" (inner_sum_kernel reads mX as (outer, reduced, inner) and writes mOut as (outer, inner): "
+                    "both need views of those modes)")
             if "mOut" in outcome.error or "out_view" in outcome.error:
-                hint = (" (inner_sum_kernel writes mOut[outer, j]: view mOut as (1, N):(N, 1), one outer index, and "
-                        "mX as (1, M, N):(M*N, N, 1))")
+                hint = (" (inner_sum_kernel writes mOut[outer, j]: mOut needs a view with an outer mode too, of "
+                        "one index, like mX's (outer, reduced, inner) view)")
             return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
         value = outcome.value
         if value["row_sums"]:
-            return failed(f"{where}: column j holds the sum of row j: you reduced over N; the reduced mode is M, "
-                          "stride N, and the inner mode N, stride 1: view (1, M, N):(M*N, N, 1)")
+            return failed(f"{where}: column j holds the sum of row j: you reduced over N; the reduced mode is M "
+                          "(the rows, one row of N elements apart) and the inner mode N (neighbours in memory)")
         if value["unwritten"]:
             return failed(f"{where}: {value['unwritten']} columns were never written, the first is column "
                           f"{value['first_unwritten']} (one thread per column, 128 per block: the grid needs "
-                          "ceil_div(N, 128) blocks, rounded up)")
+                          "enough blocks for every column, the last block partly full)")
         if value["wrong"]:
             return failed(f"{where}: {value['wrong']} columns differ from torch.sum(x, dim=0), the first is column "
-                          f"{value['first']} (the reduced mode is M, stride N; the inner mode is N, stride 1)")
+                          f"{value['first']} (the reduced mode is M, the rows, one row of N elements apart; the "
+                          "inner mode is N, neighbours in memory)")
     return passed()
 
 
@@ -568,6 +588,10 @@ SUM_DIM0 = Exercise(
     statement="Write sum_dim0(mX, mOut): mOut[n] = sum over m of mX[m, n], by viewing mX as (outer, reduced, inner) "
               "and launching inner_sum_kernel.",
     example="sum_dim0 on a 5x200 tensor equals torch.sum(x, dim=0)",
+    rule=("inner_sum_kernel reduces the middle mode of an (outer, reduced, inner) view: the mode summed over must "
+          "sit in the middle, with its own stride, and the output needs the matching (outer, inner) view.\n"
+          "One thread per inner index and 128 per block: the grid must cover every inner index, the last block "
+          "partly full."),
     cases=_dim0_cases,
     ask=_ask_dim0,
     timeout=180.0,

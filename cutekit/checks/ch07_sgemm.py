@@ -161,8 +161,8 @@ def _mma_warps(outcome) -> Verdict | None:
     if got["warp_threads"] == m_fastest:
         return failed(f"{where}: your warps are numbered M-fastest (thread layout {got['vmnk']}: warp_m has stride "
                       f"32, make_layout's default column-major order); the exercise numbers them N-fastest, warp "
-                      f"(warp_m, warp_n) = warp_m * warps_n + warp_n: make_layout((warps_m, warps_n, 1), "
-                      f"stride=(warps_n, 1, 0)), thread layout {want['vmnk']}")
+                      f"(warp_m, warp_n) = warp_m * warps_n + warp_n, so the next warp is the next warp_n: thread "
+                      f"layout {want['vmnk']}")
     return failed(f"{where}: the thread layout is {got['vmnk']}; warp (warp_m, warp_n) should be warp number "
                   f"warp_m * warps_n + warp_n, thread layout {want['vmnk']}")
 
@@ -177,13 +177,13 @@ def _mma_tile(outcome) -> Verdict | None:
     if outcome.value["warps"] != (m, n):
         a, b = outcome.value["warps"]
         return failed(f"{where}: the tile (M, N, K) is {got}, made for {a}x{b} warps; this case asks for {m}x{n} "
-                      f"warps: (16*warps_m, 16*warps_n, 16) = {want}")
+                      f"warps, a tile of {want}")
     if got == (16 * m, 8 * n, 16):
-        return failed(f"{where}: the tile (M, N, K) is {got}: one n8 atom per warp. permutation_mnk = "
-                      f"(16*warps_m, 16*warps_n, 16) = {want} gives each warp a second n8 atom")
+        return failed(f"{where}: the tile (M, N, K) is {got}: one n8 atom per warp. A permutation_mnk that "
+                      f"makes the tile {want} gives each warp a second n8 atom")
     return failed(f"{where}: the tile (M, N, K) is {got}, so each warp covers {got[0] // m} rows x {got[1] // n} "
-                  f"columns; it should be {want}: 16 rows and two n8 atoms (16 columns) per warp, "
-                  "permutation_mnk = (16*warps_m, 16*warps_n, 16)")
+                  f"columns; it should be {want}: 16 rows and two n8 atoms (16 columns) per warp, through "
+                  "permutation_mnk")
 
 
 @each_outcome
@@ -213,6 +213,10 @@ TILED_MMA = Exercise(
     statement="Write tiled_mma_for(warps_m, warps_n): fp16 mma.sync.m16n8k16 atoms with fp32 accumulators on "
               "warps_m x warps_n warps numbered N-fastest, permuted so every warp covers 16 rows and two n8 atoms.",
     example="tiled_mma_for(4, 2) prints Thr Layout VMNK: (32,4,2,1):(1,64,32,0), Permutation MNK: (64:1,32:1,16:1)",
+    rule=("make_tiled_mma(atom, atom layout, permutation_mnk): the atom layout places the warps over (M, N, K) and "
+          "its strides number them; N-fastest numbering means the next warp is the next along N.\n"
+          "permutation_mnk sets the tile the warps cover together; each warp here covers the atom's 16 rows and two "
+          "n8 atoms, 16 columns."),
     cases=_mma_cases,
     ask=_ask_mma,
     criteria=(
@@ -351,6 +355,12 @@ SWIZZLE = Exercise(
     statement="Write swizzle_for(row_elements, element_bits): (B, M, S) of the Swizzle that makes the cp.async "
               "writes and the ldmatrix reads of a K-major shared-memory atom (8 rows of row_elements) conflict-free.",
     example="swizzle_for(64, 16) == (3, 3, 3) and swizzle_for(32, 16) == (2, 3, 3): section 4's two fp16 atoms",
+    rule=("Swizzle<B, M, S> leaves the lowest M bits of an offset alone and XORs B bits, taken S bits higher, into "
+          "the B bits above them: M keeps one 16-byte vector whole, B sets how many chunk positions of a row are "
+          "permuted, S where the row number starts.\n"
+          "Conflict-free: the 8 rows that one ldmatrix (or one round of cp.async) touches must spread their 16-byte "
+          "chunks over different banks; rows that already share a 128-byte line sit in different banks by "
+          "themselves."),
     cases=_swizzle_cases,
     ask=_ask_swizzle,
     criteria=(
@@ -447,10 +457,11 @@ def _loads_criterion(outcome) -> Verdict | None:
     if late:
         why = f"k-tile {late[0]} does not exist (there are {case['k_tiles']}): load None once none is left"
     elif missing and all(k is None or k in want for k in got):
-        why = (f"k-tile {missing[0]} is never loaded: iteration k loads k-tile k + stages - 1 as long as it is "
-               "below k_tiles")
+        why = (f"k-tile {missing[0]} is never loaded: each iteration loads the k-tile stages - 1 ahead of the one "
+               "it multiplies, as long as there is one")
     else:
-        why = "iteration k loads k-tile k + stages - 1 (stages - 1 are in flight ahead of it)"
+        why = ("each iteration loads the k-tile stages - 1 ahead of the one it multiplies (stages - 1 are in "
+               "flight ahead of it)")
     return failed(f"{case_text(case)}: the loaded k-tiles are {got}, they should be {want}: {why}"
                   f"{_three_stage_note(case, outcome.value)}")
 
@@ -460,12 +471,17 @@ PIPELINE_STAGES = Exercise(
     statement="Write schedule(k_tiles, stages): for each main-loop iteration, (read_stage, write_stage, "
               "loaded_k_tile), with (read_stage, None, None) when no k-tile is left to load.",
     example="schedule(5, 3) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]",
+    rule=("With `stages` buffers, the iteration that multiplies k-tile k reads the stage holding it, and stages - 1 "
+          "k-tiles are in flight ahead of it.\n"
+          "A refill may only go into a stage nobody still needs, the one read in the previous iteration; once no "
+          "k-tile is left to load, an iteration loads nothing."),
     cases=_pipeline_cases,
     ask=_ask_pipeline,
     criteria=(
         Criterion("each iteration reads the stage that holds its k-tile", "reference", 2, _pipeline_criterion("read")),
         Criterion("each refill goes to a stage nobody still needs", "reference", 1, _pipeline_criterion("write")),
-        Criterion("it loads k-tile k + stages - 1, and nothing past the last k-tile", "reference", 1, _loads_criterion),
+        Criterion("it loads the k-tile stages - 1 ahead, and nothing past the last k-tile", "reference", 1,
+                  _loads_criterion),
     ),
 )
 
@@ -673,6 +689,10 @@ S2R_COPY = Exercise(
     statement="Write s2r_copy(tiled_mma, operand, major): the ldmatrix x4 TiledCopy that loads the MMA's operand "
               "'A' or 'B' from a K-major or MN-major shared-memory tile into exactly the fragments the MMA expects.",
     example="s2r_copy(tiled_mma, 'A', 'MN') uses LdMatrix8x8x16bOp(True, 4): the transposed ldmatrix",
+    rule=("ldmatrix reads 8x8 fp16 matrices by rows: a K-major tile needs the plain ldmatrix, an MN-major tile the "
+          "transposed one; x4 loads four matrices per instruction.\n"
+          "make_tiled_copy_A and make_tiled_copy_B build the copy from the MMA's own A or B layout, so that each "
+          "thread loads exactly the fragment the MMA expects."),
     cases=_s2r_cases,
     ask=_ask_s2r,
     timeout=60.0,
@@ -825,9 +845,8 @@ def _one_tile_gemm(answer, k_tiles: int, data: int) -> dict:
 def _explain_what_c_holds(holds, k_tiles: int) -> str:
     """The cause, read from the multiples of each k-block's product that C holds."""
     if holds is None:
-        return ("C is none of the k-blocks' products: for every k-block kb copy parts.tXsA[None, None, kb] into "
-                "parts.tXrA[None, None, kb] (and B), then cute.gemm(tiled_mma, accumulators, parts.tCrA[None, None, "
-                "kb], parts.tCrB[None, None, kb], accumulators)")
+        return ("C is none of the k-blocks' products: for every k-block, A's and B's k-block go from shared memory "
+                "into the registers the MMA reads (through the retiled views), then that k-block is multiplied")
     weights = dict(holds)
     if any(key[0] == "ones" for key in weights) or (any(key[0] == "A only" for key in weights)
                                                      and any(key[0] == "B only" for key in weights)):
@@ -835,33 +854,33 @@ def _explain_what_c_holds(holds, k_tiles: int) -> str:
                 "1.0s the check put there): copy s2r_A into parts.tXrA and s2r_B into parts.tXrB for every k-block")
     if any(key[0] == "A only" for key in weights):
         return ("C holds sums of A's rows: the B fragment was never loaded before cute.gemm (it still held the "
-                "1.0s the check put there): cute.copy(s2r_B, parts.tXsB[None, None, kb], parts.tXrB[None, None, kb])")
+                "1.0s the check put there): every k-block needs B's S2R copy as well as A's")
     if any(key[0] == "B only" for key in weights):
         return ("C holds sums of B's rows: the A fragment was never loaded before cute.gemm (it still held the "
-                "1.0s the check put there): cute.copy(s2r_A, parts.tXsA[None, None, kb], parts.tXrA[None, None, kb])")
+                "1.0s the check put there): every k-block needs A's S2R copy as well as B's")
     product = {(t, kb): weights.get(("AB", t, kb), 0) for t in range(k_tiles) for kb in range(TILE_K // 16)}
     if not any(product.values()):
-        return ("no product reached C: did the k-tile loop run? for k_tile in range(cute.size(parts.tAgA, mode=[3])), "
-                "with cute.gemm for every k-block")
+        return ("no product reached C: did the k-tile loop run? It runs once per k-tile of parts.tAgA's last mode, "
+                "k-tile 0 included, with cute.gemm for every k-block")
     per_block = {kb: {product[t, kb] for t in range(k_tiles)} for kb in range(TILE_K // 16)}
     if per_block[0] == {1} and per_block[1] == {0}:
-        return ("only k-block 0 of each k-tile was multiplied; k-block 1 never: loop kb over "
-                "cute.size(parts.tCrA, mode=[2])")
+        return ("only k-block 0 of each k-tile was multiplied; k-block 1 never: the k-block loop runs over every "
+                "k-block of the fragments' third mode")
     if per_block[0] == {2} and per_block[1] == {0}:
-        return ("k-block 0 twice and k-block 1 never: copy into and multiply parts.tCrA[None, None, kb] (and B) for "
-                "each kb, not k-block 0 each time")
+        return ("k-block 0 twice and k-block 1 never: iteration kb copies into and multiplies k-block kb of the "
+                "fragments (A's and B's), not k-block 0 each time")
     tiles = {t: product[t, 0] if product[t, 0] == product[t, 1] else None for t in range(k_tiles)}
     missing = [t for t, w in tiles.items() if w == 0]
     twice = [t for t, w in tiles.items() if w is not None and w > 1]
     if twice and missing:
         return (f"k-tile {twice[0]} was multiplied twice and k-tile {missing[0]} never: the copy's k-tile index is off "
-                "by one; load parts.tAgA[None, None, None, k_tile] in iteration k_tile")
+                "by one: with one stage, iteration k_tile loads k-tile k_tile itself, nothing ahead")
     if missing and all(tiles[t] == 1 for t in tiles if t not in missing):
         if missing == [t for t in range(1, k_tiles)]:
-            return ("only k-tile 0 reached C (k-tile 1 and on never): loop over every k-tile, "
-                    "range(cute.size(parts.tAgA, mode=[3])), and accumulate")
-        return (f"k-tile {missing[0]} never reached C: the k-tile loop must run over range(cute.size(parts.tAgA, "
-                f"mode=[3])), from k-tile 0")
+            return ("only k-tile 0 reached C (k-tile 1 and on never): loop over every k-tile (parts.tAgA's last "
+                    "mode) and accumulate")
+        return (f"k-tile {missing[0]} never reached C: the k-tile loop must run over every k-tile of parts.tAgA's "
+                f"last mode, from k-tile 0")
     return f"C holds each k-tile this many times: {[tiles[t] for t in range(k_tiles)]}; it should hold each once"
 
 
@@ -877,7 +896,8 @@ def _race_hint(error: str, calls: dict, several: bool) -> str:
         if not calls.get("cp_async_commit_group"):
             return (" (cute.arch.cp_async_commit_group() after the copies: your loop never committed a group, and "
                     "cp_async_wait_group waits only for committed groups)")
-        return " (cute.arch.cp_async_wait_group(0) after the commit, before any ldmatrix reads the tile)"
+        return (" (the copies were committed but not waited for: a cp_async_wait_group that leaves no group in "
+                "flight comes after the commit, before any ldmatrix reads the tile)")
     if several:
         return (" (a second cute.arch.sync_threads() at the end of each k-tile, before the next k-tile's copy "
                 "overwrites what other warps may still be reading)")
@@ -1017,6 +1037,11 @@ MAIN_LOOP = Exercise(
     statement="Write main_loop(tiled_mma, g2s, s2r_A, s2r_B, parts, accumulators): for every k-tile, cp.async "
               "it to shared memory, wait and synchronize, then ldmatrix and cute.gemm every k-block; race-free.",
     example="a single-stage 32x32 tensor-core GEMM on the simulator equals NumPy's A @ B.T",
+    rule=("Each k-tile: the cp.async copies of A and B, committed as a group and waited for, then a block-wide "
+          "barrier before any warp reads the tile from shared memory.\n"
+          "Then for each k-block, A's and B's k-block go from shared memory into the registers the MMA reads, and "
+          "the MMA accumulates; a second barrier keeps the next k-tile's copies from overwriting what a warp still "
+          "reads."),
     cases=_main_loop_cases,
     ask=_ask_main_loop,
     timeout=240.0,

@@ -238,6 +238,11 @@ SMEM_LAYOUT = Exercise(
               "operand tile, K-major or MN-major, built from the warpgroup atom with the largest swizzle the "
               "contiguous extent (in bytes) allows.",
     example="smem_layout(128, 64, Float16, 'K', 4) is S<3,4,3> o 0 o ((8,16),(64,1),(1,4)):((64,512),(1,0),(0,8192))",
+    rule=("A warpgroup atom's swizzle is the largest (128, 64 or 32 bytes) whose row divides the tile's contiguous "
+          "extent in bytes: the K extent of a K-major tile, the MN extent of an MN-major one; if none divides, the "
+          "interleaved atom.\n"
+          "tile_to_shape repeats the atom over (mn, k, stages); its order says which mode's repeats come first, and "
+          "the stage mode comes last."),
     cases=_smem_cases,
     ask=_ask_smem,
     criteria=(
@@ -261,7 +266,8 @@ TMA_MODELS = {
                 "multicasts it; your B box is the whole tile"),
     "own share": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"] // c["cluster_m"]) * c["bk"] * _width(c["dtype"]) // 8},
                   "the full barrier counts every byte that lands in this CTA's shared memory: all of B arrives "
-                  "(its own share and the other CTAs' multicast shares), so expect_tx is (bm + bn) * bk * bytes"),
+                  "(its own share and the other CTAs' multicast shares), so expect_tx counts B's whole tile, not "
+                  "this CTA's share of it"),
     "elements": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"]) * c["bk"]},
                  "expect_tx is a count of bytes, not elements: multiply by {bytes} bytes per {dtype}"),
     "fp16 bytes": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"]) * c["bk"] * 2},
@@ -316,6 +322,10 @@ TMA_PLAN = Exercise(
     statement="Write tma_plan(bm, bn, bk, cluster_m, dtype): the TMA box each CTA loads for A and for B (B "
               "multicast across cluster_m CTAs along M) and the bytes its full barrier expects per stage.",
     example="tma_plan(128, 256, 64, 1, Float16) is {'A': (128, 64), 'B': (256, 64), 'expect_tx': 49152}",
+    rule=("With B multicast across cluster_m CTAs along M, each CTA loads its share of B's rows and sends it to the "
+          "others; A is not shared.\n"
+          "A full barrier counts every byte that lands in its CTA's shared memory in one stage: all of A's tile and "
+          "all of B's, the other CTAs' multicast shares included, in bytes, not elements."),
     cases=_tma_cases,
     ask=_ask_tma,
     criteria=(
@@ -350,7 +360,7 @@ def reference_stages(case) -> int:
 
 
 STAGE_MODELS = {
-    "1000": (lambda c: _fit(c, limit=227 * 1000), "a KiB is 1024 bytes: the limit is 227 * 1024 = 232448 bytes"),
+    "1000": (lambda c: _fit(c, limit=227 * 1000), "a KiB is 1024 bytes: the limit, 227 KiB, is 232448 bytes"),
     "228": (lambda c: _fit(c, limit=228 * 1024),
             "228 KiB is the SM's shared memory; one block may use 227 KiB (232448 bytes)"),
     "no B": (lambda c: _fit(c, stage_bytes=_stage_bytes(c, b=False)),
@@ -425,6 +435,10 @@ STAGE_COUNT = Exercise(
               "tiles plus a full and an empty mbarrier each) that fit in 227 KiB with the epilogue's C tile, "
               "which reuses the stages' memory when reuse is True and needs its own otherwise.",
     example="stages_that_fit(128, 256, 64, Float16, Float16, True) is 4",
+    rule=("One stage holds A's (bm, bk) tile, B's (bn, bk) tile and two 8-byte mbarriers, a full and an empty one; "
+          "a tile's bytes are its elements times the dtype's width in bits, over 8.\n"
+          "The budget is 227 KiB (1 KiB = 1024 bytes); the epilogue's C tile needs its own room unless it reuses "
+          "the stages' memory."),
     cases=_stage_cases,
     ask=_ask_stages,
     criteria=(Criterion("the number of stages that fits in 227 KiB", "reference", 2, _stages_right),),
@@ -546,46 +560,48 @@ def _ask_consumer(answer, case):
     return value
 
 
-# what a failure's message says -> what to change, for each loop
+# what a failure's message says -> the cause and the place in the loop, for each loop
 PRODUCER_HINTS = (
-    ("stage reused before its consumer released it", "from k-tile `stages` on, wait on empty + s (s = k_tile % "
-     "stages) before loading into stage s, for the release of k-tile k_tile - stages: it completes phase "
-     "k_tile // stages - 1 of empty + s, so wait with parity (k_tile // stages - 1) % 2"),
-    ("expected none", "announce all of the stage's bytes once per k-tile: with cute.arch.elect_one(): "
-     "cute.arch.mbarrier_arrive_and_expect_tx(full + s, bytes_per_stage), and the two copies with "
-     "tma_bar_ptr=full + s"),
+    ("stage reused before its consumer released it", "from k-tile `stages` on, each load reuses a stage that an "
+     "earlier k-tile filled: wait on empty + s for the consumers' release of the k-tile that last used it "
+     "(k-tile k_tile - stages) before loading into stage s; a wait with the wrong parity returns at once, as if "
+     "that release had come (a stage's first release completes its phase 0, its second phase 1, and so on)"),
+    ("expected none", "each k-tile's copies need their bytes announced on full + s: all of the stage's bytes in "
+     "one arrival (mbarrier_arrive_and_expect_tx), from one lane, and both copies reporting to that barrier"),
     ("never waited for", "load only the k-tiles that exist: with fewer k-tiles than stages the first lap ends at "
-     "k-tile k_tiles - 1 (one loop over range(k_tiles))"),
+     "the last k-tile, not at the last stage"),
     ("more arrivals", "full + s counts one arrival per phase: one mbarrier_arrive_and_expect_tx per k-tile with all "
      "of the stage's bytes, in one lane, inside `with cute.arch.elect_one():`"),
-    ("never go on", "a wait that never returns: the release of k-tile k_tile - stages completes phase "
-     "k_tile // stages - 1 of empty + s, parity (k_tile // stages - 1) % 2 (the other parity waits for a phase "
-     "no consumer completes yet); and each stage's full barrier must receive the announced bytes (both "
-     "copies, A and B)"),
-    ("wrong phase", "the consumers found a stage not loaded yet: k-tile k_tile's copies go into stage "
-     "k_tile % stages, with tma_bar_ptr=full + s"),
-    ("was not initialized", "the stage is k_tile % stages: full + s and empty + s stay inside the `stages` "
-     "barriers of each kind"),
-    ("out-of-bounds", "the stage is k_tile % stages (tAsA[None, s] has `stages` stages)"),
+    ("never go on", "a wait that never returns: the producer's wait on empty + s must name, by its parity, the "
+     "phase that the release of k-tile k_tile - stages completes: a stage's first release completes its phase "
+     "0, its second phase 1, and so on (the other parity waits for a phase no consumer completes yet); and each "
+     "stage's full barrier must receive the announced bytes (both copies, A and B)"),
+    ("wrong phase", "the consumers found a stage not loaded yet: each k-tile's copies must fill the stage its "
+     "index wraps to on the ring, and report their bytes to that stage's full barrier"),
+    ("was not initialized", "the stage index ran past the last stage: it must wrap around the ring of `stages` "
+     "stages, so that full + s and empty + s stay inside the `stages` barriers of each kind"),
+    ("out-of-bounds", "the stage index ran past the last stage (tAsA[None, s] has `stages` stages): it must wrap "
+     "around the ring"),
 )
 CONSUMER_HINTS = (
     ("never committed", "warpgroup.commit_group() after each k-tile's cute.gemm calls: wait_group counts only "
      "committed groups"),
-    ("waited on the wrong phase", "the consumers wait on full + s for the phase that k-tile k_tile's copies "
-     "complete: phase k_tile // stages, parity (k_tile // stages) % 2"),
-    ("missing fence", "warpgroup.fence() after the wait on full + s, before the k-tile's first cute.gemm"),
-    ("not been retired", "release a stage only after warpgroup.wait_group has retired its wgmmas: after "
-     "wait_group(2), the stage of the k-tile two back, empty + (k_tile - 2) % stages (wait_group counts only "
-     "groups closed with warpgroup.commit_group())"),
-    ("still in flight", "after the loop, warpgroup.wait_group(0): the epilogue reads the accumulators"),
-    ("was not initialized", "the stage is k_tile % stages: the release goes to empty + (k_tile - 2) % stages, "
-     "inside the `stages` empty barriers"),
-    ("more arrivals", "empty + s counts one arrival per consumer warp: only lane 0 of each warp arrives"),
-    ("never go on", "a wait that never returns: release every stage once its wgmmas are retired, on its own "
-     "empty barrier (empty + (k_tile - 2) % stages), one arrival per warp (lane 0)"),
-    ("stage reused", "release a stage only once the wgmmas reading it are retired (commit_group, then "
-     "wait_group(2): wait_group counts only committed groups), one arrival per warp (lane == 0), on the barrier "
-     "of the stage they read: the k-tile two back, empty + (k_tile - 2) % stages"),
+    ("waited on the wrong phase", "the consumers' wait on full[s] must name, by its parity, the phase that "
+     "k-tile k_tile's copies complete: a stage's first fill completes its phase 0, its second phase 1, and so on"),
+    ("missing fence", "warpgroup.fence() after the wait on full[s], before the k-tile's first cute.gemm"),
+    ("not been retired", "release a stage only after warpgroup.wait_group has retired the wgmmas that read it; "
+     "wait_group counts only committed groups (closed with warpgroup.commit_group()), so the commit comes first"),
+    ("still in flight", "after the loop, the last k-tiles' wgmmas are still running when the epilogue reads the "
+     "accumulators: wait until none is left"),
+    ("was not initialized", "the released stage's index ran past the last stage: like every stage index it wraps "
+     "around the ring, so the release stays inside the `stages` empty barriers"),
+    ("more arrivals", "empty[s] counts one arrival per consumer warp: only one lane of each warp arrives"),
+    ("never go on", "a wait that never returns: release every stage once its wgmmas are retired, on that stage's "
+     "own empty barrier (the stage of the k-tile two back), one arrival per warp (lane 0)"),
+    ("stage reused", "release a stage only once the wgmmas reading it are retired (committed, then waited for: "
+     "wait_group counts only committed groups); with two k-tiles of wgmmas kept running, that is the stage of the "
+     "k-tile two back, not this k-tile's or the one before; one arrival per warp (lane 0), on the empty barrier "
+     "of the stage they read"),
 )
 
 
@@ -602,8 +618,8 @@ def _loop_verdict(outcome, hints) -> Verdict | None:
     if value["wrong"]:
         unwritten = f"; {value['nan']} outputs were never written" if value["nan"] else ""
         return failed(f"{where}: {value['wrong']} of {case['M'] * case['N']} outputs differ from NumPy's A @ B.T, "
-                      f"the first at (m, n) = {value['first']}{unwritten}: every k-tile must be loaded (k-tile "
-                      f"k_tile into stage k_tile % stages) and multiplied once (every k-block of the stage)")
+                      f"the first at (m, n) = {value['first']}{unwritten}: every k-tile must be loaded (each into "
+                      f"the stage its index wraps to) and multiplied once (every k-block of the stage)")
     return None
 
 
@@ -639,7 +655,7 @@ PRODUCER_PTX = (("mbarrier.try_wait.parity", 1, None, "an mbarrier_wait on empty
 CONSUMER_PTX = (("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", 4, 4, "BK / 16 = 4 wgmmas per k-tile"),
                 ("wgmma.fence", 1, None, "warpgroup.fence()"),
                 ("wgmma.commit_group", 1, None, "warpgroup.commit_group()"),
-                ("wgmma.wait_group", 2, None, "wait_group(1) in the loop and wait_group(0) after it"),
+                ("wgmma.wait_group", 2, None, "one wait_group in the loop and one after it"),
                 ("mbarrier.try_wait.parity", 1, None, "an mbarrier_wait on full[s]"))
 
 
@@ -669,8 +685,9 @@ def _consumer_depth(outcome) -> Verdict | None:
     if wrong or not value["left"]:
         got = [running for running, _ in value["left"]][:8]
         return failed(f"after each k-tile's wait_group, {got} groups of wgmmas stayed running; this loop keeps "
-                      f"{DEPTH}: warpgroup.wait_group({DEPTH}) after each commit (wait_group(1) is section 3.7's "
-                      f"loop, wait_group(0) leaves the tensor cores idle while the warpgroup waits)")
+                      f"{DEPTH} k-tiles of them running after each commit (wait_group(1) is section 3.7's loop, one "
+                      f"k-tile deep; waiting for every group in the loop leaves the tensor cores idle while the "
+                      f"warpgroup waits)")
     return None
 
 
@@ -777,6 +794,14 @@ MBARRIER_PHASES = Exercise(
               "from the k-tile index); the stage's bytes announced on full + s in one lane, and the TMA loads "
               "of A and B into the stage.",
     example="it replaces the kernel's `produce`; the consumers, the epilogue and the launch are the chapter's",
+    rule=("A phase of an mbarrier completes when its arrivals and its transaction bytes are all in; a wait on "
+          "parity p returns once the phase with that parity has completed (a fresh barrier counts the phase before "
+          "its first as completed).\n"
+          "Each use of a stage completes one phase of that stage's barriers, so their parity alternates 0, 1, 0, "
+          "... as the k-tiles go round the ring of stages.\n"
+          "The producer announces a stage's bytes once per k-tile, from one lane (an arrival with expect_tx), and "
+          "the TMA copies deliver them to the same barrier; before it refills a stage, it waits for the consumers' "
+          "release on the stage's empty barrier."),
     cases=_loop_cases,
     ask=_ask_producer,
     timeout=240.0,
@@ -798,10 +823,16 @@ WGMMA_MAIN_LOOP = Exercise(
     id="ch08.wgmma_main_loop",
     statement="Write the consumers' main loop two k-tiles deep, consumer_loop(tiled_mma, accumulators, tCrA, "
               "tCrB, full, empty, k_tiles, stages, lane): for every k-tile wait until its stage is filled "
-              "(full[s]), fence, issue its wgmmas and commit them, keep two k-tiles of them running "
-              "(wait_group(2)), then release the stage of the k-tile two back (empty[s], lane 0 of each warp); "
+              "(full[s]), fence, issue its wgmmas and commit them, keep two k-tiles of them running, "
+              "then release the stage of the k-tile two back (empty[s], lane 0 of each warp); "
               "after the loop, wait for every wgmma.",
     example="it replaces the kernel's `consume`; the producer, the epilogue and the launch are the chapter's",
+    rule=("wgmmas run asynchronously: commit_group closes the wgmmas issued since the last commit into a group, and "
+          "wait_group(n) returns once at most n committed groups are still running.\n"
+          "A stage may be released (one arrival per warp on its empty barrier) only once the wgmmas that read it "
+          "are retired, and the accumulators may be read only once none is running.\n"
+          "The consumers wait on a stage's full barrier with the parity of the phase its k-tile's copies complete, "
+          "and warpgroup.fence() orders earlier ordinary writes of the accumulators before the first wgmma."),
     cases=_consumer_cases,
     ask=_ask_consumer,
     timeout=240.0,
@@ -1143,6 +1174,14 @@ CAPSTONE = Exercise(
               "mbarrier pipeline, wgmma in consumer warpgroups, the bias and the clamp applied to the accumulators "
               "in registers before the store; M, N and K ragged (N and K multiples of 8).",
     example="M=100, N=328, K=40: D[m, n] = max(sum_k A[m, k] B[n, k] + bias[n], 0)",
+    rule=("The pipeline is exercises 4 and 5's: one producer warp fills a ring of stages through TMA, announcing each "
+          "stage's bytes on its full barrier, and waits on the empty barrier before it refills a stage; the consumer "
+          "warpgroups wait on full, multiply with wgmma, and release a stage only once the wgmmas that read it retired.\n"
+          "A thread's accumulators hold the columns of D its slice of the TiledMMA gives it, many columns apart; the "
+          "epilogue works on those values, each with the bias of its own column of D (a tile's columns start at the "
+          "tile's first column), before they leave the registers.\n"
+          "relu clamps the biased sum, so the bias goes in first; columns past N have no bias value, and rows or "
+          "columns past D's edge must never be written (a TMA store clips them, a store from registers does not)."),
     cases=_capstone_cases,
     ask=_ask_capstone,
     timeout=240.0,

@@ -73,7 +73,9 @@ class Exercise:
     `cases(rng)` draws the randomized inputs (plain dicts); `ask(answer, case)` runs the learner's answer on
     one case and returns a plain value (it runs in the sandbox, so it may raise freely: wrong type, wrong
     shape); `criteria` judge the outcomes. `forbidden` names cutekit.cute functions the answer must not call
-    (an exercise that asks for coalescing by hand switches `coalesce` off while the answer runs).
+    (an exercise that asks for coalescing by hand switches `coalesce` off while the answer runs). `rule` is the
+    second hint level, printed by `hint(id)`: the rule(s) behind the exercise, one per line, stated without the
+    answer's code or formula.
     """
     id: str
     statement: str
@@ -83,6 +85,7 @@ class Exercise:
     forbidden: tuple = ()
     timeout: float = 10.0
     example: str = ""
+    rule: str = ""
 
     @property
     def chapter(self) -> str:

@@ -108,6 +108,29 @@ def record_result(result, exercise):
     return result
 
 
+def failed_attempts(exercise_id: str) -> int:
+    """How many checks of `exercise_id` in this learner's progress file did not pass (0 when recording is off
+    or the file cannot be read)."""
+    path = progress_path()
+    if path is None:
+        return 0
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 0
+    count, quoted = 0, json.dumps(exercise_id)
+    for line in text.splitlines():
+        if quoted not in line:         # most lines are other exercises: skip them unparsed
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("exercise") == exercise_id and record.get("passed") is False:
+            count += 1
+    return count
+
+
 @dataclass(frozen=True)
 class Progress:
     """The records read from one file, and the problems met reading it."""

@@ -150,15 +150,15 @@ def stages_epilogue_never_counted(bm, bn, bk, dtype, c_dtype, reuse):
 
 PRODUCER_MISTAKES = {
     "waits_in_the_first_lap": r"need no wait",
-    "parity_off_by_one": r"parity \(k_tile // stages - 1\) % 2",
+    "parity_off_by_one": r"first release completes its phase 0",
     "no_wait_on_empty": r"wait on empty \+ s .* before loading into stage s",
-    "waits_on_full": r"parity \(k_tile // stages - 1\) % 2|before loading into stage s",
-    "plain_arrive": r"mbarrier_arrive_and_expect_tx\(full \+ s, bytes_per_stage\)",
+    "waits_on_full": r"first release completes its phase 0|before loading into stage s",
+    "plain_arrive": r"all of the stage's bytes in one arrival",
     "copies_past_the_last_k_tile": r"load only the k-tiles that exist",
     "two_arrivals_per_k_tile": r"one mbarrier_arrive_and_expect_tx per k-tile",
     "announces_half_the_bytes": r"announcing fewer completes the phase",
     "every_lane_arrives": r"in one lane, inside `with cute.arch.elect_one\(\):`",
-    "stage_never_wraps": r"the stage is k_tile % stages",
+    "stage_never_wraps": r"wrap around the ring",
     "always_k_tile_0": r"every k-tile must be loaded",
     "b_copy_forgotten": r"both copies, A and B",
 }
@@ -204,13 +204,13 @@ def producer_with(mistake=""):
 # ---- ch08.wgmma_main_loop: the consumers' loop, two k-tiles deep ---------------------------------------------------
 
 CONSUMER_MISTAKES = {
-    "phase_off_by_one": r"parity \(k_tile // stages\) % 2",
+    "phase_off_by_one": r"first fill completes its phase 0",
     "no_fence": r"warpgroup.fence\(\) after the wait",
     "releases_the_current_stage": r"two back",
     "releases_the_previous_stage": r"two back",
     "the_worked_depth_one_loop": r"wait_group\(1\) is section 3.7's loop",
     "wait_group_0_in_the_loop": r"tensor cores idle",
-    "no_final_wait": r"wait_group\(0\): the epilogue",
+    "no_final_wait": r"epilogue reads the accumulators",
     "every_lane_arrives": r"one arrival per warp \(lane 0\)",
     "never_releases": r"release every stage",
     "no_commit_group": r"commit_group\(\) after each k-tile",
