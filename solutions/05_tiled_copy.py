@@ -187,11 +187,12 @@ assert scalar_mine.shape == ((1, 4), 1, 4)
 assert [scalar_mine[i] for i in range(cute.size(scalar_mine))] == mine_cells
 
 # %% [markdown]
-# ### 6. A tutorial's divides, reproduced, and one correction
+# ### 6. Dividing a tensor by the threads' tile
 #
 # The reduce-sum tutorial "CuTe DSL Intro" divides a row-major 64x32 fp32 tensor by the tiles of three
 # thread arrangements, one value per thread. The same divides here print what that tutorial printed, and
-# real CuTeDSL 4.8.1 prints the same (traced on the CPU):
+# real CuTeDSL 4.8.1 prints the same (traced on the CPU). Each rest mode counts tiles: the tensor's extent
+# over the tile's, mode by mode.
 
 # %%
 x64 = cute.make_layout((64, 32), stride=(32, 1))
@@ -205,8 +206,9 @@ for thread_layout, expected in [(cute.make_layout((4, 8), stride=(8, 1)), "((4,8
 assert cute.zipped_divide(x64, (1, 32)).shape == ((1, 32), (64, 1))     # one 1x32 tile per row: 64 tiles
 
 # %% [markdown]
-# For `(4,8)` threads the tutorial explains the rest shape `(16,4)` as "64 / 4 == 16 and 32 / 4 == 8": the
-# second is 32 / 8 == 4 (the tile is 8 wide), which is what the printout says.
+# > **Elsewhere you may read**, for the `(4,8)` threads, that "we get 64 / 4 == 16 and 32 / 4 == 8" ("CuTe DSL
+# > Intro", explaining the rest shape `(16,4)`). The second is 32 / 8 == 4: the tile is 8 wide, and the
+# > printout above says 4.
 
 # %% [markdown]
 # ## Exercises 1 and 2
@@ -276,7 +278,9 @@ from cutekit.checks import ch05_tiled_copy as chapter05      # compiles this not
 # %% [markdown]
 # All four row sums end the same way. Each thread holds a partial sum; `warp_reduction_sum` adds the 32
 # partials of a warp with shuffles; one value per warp goes through shared memory to thread 0. This
-# helper is that ending (a `@cute.jit` function called from a kernel is inlined into it):
+# helper is that ending (a `@cute.jit` function called from a kernel is inlined into it). `cutlass.Float32` is
+# CuTeDSL's fp32 type: as an annotation, a run-time fp32 argument; called, `cutlass.Float32(0.0)`, an fp32
+# value in the kernel.
 
 # %%
 @cute.jit
@@ -344,6 +348,15 @@ print("cuda style, 16x1000: equal to torch.sum on", backend.name)
 # V contiguous values, so they load as one vector. The last tile may be partial: an identity tensor divided the same
 # way gives each thread its first element's coordinate, and `elem_less(coordinate, shape)` says whether the
 # vector exists (V divides N, so a vector is wholly inside or wholly outside).
+#
+# Each thread adds its vectors in registers. `cute.make_rmem_tensor(layout, dtype)` is a tensor in the thread's
+# registers (a **fragment**), and `cute.make_fragment_like(t)` one with the shape and element type of `t`.
+# `.fill(v)` sets every element; `.load()` reads the whole fragment as one value that computes element by
+# element (`partials.load() + fragment.load()`), and `.store(value)` writes such a value back.
+# `value.reduce(cute.ReductionOp.ADD, init, 0)` folds all its elements into one number, starting from `init`
+# (`MAX`, `MIN` and `MUL` are the other operations; a profile other than 0 keeps some modes).
+# The host's `vector: cutlass.Constexpr` is a compile-time argument: a plain Python int while CuTeDSL traces,
+# so the layouts built from it are static, and each value of it compiles a kernel of its own.
 
 # %%
 @cute.kernel
@@ -392,13 +405,14 @@ for M, N in [(16, 1000), (3, 7)]:
 # `benchmarks/kernels/reduce_sum.py`, uses four). Each warp owns one row, so a warp reduction finishes the
 # row: no shared memory. (`cute.arch.warp_reduction_sum(x)` adds `x` over the 32 lanes of a warp with 5
 # butterfly shuffles, and every lane gets the total; `threads_in_group=16` adds within each group of 16
-# lanes instead, lanes 0-15 and 16-31 apart, with 4.)
+# lanes instead, lanes 0-15 and 16-31 apart, with 4. `cute.arch.warp_reduction_max(x)` is the same with the
+# maximum.)
 #
-# **Tails.** "CuTe DSL Intro" notes that `partition_S` takes no mask, so that ragged shapes would need extra
-# "tail" logic, perhaps a kernel of another style. The mask goes to the copy instead: partition an identity
-# tensor with the same TiledCopy (`tXcX`: each element's (m, n)), make one Boolean per atom (`elem_less` of the atom's first
-# coordinate with the shape), and `cute.copy(tiled_copy, src, dst, pred=inside)` skips the atoms outside.
-# The fragment is zeroed first, so a skipped atom adds nothing.
+# **Tails.** `partition_S` takes no mask; the mask goes to the copy. Partition an identity tensor with the
+# same TiledCopy (`tXcX`: each element's (m, n)), make one Boolean per atom (`elem_less` of the atom's first
+# coordinate with the shape, in a register tensor of `cutlass.Boolean`), and
+# `cute.copy(tiled_copy, src, dst, pred=inside)` skips the atoms outside. The fragment is zeroed first, so a
+# skipped atom adds nothing.
 
 # %%
 @cute.kernel
@@ -475,9 +489,9 @@ else:
 # %% [markdown]
 # ### A super tile as wide as the row, and no tails
 #
-# The TiledCopy kernel of "CuTe DSL Intro" makes the super tile as wide as the row, rounded up to 32 (`(4,
-# ceil_div(N, 32) * 32)`), with one 32-bit value per atom, and no predicate. Here it is; on rows of 1024 it
-# is right:
+# A shorter TiledCopy kernel makes the super tile as wide as the row, rounded up to 32 (`(4,
+# ceil_div(N, 32) * 32)`), with one 32-bit value per atom, and no predicate: one copy, no loop. It is the
+# TiledCopy kernel of "CuTe DSL Intro". Here it is; on rows of 1024 it is right:
 
 # %%
 @cute.kernel
@@ -553,6 +567,14 @@ else:
     print("needs the cutedsl-cpu tier (nvidia-cutlass-dsl installed): `python -m cutekit doctor`")
 
 # %% [markdown]
+# > **Elsewhere you may read** that `partition_S` lacks "an optional mask parameter, like we have in Triton,
+# > that we might want to give to `partition_S`", so that "if your shapes are irregular or not an exact
+# > multiple of the tile size, you would need to add explicit "tail" logic (perhaps in the form of a
+# > compositional kernel) to handle that" ("CuTe DSL Intro", after its whole-row kernel above). The mask
+# > belongs to the copy, not to the partition: version 3 stays a TiledCopy kernel and takes every tail with
+# > one `elem_less` per atom and `cute.copy(..., pred=)`, on the ragged shapes it was run on above.
+
+# %% [markdown]
 # ### Version 4 · any reduced dimension
 #
 # A contiguous tensor reduced over dim `d` is a 3-D tensor `(outer, reduced, inner)`: `outer` is the
@@ -598,9 +620,10 @@ for shape, dim in [((3, 50, 40), 1), ((6, 5, 7), 0), ((2, 3, 4, 5), 2)]:
     print(f"any dim, {shape} over dim {dim}: equal to torch.sum on {backend.name}")
 
 # %% [markdown]
-# **Two corrections to the N-d kernel of "CuTe DSL Intro".** (1) It computes `after_shape = shape[dim + 1:]`,
-# and its default is `dim=-1`: then `dim + 1` is 0 and "after" is the whole shape, not the empty tuple, so the
-# default reduction views the tensor wrongly (normalize `dim % rank` first):
+# > **Elsewhere you may read** an N-d reduction whose constructor defaults to `dim=-1` and computes
+# > `self.after_shape = shape[dim + 1:]` ("CuTe DSL Intro"). With `dim = -1`, `dim + 1` is 0 and "after" is
+# > the whole shape, not the empty tuple, so the default reduction views the tensor wrongly (normalize
+# > `dim % rank` first):
 
 # %%
 shape, dim = (2, 3, 4), -1
@@ -608,10 +631,10 @@ print("shape[dim + 1:] =", shape[dim + 1:], "  with dim % rank:", shape[dim % le
 assert shape[dim + 1:] == (2, 3, 4) and shape[dim % len(shape) + 1:] == ()
 
 # %% [markdown]
-# (2) It gives each warp one output and puts the warp's 32 lanes along the reduced mode, whose stride is
-# `inner`: for a reduction over dim 1 of a (3, 50, 40) tensor, lane t and lane t + 1 read addresses 40
-# elements (160 bytes) apart, so one warp load touches 32 different 128-byte lines. Version 4 puts the
-# lanes along `inner` (stride 1):
+# > The same kernel says that "each _warp_ should operate on a region of shape `(1, reduce_size, 1)`": each
+# > warp has one output, and its 32 lanes lie along the reduced mode, whose stride is `inner`. For a reduction
+# > over dim 1 of a (3, 50, 40) tensor, lane t and lane t + 1 read addresses 40 elements (160 bytes) apart, so
+# > one warp load touches 32 different 128-byte lines. Version 4 puts the lanes along `inner` (stride 1):
 
 # %%
 # host-side algebra, so cutekit's reference (real CuTeDSL builds layouts only inside @cute.jit)
@@ -647,13 +670,11 @@ else:
     print("needs the cutedsl-cpu tier (nvidia-cutlass-dsl installed): `python -m cutekit doctor`")
 
 # %% [markdown]
-# "CuTe DSL Intro" keeps its own cache of `cute.compile`d kernels under `key = f'reduce_sum_{gInput.dtype}'`,
-# compiled from `from_dlpack` tensors, so the kernel compiled for a static 1024x1024 tensor is handed a
-# 256x256 one: its loop bounds and strides are 1024's, it reads past the smaller tensor, and the tutorial
-# reports "CUDA error: an illegal memory access was encountered". A correct key names everything the
-# compiled code depends on: the dtype, every *static* extent and stride, and the alignment that
-# `assumed_align` promised; it leaves out what is dynamic, so that one compiled kernel serves every M
-# (exercise 4).
+# A cache of your own for `cute.compile`d kernels needs a key that names everything the compiled code
+# depends on: the dtype, every *static* extent and stride, and the alignment that `assumed_align` promised;
+# it leaves out what is dynamic, so that one compiled kernel serves every M (exercise 4). A key with less
+# hands a kernel compiled for one static shape a tensor of another, whose loop bounds and strides it does not
+# know.
 #
 # What a compile costs: this cell times one, on this machine's CPU with real CuTeDSL for sm_80 (the time
 # includes starting a Python process and importing CuTeDSL), and on a GPU also `cute.compile` there and a
@@ -685,6 +706,13 @@ if backend.name == "gpu":
     print(f"one call of the compiled kernel (host overhead + kernel): {(time.perf_counter() - started) * 10:.3f} ms")
 else:
     print("call overheads are measured on the gpu tier only (the simulator compiles nothing)")
+
+# %% [markdown]
+# > **Elsewhere you may read** a cache of compiled kernels keyed `key = f'reduce_sum_{gInput.dtype}'` ("CuTe
+# > DSL Intro"), filled with kernels compiled from `from_dlpack` tensors. The kernel compiled for a static
+# > 1024x1024 tensor is then handed a 256x256 one: its loop bounds and strides are 1024's, it reads past the
+# > smaller tensor, and the tutorial reports "CUDA error: an illegal memory access was encountered". A key
+# > that names the static extents and strides, as above, keeps the two kernels apart.
 
 # %% [markdown]
 # ## On a GPU: time and bandwidth against torch.sum
