@@ -32,7 +32,7 @@
 # This chapter builds a row sum (`torch.sum(x, dim=-1)`) four ways, from CUDA-style index math to a
 # TiledCopy over a "super tile", then any reduced dimension; each version is checked against torch on
 # shapes the tiles do not divide. Then: what CuTeDSL compiles and when, and why a cache keyed by dtype alone
-# breaks.
+# breaks. The chapter ends with a capstone: a row softmax, kernel and launch, written from a blank cell.
 
 # %%
 from cutekit import cute, render, widgets
@@ -214,7 +214,7 @@ assert cute.zipped_divide(x64, (1, 32)).shape == ((1, 32), (64, 1))     # one 1x
 # ## Exercises 1 and 2
 #
 # These two are about the algebra, so they come now, while `cute` is still cutekit's reference algebra
-# (after `cutekit.use`, `cute` is the kernel language). Exercises 3 to 5 are at the end.
+# (after `cutekit.use`, `cute` is the kernel language). Exercises 3 to 6 are at the end; 6 is the capstone.
 #
 # ### Exercise 1 · Build a tiled copy
 #
@@ -860,6 +860,122 @@ def sum_dim0(mX: cute.Tensor, mOut: cute.Tensor):
 check("ch05.sum_dim0", sum_dim0)
 
 # %% [markdown]
+# ## Exercise 6 · Capstone: a row softmax, from a blank cell
+#
+# Every exercise so far changed a cell you had read. This one starts from a signature: write the kernel (or
+# kernels) and the body of the host function `softmax_rows(mX, mY, vector)` that launches it.
+#
+# - **What it computes.** For a row-major, contiguous fp32 tensor `mX` of shape (M, N), write into `mY` (same
+#   shape and layout) `Y[m, :] = softmax(X[m, :])`, which is `torch.softmax(x, dim=-1)`: each element's
+#   exponential over the sum of its row's exponentials. Subtract the row's max from every element before the
+#   exponential: the result is the same (the factor cancels), and without it the exponential overflows
+#   (next cell). Every output of a row uses the same max and the same sum.
+# - **Shapes.** Any M and N from 1 up: M need not be a multiple of the rows a block holds, N need not be a
+#   multiple of 4 or of any tile, and N may be 1. Nothing outside Y is written, nothing outside X is read.
+# - **`vector`** (a `cutlass.Constexpr`) is 4 when N is a multiple of 4 and 1 otherwise. The check passes
+#   tensors made with `from_dlpack(t, assumed_align=16)`, so with `vector` 4 every row starts on a 16-byte
+#   boundary and a 128-bit copy compiles; with 1, a 32-bit one.
+# - **A real kernel.** The threads of a warp (or of a block) share a row. One thread per row gets the right
+#   numbers slowly: the 32 lanes of a warp then read 32 rows, far apart.
+#
+# **What you need**, all shown in this chapter or the one before: a TiledCopy with an atom of `vector` floats
+# over a thread layout (sections 1 and 2), partitioned over a super tile with `get_slice(...).partition_S`
+# and, for Y, `partition_D` (section 3); a block's rows cut into super tiles along the row (version 3's
+# `zipped_divide`, or chapter 04's `local_tile`, one block's tiles in one call), and a loop over them; an
+# identity tensor partitioned the same way, one `elem_less` per atom and `cute.copy(..., pred=)`, on the way
+# in and on the way out (version 3, "Tails"); register fragments with `.fill`, `.load()`, `.store()` and
+# `.reduce` (version 2); warp reductions for the row's max and its sum (version 3); the alignment promise
+# (version 3, "Alignment"). Two names are new. `cute.math.exp(v)` is e to the `v`, of a scalar or, element by
+# element, of a fragment's value; `-cutlass.Float32.inf` is minus infinity in fp32 (below every number, and
+# its exponential is 0). Decide what an element that was not loaded holds before it meets a max or a sum.
+#
+# **How it is graded.** `reference`: on the simulator, against `torch.softmax`, on a shape with M and N
+# multiples of 4 and N = 1024; on ragged shapes (an odd M over several blocks, an odd N, N = 1), where nothing
+# outside Y may be written; and on inputs near +1000 and near -1000. `cutedsl-cpu`: real CuTeDSL compiles it
+# for sm_80 with N a multiple of 4, and its PTX must have only 128-bit global loads and stores
+# (`ld.global.v4`, `st.global.v4`), warp shuffles that reduce (`warp_reduction_max` and `warp_reduction_sum`
+# compile to `shfl.sync.bfly`) and no local memory; a right kernel without them is a slow one, and the hint
+# says which it lacks. `gpu`: 8192x8192 and 3000x5001 must equal `torch.softmax`, and 8192x8192 must run at
+# 0.4 of `torch.softmax`'s speed or more (its time over yours, both timed in the same process). A softmax
+# reads X at least once and writes Y once, 8 bytes per element; each further pass over X adds 4.
+
+# %%
+rows = torch.tensor([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -999.0]])
+print("exp(88), exp(89) in fp32:     ", torch.exp(torch.tensor([88.0, 89.0])).tolist())
+print("exp(x) / its row's sum:       ", (torch.exp(rows) / torch.exp(rows).sum(dim=-1, keepdim=True)).tolist())
+shifted = torch.exp(rows - rows.max(dim=-1, keepdim=True).values)
+print("the max subtracted first:     ", (shifted / shifted.sum(dim=-1, keepdim=True)).tolist())
+print("torch.softmax:                ", torch.softmax(rows, dim=-1).tolist())
+assert torch.isfinite(torch.exp(torch.tensor(88.0))) and torch.isinf(torch.exp(torch.tensor(89.0)))
+assert torch.isnan(torch.exp(rows) / torch.exp(rows).sum(dim=-1, keepdim=True)).all()    # inf / inf, 0 / 0
+assert torch.allclose(shifted / shifted.sum(dim=-1, keepdim=True), torch.softmax(rows, dim=-1))
+for passes in (1, 2, 3):
+    print(f"X read {passes} time(s), Y written once: {4 * passes + 4} bytes per element")
+assert chapter05.GPU_THRESHOLD == 0.4           # the gpu criterion's bar, as the text says
+
+# %%
+# Your @cute.kernel (one or more) first; then the body of softmax_rows, which builds what they need and launches.
+### BEGIN SOLUTION (placeholder: pass)
+@cute.kernel
+def softmax_kernel(mX: cute.Tensor, mY: cute.Tensor, super_tile: cute.Shape, tiled_copy: cute.TiledCopy):
+    """A warp per row, 4 rows per block, each row read twice: once for its max and sum, once for Y."""
+    tidx, _, _ = cute.arch.thread_idx()
+    row_block, _, _ = cute.arch.block_idx()
+    thread = tiled_copy.get_slice(tidx)
+    gX = cute.local_tile(mX, super_tile, (row_block, None))          # (4, W, steps): this block's 4 rows
+    gY = cute.local_tile(mY, super_tile, (row_block, None))
+    cX = cute.local_tile(cute.make_identity_tensor(mX.shape), super_tile, (row_block, None))
+    fragment = cute.make_fragment_like(thread.partition_S(gX[None, None, 0]))
+    inside = cute.make_rmem_tensor(cute.make_layout(
+        (cute.size(fragment, mode=[0, 1]), cute.size(fragment, mode=[1]), cute.size(fragment, mode=[2]))),
+        cutlass.Boolean)
+    # Pass 1: this thread's max and its sum of exp(x - max), the sum rescaled each time the max grows. The
+    # max starts at the lowest finite fp32, not at -inf: exp(-inf - -inf) is nan in a lane with no element yet.
+    running_max = cutlass.Float32(-3.4028234663852886e38)
+    running_sum = cutlass.Float32(0.0)
+    for k in cutlass.range(cute.size(gX, mode=[2])):
+        tXcX = thread.partition_S(cX[None, None, k])
+        for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
+            for n in cutlass.range_constexpr(cute.size(inside, mode=[2])):
+                inside[atom, 0, n] = cute.elem_less(tXcX[(0, atom), 0, n], mX.shape)
+        fragment.fill(-cutlass.Float32.inf)          # what is not loaded never wins the max, and its exp is 0
+        cute.copy(tiled_copy, thread.partition_S(gX[None, None, k]), fragment, pred=inside)
+        values = fragment.load()
+        new_max = values.reduce(cute.ReductionOp.MAX, running_max, 0)
+        running_sum = running_sum * cute.math.exp(running_max - new_max) + \
+            cute.math.exp(values - new_max).reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0)
+        running_max = new_max
+    # the row's max and sum over the warp's 32 lanes, each lane's sum brought to the row's max first
+    row_max = cute.arch.warp_reduction_max(running_max)
+    row_sum = cute.arch.warp_reduction_sum(running_sum * cute.math.exp(running_max - row_max))
+    scale = 1.0 / row_sum
+    # Pass 2: read the row again and write Y through the same predicate
+    for k in cutlass.range(cute.size(gX, mode=[2])):
+        tXcX = thread.partition_S(cX[None, None, k])
+        for atom in cutlass.range_constexpr(cute.size(inside, mode=[0])):
+            for n in cutlass.range_constexpr(cute.size(inside, mode=[2])):
+                inside[atom, 0, n] = cute.elem_less(tXcX[(0, atom), 0, n], mX.shape)
+        cute.copy(tiled_copy, thread.partition_S(gX[None, None, k]), fragment, pred=inside)
+        fragment.store(cute.math.exp(fragment.load() - row_max) * scale)
+        cute.copy(tiled_copy, fragment, thread.partition_D(gY[None, None, k]), pred=inside)
+### END SOLUTION
+
+
+@cute.jit
+def softmax_rows(mX: cute.Tensor, mY: cute.Tensor, vector: cutlass.Constexpr):
+    """Y[m, :] = softmax(X[m, :]) for a contiguous fp32 (M, N) tensor; vector is 4 when N % 4 == 0, else 1."""
+    ### BEGIN SOLUTION (placeholder: pass)
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=32 * vector)
+    row_copy = cute.make_tiled_copy_tv(atom, cute.make_layout((4, 32), stride=(32, 1)), cute.make_layout((1, vector)))
+    super_tile = (4, 4 * 32 * vector)                  # 4 copy tiles: 4 independent loads per thread per step
+    blocks = cute.ceil_div(cute.size(mX, mode=[0]), 4)
+    softmax_kernel(mX, mY, super_tile, row_copy).launch(grid=[blocks, 1, 1], block=[128, 1, 1])   # a warp per row
+    ### END SOLUTION
+
+
+check("ch05.capstone_softmax", softmax_rows)
+
+# %% [markdown]
 # ## What to remember
 #
 # - A copy atom is one instruction (`num_bits_per_copy`); `make_tiled_copy_tv(atom, threads, values)` repeats
@@ -869,5 +985,7 @@ check("ch05.sum_dim0", sum_dim0)
 #   128-bit atom compiles only with the 16-byte alignment promised (`from_dlpack(t, assumed_align=16)`).
 # - A `@cute.jit` call traces every time and compiles on a JIT-cache miss; a `cute.compile`d function does
 #   neither. Its cache key holds the dtype, every static extent and stride, and the alignment; nothing dynamic.
+# - A whole kernel (the softmax) is these pieces again: predicated 128-bit copies in and out, register
+#   fragments, a warp reduction per statistic of the row.
 #
 # Next: **06 · ldmatrix and retile**, from shared memory into the registers a tensor-core MMA reads.
