@@ -1,11 +1,12 @@
 """Chapter 05 exercises: build a TiledCopy, predict partition_S's shape, the TiledCopy row sum with two rows
-per warp, a compile cache key, and a reduction over dim 0.
+per warp, a compile cache key, a reduction over dim 0, and the capstone: a row softmax, kernel and launch
+written from a blank cell (graded on the simulator, by its sm_80 PTX, and on a GPU against torch.softmax).
 
 Answers are functions of their parameters, asked on random cases; every seed draws the cases on which the
 usual mistakes give a different answer from the right one, and a hint names a cause only where the answer is
 what that mistake gives. The two kernel exercises are graded on the simulator whatever backend the notebook
 uses: the learner's host function and every kernel it calls are rebuilt from their source with the simulator
-as `cutlass` (in the forked sandbox, so the notebook's modules stay as they were). On `cutedsl-cpu` both are
+as `cutlass` (in the forked sandbox, so the notebook's modules stay as they were). On `cutedsl-cpu` they are
 compiled for sm_80 with real CuTeDSL and their PTX read.
 
 Also here, for the chapter's compilation section: `compile_notebook_kernel` (a notebook's kernel compiled
@@ -601,3 +602,307 @@ SUM_DIM0 = Exercise(
 
 
 EXERCISES = [TILED_COPY_FOR, PARTITION_SHAPE, TILED_COPY_ROW_SUM, CACHE_KEY, SUM_DIM0]
+
+
+# ---- ch05.capstone_softmax: a row softmax, kernel and launch written from a blank cell -----------------------
+
+SENTINEL = -7.0             # softmax outputs lie in [0, 1]: a -7 left in Y was never written
+GPU_THRESHOLD = 0.4         # the learner's kernel reaches at least this fraction of torch.softmax's speed
+GPU_SOFTMAX_CASES = ({"M": 8192, "N": 8192}, {"M": 3000, "N": 5001})
+
+
+def _softmax_cases(rng):
+    """Rows of 1024 with M a multiple of 4 (every lane busy, more than one 512-wide step); then ragged shapes: an
+    odd M over three blocks of 4 rows, N odd and longer than a 128-wide step; N = 1 in 3 rows; then
+    inputs near +1000 (exp overflows without the max subtracted) with N a multiple of 4 and a tail, and near
+    -1000 (exp underflows to 0 where something larger than the row, such as padding read as 0, is its max)."""
+    torch_ready()
+    return [{"M": 4, "N": 1024, "shift": 0.0, "kind": "aligned"},
+            {"M": rng.choice([9, 11]), "N": rng.choice([133, 167, 201]), "shift": 0.0, "kind": "ragged"},
+            {"M": 3, "N": 1, "shift": 0.0, "kind": "ragged"},
+            {"M": 3, "N": 4 * rng.randint(10, 40), "shift": 1000.0, "kind": "large"},
+            {"M": rng.choice([2, 3]), "N": rng.choice([67, 101, 133]), "shift": -1000.0, "kind": "large"}]
+
+
+def _softmax_inputs(case):
+    import torch
+    generator = torch.Generator().manual_seed(case["M"] * 1000 + case["N"])
+    return torch.randn(case["M"], case["N"], generator=generator) * 3 + case["shift"]
+
+
+def _softmax_facts(x, y) -> dict:
+    """What the learner's Y says about the kernel, as plain data: unwritten, non-finite and wrong elements,
+    whether the wrong rows are softmax times a number per row (and whether that number is the row's sum of
+    exponentials), and what each row's outputs add up to. In NumPy: in the forked sandbox, torch.softmax and
+    a max over a dim wait forever for a thread pool the notebook's own torch calls started before the fork."""
+    import numpy
+    x, y = x.numpy(), y.numpy()
+    M, N = x.shape
+    exponentials = numpy.exp(x.astype(numpy.float64) - x.max(axis=-1, keepdims=True))
+    want = exponentials / exponentials.sum(axis=-1, keepdims=True)
+    unwritten = y == SENTINEL
+    finite = numpy.isfinite(y)
+    written = ~unwritten
+    wrong = written & finite & ~numpy.isclose(y, want, rtol=1e-3, atol=1e-6)
+
+    def first(mask):
+        return tuple(int(i) for i in numpy.argwhere(mask)[0]) if mask.any() else None
+
+    whole_rows = unwritten.all(axis=-1)
+    partly = unwritten.any(axis=-1) & ~whole_rows
+    facts = {"M": M, "N": N,
+             "unwritten": int(unwritten.sum()), "first_unwritten": first(unwritten),
+             "unwritten_rows": [int(r) for r in numpy.flatnonzero(whole_rows)],
+             "partly_unwritten_rows": int(partly.sum()),
+             "columns_written": int(written[partly].sum()) // max(int(partly.sum()), 1),
+             "nonfinite": int((written & ~finite).sum()), "first_nonfinite": first(written & ~finite),
+             "zeros": bool((written & finite).any()) and bool((y[written & finite] == 0).all()),
+             "wrong": int(wrong.sum()), "first_wrong": first(wrong)}
+    bad_rows = [int(r) for r in numpy.flatnonzero(wrong.any(axis=-1) & ~unwritten.any(axis=-1) & finite.all(axis=-1))]
+    facts["row_sums"] = [round(float(y[r].astype(numpy.float64).sum()), 4) for r in bad_rows[:8]]
+    factors = []
+    for r in bad_rows:
+        kept = want[r] > 1e-12
+        factor = float(numpy.median(y[r][kept] / want[r][kept])) if kept.any() else float("nan")
+        factors.append(factor if numpy.allclose(y[r], want[r] * factor, rtol=1e-3, atol=1e-6) else None)
+    facts["proportional"] = bool(bad_rows) and all(f is not None for f in factors)
+    facts["undivided"] = bool(bad_rows) and all(
+        bool(numpy.allclose(y[r], exponentials[r], rtol=1e-3, atol=1e-6)) for r in bad_rows)
+    return facts
+
+
+def _ask_softmax(answer, case):
+    import torch
+    run, from_dlpack = on_simulator(answer)
+    x = _softmax_inputs(case)
+    y = torch.full_like(x, SENTINEL)
+    run(from_dlpack(x, assumed_align=16), from_dlpack(y, assumed_align=16), 4 if case["N"] % 4 == 0 else 1)
+    return _softmax_facts(x, y)
+
+
+def _rows_text(rows) -> str:
+    return ", ".join(str(r) for r in rows[:6]) + (", ..." if len(rows) > 6 else "")
+
+
+def _row_range(first: int, last: int) -> str:
+    return f"row {first}" if first == last else f"rows {first} to {last}"
+
+
+def _softmax_story(case, value, tail_free_wrong: bool = False) -> str:
+    """Why Y is wrong, from the pattern of what was written. `tail_free_wrong`: the case without a tail (the
+    aligned one) came out wrong too, so a ragged case's error is not the tail's."""
+    M, N = value["M"], value["N"]
+    rows = value["unwritten_rows"]
+    if rows:
+        first = rows[0]
+        step = next((s for s in (2, 4, 8, 16) if M > 1 and all((r % s != 0) == (r in rows) for r in range(M))), None)
+        if step:
+            return (f"only every {step}th row (0, {step}, ...) was written: a block holds several rows and every "
+                    f"warp of the block worked on the block's first row; the row must include the warp's place in "
+                    f"the block")
+        # a grid rounded down leaves fewer rows than a block holds, after a whole number of blocks
+        if rows == list(range(first, M)) and any(first % r == 0 and M - first < r for r in (2, 4, 8, 16, 32)):
+            return (f"{_row_range(first, M - 1)} never written: the grid's blocks cover only the first {first} "
+                    f"rows; the block count must be rounded up so that a last, partial block takes the rest")
+        if rows == list(range(first, M)) and first > 0:
+            return (f"{_row_range(first, M - 1)} never written while {_row_range(0, first - 1)} were, with "
+                    f"enough blocks for every row: where a block holds several rows, the row a warp works on must "
+                    f"count the rows of every block before its own, not only the block's index")
+        return (f"rows {_rows_text(rows)} were never written: every row must belong to one group of threads "
+                f"of one block")
+    if value["partly_unwritten_rows"]:
+        return (f"in {value['partly_unwritten_rows']} rows only {value['columns_written']} of the {N} outputs were "
+                f"written, the first one missing at (m, n) = {value['first_unwritten']}: one thread of the row's "
+                f"group stored its elements and the others did not; every thread stores every element it "
+                f"computed, where it is inside the tensor")
+    if value["nonfinite"] and case["shift"] > 0:
+        return (f"inf or nan at (m, n) = {value['first_nonfinite']} for inputs near +1000: exp(x) overflows fp32 "
+                f"above x = 88.7, so exp of the raw inputs is inf and inf / inf is nan; subtract the row's max "
+                f"before exp")
+    if (value["nonfinite"] or value["zeros"]) and case["shift"] < 0:
+        return (f"every output is {'nan or inf' if value['nonfinite'] else '0'} for inputs near -1000: exp of "
+                f"each element minus the max you used underflowed to 0, so the max you used was far above the "
+                f"row's own (the elements are all near -1000). The padding past the end of the row, read as 0, "
+                f"became the max: what a predicated-off element holds must never win the max (or add to the sum)")
+    if value["nonfinite"]:
+        return (f"inf or nan at (m, n) = {value['first_nonfinite']}: a sum of 0 or an exp of an unbounded value; "
+                f"every row's max and sum must come from the whole row, and only from the row")
+    if value["undivided"]:
+        return ("every output is its element's exponential (the max subtracted), never divided by the row's sum: "
+                "the outputs of a row must add up to 1")
+    if value["proportional"] and (case["kind"] == "aligned" or tail_free_wrong):
+        tail = f"though N = {N} has no tail" if case["kind"] == "aligned" else "and rows with no tail did too"
+        return (f"each row's outputs add up to {value['row_sums'][:3]}, not 1, {tail}: the sum "
+                f"you divide by is not the sum of the exponentials for the max you subtract at the end (a sum "
+                f"gathered while the max still grew holds terms taken against older, smaller maxima: rescale it "
+                f"when the max changes)")
+    if value["proportional"]:
+        return (f"each row's outputs add up to {value['row_sums'][:3]}, less than 1, where N = {N} leaves a tail: "
+                f"the sum you divide by is too large. Elements past the end of the row, read as 0, entered the "
+                f"sum (each adds exp(0 - max)); what a predicated-off element holds must add nothing to the sum "
+                f"(and never win the max)")
+    sums = value["row_sums"]
+    if sums and all(1.5 < s < 32.5 and abs(s - round(s)) < 0.02 for s in sums):
+        return (f"each row's outputs add up to about {round(sums[0])}, not 1: the max and the sum were reduced "
+                f"over only part of the threads that hold the row, and each part normalized its own elements; "
+                f"reduce over every thread of the row (and only those)")
+    return ("the outputs differ from torch.softmax and are not a multiple of it: every output of a row must use "
+            "the same max and the same sum, both taken over the whole row")
+
+
+def _access_story(error: str) -> str:
+    """What an out-of-bounds access of the learner's kernel says: a store past Y, a load past X, or either."""
+    found = re.search(r"tensor (\w+) \(shape", error)
+    name = found.group(1).lower() if found else ""
+    if re.search(r"y|out|dst|dest", name):
+        return (" (a store past the end of Y: the output is written through the same predicate as the input, one "
+                "Boolean per element or vector that says it lies inside the tensor)")
+    if re.search(r"x|in|src", name):
+        return (" (a load past the end of X: predicate the loads, and give what is not loaded a value that can "
+                "neither win the max nor add to the sum)")
+    return (" (an access past the end of X or Y: every load and every store goes through a predicate that says "
+            "the element lies inside the tensor)")
+
+
+def _softmax_criterion(kind: str):
+    def judge(context) -> Verdict:
+        tail_free_wrong = any(o.case["kind"] == "aligned" and not o.error and o.value["proportional"]
+                              for o in context.outcomes)
+        for outcome in context.outcomes:
+            case = outcome.case
+            if case["kind"] != kind:
+                continue
+            near = {0.0: "", 1000.0: ", inputs near +1000", -1000.0: ", inputs near -1000"}[case["shift"]]
+            where = f"a {case['M']}x{case['N']} softmax{near}"
+            if outcome.error:
+                first = outcome.error.splitlines()[0][:400]
+                hint = ""
+                if "out-of-bounds" in outcome.error:
+                    hint = _access_story(outcome.error)
+                elif "grid=" in outcome.error and "[0," in outcome.error:
+                    hint = (f" (a grid of no blocks for {case['M']} rows: the block count must be rounded up, so that "
+                            f"a last, partial block takes the rows left over)")
+                return failed(f"{where}: {first}{hint}")
+            value = outcome.value
+            if value["unwritten"] or value["nonfinite"] or value["wrong"]:
+                story = _softmax_story(case, value, tail_free_wrong)
+                return failed(f"{where}: {value['wrong']} outputs differ from torch.softmax, {value['nonfinite']} are "
+                              f"inf or nan and {value['unwritten']} were never written ({story})")
+        return passed()
+    return judge
+
+
+def _softmax_ptx_facts(report) -> list:
+    """What a slow kernel's PTX lacks, one phrase each (empty: loads and stores 128-bit, shuffles, no local
+    memory)."""
+    facts = []
+    loads, vectors = report.count("ld.global"), report.count("ld.global.v4")
+    if not vectors:
+        facts.append(f"your loads are 32-bit: none of its {loads} global loads is a 128-bit ld.global.v4, so a "
+                     f"thread reads one float per instruction where one could move 4 consecutive floats of a row "
+                     f"(with vector 4 the rows start on 16-byte boundaries, as promised by assumed_align=16)")
+    elif loads != vectors:
+        facts.append(f"your loads are not all 128-bit: {loads - vectors} of its {loads} global loads move less "
+                     f"than 4 floats at once (ld.global without .v4)")
+    stores, vector_stores = report.count("st.global"), report.count("st.global.v4")
+    if stores != vector_stores:
+        facts.append(f"{stores - vector_stores} of its {stores} global stores are narrower than 128 bits (st.global "
+                     f"without .v4): Y is written a float at a time where one instruction could write 4")
+    if not any(report.count(f"shfl.sync.{kind}") for kind in ("bfly", "down", "up")):
+        facts.append("there is no warp shuffle that combines lanes (shfl.sync.bfly, .down or .up): no row's max or "
+                     "sum is reduced across the threads of a warp. Where one thread walks a whole row, the 32 lanes "
+                     "of a warp read 32 rows N floats apart: 32 memory lines per load instead of one")
+    if report.local_memory:
+        facts.append(f"{report.local_memory} local-memory accesses (a register array indexed with a run-time value "
+                     "or spilled registers: index fragments with cutlass.range_constexpr)")
+    return facts
+
+
+def _softmax_ptx(context) -> Verdict:
+    report, problem = compiled_kernel(context.answer, ("Float32", 2, 4), ("Float32", 2, 4), 4, module="learner_softmax")
+    if problem:
+        return problem
+    facts = _softmax_ptx_facts(report)
+    if facts:
+        return failed("compiled for sm_80 with N a multiple of 4 (vector 4): " + "; ".join(facts) + ". Right but "
+                      "slow: a row softmax is limited by memory, and these are what a fast one moves it with")
+    return passed()
+
+
+def gpu_softmax(host, case):
+    """Harness (runs on the GPU, real CuTeDSL): the learner's softmax against torch.softmax, then the median
+    time of each on the same tensors (the same process, CUDA events)."""
+    import torch
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+
+    from .kernels import gpu_median_ms
+    generator = torch.Generator(device="cuda").manual_seed(case["M"] + case["N"])
+    x = torch.randn(case["M"], case["N"], device="cuda", generator=generator) * 3
+    y = torch.full_like(x, SENTINEL)
+    vector = 4 if case["N"] % 4 == 0 else 1
+    views = [from_dlpack(x, assumed_align=16), from_dlpack(y, assumed_align=16)]
+    compiled = cute.compile(host, *views, vector)
+    compiled(*views)
+    torch.cuda.synchronize()
+    differ = ~torch.isclose(y, torch.softmax(x, dim=-1), rtol=1e-3, atol=1e-6)
+    first = differ.nonzero()[:1].tolist()
+    result = {"wrong": int(differ.sum()), "first": tuple(first[0]) if first else None}
+    if not first:
+        result["ms"] = gpu_median_ms(lambda: compiled(*views))
+        result["torch_ms"] = gpu_median_ms(lambda: torch.softmax(x, dim=-1))
+    return result
+
+
+def _softmax_gpu(context) -> Verdict:
+    from .kernels import on_gpu
+    cases = list(GPU_SOFTMAX_CASES)
+    reply = on_gpu(context.answer, f"{__name__}:gpu_softmax", cases)
+    if not reply.ok:
+        return failed(f"on the GPU: {reply.error[:600]}")
+    notes = []
+    for case, (value, error) in zip(cases, reply.values):
+        where = f"a {case['M']}x{case['N']} softmax on the GPU"
+        if error:
+            return failed(f"{where}: {error[:400]}")
+        if value["wrong"]:
+            return failed(f"{where}: {value['wrong']} outputs differ from torch.softmax, the first at {value['first']}")
+        notes.append(f"{case['M']}x{case['N']}: {value['ms']:.3f} ms, torch.softmax {value['torch_ms']:.3f} ms "
+                     f"({value['torch_ms'] / value['ms']:.2f} of its speed)")
+    first = reply.values[0][0]
+    speed = first["torch_ms"] / first["ms"]
+    if speed < GPU_THRESHOLD:
+        report, problem = compiled_kernel(context.answer, ("Float32", 2, 4), ("Float32", 2, 4), 4,
+                                          module="learner_softmax")
+        facts = _softmax_ptx_facts(report) if report else []
+        why = ("; ".join(facts) if facts else "its PTX has 128-bit loads and stores and shuffles: count how many "
+               "times it reads each row (a softmax needs one read of X and one write of Y, 8 bytes per element; "
+               "each further read adds 4)")
+        return failed(f"right, but {'; '.join(notes)}: below {GPU_THRESHOLD} of torch.softmax's speed on "
+                      f"8192x8192. Compiled for sm_80: {why}")
+    return Verdict(True, "; ".join(notes))
+
+
+CAPSTONE_SOFTMAX = Exercise(
+    id="ch05.capstone_softmax",
+    statement="Capstone: write a kernel and its launch, softmax_rows(mX, mY, vector): Y[m, :] = softmax(X[m, :]) "
+              "with the row max subtracted before exp, for a contiguous fp32 (M, N) tensor of any M and N.",
+    example="softmax_rows on a 9x601 tensor equals torch.softmax(x, dim=-1); nothing outside Y is written",
+    cases=_softmax_cases,
+    ask=_ask_softmax,
+    timeout=240.0,
+    criteria=(
+        Criterion("M and N multiples of 4, N = 1024: every row equals torch.softmax", "reference", 1,
+                  _softmax_criterion("aligned")),
+        Criterion("ragged shapes (M odd over several blocks, N odd past a tile, N = 1): every row equals "
+                  "torch.softmax, nothing outside Y written", "reference", 2, _softmax_criterion("ragged")),
+        Criterion("inputs near +1000 and -1000: no overflow, no underflow, equal to torch.softmax", "reference", 1,
+                  _softmax_criterion("large")),
+        Criterion("compiled for sm_80 (N a multiple of 4): 128-bit global loads and stores, warp shuffles that "
+                  "reduce, no local memory", "cutedsl-cpu", 1, _softmax_ptx),
+        Criterion(f"on the GPU: 8192x8192 and 3000x5001 equal torch.softmax, and 8192x8192 runs at {GPU_THRESHOLD} "
+                  "of its speed or more", "gpu", 1, _softmax_gpu),
+    ),
+)
+
+EXERCISES.append(CAPSTONE_SOFTMAX)     # the chapter's capstone, its last exercise
