@@ -19,7 +19,7 @@ import tempfile
 import types
 from pathlib import Path
 
-from .common import case_text, each_outcome
+from .common import case_text, compile_notebook_kernel, each_outcome  # noqa: F401  (chapter 07 section 8 calls it)
 from .cutedsl import FakeTensor, NotMovable, compile_to_ptx, module_source, run_in_cutedsl
 from .grading import Criterion, Exercise, Verdict, failed, passed
 from .kernels import decorated_with_jit, gpu_median_ms, kernel_module_source, on_gpu, unwrap, use_the_simulator
