@@ -33,7 +33,8 @@
 # computes one tile with one MMA instruction (section 2), the step from chapter 06's `ldmatrix` to a GEMM.
 # Every layout is printed and asserted here, on the CPU; then both kernels run (GPU or CPU simulator),
 # shared-memory bank conflicts are counted with and without the swizzle, and the PTX is read. Section 8
-# adds what a kernel others call needs (any K, alpha and beta, PTX read before you own the GPU).
+# adds what a kernel others call needs (any K, alpha and beta, PTX read before you own the GPU), and the
+# last exercise is yours: a whole tensor-core GEMM, from an empty cell.
 #
 # Terms used below: an **atom** is one hardware instruction seen as a layout (which thread holds which
 # element); a **TiledMMA** / **TiledCopy** is an atom repeated over more threads and more data; a
@@ -1178,6 +1179,65 @@ def main_loop(tiled_mma, g2s, s2r_A, s2r_B, parts, accumulators):
 
 
 check("ch07.main_loop", main_loop)
+
+# %% [markdown]
+# ### Exercise 6 · Capstone: a whole GEMM, C = alpha A B + beta C
+#
+# In the empty cell below, write a `@cute.jit` host function with this signature and the `@cute.kernel` it
+# launches (and any `@cute.jit` helper they call), computing on the tensor cores
+#
+#     C = alpha * A @ B + beta * C
+#
+# - **A**: (M, K), fp16, K contiguous (a row-major torch tensor `a`, as the tensor-core kernels above take it).
+# - **B**: (K, N), fp16, **N contiguous** (a row-major torch tensor `b`: the product is torch's `a @ b`). Every
+#   tensor-core GEMM above took B (N, K), K contiguous; only the SIMT kernel of section 7 takes it this way
+#   round, in fp32 and without `ldmatrix`.
+# - **C**: (M, N), fp32, row-major, read and written. **alpha**, **beta**: run-time `cutlass.Float32` (the
+#   check passes Python floats).
+# - M any positive size; **N and K multiples of 8**, so that every row of A and B starts on a 16-byte
+#   boundary and a 16-byte copy never straddles the edge of a matrix. None of M, N, K need be a multiple of
+#   your tile.
+# - fp16 products on the tensor cores (`mma.sync.m16n8k16`), accumulated in fp32; global memory reaches shared
+#   memory by 16-byte `cp.async` copies that bypass L1.
+#
+# **How it is graded.** Reference tier, on the simulator: three problems in this order, C starting with values
+# of its own, compared with alpha A B + beta C computed in fp32 (within 1e-3): K of 8 or 24 (one partial
+# k-tile of 32) with beta = 0; 72 x 136 x 40 with beta != 0; and K = 136, a partial last k-tile after several.
+# The first wrong C stops the grading, with a hint that names what C holds instead. Where CuTeDSL is
+# installed: your kernel compiled for sm_80 (A, B and C of run-time shapes) and its PTX read for 16-byte
+# `cp.async.cg`, a pipeline (a later k-tile's copies in flight while the tensor cores work), `ldmatrix` with
+# `.trans` for B, `mma.sync.aligned.m16n8k16` and no local memory; a right but slow kernel is told what its
+# PTX lacks. On a GPU: equal to torch on 4096^3
+# and 1000x1032x1000, and at 4096^3 at least **0.35** of the speed of `torch.matmul(a, b) * alpha + beta * c`,
+# timed in the same process (this chapter's `mma.sync` kernel reached 0.596 of torch.matmul on an H100,
+# `benchmarks/RESULTS.md`).
+#
+# **What you need**, and where it was shown. The TiledMMA and its fragments: sections 2 and 3, exercise 1.
+# Swizzled shared memory for a K-contiguous A and for an N-contiguous B, whose rows run along N: section 4 (rows
+# of 64 and of 128 bytes), exercise 2. The cp.async TiledCopies and their partitions: section 5; for B the
+# threads and each vector run along N. The `ldmatrix` copies made from the TiledMMA, and the transposed one for
+# a tile that is not K-contiguous: section 5 (an M-major A) and exercise 4. B's memory seen as the MMA's (N, K)
+# operand, and alpha and beta applied to whole fragments: the list that opens section 8. One tiler for A, B and
+# C: chapter 04 section 5 (and its exercise 4, a B stored (K, N)). The pipeline: section 6, exercises 3 and 5,
+# the group calls of section 8.1. Partial tiles: predicates from identity tensors (chapter 04 section 6), zeros
+# past K (section 8.2), the cache mode (section 8.3). The epilogue's stores, only where the tile lies inside C:
+# chapter 04. Your kernel's PTX without a GPU: section 8.4.
+
+# %%
+import cutlass
+import cutlass.cute as cute
+
+# YOUR CODE HERE
+pass
+
+
+@cute.jit
+def gemm(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, alpha: cutlass.Float32, beta: cutlass.Float32):
+    # YOUR CODE HERE
+    pass
+
+
+check("ch07.capstone_gemm", gemm)
 
 # %% [markdown]
 # ## What to remember

@@ -33,7 +33,8 @@
 # computes one tile with one MMA instruction (section 2), the step from chapter 06's `ldmatrix` to a GEMM.
 # Every layout is printed and asserted here, on the CPU; then both kernels run (GPU or CPU simulator),
 # shared-memory bank conflicts are counted with and without the swizzle, and the PTX is read. Section 8
-# adds what a kernel others call needs (any K, alpha and beta, PTX read before you own the GPU).
+# adds what a kernel others call needs (any K, alpha and beta, PTX read before you own the GPU), and the
+# last exercise is yours: a whole tensor-core GEMM, from an empty cell.
 #
 # Terms used below: an **atom** is one hardware instruction seen as a layout (which thread holds which
 # element); a **TiledMMA** / **TiledCopy** is an atom repeated over more threads and more data; a
@@ -1208,6 +1209,179 @@ def main_loop(tiled_mma, g2s, s2r_A, s2r_B, parts, accumulators):
 
 
 check("ch07.main_loop", main_loop)
+
+# %% [markdown]
+# ### Exercise 6 · Capstone: a whole GEMM, C = alpha A B + beta C
+#
+# In the empty cell below, write a `@cute.jit` host function with this signature and the `@cute.kernel` it
+# launches (and any `@cute.jit` helper they call), computing on the tensor cores
+#
+#     C = alpha * A @ B + beta * C
+#
+# - **A**: (M, K), fp16, K contiguous (a row-major torch tensor `a`, as the tensor-core kernels above take it).
+# - **B**: (K, N), fp16, **N contiguous** (a row-major torch tensor `b`: the product is torch's `a @ b`). Every
+#   tensor-core GEMM above took B (N, K), K contiguous; only the SIMT kernel of section 7 takes it this way
+#   round, in fp32 and without `ldmatrix`.
+# - **C**: (M, N), fp32, row-major, read and written. **alpha**, **beta**: run-time `cutlass.Float32` (the
+#   check passes Python floats).
+# - M any positive size; **N and K multiples of 8**, so that every row of A and B starts on a 16-byte
+#   boundary and a 16-byte copy never straddles the edge of a matrix. None of M, N, K need be a multiple of
+#   your tile.
+# - fp16 products on the tensor cores (`mma.sync.m16n8k16`), accumulated in fp32; global memory reaches shared
+#   memory by 16-byte `cp.async` copies that bypass L1.
+#
+# **How it is graded.** Reference tier, on the simulator: three problems in this order, C starting with values
+# of its own, compared with alpha A B + beta C computed in fp32 (within 1e-3): K of 8 or 24 (one partial
+# k-tile of 32) with beta = 0; 72 x 136 x 40 with beta != 0; and K = 136, a partial last k-tile after several.
+# The first wrong C stops the grading, with a hint that names what C holds instead. Where CuTeDSL is
+# installed: your kernel compiled for sm_80 (A, B and C of run-time shapes) and its PTX read for 16-byte
+# `cp.async.cg`, a pipeline (a later k-tile's copies in flight while the tensor cores work), `ldmatrix` with
+# `.trans` for B, `mma.sync.aligned.m16n8k16` and no local memory; a right but slow kernel is told what its
+# PTX lacks. On a GPU: equal to torch on 4096^3
+# and 1000x1032x1000, and at 4096^3 at least **0.35** of the speed of `torch.matmul(a, b) * alpha + beta * c`,
+# timed in the same process (this chapter's `mma.sync` kernel reached 0.596 of torch.matmul on an H100,
+# `benchmarks/RESULTS.md`).
+#
+# **What you need**, and where it was shown. The TiledMMA and its fragments: sections 2 and 3, exercise 1.
+# Swizzled shared memory for a K-contiguous A and for an N-contiguous B, whose rows run along N: section 4 (rows
+# of 64 and of 128 bytes), exercise 2. The cp.async TiledCopies and their partitions: section 5; for B the
+# threads and each vector run along N. The `ldmatrix` copies made from the TiledMMA, and the transposed one for
+# a tile that is not K-contiguous: section 5 (an M-major A) and exercise 4. B's memory seen as the MMA's (N, K)
+# operand, and alpha and beta applied to whole fragments: the list that opens section 8. One tiler for A, B and
+# C: chapter 04 section 5 (and its exercise 4, a B stored (K, N)). The pipeline: section 6, exercises 3 and 5,
+# the group calls of section 8.1. Partial tiles: predicates from identity tensors (chapter 04 section 6), zeros
+# past K (section 8.2), the cache mode (section 8.3). The epilogue's stores, only where the tile lies inside C:
+# chapter 04. Your kernel's PTX without a GPU: section 8.4.
+
+# %%
+import cutlass
+import cutlass.cute as cute
+
+### BEGIN SOLUTION (placeholder: pass)
+BM, BN, BK, STAGES = 128, 128, 32, 4     # a 128x128 tile of C per block, k-tiles 32 deep, 4 stages
+THREADS = 128                            # 2 x 2 warps, each 64 x 64 of the tile
+
+
+@cute.jit
+def inside(predicate, coordinates, shape):
+    """predicate[0, i, j]: whether the 16-byte vector (i, j) of a thread's copy starts inside `shape`. N and K
+    are multiples of 8, so a vector lies wholly inside or wholly outside."""
+    for i in cutlass.range_constexpr(cute.size(predicate, mode=[1])):
+        for j in cutlass.range_constexpr(cute.size(predicate, mode=[2])):
+            predicate[0, i, j] = cute.elem_less(coordinates[(0, 0), i, j], shape)
+
+
+@cute.kernel
+def gemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, alpha: cutlass.Float32, beta: cutlass.Float32,
+                sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout, g2s_A: cute.TiledCopy,
+                g2s_B: cute.TiledCopy, tiled_mma: cute.TiledMma, s2r_A: cute.TiledCopy, s2r_B: cute.TiledCopy):
+    tidx, _, _ = cute.arch.thread_idx()
+    m_tile, n_tile, _ = cute.arch.block_idx()
+    tiler, coord = (BM, BN, BK), (m_tile, n_tile, None)
+    gA = cute.local_tile(mA, tiler, coord, proj=(1, None, 1))              # (BM, BK, k-tiles)
+    gB = cute.local_tile(mB, tiler, coord, proj=(None, 1, 1))              # (BN, BK, k-tiles), N contiguous
+    gC = cute.local_tile(mC, tiler, coord, proj=(1, 1, None))              # (BM, BN)
+    cA = cute.local_tile(cute.make_identity_tensor(mA.shape), tiler, coord, proj=(1, None, 1))     # their (m, k),
+    cB = cute.local_tile(cute.make_identity_tensor(mB.shape), tiler, coord, proj=(None, 1, 1))     # (n, k)
+    cC = cute.local_tile(cute.make_identity_tensor(mC.shape), tiler, coord, proj=(1, 1, None))     # and (m, n)
+
+    smem = cutlass.utils.SmemAllocator()
+    sA = smem.allocate_tensor(cutlass.Float16, sA_layout, 128)            # (BM, BK, STAGES)
+    sB = smem.allocate_tensor(cutlass.Float16, sB_layout, 128)            # (BN, BK, STAGES)
+
+    # global -> shared: one predicate per 16-byte cp.async, false past M, N or K; a false one writes zeros
+    copier_A, copier_B = g2s_A.get_slice(tidx), g2s_B.get_slice(tidx)
+    tAgA, tAsA, tAcA = copier_A.partition_S(gA), copier_A.partition_D(sA), copier_A.partition_S(cA)
+    tBgB, tBsB, tBcB = copier_B.partition_S(gB), copier_B.partition_D(sB), copier_B.partition_S(cB)
+    pA = cute.make_rmem_tensor(cute.make_layout((1, cute.size(tAsA, mode=[1]), cute.size(tAsA, mode=[2]))),
+                               cutlass.Boolean)
+    pB = cute.make_rmem_tensor(cute.make_layout((1, cute.size(tBsB, mode=[1]), cute.size(tBsB, mode=[2]))),
+                               cutlass.Boolean)
+    k_tiles = cute.size(tAgA, mode=[3])
+    for stage in cutlass.range_constexpr(STAGES - 1):        # prologue: k-tile s into stage s
+        if stage < k_tiles:
+            inside(pA, tAcA[None, None, None, stage], mA.shape)
+            inside(pB, tBcB[None, None, None, stage], mB.shape)
+            cute.copy(g2s_A, tAgA[None, None, None, stage], tAsA[None, None, None, stage], pred=pA)
+            cute.copy(g2s_B, tBgB[None, None, None, stage], tBsB[None, None, None, stage], pred=pB)
+        cute.arch.cp_async_commit_group()                     # one group per k-tile, empty past the last
+
+    # shared -> registers -> tensor cores
+    thr_mma = tiled_mma.get_slice(tidx)
+    tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA)[None, None, None, 0])     # (MMA, MMA_M, MMA_K)
+    tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB)[None, None, None, 0])
+    tCgC, tCcC = thr_mma.partition_C(gC), thr_mma.partition_C(cC)
+    accumulators = tiled_mma.make_fragment_C(tCgC)
+    accumulators.fill(0.0)
+    tXsA, tXrA = s2r_A.get_slice(tidx).partition_S(sA), s2r_A.get_slice(tidx).retile(tCrA)
+    tXsB, tXrB = s2r_B.get_slice(tidx).partition_S(sB), s2r_B.get_slice(tidx).retile(tCrB)
+
+    read_stage = cutlass.Int32(0)
+    write_stage = cutlass.Int32(STAGES - 1)
+    next_k_tile = cutlass.Int32(STAGES - 1)
+    for k_tile in range(k_tiles):
+        # k-tile k_tile has landed (at most STAGES - 2 newer groups in flight) and, after the barrier, is
+        # visible to every warp; every warp is also done with the stage it read last, refilled next
+        cute.arch.cp_async_wait_group(STAGES - 2)
+        cute.arch.sync_threads()
+        if next_k_tile < k_tiles:
+            inside(pA, tAcA[None, None, None, next_k_tile], mA.shape)
+            inside(pB, tBcB[None, None, None, next_k_tile], mB.shape)
+            cute.copy(g2s_A, tAgA[None, None, None, next_k_tile], tAsA[None, None, None, write_stage], pred=pA)
+            cute.copy(g2s_B, tBgB[None, None, None, next_k_tile], tBsB[None, None, None, write_stage], pred=pB)
+        cute.arch.cp_async_commit_group()
+        for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            cute.copy(s2r_A, tXsA[None, None, kb, read_stage], tXrA[None, None, kb])
+            cute.copy(s2r_B, tXsB[None, None, kb, read_stage], tXrB[None, None, kb])
+            cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb], tCrB[None, None, kb], accumulators)
+        write_stage = read_stage
+        read_stage = (read_stage + 1) % STAGES
+        next_k_tile = next_k_tile + 1
+    cute.arch.cp_async_wait_group(0)
+
+    # epilogue: C = alpha * accumulators + beta * C, where C exists
+    if cute.elem_less(cC[BM - 1, BN - 1], mC.shape):                     # the whole tile lies inside C
+        old = cute.make_fragment_like(tCgC)
+        cute.autovec_copy(tCgC, old)
+        new = cute.make_fragment_like(tCgC)
+        new.store(alpha * accumulators.load() + beta * old.load())
+        cute.autovec_copy(new, tCgC)
+    else:
+        for i in cutlass.range_constexpr(cute.size(tCgC)):
+            if cute.elem_less(tCcC[i], mC.shape):
+                tCgC[i] = alpha * accumulators[i] + beta * tCgC[i]
+### END SOLUTION
+
+
+@cute.jit
+def gemm(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, alpha: cutlass.Float32, beta: cutlass.Float32):
+    ### BEGIN SOLUTION (placeholder: pass)
+    # B arrives (K, N), N contiguous; the MMA takes B as (N, K): the same memory, its modes swapped
+    mB_nk = cute.make_tensor(mB.iterator, cute.select(mB.layout, mode=[1, 0]))
+    # A: 8 rows of 32 fp16 (64 bytes), K contiguous: Swizzle<2,3,3>; B: 8 k of 64 n (128 bytes), N contiguous:
+    # Swizzle<3,3,3>; both repeated over the block's tile and the stages
+    a_atom = cute.make_composed_layout(cute.make_swizzle(2, 3, 3), 0, cute.make_layout((8, BK), stride=(BK, 1)))
+    b_atom = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((64, 8), stride=(1, 64)))
+    sA_layout = cute.tile_to_shape(a_atom, (BM, BK, STAGES), (0, 1, 2))
+    sB_layout = cute.tile_to_shape(b_atom, (BN, BK, STAGES), (0, 1, 2))
+    cp_async = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.GLOBAL),
+                                   cutlass.Float16, num_bits_per_copy=128)
+    # A: 4 threads along a 32-deep row of k, 32 rows; B: 16 threads along 128 n, 8 k
+    g2s_A = cute.make_tiled_copy_tv(cp_async, cute.make_layout((32, 4), stride=(4, 1)), cute.make_layout((1, 8)))
+    g2s_B = cute.make_tiled_copy_tv(cp_async, cute.make_layout((16, 8), stride=(1, 16)), cute.make_layout((8, 1)))
+    tiled_mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)),
+                                    cute.make_layout((2, 2, 1)), permutation_mnk=(32, 32, 16))
+    s2r_A = cute.make_tiled_copy_A(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cutlass.Float16),
+                                   tiled_mma)
+    s2r_B = cute.make_tiled_copy_B(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(True, 4), cutlass.Float16),
+                                   tiled_mma)     # transposed: B's tile is N-contiguous
+    grid = [cute.ceil_div(cute.size(mC, mode=[0]), BM), cute.ceil_div(cute.size(mC, mode=[1]), BN), 1]
+    gemm_kernel(mA, mB_nk, mC, alpha, beta, sA_layout, sB_layout, g2s_A, g2s_B, tiled_mma, s2r_A, s2r_B).launch(
+        grid=grid, block=[THREADS, 1, 1], smem=(cute.cosize(sA_layout) + cute.cosize(sB_layout)) * 2)
+    ### END SOLUTION
+
+
+check("ch07.capstone_gemm", gemm)
 
 # %% [markdown]
 # ## What to remember
