@@ -44,6 +44,10 @@ from cutekit.checks import check
 # A small TiledCopy: 16 threads as 2 rows of 8 (row-major: thread 1 is right of thread 0), each thread
 # moving 4 contiguous fp32 values with one 128-bit copy. Left, who reads each source element; right, who
 # writes each destination element (the same here: a plain copy does not shuffle values between threads).
+# Build it up takes the cell apart: `cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32,
+# num_bits_per_copy=128)` is the atom (a plain copy of `Float32` values, 128 bits per instruction),
+# `cute.make_tiled_copy_tv(atom, threads, values)` repeats it over the threads, and the TiledCopy's
+# `layout_tv_tiled` is its TV layout.
 
 # %%
 atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=128)
@@ -76,7 +80,9 @@ widgets.tv_explorer(cute.make_ordered_layout((4, 32), order=(1, 0)), cute.make_l
 #
 # `make_copy_atom(op, dtype, num_bits_per_copy=...)`: `CopyUniversalOp` is a plain load or store; the bit
 # count picks the vector width. Its TV layout is (thread, value) for one instruction: one thread, and 4
-# fp32 values for 128 bits, 1 for 32 bits.
+# fp32 values for 128 bits, 1 for 32 bits. An atom has two, `layout_src_tv` for what each thread reads and
+# `layout_dst_tv` for what it writes (the same for a plain copy; chapter 06's `ldmatrix` has two different
+# ones). `cute.Float16` is the 16-bit float type: 8 of them fill 128 bits.
 
 # %%
 for bits in (32, 64, 128):
@@ -92,7 +98,8 @@ assert str(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float16,
 #
 # The block of the row-sum kernels below: 128 threads as 4 rows of 32 (one warp per row), 1x4 values each.
 # The tile is 4x128, and the TV layout is the same one `make_layout_tv` gives for these two layouts
-# (chapter 02): the TiledCopy adds the instruction.
+# (chapter 02): the TiledCopy adds the instruction. `tiled_copy.tiler_mn` is that tile (one layout per
+# mode) and `tiled_copy.layout_tv_tiled` the TV layout.
 
 # %%
 threads = cute.make_ordered_layout((4, 32), order=(1, 0))
@@ -271,9 +278,11 @@ from cutekit.checks import ch05_tiled_copy as chapter05      # compiles this not
 # %% [markdown]
 # All four row sums end the same way. Each thread holds a partial sum; `warp_reduction_sum` adds the 32
 # partials of a warp with shuffles; one value per warp goes through shared memory to thread 0. This
-# helper is that ending (a `@cute.jit` function called from a kernel is inlined into it). `cutlass.Float32` is
-# CuTeDSL's fp32 type: as an annotation, a run-time fp32 argument; called, `cutlass.Float32(0.0)`, an fp32
-# value in the kernel.
+# helper is that ending (a `@cute.jit` function called from a kernel is inlined into it).
+# `cute.arch.warp_idx()` is the thread's warp in the block and `cute.arch.lane_idx()` its lane in the warp
+# (0..31); `cute.arch.sync_threads()` is CUDA's `__syncthreads()`. `cutlass.Float32` is CuTeDSL's fp32 type:
+# as an annotation (`partial: cutlass.Float32`), a run-time fp32 argument; called, `cutlass.Float32(0.0)`, an
+# fp32 value in the kernel.
 
 # %%
 @cute.jit
@@ -300,14 +309,19 @@ def block_sum(partial: cutlass.Float32, warp_sums: cute.Tensor):
 # ### Version 1 · CUDA style
 #
 # One block of 128 threads per row; thread t reads elements t, t + 128, ... (consecutive threads,
-# consecutive addresses: coalesced). The loop bound is the tail check.
+# consecutive addresses: coalesced). The loop bound is the tail check. The four warp sums live in shared
+# memory: `cutlass.memory.SmemAllocator()` hands out a block's shared memory, and its
+# `allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)` returns a tensor of that element type and
+# layout there, starting on a 16-byte boundary (CUDA's `__shared__ float warp_sums[4]`). CuTeDSL 4.8.1
+# moved the allocator there from `cutlass.utils`, where the old name still works and warns that it is
+# deprecated.
 
 # %%
 @cute.kernel
 def cuda_style_kernel(mX: cute.Tensor, mOut: cute.Tensor):
     tidx, _, _ = cute.arch.thread_idx()
     row, _, _ = cute.arch.block_idx()
-    warp_sums = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
+    warp_sums = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
     partial = cutlass.Float32(0.0)
     for n in cutlass.range(tidx, cute.size(mX, mode=[1]), 128):
         partial = partial + mX[row, n]
@@ -347,7 +361,7 @@ print("cuda style, 16x1000: equal to torch.sum on", backend.name)
 # `.fill(v)` sets every element; `.load()` reads the whole fragment as one value that computes element by
 # element (`partials.load() + fragment.load()`), and `.store(value)` writes such a value back.
 # `value.reduce(cute.ReductionOp.ADD, init, 0)` folds all its elements into one number, starting from `init`
-# (`MAX`, `MIN` and `MUL` are the other operations; a profile other than 0 keeps some modes).
+# (`ReductionOp.MAX`, `MIN` and `MUL` are the other operations; a profile other than 0 keeps some modes).
 # The host's `vector: cutlass.Constexpr` is a compile-time argument: a plain Python int while CuTeDSL traces,
 # so the layouts built from it are static, and each value of it compiles a kernel of its own.
 
@@ -356,7 +370,7 @@ print("cuda style, 16x1000: equal to torch.sum on", backend.name)
 def composition_kernel(mX: cute.Tensor, mOut: cute.Tensor, tv_layout: cute.Layout):
     tidx, _, _ = cute.arch.thread_idx()
     row, _, _ = cute.arch.block_idx()
-    warp_sums = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
+    warp_sums = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
     x_row = mX[row, None]
     tiles = cute.zipped_divide(x_row, (cute.size(tv_layout),))                    # ((tile), (tiles))
     coordinates = cute.zipped_divide(cute.make_identity_tensor(x_row.shape), (cute.size(tv_layout),))
@@ -572,9 +586,10 @@ else:
 #
 # A contiguous tensor reduced over dim `d` is a 3-D tensor `(outer, reduced, inner)`: `outer` is the
 # product of the sizes before `d`, `inner` of those after. `cute.make_tensor(mX.iterator, layout)` gives
-# that view without moving data. When `inner` is 1 the reduced dim is the contiguous one and version 3
-# applies. Otherwise the coalesced choice is threads along `inner` (neighbouring threads, neighbouring
-# addresses), each thread adding its column down `reduced`:
+# that view without moving data (a tensor's `iterator` is its pointer, where its element 0 is). When
+# `inner` is 1 the reduced dim is the contiguous one and version 3 applies. Otherwise the coalesced choice
+# is threads along `inner` (neighbouring threads, neighbouring addresses), each thread adding its column
+# down `reduced`:
 
 # %%
 @cute.kernel
@@ -863,11 +878,11 @@ check("ch05.sum_dim0", sum_dim0)
 # **What you need**, all shown in this chapter or the one before: a TiledCopy with an atom of `vector` floats
 # over a thread layout (sections 1 and 2), partitioned over a super tile with `get_slice(...).partition_S`
 # and, for Y, `partition_D` (section 3); a block's rows cut into super tiles along the row (version 3's
-# `zipped_divide`, or chapter 04's `local_tile`, one block's tiles in one call), and a loop over them; an
+# `zipped_divide`, or `local_tile`, one block's tiles in one call), and a loop over them; an
 # identity tensor partitioned the same way, one `elem_less` per atom and `cute.copy(..., pred=)`, on the way
 # in and on the way out (version 3, "Tails"); register fragments with `.fill`, `.load()`, `.store()` and
 # `.reduce` (version 2); warp reductions for the row's max and its sum (version 3); the alignment promise
-# (version 3, "Alignment"). Two names are new. `cute.math.exp(v)` is e to the `v`, of a scalar or, element by
+# (version 3, "Alignment"). `local_tile` is chapter 04's. Two names are new. `cute.math.exp(v)` is e to the `v`, of a scalar or, element by
 # element, of a fragment's value; `-cutlass.Float32.inf` is minus infinity in fp32 (below every number, and
 # its exponential is 0). Decide what an element that was not loaded holds before it meets a max or a sum.
 #

@@ -623,7 +623,7 @@ assert steps == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, Non
 #
 # Four names in them are new. `sA_layout: cute.ComposedLayout` annotates an argument that is a swizzled
 # layout. `CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.GLOBAL)` is `cp.async.cg`, which caches
-# in L2 only. `if cutlass.const_expr(condition):` is an `if` decided while tracing (the condition must be a
+# in L2 only (`LoadCacheMode.ALWAYS`, the default, is `cp.async.ca`, cached in L1 too: section 8.3). `if cutlass.const_expr(condition):` is an `if` decided while tracing (the condition must be a
 # Python value), and `cutlass.min(a, b)` is `min` of run-time values. Both kernels take their tile from
 # `cta.cta_tiles(mA, mB, mC, tiler, GROUP_M)` (`benchmarks/kernels/cta.py`): the block index walks the
 # tiles of C `GROUP_M` = 8 tile-rows at a time, down a column of that group before the next column, so that
@@ -846,7 +846,7 @@ else:
 # - `cute.Tensor`, `cute.TiledCopy`, `cute.TiledMma`, `cute.ComposedLayout`: the annotations of a
 #   `@cute.kernel`'s parameters that are a tensor, a TiledCopy, a TiledMMA, and a layout composed with a
 #   swizzle, built by the host function and handed to the kernel.
-# - `cutlass.utils.SmemAllocator()` hands out the block's shared memory: `.allocate_tensor(dtype, layout,
+# - `cutlass.memory.SmemAllocator()` hands out the block's shared memory: `.allocate_tensor(dtype, layout,
 #   byte_alignment)` is a tensor of that layout in it. In `.launch(grid=..., block=..., smem=bytes)`, `smem` is
 #   the block's shared memory in bytes; left out, CuTeDSL 4.8.1 works it out from the kernel's allocations.
 # - `cute.make_swizzle(B, M, S)` is section 4's `Swizzle<B,M,S>`, and `cute.make_composed_layout(swizzle, 0,
@@ -878,7 +878,7 @@ else:
 @cute.kernel
 def groups_kernel(mX: cute.Tensor, mOut: cute.Tensor, read_newest: cutlass.Constexpr):
     lane, _, _ = cute.arch.thread_idx()
-    stages = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((3, 256), stride=(256, 1)), 16)
+    stages = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((3, 256), stride=(256, 1)), 16)
     copy = cute.make_tiled_copy_tv(cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float16, num_bits_per_copy=128),
                                    cute.make_layout(32), cute.make_layout(8))
     mine = copy.get_slice(lane)
@@ -941,7 +941,7 @@ if backend.name == "sim":
 @cute.kernel
 def k_tile_sums_kernel(mX: cute.Tensor, mOut: cute.Tensor, op: cutlass.Constexpr, clear_first: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
-    stage = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((8, 32), stride=(32, 1)), 16)
+    stage = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((8, 32), stride=(32, 1)), 16)
     copy = cute.make_tiled_copy_tv(cute.make_copy_atom(op, cutlass.Float16, num_bits_per_copy=128),
                                    cute.make_layout((8, 4), stride=(4, 1)), cute.make_layout((1, 8)))
     mine = copy.get_slice(tidx)
@@ -1055,8 +1055,8 @@ else:
 #
 # - `CUTE_DSL_ARCH=sm_80` (or `sm_90a`): the GPU to compile for, instead of the one CuTeDSL would look for.
 # - Arguments that describe tensors without holding data: `cutlass.cute.runtime.make_fake_compact_tensor(dtype,
-#   shape, stride_order=..., assumed_align=...)` (chapter 05: a compact tensor whose sizes may be
-#   `cute.sym_int(divisibility=...)`, run-time values with a known divisor) or `make_fake_tensor(dtype, shape,
+#   shape, stride_order=..., assumed_align=...)`, a compact tensor whose sizes may be
+#   `cute.sym_int(divisibility=...)`, run-time values with a known divisor or `make_fake_tensor(dtype, shape,
 #   stride=..., assumed_align=...)` (strides given). `from_dlpack` of a CPU torch tensor compiles too, as a
 #   tensor of static shape; what fails without a GPU is calling the compiled kernel (4.8.1 raises
 #   `DSLCudaRuntimeError`, cudaErrorInsufficientDriver).

@@ -100,7 +100,9 @@ reference.lookup("partition")
 # | `cute.rank` | `rank(x)`: the number of top-level modes. | 01 | 5. Size, cosize, rank, depth |
 # | `cute.recast_ptr` | `recast_ptr(pointer, swizzle, dtype=...)`: the same address with another swizzle and element type. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.ReductionOp.ADD` | The sum, as the operation of `TensorSSA.reduce`. | 05 | Version 2 · composition: the tile seen through the TV layout |
+# | `cute.ReductionOp.MAX` | The maximum, as the operation of `TensorSSA.reduce`. | 05 | Version 2 · composition: the tile seen through the TV layout |
 # | `cute.right_inverse` | `right_inverse(L)`: the layout R with L(R(i)) = i, from offsets back to indices. | 02 | 4. `make_layout_tv`: build the TV layout from a thread grid and a value block |
+# | `cute.select` | `select(layout, mode=[1, 0])`: the layout with the modes given, in that order (a transpose when the modes are swapped). | 07 | 8 · The last steps a real kernel needs |
 # | `cute.Shape` | The type of a shape argument: an int or a nested tuple of ints. | 04 | A kernel that records who touched what |
 # | `cute.size` | `size(x)`: the number of elements of a layout, tensor or shape; `mode=[i]` counts one mode. | 01 | 5. Size, cosize, rank, depth |
 # | `cute.slice_` | `slice_(x, coordinate)`: the modes marked `None` in the coordinate, at the fixed values of the others. | 08 | 3.3 · TMA: a tile in one instruction |
@@ -140,6 +142,7 @@ reference.lookup("partition")
 # | `cute.arch.sync_threads` | Every thread of the block waits here until all have arrived: CUDA's `__syncthreads()`. | 05 | Run it |
 # | `cute.arch.thread_idx` | The thread's index in its block, a triple (x, y, z): CUDA's `threadIdx`. | 00 | Your first kernel |
 # | `cute.arch.warp_idx` | The thread's warp in its block (thread index // 32), the same in all 32 lanes. | 05 | Run it |
+# | `cute.arch.warp_reduction_max` | `warp_reduction_max(x)`: the largest `x` over the warp's lanes by butterfly shuffles, in every lane (`threads_in_group` as for the sum). | 05 | Version 3 · TiledCopy over a super tile |
 # | `cute.arch.warp_reduction_sum` | `warp_reduction_sum(x)`: the sum of `x` over the warp's lanes by butterfly shuffles, in every lane (`threads_in_group=16` sums half-warps). | 05 | Run it |
 
 # %% [markdown]
@@ -152,6 +155,7 @@ reference.lookup("partition")
 # | `cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp` | A TMA load: one box of a tensor from global into shared memory. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp` | A TMA store: one box from shared into global memory, clipped at the tensor's edge. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.cpasync.CopyG2SOp` | `CopyG2SOp(cache_mode=...)`: Ampere's asynchronous global-to-shared copy, `cp.async`. | 07 | 5 · Partitions per thread |
+# | `cute.nvgpu.cpasync.LoadCacheMode.ALWAYS` | The `.ca` cache mode of `cp.async`, the default: cached in L1 and L2; 4, 8 or 16 bytes per copy. | 07 | 7 · Run it |
 # | `cute.nvgpu.cpasync.LoadCacheMode.GLOBAL` | The `.cg` cache mode of `cp.async`: cached in L2 only, not L1. | 07 | 7 · Run it |
 # | `cute.nvgpu.cpasync.make_tiled_tma_atom` | `make_tiled_tma_atom(op, tensor, smem_layout, box)`: the TMA atom (the descriptor) and the tensor's coordinate tensor. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.cpasync.tma_partition` | `tma_partition(atom, cta_coord, cta_layout, smem, gmem)`: the shared-memory and global views one TMA copy moves between, box in mode 0. | 08 | 3.3 · TMA: a tile in one instruction |
@@ -160,7 +164,7 @@ reference.lookup("partition")
 # | `cute.nvgpu.warp.LdMatrix8x8x16bOp` | `LdMatrix8x8x16bOp(transpose, num_matrices)`: `ldmatrix`, a warp loading 1, 2 or 4 8x8 matrices of 16-bit values into registers. | 06 | See it |
 # | `cute.nvgpu.warp.MmaF16BF16Op` | `MmaF16BF16Op(ab_dtype, acc_dtype, shape)`: the warp-wide `mma.sync` on fp16 or bf16, shape (16, 8, 16) or (16, 8, 8). | 06 | 2. The MMA wants, and make_tiled_copy_A |
 # | `cute.nvgpu.warp.StMatrix8x8x16bOp` | `StMatrix8x8x16bOp(transpose, num_matrices)`: `stmatrix`, the inverse of ldmatrix (sm_90). | 08 | 3.8 · The epilogue |
-# | `cute.nvgpu.warpgroup.commit_group` | Closes the wgmmas issued since the last commit into one group. | 08 | 3.7 · The consumers' main loop |
+# | `cute.nvgpu.warpgroup.commit_group` | Closes the wgmmas issued since the last commit into one group. | 07 | 8.1 · The cp.async groups, by their full names |
 # | `cute.nvgpu.warpgroup.fence` | Orders the registers' earlier writes before the wgmmas that follow read them. | 08 | 3.7 · The consumers' main loop |
 # | `cute.nvgpu.warpgroup.Field.ACCUMULATE` | `tiled_mma.set(Field.ACCUMULATE, True)`: wgmma adds its product to the accumulators (False overwrites them). | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.warpgroup.make_smem_layout_atom` | `make_smem_layout_atom(kind, dtype)`: that atom as a swizzled composed layout of `dtype` elements. | 08 | 1 · See it: the 128-byte swizzled atom |
@@ -169,7 +173,7 @@ reference.lookup("partition")
 # | `cute.nvgpu.warpgroup.SmemLayoutAtomKind` | The shared-memory layout atoms TMA and wgmma agree on: K- or MN-major, swizzled over 32, 64 or 128 bytes, or not. | 08 | 1 · See it: the 128-byte swizzled atom |
 # | `cute.nvgpu.warpgroup.SmemLayoutAtomKind.K_SW128` | The K-major atom with the 128-byte swizzle: 8 rows of 128 bytes. | 08 | 1 · See it: the 128-byte swizzled atom |
 # | `cute.nvgpu.warpgroup.SmemLayoutAtomKind.MN_SW128` | The MN-major atom with the 128-byte swizzle. | 08 | 3.2 · Tiling the atom to the stages |
-# | `cute.nvgpu.warpgroup.wait_group` | `wait_group(n)`: waits until at most n wgmma groups are still running. | 08 | 3.7 · The consumers' main loop |
+# | `cute.nvgpu.warpgroup.wait_group` | `wait_group(n)`: waits until at most n wgmma groups are still running. | 07 | 8.1 · The cp.async groups, by their full names |
 
 # %% [markdown]
 # ## `cute.runtime`: tensors from outside
@@ -177,6 +181,13 @@ reference.lookup("partition")
 # | name | what it is | chapter | where |
 # |---|---|---|---|
 # | `cute.runtime.from_dlpack` | `from_dlpack(t, assumed_align=...)`: a torch (DLPack) tensor as a `cute.Tensor` over the same memory; `assumed_align` promises its alignment. | 02 | Run it |
+
+# %% [markdown]
+# ## `cute.math`: functions of register values
+#
+# | name | what it is | chapter | where |
+# |---|---|---|---|
+# | `cute.math.exp` | `cute.math.exp(v)`: e to the v, of a scalar or element by element of a register value. | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |
 
 # %% [markdown]
 # ## `cutlass`: numbers, compile-time values, loops, shared memory
@@ -188,6 +199,7 @@ reference.lookup("partition")
 # | `cutlass.Constexpr` | Annotation: the argument is a compile-time constant, its Python value used while tracing. | 00 | Your first kernel |
 # | `cutlass.Float16` | The 16-bit float type (fp16), the same as `cute.Float16`. | 05 | 1. The copy atom: how many bits one instruction moves |
 # | `cutlass.Float32` | The 32-bit float type, the same as `cute.Float32`; `Float32(0.0)` is a value of it. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
+# | `cutlass.Float32.inf` | Infinity in fp32; `-cutlass.Float32.inf` is below every number (the start of a running maximum). | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |
 # | `cutlass.Int16` | The 16-bit signed integer type. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cutlass.Int32` | The 32-bit signed integer type; `Int32(0)` is a run-time integer of it. | 04 | See it |
 # | `cutlass.Int64` | The 64-bit signed integer type (an mbarrier is one 8-byte word). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |

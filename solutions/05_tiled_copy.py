@@ -368,7 +368,7 @@ print("cuda style, 16x1000: equal to torch.sum on", backend.name)
 # `.fill(v)` sets every element; `.load()` reads the whole fragment as one value that computes element by
 # element (`partials.load() + fragment.load()`), and `.store(value)` writes such a value back.
 # `value.reduce(cute.ReductionOp.ADD, init, 0)` folds all its elements into one number, starting from `init`
-# (`MAX`, `MIN` and `MUL` are the other operations; a profile other than 0 keeps some modes).
+# (`ReductionOp.MAX`, `MIN` and `MUL` are the other operations; a profile other than 0 keeps some modes).
 # The host's `vector: cutlass.Constexpr` is a compile-time argument: a plain Python int while CuTeDSL traces,
 # so the layouts built from it are static, and each value of it compiles a kernel of its own.
 
@@ -896,11 +896,11 @@ check("ch05.sum_dim0", sum_dim0)
 # **What you need**, all shown in this chapter or the one before: a TiledCopy with an atom of `vector` floats
 # over a thread layout (sections 1 and 2), partitioned over a super tile with `get_slice(...).partition_S`
 # and, for Y, `partition_D` (section 3); a block's rows cut into super tiles along the row (version 3's
-# `zipped_divide`, or chapter 04's `local_tile`, one block's tiles in one call), and a loop over them; an
+# `zipped_divide`, or `local_tile`, one block's tiles in one call), and a loop over them; an
 # identity tensor partitioned the same way, one `elem_less` per atom and `cute.copy(..., pred=)`, on the way
 # in and on the way out (version 3, "Tails"); register fragments with `.fill`, `.load()`, `.store()` and
 # `.reduce` (version 2); warp reductions for the row's max and its sum (version 3); the alignment promise
-# (version 3, "Alignment"). Two names are new. `cute.math.exp(v)` is e to the `v`, of a scalar or, element by
+# (version 3, "Alignment"). `local_tile` is chapter 04's. Two names are new. `cute.math.exp(v)` is e to the `v`, of a scalar or, element by
 # element, of a fragment's value; `-cutlass.Float32.inf` is minus infinity in fp32 (below every number, and
 # its exponential is 0). Decide what an element that was not loaded holds before it meets a max or a sum.
 #

@@ -339,7 +339,8 @@ def attributed_quotations(chapter: str) -> list:
     for cell in cells(chapter):
         if cell.cell_type != "markdown":
             continue
-        for paragraph in re.split(r"\n\s*\n|\n(?=\s*(?:[-*]|\d+\.) )", cell.source):
+        source = re.sub(r"(?m)^>[ \t]?", "", cell.source)          # a box ("> ...") reads as its text
+        for paragraph in re.split(r"\n\s*\n|\n(?=\s*(?:[-*]|\d+\.) )", source):
             text = " ".join(paragraph.split())
             cited = sorted((m.start(), title) for title in TUTORIALS for m in re.finditer(re.escape(title), text))
             for start, passage in quotations(text):

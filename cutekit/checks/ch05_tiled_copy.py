@@ -888,6 +888,12 @@ CAPSTONE_SOFTMAX = Exercise(
     statement="Capstone: write a kernel and its launch, softmax_rows(mX, mY, vector): Y[m, :] = softmax(X[m, :]) "
               "with the row max subtracted before exp, for a contiguous fp32 (M, N) tensor of any M and N.",
     example="softmax_rows on a 9x601 tensor equals torch.softmax(x, dim=-1); nothing outside Y is written",
+    rule=("Softmax is unchanged when the same number is taken from every element of a row; taking the row's largest "
+          "makes every exponent at most 0, so nothing overflows.\n"
+          "Each thread folds its own elements of a row first (their maximum, then their exponentials' sum), and "
+          "the threads of that row combine theirs with a warp reduction over exactly the lanes that hold the row.\n"
+          "Elements past N do not exist: they must enter neither the maximum nor the sum, and nothing outside Y "
+          "may be written (predicates from an identity tensor, on the way in and on the way out)."),
     cases=_softmax_cases,
     ask=_ask_softmax,
     timeout=240.0,

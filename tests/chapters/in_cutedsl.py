@@ -53,6 +53,8 @@ EXERCISE_ARGUMENTS = {
     "ch05.tiled_copy_row_sum": (("Float32", 2, 4), ("Float32", 1, 1), 4),
     "ch05.sum_dim0": (("Float32", 2, 1), ("Float32", 1, 1)),
     "ch06.s2r_k_block": (("Float16", 2, 8), ("Float16", 2, 8), 1),
+    "ch05.capstone_softmax": (("Float32", 2, 4), ("Float32", 2, 4), 4),
+    "ch07.capstone_gemm": (("Float16", 2, 8), ("Float16", 2, 8), ("Float32", 2, 4), 1.5, 0.5),
     "ch08.capstone": (("Float16", 2, 8), ("Float16", 2, 8), ("Float32", 1, 8), ("Float16", 2, 8)),
 }
 MAX_COMPILES_PER_FUNCTION = 3        # distinct argument types compiled per @cute.jit function called by a cell

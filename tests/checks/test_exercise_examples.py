@@ -288,6 +288,9 @@ KERNEL_SOURCES = {
     "ch07.main_loop": ("07_sgemm", "def main_loop", 'check("ch07.main_loop"', "main_loop"),
     "ch08.mbarrier_phases": ("08_hopper_gemm", "def producer_loop", 'check("ch08.mbarrier_phases"', "producer_loop"),
     "ch08.wgmma_main_loop": ("08_hopper_gemm", "def consumer_loop", 'check("ch08.wgmma_main_loop"', "consumer_loop"),
+    "ch05.capstone_softmax": ("05_tiled_copy", "### BEGIN SOLUTION (placeholder: pass)\n@cute.kernel",
+                              'check("ch05.capstone_softmax"', "softmax_rows"),
+    "ch07.capstone_gemm": ("07_sgemm", "BM, BN, BK, STAGES = 128, 128, 32, 4", 'check("ch07.capstone_gemm"', "gemm"),
     "ch08.capstone": ("08_hopper_gemm", "BM, BN, BK, STAGES = 128, 256, 64, 4      # the chapter's tile: two", 'check("ch08.capstone"',
                       "gemm_bias_relu"),
 }
@@ -333,6 +336,14 @@ def ch08_consumer(answer, accepts, monkeypatch):
     from cutekit.checks import ch08_hopper
     assert ch08_hopper.ROLES["ch08.wgmma_main_loop"] == "consume"
     assert accepts({"M": 11, "N": 72, "K": 136, "STAGES": 3, "BN": 128, "_data": 0}) == []
+
+
+def ch05_softmax(answer, accepts, monkeypatch):
+    assert accepts({"M": 9, "N": 601, "shift": 0.0, "kind": "ragged"}) == []
+
+
+def ch07_capstone(answer, accepts, monkeypatch):
+    assert accepts({"runs": [{"M": 72, "N": 136, "K": 40, "alpha": 1.5, "beta": -0.5, "data": 0}]}) == []
 
 
 def ch08_capstone(answer, accepts, monkeypatch):
@@ -415,6 +426,10 @@ EXAMPLES = {
                        ch07_main_loop),
     "ch08.mbarrier_phases": ("it replaces the kernel's `produce`; the consumers, the epilogue and the launch are the "
                              "chapter's", ["with your function in place of its `produce`"], ch08_producer),
+    "ch05.capstone_softmax": ("softmax_rows on a 9x601 tensor equals torch.softmax(x, dim=-1); nothing outside Y "
+                              "is written", [], ch05_softmax),
+    "ch07.capstone_gemm": ("gemm on 72x136x40 equals alpha * (A @ B) + beta * C in fp32; its PTX has cp.async.cg, "
+                           "ldmatrix (.trans for B) and mma.sync.m16n8k16", [], ch07_capstone),
     "ch08.capstone": ("M=100, N=328, K=40: D[m, n] = max(sum_k A[m, k] B[n, k] + bias[n], 0)", [], ch08_capstone),
     "ch08.wgmma_main_loop": ("it replaces the kernel's `consume`; the producer, the epilogue and the launch are the "
                              "chapter's", ["with your function in place of its `consume`"], ch08_consumer),
