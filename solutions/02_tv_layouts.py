@@ -260,7 +260,7 @@ assert tiler_two_rows == (8, 256) and str(tv_two_rows) == "((32,2),(8,4)):((64,4
 # %%
 one_value = cute.make_layout((1,), stride=(1,))
 one_value_tilers = [cute.make_layout_tv(cute.make_layout(shape, stride=stride), one_value)[0]
-                for shape, stride in [((32,), (1,)), ((4, 8), (8, 1)), (((2, 4), 8), ((32, 8), 1))]]
+                    for shape, stride in [((32,), (1,)), ((4, 8), (8, 1)), (((2, 4), 8), ((32, 8), 1))]]
 print(one_value_tilers)
 assert one_value_tilers == [(32,), (4, 8), (8, 8)]
 assert str(cute.make_layout(((2, 4), 8), stride=((32, 8), 1))) == "((2,4),8):((32,8),1)"
@@ -399,8 +399,8 @@ for dtype, vector in (("Float32", 4), ("Float16", 8)):
 #
 # Elsewhere you may read the guess that "the number of registers is always 4 per thread, but the number of
 # elements per register is `128 // dtype.width`, i.e. each register is sliced" ("Notes on CuTeDSL",
-# 2025-07-14, which puts the guess to Copilot). The PTX above says otherwise: one 128-bit access per row of
-# values, four rows, each access four 32-bit registers.
+# 2025-07-14, where it is given as Copilot's answer). The PTX above says otherwise: one 128-bit access per row
+# of values, four rows, each access four 32-bit registers.
 #
 # ## Run it
 #
