@@ -153,8 +153,8 @@ assert str(cute.logical_divide(short, cute.make_layout(4, stride=1))) == "(4,3):
 # tuple does (chapter 01, step 7, rule 3): `logical_divide(A, (B0, B1))` is
 # `(logical_divide(A0, B0), logical_divide(A1, B1))`, with A0 and A1 the modes of A, each divided by section
 # 1's rule. Mode 0 of the example is `9:59` divided by `3:3`, mode 1 is `(4,8):(13,1)` divided by
-# `(2,4):(1,8)`. `cute.get(layout, mode=[i])`
-# takes mode `i` out of a layout. Together the two divides are the result printed above.
+# `(2,4):(1,8)`. `cute.get(layout, mode=[i])` takes mode `i` out of a layout. Together the two divides are the
+# result printed above.
 
 # %%
 mode0 = cute.logical_divide(cute.get(layout, mode=[0]), tiler[0])
@@ -208,7 +208,8 @@ assert str(by_one_layout) == "(4,(2,12)):(12,(48,1))"   # 4 consecutive *element
 # matrix `(6,4):(4,1)` divided by `4:1` does not: the complement `6:4` steps 4 indices at a time through a
 # column of 6, and 4 does not divide 6. CuTeDSL does not refuse (its check asks only that 4 be smaller than
 # 6) and returns `(4,(2,4)):(4,(16,1))`, whose tile 1 sits at offsets 16, 20, 24, 28, where A's indices 4
-# to 7 are at 16, 20, 1, 5; 24 and 28 are not in A at all. With such a shape, divide mode by mode.
+# to 7 are at 16, 20, 1, 5; 24 and 28 are not in A at all. With such a shape, divide mode by mode. The cell
+# asks real CuTeDSL as well, with chapter 01's `layout_algebra_in_cutedsl` (where CuTeDSL is installed).
 
 # %%
 from cutekit.checks import layout_algebra_in_cutedsl
