@@ -69,7 +69,7 @@ reference.lookup("partition")
 # | `cute.Float32` | The 32-bit float type (fp32); `.width` is 32. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
 # | `cute.full_like` | `cute.full_like(v, value)`: a register value of v's shape and type with every element `value`. | 08 | 3.8 · The epilogue |
 # | `cute.gemm` | `gemm(tiled_mma, D, A, B, C)`: D = A B + C with the MMA's instruction, on the thread's fragments. | 07 | One warp, one tile, running |
-# | `cute.get` | `get(x, mode=[i])`: mode `i` of a layout or tensor (`mode=[i, j]` goes deeper). | 02 | 4. `make_layout_tv`: build the TV layout from a thread grid and a value block |
+# | `cute.get` | `get(x, mode=[i])`: mode `i` of a layout or tensor (`mode=[i, j]` goes deeper). | 01 | 7. Composition: a layout of a layout |
 # | `cute.group_modes` | `group_modes(x, begin, end)`: modes `begin` to `end - 1` made one mode. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.idx2crd` | `idx2crd(i, shape)`: the coordinate of 1-D index `i` in a shape, unfolded column-major. | 01 | 2. Three ways to name an element |
 # | `cute.Int32` | The 32-bit signed integer type; `cute.Int32(0)` is a run-time integer where CuTeDSL wants one. | 04 | See it |
@@ -77,6 +77,7 @@ reference.lookup("partition")
 # | `cute.jit` | Decorator: the function is host code, traced and compiled when called; it builds layouts and launches kernels. | 00 | Your first kernel |
 # | `cute.kernel` | Decorator: the function is device code, run once per thread (CUDA's `__global__`). | 00 | Your first kernel |
 # | `cute.Layout` | The type of a layout argument: a shape and a stride, a function from coordinates to offsets. | 01 | Exercises |
+# | `cute.left_inverse` | `left_inverse(L)`: the layout L' with L'(L(i)) = i for every index i of L, from offsets back to indices (L must not send two indices to one offset). | 01 | 9. Inverses: from an offset back to its index |
 # | `cute.local_partition` | `local_partition(tile, thread_layout, index)`: thread `index`'s elements of a tile, the threads laid out by `thread_layout`. | 04 | 04 · local_tile and local_partition, and an add kernel with tails |
 # | `cute.local_tile` | `local_tile(tensor, tiler, coordinate)`: the tile at that coordinate of the tensor divided by the tiler (a block's tile). | 03 | Exercise 4 · Slice a block's tile out of a logical divide |
 # | `cute.logical_divide` | `logical_divide(layout, tiler)`: the layout divided into (tile, rest), mode by mode for a tuple tiler. | 01 | 8. Complement: the layout that fills the gaps |
@@ -101,7 +102,7 @@ reference.lookup("partition")
 # | `cute.recast_ptr` | `recast_ptr(pointer, swizzle, dtype=...)`: the same address with another swizzle and element type. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.ReductionOp.ADD` | The sum, as the operation of `TensorSSA.reduce`. | 05 | Version 2 · composition: the tile seen through the TV layout |
 # | `cute.ReductionOp.MAX` | The maximum, as the operation of `TensorSSA.reduce`. | 05 | Version 2 · composition: the tile seen through the TV layout |
-# | `cute.right_inverse` | `right_inverse(L)`: the layout R with L(R(i)) = i, from offsets back to indices. | 02 | 4. `make_layout_tv`: build the TV layout from a thread grid and a value block |
+# | `cute.right_inverse` | `right_inverse(L)`: the layout R with L(R(i)) = i, from offsets back to indices. | 01 | 9. Inverses: from an offset back to its index |
 # | `cute.select` | `select(layout, mode=[1, 0])`: the layout with the modes given, in that order (a transpose when the modes are swapped). | 07 | 8 · The last steps a real kernel needs |
 # | `cute.Shape` | The type of a shape argument: an int or a nested tuple of ints. | 04 | A kernel that records who touched what |
 # | `cute.size` | `size(x)`: the number of elements of a layout, tensor or shape; `mode=[i]` counts one mode. | 01 | 5. Size, cosize, rank, depth |
@@ -223,7 +224,7 @@ reference.lookup("partition")
 # | `.inner` | A composed layout's inner function (the swizzle). | 08 | 1 · See it: the 128-byte swizzled atom |
 # | `.iterator` | A tensor's pointer: where its element 0 is. | 05 | Version 4 · any reduced dimension |
 # | `.launch` | `kernel(args).launch(grid=..., block=..., smem=..., cluster=...)`: launches the kernel, CUDA's `<<<grid, block>>>`. | 00 | Your first kernel |
-# | `.layout` | A tensor's layout. | 01 | 8. Complement: the layout that fills the gaps |
+# | `.layout` | A tensor's layout. | 01 | 6. Coalesce: the same function with fewer modes |
 # | `.layout_dst_tv` | A copy atom's (thread, value) layout of what each thread writes. | 05 | 1. The copy atom: how many bits one instruction moves |
 # | `.layout_dst_tv_tiled` | A TiledCopy's TV layout in the destination's numbering. | 06 | 3. The reference numbering is the destination |
 # | `.layout_src_tv` | A copy atom's (thread, value) layout of what each thread reads. | 05 | 1. The copy atom: how many bits one instruction moves |

@@ -386,6 +386,6 @@ def test_every_passage_quoted_from_a_tutorial_is_its_words(chapter):
 def test_quotations_are_read_outside_code_and_attributed_to_the_tutorial_named():
     assert quotations('the notes say "a `b` c" and `cutekit.use("auto")` "d"') == [(14, "a `b` c"), (50, "d")]
     quoted = attributed_quotations("02_tv_layouts")
-    assert ("Notes on CuTeDSL", "`(num_vals, num_thrs)`") in [(t, p) for t, p, _ in quoted]
+    assert ("Notes on CuTeDSL", "the tiling size `(num_vals, num_thrs)`") in [(t, p) for t, p, _ in quoted]
     assert all(p != "auto" for _, p, _ in quoted)
     assert occurs("a ... c", "a b c") and not occurs("c ... a", "a b c")

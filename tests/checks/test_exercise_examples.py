@@ -338,6 +338,18 @@ def ch08_consumer(answer, accepts, monkeypatch):
     assert accepts({"M": 11, "N": 72, "K": 136, "STAGES": 3, "BN": 128, "_data": 0}) == []
 
 
+def ch01_composed(answer, accepts, monkeypatch):
+    assert str(answer(cute.make_layout((4, 8), stride=(8, 1)), cute.make_layout(4, stride=2))) == "(2,2):(16,1)"
+
+
+def ch01_complement(answer, accepts, monkeypatch):
+    assert str(answer((2,), (3,), 10)) == "(3,2):(1,6)"
+
+
+def ch01_right_inverse(answer, accepts, monkeypatch):
+    assert str(answer((4, 8), (8, 1))) == "(8,4):(4,1)"
+
+
 def ch05_softmax(answer, accepts, monkeypatch):
     assert accepts({"M": 9, "N": 601, "shift": 0.0, "kind": "ragged"}) == []
 
@@ -355,6 +367,9 @@ EXAMPLES = {
                             "(1,0,0)']", [], ch00_predict),
     "ch01.layout_from_grid": ("layout_for(M, N, B)(m, n, b) == b*M*N + m*N + n",
                               ["element `(m, n)` of matrix `b` sits at offset `b * M * N + m * N + n`"], ch01_layout_for),
+    "ch01.compose_by_hand": ("composed((4,8):(8,1), 4:2) gives (2,2):(16,1)", [], ch01_composed),
+    "ch01.complement_by_hand": ("complement_of((2,), (3,), 10) gives (3,2):(1,6)", [], ch01_complement),
+    "ch01.right_inverse_by_hand": ("right_inverse_of((4, 8), (8, 1)) gives (8,4):(4,1)", [], ch01_right_inverse),
     "ch01.layout_from_picture": ("layout_from_picture(((0, 1, 2), (3, 4, 5))) prints (2,3):(3,1)", [], ch01_picture),
     "ch01.index_of_coordinate": ("index_of((4,(2,3)), (2,(1,8)), (1,(1,2))) is 19",
                                  ["`index_of((4,(2,3)), (2,(1,8)), (1,(1,2)))` is 19"], ch01_index_of),
