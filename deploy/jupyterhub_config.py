@@ -61,9 +61,10 @@ c.JupyterHub.db_url = "sqlite:///" + env("CUTEKIT_HUB_STATE", "/srv/jupyterhub")
 # with memory and CPU limits below.
 c.JupyterHub.spawner_class = env("CUTEKIT_HUB_SPAWNER", "localprocess")
 c.Spawner.cmd = [str(Path(COURSE_PYTHON).parent / "jupyterhub-singleuser")]
+COURSE_FOLDER = folder_of(COURSE_REPO)                      # ~/<folder>: each learner's copy of the course
 c.Spawner.default_url = "/git-pull?" + urlencode({
-    "repo": COURSE_REPO, "branch": COURSE_BRANCH, "targetpath": folder_of(COURSE_REPO),
-    "urlpath": f"lab/tree/{folder_of(COURSE_REPO)}/{FIRST_NOTEBOOK}"})
+    "repo": COURSE_REPO, "branch": COURSE_BRANCH, "targetpath": COURSE_FOLDER,
+    "urlpath": f"lab/tree/{COURSE_FOLDER}/{FIRST_NOTEBOOK}"})
 # Opening a notebook makes JupyterLab write the kernel's language_info into it, and autosave then writes the
 # file: nbgitpuller would count it as the learner's change. The hook drops that metadata on save, so a notebook
 # saved without an edit is written as it was pulled (cutekit/notebook_files.py).
@@ -81,8 +82,27 @@ holders = {}                         # learner -> GPU id, for the servers runnin
 _kernel_checked = []
 
 
+def pulled_course(spawner) -> str | None:
+    """The learner's pulled copy of the course (`~/<folder>`, where the landing page's pull puts it), or None
+    when the learner's home cannot be told here."""
+    home = getattr(spawner, "home_dir", "") or os.path.expanduser(f"~{spawner.user.name}")
+    return None if home.startswith("~") else str(Path(home) / COURSE_FOLDER)
+
+
+def course_first(spawner) -> str | None:
+    """PYTHONPATH for the learner's server and kernels: their pulled course first, so a grader fixed during
+    the workshop arrives with the pull that brings the notebooks; the environment's cutekit (installed with
+    the course) is the fallback while the folder is not there yet."""
+    pulled = pulled_course(spawner)
+    if pulled is None:
+        return None
+    kept = os.environ.get("PYTHONPATH", "") if "PYTHONPATH" in spawner.env_keep else ""
+    return os.pathsep.join([pulled] + [part for part in kept.split(os.pathsep) if part])
+
+
 def before_spawn(spawner):
-    """Refuse to start a server that would lack the course kernel; give the learner a GPU."""
+    """Refuse to start a server that would lack the course kernel; give the learner a GPU; put the learner's
+    pulled course first on the kernels' path."""
     if not _kernel_checked:          # once per hub: the environment does not change under a running hub
         problem = course_kernel_problem(kernel_names(COURSE_PYTHON), COURSE_PYTHON)
         if problem:
@@ -94,6 +114,9 @@ def before_spawn(spawner):
         _kernel_checked.append(True)
     name = spawner.user.name
     extra = {"CUTEKIT_LEARNER": name}
+    path = course_first(spawner)
+    if path:
+        extra["PYTHONPATH"] = path
     if GPUS:
         gpu = pick_gpu(holders, name, GPUS, PER_GPU)      # RoomFull says how many seats and what to change
         holders[name] = gpu
