@@ -42,9 +42,22 @@ if _problem:
 
 # ---- the hub: address, log-in, who may come ---------------------------------------------------------------
 c.JupyterHub.bind_url = env("CUTEKIT_HUB_URL", "http://:8000")
-# Swap the authenticator with one variable: "pam" (this server's accounts), "dummy" (rehearsals only),
-# "shared-password", "nativeauthenticator.NativeAuthenticator", "oauthenticator.GitHubOAuthenticator", ...
-c.JupyterHub.authenticator_class = env("CUTEKIT_HUB_AUTHENTICATOR", "pam")
+# Swap the authenticator with one variable: "pam" (this server's accounts), "shared-password" (one workshop
+# password, CUTEKIT_HUB_PASSWORD), "nativeauthenticator.NativeAuthenticator", "oauthenticator.GitHubOAuthenticator",
+# ..., "dummy" (any password: rehearsals only). Each comes with the spawner that works with it (below).
+AUTHENTICATOR = env("CUTEKIT_HUB_AUTHENTICATOR", "pam")
+c.JupyterHub.authenticator_class = AUTHENTICATOR
+# Log-in names that are this server's accounts: PAM's. Every other authenticator logs in names of its own.
+OS_ACCOUNTS = AUTHENTICATOR in ("pam", "jupyterhub.auth.PAMAuthenticator")
+if AUTHENTICATOR in ("shared-password", "jupyterhub.authenticators.shared.SharedPasswordAuthenticator"):
+    _given = env("CUTEKIT_HUB_PASSWORD", "")
+    if len(_given) < 8:
+        raise SystemExit("jupyterhub_config.py: the shared-password log-in needs the workshop password in "
+                         f"CUTEKIT_HUB_PASSWORD (8 characters or more{f', not {len(_given)}' if _given else ''})")
+    c.SharedPasswordAuthenticator.user_password = env("CUTEKIT_HUB_PASSWORD")
+    # admins (CUTEKIT_HUB_ADMINS) log in with their own password, 32 characters or more (`openssl rand -hex 16`)
+    if env("CUTEKIT_HUB_ADMIN_PASSWORD"):
+        c.SharedPasswordAuthenticator.admin_password = env("CUTEKIT_HUB_ADMIN_PASSWORD")
 c.Authenticator.admin_users = {name for name in env("CUTEKIT_HUB_ADMINS", "").split(",") if name}
 learners_file = env("CUTEKIT_HUB_LEARNERS")            # one user name a line; without it, anyone who logs in
 if learners_file:
@@ -56,10 +69,23 @@ c.JupyterHub.cookie_secret_file = env("CUTEKIT_HUB_STATE", "/srv/jupyterhub") + 
 c.JupyterHub.db_url = "sqlite:///" + env("CUTEKIT_HUB_STATE", "/srv/jupyterhub") + "/jupyterhub.sqlite"
 
 # ---- learners' servers: the course's environment, JupyterLab, the course pulled in ------------------------
-# "localprocess": each learner's server is a process under their own account (they must exist: PAM users).
-# "systemdspawner.SystemdSpawner" (pip install jupyterhub-systemdspawner): each server in a systemd unit,
-# with memory and CPU limits below.
-c.JupyterHub.spawner_class = env("CUTEKIT_HUB_SPAWNER", "localprocess")
+# "localprocess" (PAM's): each learner's server is a process under their own account (the log-in names are
+# this server's accounts). "accounts" (every other authenticator's): the same, under an account the hub makes
+# for each learner at the first start, `jupyter-NAME`, home CUTEKIT_HUB_HOMES/NAME (learner_accounts.py);
+# CUTEKIT_HUB_ACCOUNT=NAME runs every learner under that one existing account instead, homes still apart.
+# "systemdspawner.SystemdSpawner" (pip install jupyterhub-systemdspawner): each server in a systemd unit, with
+# the memory and CPU limits below (`c.SystemdSpawner.dynamic_users = True` for names that are not accounts).
+SPAWNERS = {"accounts": "learner_accounts.LearnerAccountSpawner"}
+SPAWNER = SPAWNERS.get(env("CUTEKIT_HUB_SPAWNER", ""), env("CUTEKIT_HUB_SPAWNER", ""))
+SPAWNER = SPAWNER or ("localprocess" if OS_ACCOUNTS else SPAWNERS["accounts"])
+if not OS_ACCOUNTS and SPAWNER in ("localprocess", "jupyterhub.spawner.LocalProcessSpawner"):
+    raise SystemExit(
+        f"jupyterhub_config.py: {AUTHENTICATOR!r} logs in names that are not accounts of this server, and the "
+        "local-process spawner runs each server as the account of that name (getpwnam fails at the first start): "
+        "leave CUTEKIT_HUB_SPAWNER unset (or 'accounts': the hub makes an account per learner), or use PAM")
+c.JupyterHub.spawner_class = SPAWNER
+c.LearnerAccountSpawner.homes = env("CUTEKIT_HUB_HOMES", "/home/learners")
+c.LearnerAccountSpawner.shared_account = env("CUTEKIT_HUB_ACCOUNT", "")
 c.Spawner.cmd = [str(Path(COURSE_PYTHON).parent / "jupyterhub-singleuser")]
 COURSE_FOLDER = folder_of(COURSE_REPO)                      # ~/<folder>: each learner's copy of the course
 c.Spawner.default_url = "/git-pull?" + urlencode({

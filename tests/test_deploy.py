@@ -10,6 +10,7 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -221,6 +222,83 @@ def test_the_hub_config_loads_and_wires_the_hooks_culler_and_spawner(monkeypatch
 
 
 SAVE_HOOK = "--ContentsManager.pre_save_hook=cutekit.notebook_files.pre_save"
+ACCOUNTS = "learner_accounts.LearnerAccountSpawner"
+
+
+@pytest.mark.parametrize("authenticator, spawner", [
+    ("pam", "localprocess"),                                   # the names are this server's accounts
+    ("shared-password", ACCOUNTS),                             # names of its own: an account made per learner
+    ("dummy", ACCOUNTS),
+    ("nativeauthenticator.NativeAuthenticator", ACCOUNTS),
+    ("oauthenticator.GitHubOAuthenticator", ACCOUNTS),
+])
+def test_every_documented_authenticator_gets_a_spawner_that_runs_its_names(monkeypatch, tmp_path, course_repo,
+                                                                         authenticator, spawner):
+    config, _ = hub_config(monkeypatch, tmp_path, CUTEKIT_COURSE_ROOT=str(course_repo),
+                           CUTEKIT_HUB_AUTHENTICATOR=authenticator, CUTEKIT_HUB_PASSWORD="eight-chars")
+    assert config.JupyterHub.authenticator_class == authenticator and config.JupyterHub.spawner_class == spawner
+    documented = (DEPLOY / "README.md").read_text()
+    assert f"`{authenticator}`" in documented or authenticator.split(".")[-1] in documented
+
+
+def test_the_documented_pairs_are_the_ones_the_config_makes():
+    table = (DEPLOY / "README.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| `CUTEKIT_HUB_SPAWNER`"))
+    assert "PAM" in row and "`accounts`" in row and "jupyter-NAME" in row
+
+
+def test_a_log_in_whose_names_are_not_accounts_is_refused_the_local_process_spawner(monkeypatch, tmp_path,
+                                                                                   course_repo):
+    """The rehearsal's failure (getpwnam(): name not found: 'learner01' at the first start) is said at the
+    hub's start instead, with what to do."""
+    with pytest.raises(SystemExit, match="not accounts of this server.*leave CUTEKIT_HUB_SPAWNER unset"):
+        hub_config(monkeypatch, tmp_path, CUTEKIT_COURSE_ROOT=str(course_repo), CUTEKIT_HUB_PASSWORD="eight-chars",
+                   CUTEKIT_HUB_AUTHENTICATOR="shared-password", CUTEKIT_HUB_SPAWNER="localprocess")
+
+
+@pytest.mark.parametrize("password, words", [(None, "needs the workshop password in CUTEKIT_HUB_PASSWORD"),
+                                             ("short", "8 characters or more, not 5")])
+def test_the_shared_password_comes_from_a_variable_and_is_long_enough(monkeypatch, tmp_path, course_repo,
+                                                                       password, words):
+    monkeypatch.delenv("CUTEKIT_HUB_PASSWORD", raising=False)
+    extra = {"CUTEKIT_HUB_PASSWORD": password} if password else {}
+    with pytest.raises(SystemExit, match=words):
+        hub_config(monkeypatch, tmp_path, CUTEKIT_COURSE_ROOT=str(course_repo),
+                   CUTEKIT_HUB_AUTHENTICATOR="shared-password", **extra)
+    config, _ = hub_config(monkeypatch, tmp_path, CUTEKIT_COURSE_ROOT=str(course_repo),
+                           CUTEKIT_HUB_AUTHENTICATOR="shared-password", CUTEKIT_HUB_PASSWORD="eight-chars")
+    assert config.SharedPasswordAuthenticator.user_password == "eight-chars"
+
+
+learner_accounts = load("learner_accounts")
+
+
+def test_a_learners_account_and_home_are_named_safely(tmp_path):
+    assert learner_accounts.account_name("jupyter-", "learner01") == "jupyter-learner01"
+    assert learner_accounts.account_name("jupyter-", "root") == "jupyter-root"          # never an existing account
+    long = learner_accounts.account_name("jupyter-", "a" * 40)
+    assert long.startswith("jupyter-u-") and len(long) <= 32
+    assert learner_accounts.home_folder("/home/learners", "ada") == "/home/learners/ada"
+    for bad in ("..", "a/b", ".hidden"):
+        with pytest.raises(ValueError, match="cannot name a home folder"):
+            learner_accounts.home_folder("/home/learners", bad)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("useradd"), reason="adding an account needs root")
+def test_the_hub_makes_a_learners_account_with_a_private_home(tmp_path):
+    """What the spawner does at a learner's first start (as root, as the hub runs): useradd, home mode 700."""
+    import pwd
+    account = f"ck{os.getpid() % 100000}-test"
+    home = str(tmp_path / "learners" / "ada")
+    try:
+        entry = learner_accounts.ensure_account(account, home, "ada")
+        assert pwd.getpwnam(account).pw_dir == home and entry.pw_uid != 0
+        assert os.stat(home).st_uid == entry.pw_uid and os.stat(home).st_mode & 0o777 == 0o700
+        assert learner_accounts.ensure_account(account, home, "ada").pw_uid == entry.pw_uid     # made once
+    finally:
+        subprocess.run(["userdel", account], capture_output=True)
+    with pytest.raises(RuntimeError, match="does not exist on this server"):
+        learner_accounts.ensure_account(account, home, "ada", create=False)
 
 
 def test_the_save_hook_drops_the_kernels_language_info_and_nothing_else():
