@@ -139,7 +139,7 @@ def before_spawn(spawner):
             spawner.log.warning(beside)
         _kernel_checked.append(True)
     name = spawner.user.name
-    extra = {"CUTEKIT_LEARNER": name}
+    extra = {"CUTEKIT_LEARNER": name, "CUTEKIT_PROGRESS_URL": PROGRESS_URL}
     path = course_first(spawner)
     if path:
         extra["PYTHONPATH"] = path
@@ -159,14 +159,27 @@ def after_stop(spawner):
 c.Spawner.pre_spawn_hook = before_spawn
 c.Spawner.post_stop_hook = after_stop
 
-# ---- stop idle servers (their GPU seat comes free) --------------------------------------------------------
-IDLE_SECONDS = env("CUTEKIT_HUB_IDLE_SECONDS", "3600")
+# ---- stop idle servers (their GPU seat comes free); a lunch break is not idle enough -----------------------
+IDLE_SECONDS = env("CUTEKIT_HUB_IDLE_SECONDS", "9000")
 c.JupyterHub.load_roles = [{
     "name": "jupyterhub-idle-culler-role",
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
     "services": ["jupyterhub-idle-culler"],
+}, {
+    "name": "cutekit-progress-role",              # the progress service lists the hub's users for the report
+    "scopes": ["list:users", "read:users"],
+    "services": ["cutekit-progress"],
 }]
+# ---- the room's progress, kept by the hub (progress_service.py): every check sends the learner's file here,
+# `python -m cutekit report --hub URL` reads it, culled learners included ------------------------------------
+PROGRESS_SERVICE = f"http://127.0.0.1:{env('CUTEKIT_HUB_PROGRESS_PORT', '10101')}"
+PROGRESS_URL = PROGRESS_SERVICE + "/services/cutekit-progress/"
 c.JupyterHub.services = [{
     "name": "jupyterhub-idle-culler",
     "command": [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={IDLE_SECONDS}"],
+}, {
+    "name": "cutekit-progress",
+    "url": PROGRESS_SERVICE,
+    "command": [sys.executable, str(HERE / "progress_service.py")],
+    "environment": {"CUTEKIT_PROGRESS_DATA": env("CUTEKIT_HUB_STATE", "/srv/jupyterhub") + "/cutekit-progress"},
 }]

@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -575,3 +576,66 @@ def test_the_report_needs_somewhere_to_look_and_a_folder_of_homes(tmp_path, caps
     assert "--homes" in capsys.readouterr().err
     report = class_report(homes=[tmp_path / "nowhere"])
     assert report.problems == (f"{tmp_path / 'nowhere'}: not a folder of learners' homes",)
+
+
+# ---- the hub's copies of the room's progress (progress_service.py) ------------------------------------------
+
+def test_a_check_whose_send_to_the_hub_fails_is_saved_here_with_a_note(monkeypatch, tmp_path):
+    from cutekit.checks.progress import send_to_hub
+    path = progress_in(tmp_path / "ada", [2])
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "a-token")
+    monkeypatch.setenv("JUPYTERHUB_USER", "ada")
+    monkeypatch.delenv("CUTEKIT_PROGRESS_URL", raising=False)
+    assert send_to_hub(path) is None                                    # no hub service: nothing to send
+    with socket.socket() as probe:                                      # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("CUTEKIT_PROGRESS_URL", f"http://127.0.0.1:{port}/services/cutekit-progress/")
+    note = send_to_hub(path)
+    assert note.startswith("progress saved here, not sent to the hub") and "/learners/ada" in note
+    assert "the next check sends it again" in note
+
+
+def test_the_report_from_a_hub_needs_its_address_and_an_admins_token(monkeypatch, capsys):
+    from cutekit.checks.progress import hub_service_url
+    assert hub_service_url("https://hub.example.org") == "https://hub.example.org/services/cutekit-progress/"
+    monkeypatch.delenv("CUTEKIT_HUB_TOKEN", raising=False)
+    monkeypatch.delenv("JUPYTERHUB_API_TOKEN", raising=False)
+    monkeypatch.delenv("CUTEKIT_PROGRESS_URL", raising=False)
+    assert main(["report", "--hub"]) == 2 and "give the hub's address" in capsys.readouterr().err
+    assert main(["report", "--hub", "hub.example.org"]) == 2 and "like https://" in capsys.readouterr().err
+    assert main(["report", "--hub", "https://hub.example.org"]) == 2
+    assert "CUTEKIT_HUB_TOKEN" in capsys.readouterr().err
+
+
+def test_collected_progress_gives_every_hub_user_a_row(tmp_path):
+    text = progress_in(tmp_path / "ada", [1, 3]).read_text()
+    report = class_report(collected={"ada": text}, users=["ada", "cy"], collected_from="hub:")
+    assert [(row.learner, row.scores.get("ch01.layout_from_grid"), row.status, row.source) for row in report.rows] \
+        == [("ada", 3, "", "hub:ada"), ("cy", None, "not attempted", "hub:cy")]
+
+
+def test_on_a_cluster_the_progress_service_runs_in_the_hub_pod_and_the_kernels_reach_it():
+    """The pieces that must agree: the file the install command mounts and the command that runs it, the
+    service's address, the hub Service's extra port, the network policies, and the kernels' address."""
+    installed = installed_values()
+    hub = installed["hub"]
+    service = hub["services"]["cutekit-progress"]
+    mounted = hub["extraFiles"]["cutekit-progress"]
+    assert service["command"][-1] == mounted["mountPath"]
+    assert mounted["stringData"] == (DEPLOY / "progress_service.py").read_text()
+    port = urlsplit(service["url"]).port
+    assert urlsplit(service["url"]).hostname == "hub" and service["environment"]["CUTEKIT_PROGRESS_LISTEN"] == "0.0.0.0"
+    assert service["environment"]["CUTEKIT_PROGRESS_DATA"].startswith("/srv/jupyterhub/")     # the hub's volume
+    assert {"port": port, "targetPort": port, "name": "progress"} in hub["service"]["extraPorts"]
+    assert hub["loadRoles"]["cutekit-progress"] == {"scopes": ["list:users", "read:users"],
+                                                    "services": ["cutekit-progress"]}
+    kernels = installed["singleuser"]["extraEnv"]["CUTEKIT_PROGRESS_URL"]
+    assert kernels == f"{service['url']}/services/cutekit-progress/"
+    for rule in (installed["singleuser"]["networkPolicy"]["egress"][0], installed["proxy"]["chp"]["networkPolicy"]["egress"][0],
+                 hub["networkPolicy"]["ingress"][0]):
+        assert rule["ports"] == [{"port": port}]
+    # the chart labels learners' and the proxy's pods so (chart-values.yaml), and the hub pod app/component
+    chart = yaml.safe_load((CHART / "chart-values.yaml").read_text())
+    assert chart["singleuser"]["extraLabels"]["hub.jupyter.org/network-access-hub"] == "true"
+

@@ -8,8 +8,11 @@ listens and the test talks to that server directly.
 Three learners log in through the hub's REST API (a token for their user name and the workshop password; a
 wrong password is refused), start their servers, and in each one's course kernel: ada answers a chapter 01
 exercise right, bob wrong, cy not at all. ada's kernel imports cutekit from the course pulled into her home,
-bob's (nothing pulled) from the environment. `python -m cutekit report --homes` over the hub's home folders
-must show exactly that. A fourth learner, over the GPU server's seat limit, is refused with words that say so.
+bob's (nothing pulled) from the environment. Each check also sends the learner's progress file to the hub's
+progress service (progress_service.py): `python -m cutekit report --hub` with the instructor's token, after
+ada's server is stopped as the culler stops it, and `python -m cutekit report --homes` over the hub's home
+folders must both show exactly that. A fourth learner, over the GPU server's seat limit, is refused with words
+that say so.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ websocket = pytest.importorskip("websocket", reason="websocket-client drives the
 ROOT = Path(__file__).resolve().parents[1]
 LEARNERS = ("ada", "bob", "cy")
 PASSWORD = "the-workshop-password"
+ADMIN_PASSWORD = "an-instructors-password-of-32-characters"
 EXERCISE = "ch01.layout_from_grid"
 REFERENCE_POINTS = sum(criterion.points for criterion in exercise(EXERCISE).criteria if criterion.tier == "reference")
 
@@ -108,7 +112,8 @@ class Hub:
     def __init__(self, base: Path, gpus: str, per_gpu: int, learners):
         self.base, self.homes = base, base / "homes"
         self.homes.mkdir()
-        self.port = free_port()
+        self.port, self.progress_port = free_port(), free_port()
+        self.progress = f"http://127.0.0.1:{self.progress_port}/services/cutekit-progress/"
         self.api = f"http://127.0.0.1:{self.port}/hub/api"
         self.routes_file = base / "routes.json"
         config = base / "test_hub_config.py"
@@ -124,7 +129,8 @@ class Hub:
                    CUTEKIT_GPUS=gpus, CUTEKIT_LEARNERS_PER_GPU=str(per_gpu),
                    CUTEKIT_HUB_AUTHENTICATOR="shared-password", CUTEKIT_HUB_PASSWORD=PASSWORD,
                    CUTEKIT_HUB_LEARNERS=str(base / "learners.txt"), CUTEKIT_HUB_HOMES=str(self.homes),
-                   CUTEKIT_HUB_ACCOUNT=getpass.getuser())
+                   CUTEKIT_HUB_ACCOUNT=getpass.getuser(), CUTEKIT_HUB_PROGRESS_PORT=str(self.progress_port),
+                   CUTEKIT_HUB_ADMINS="teacher", CUTEKIT_HUB_ADMIN_PASSWORD=ADMIN_PASSWORD)
         self.log = open(base / "hub.log", "w")
         self.process = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=base,
                                         env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -257,6 +263,30 @@ def test_a_workshop_on_a_real_hub_reports_each_learner_as_they_left_it(tmp_path)
         refusal = hub.wait_for(lambda: "seats, all taken" in hub.log_text() and hub.log_text(),
                                "the hub to refuse a fourth learner", 30)
         assert "1 GPU x 3 learners per GPU = 3 seats, all taken, so 'dan' cannot start" in refusal
+
+        # The hub's own copies (progress_service.py): sent by each check, read with an admin's token. A learner
+        # may not write another's; ada's stays readable after her server is stopped, as the culler stops it.
+        forged = requests.post(f"{hub.progress}learners/ada", data=b"{}", timeout=30,
+                               headers={"Authorization": f"token {tokens['bob']}"})
+        assert forged.status_code == 403, forged.text
+        teacher = hub.log_in("teacher", ADMIN_PASSWORD)
+        refused = requests.get(f"{hub.progress}learners", headers={"Authorization": f"token {tokens['ada']}"},
+                               timeout=30)
+        assert refused.status_code == 403 and "admin" in refused.text
+        stopped = requests.delete(f"{hub.api}/users/ada/server", headers={"Authorization": f"token {teacher}"},
+                                  timeout=60)
+        assert stopped.status_code in (202, 204), stopped.text
+        hub.wait_for(lambda: not requests.get(f"{hub.api}/users/ada", headers={"Authorization": f"token {teacher}"},
+                                              timeout=10).json().get("servers"), "ada's server to stop", 60)
+        env = {key: value for key, value in os.environ.items() if not key.startswith("CUTEKIT_")}
+        from_hub = subprocess.run([sys.executable, "-m", "cutekit", "report", "--hub", hub.progress, "--csv",
+                                   str(tmp_path / "hub.csv")], capture_output=True, text=True, timeout=120,
+                                  env={**env, "CUTEKIT_HUB_TOKEN": teacher})
+        assert from_hub.returncode == 0, from_hub.stdout + from_hub.stderr
+        collected = {row[0]: row for row in (line.split(",") for line in (tmp_path / "hub.csv").read_text().splitlines())}
+        column = collected["learner"].index(EXERCISE)
+        assert collected["ada"][column] == str(earned["ada"]) and collected["bob"][column] == str(earned["bob"])
+        assert collected["cy"][2] == collected["dan"][2] == "not attempted" and "teacher" not in collected
 
         report = subprocess.run([sys.executable, "-m", "cutekit", "report", "--homes", str(hub.homes),
                                  "--csv", str(tmp_path / "room.csv")], capture_output=True, text=True, timeout=120)
