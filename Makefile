@@ -147,6 +147,7 @@ site: setup
 site-instructor: setup
 	$(VPY) scripts/build_site.py --source solutions --out build/site-instructor $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
 
-# WHEELHOUSE_PYTHON / WHEELHOUSE_ARCH / WHEELHOUSE_GLIBC / TORCH_SPEC choose the labs' platform (see --help).
+# WHEELHOUSE_PYTHON / WHEELHOUSE_OS (linux, macos) / WHEELHOUSE_ARCH / WHEELHOUSE_GLIBC / WHEELHOUSE_MACOS / TORCH_SPEC
+# choose the labs' platform (see --help); Macs get no CuTeDSL (it has no macOS wheels) and PyPI's torch.
 wheelhouse:
 	$(PY) scripts/wheelhouse.py --dest $(or $(WHEELHOUSE),build/wheelhouse)

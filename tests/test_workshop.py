@@ -539,21 +539,37 @@ def test_wheelhouse_plan_asks_pip_for_wheels_of_the_target_python_and_platform(t
     assert "manylinux2014_aarch64" in platforms and not any("x86_64" in p for p in platforms)
 
 
-@pytest.mark.parametrize("arch, glibc, python, words", [
-    ("armv7l", "2.28", "3.11", "no CuTeDSL wheels"),
-    ("x86_64", "2.5", "3.11", "2.17 or newer"),
-    ("x86_64", "musl", "3.11", "not a version"),
-    ("x86_64", "2.28", "311", "not like 3.11"),
-    ("x86_64", "2.28", "3.9", "Python 3.10-3.13 only"),
+@pytest.mark.parametrize("arch, glibc, python, system, words", [
+    ("armv7l", "2.28", "3.11", "linux", "no CuTeDSL wheels"),
+    ("x86_64", "2.5", "3.11", "linux", "2.17 or newer"),
+    ("x86_64", "musl", "3.11", "linux", "not a version"),
+    ("x86_64", "2.28", "311", "linux", "not like 3.11"),
+    ("x86_64", "2.28", "3.9", "linux", "Python 3.10-3.13"),
+    ("ppc64le", "", "3.11", "macos", "choose arm64 .Apple silicon. or x86_64"),
+    ("AMD64", "", "3.11", "windows", "choose linux or macos .Windows labs run the Linux steps in WSL 2"),
 ])
-def test_wheelhouse_names_a_target_it_cannot_serve(tmp_path, arch, glibc, python, words):
+def test_wheelhouse_names_a_target_it_cannot_serve(tmp_path, arch, glibc, python, system, words):
     with pytest.raises(ValueError, match=words):
-        wheelhouse.make_plan(tmp_path, python, arch, glibc, "torch")
+        wheelhouse.make_plan(tmp_path, python, arch, glibc, "torch", system)
 
 
-def test_wheelhouse_dry_run_prints_the_pip_command_without_downloading(tmp_path, capsys):
-    assert wheelhouse.main(["--dest", str(tmp_path / "w"), "--dry-run", "--python", "3.11", "--arch", "x86_64"]) == 0
-    assert "pip download" in capsys.readouterr().out and not (tmp_path / "w").exists()
+def test_a_mac_wheelhouse_has_no_cutedsl_pypis_torch_and_macos_tags(tmp_path, capsys):
+    """Apple silicon: what the set-up installs on a Mac (no CuTeDSL, which has no macOS wheels; PyPI's torch),
+    for macOS 14 and older-tagged wheels, resolved for the Mac by uv before pip downloads the pins."""
+    plan = wheelhouse.make_plan(tmp_path, "3.11", "arm64", "", wheelhouse.MAC_TORCH, "macos")
+    names = {requirement_name(r) for r in plan.requirements}
+    assert "nvidia-cutlass-dsl" not in names and "torch" in plan.requirements
+    assert pyproject_requirements() - {"nvidia-cutlass-dsl"} <= names and not any(";" in r for r in plan.requirements)
+    assert plan.platforms[0] == "macosx_14_0_arm64" and "macosx_11_0_arm64" in plan.platforms
+    assert not any("x86_64" in tag or "linux" in tag for tag in plan.platforms)
+    command = plan.pip_download("python")
+    assert command[-3:] == ["--no-deps", "-r", plan.pinned] and plan.uv_platform == "aarch64-apple-darwin"
+    intel = wheelhouse.make_plan(tmp_path, "3.11", "x86_64", "", "torch", "macos")
+    assert "numpy<2" in intel.requirements and "numpy<2" not in plan.requirements     # the Intel Mac's marker
+    assert wheelhouse.main(["--dest", str(tmp_path / "w"), "--os", "macos", "--arch", "arm64", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "pip compile" in printed and "--python-platform aarch64-apple-darwin" in printed
+    assert "--platform macosx_14_0_arm64" in printed and "--no-deps" in printed and not (tmp_path / "w").exists()
 
 
 def test_the_course_installs_from_a_folder_of_wheels_with_the_index_switched_off(tmp_path):
