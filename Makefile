@@ -11,7 +11,7 @@ endif
 
 .PHONY: setup lab test test-fast gpu-test bench sync clean distclean doctor progress help conformance
 .PHONY: conformance-atoms
-.PHONY: test-hub pull-link
+.PHONY: test-hub pull-link image
 
 help:
 	@echo "make lab    set up .venv and open the course in JupyterLab (127.0.0.1)"
@@ -26,6 +26,7 @@ help:
 	@echo "make conformance-atoms [ATOM_CASES=4000 SEED=0]  the same on TiledCopys and TiledMMAs of the Ampere atoms"
 	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
 	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=student]  the nbgitpuller link for learners"
+	@echo "make image IMAGE=REGISTRY/cute-by-hand:TAG REPO=<git URL>  a cluster's CPU and GPU images (repo2docker), pushed"
 	@echo "make clean  remove caches and build output (keeps .venv); make distclean also removes .venv"
 	@echo "make student    the student bundle (course without solutions, cutekit, env files) in build/student, + zip"
 	@echo "make student-branch [BRANCH=student]  the student bundle committed as a branch (for the hub and pull link)"
@@ -92,12 +93,28 @@ test-hub: setup
 
 HUB ?=
 REPO ?=
+IMAGE ?=
 # The branch learners get: the student bundle, published by `make student-branch` (never main: it holds the answers).
 BRANCH ?= student
 pull-link:
 	@test -n "$(HUB)" || { echo "pull-link: give the hub's address: make pull-link HUB=https://hub.example.org REPO=<git URL of the course>" >&2; exit 2; }
 	@test -n "$(REPO)" || { echo "pull-link: give the course's repository: make pull-link HUB=$(HUB) REPO=https://github.com/ORG/cute-by-hand" >&2; exit 2; }
 	@$(PY) deploy/pull_link.py --hub "$(HUB)" --repo "$(REPO)" --branch "$(BRANCH)"
+
+# A cluster's two single-user images (deploy/README.md): the student branch built by repo2docker as it is
+# (CPU torch), and again with PyPI's CUDA build of torch in place of it (IMAGE-gpu); each pushed. Needed again
+# only when the environment changes (environment.yml, postBuild): course and grader fixes arrive by the pull.
+GPU_TORCH := torch==2.13.0
+image:
+	@test -n "$(IMAGE)" || { echo "image: name it with its tag: make image IMAGE=registry.example.org/cute-by-hand:2026-06 REPO=<git URL>" >&2; exit 2; }
+	@case "$(lastword $(subst /, ,$(IMAGE)))" in *:*) ;; *) echo "image: IMAGE needs a tag (REGISTRY/cute-by-hand:TAG): the GPU image is TAG-gpu" >&2; exit 2;; esac
+	@test -n "$(REPO)" || { echo "image: give the course's repository: make image IMAGE=$(IMAGE) REPO=https://github.com/ORG/cute-by-hand" >&2; exit 2; }
+	jupyter-repo2docker --ref $(BRANCH) --no-run --user-name jovyan --image-name $(IMAGE) $(REPO)
+	docker push $(IMAGE)
+	jupyter-repo2docker --ref $(BRANCH) --no-run --user-name jovyan --image-name $(IMAGE)-gpu \
+		--appendix 'RUN $${NB_PYTHON_PREFIX}/bin/pip uninstall -y torch && $${NB_PYTHON_PREFIX}/bin/pip install --no-cache-dir --index-url https://pypi.org/simple "$(GPU_TORCH)"' \
+		$(REPO)
+	docker push $(IMAGE)-gpu
 
 doctor: setup
 	$(VPY) -m cutekit doctor
@@ -130,6 +147,7 @@ site: setup
 site-instructor: setup
 	$(VPY) scripts/build_site.py --source solutions --out build/site-instructor $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
 
-# WHEELHOUSE_PYTHON / WHEELHOUSE_ARCH / WHEELHOUSE_GLIBC / TORCH_SPEC choose the labs' platform (see --help).
+# WHEELHOUSE_PYTHON / WHEELHOUSE_OS (linux, macos) / WHEELHOUSE_ARCH / WHEELHOUSE_GLIBC / WHEELHOUSE_MACOS / TORCH_SPEC
+# choose the labs' platform (see --help); Macs get no CuTeDSL (it has no macOS wheels) and PyPI's torch.
 wheelhouse:
 	$(PY) scripts/wheelhouse.py --dest $(or $(WHEELHOUSE),build/wheelhouse)

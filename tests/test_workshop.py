@@ -539,21 +539,37 @@ def test_wheelhouse_plan_asks_pip_for_wheels_of_the_target_python_and_platform(t
     assert "manylinux2014_aarch64" in platforms and not any("x86_64" in p for p in platforms)
 
 
-@pytest.mark.parametrize("arch, glibc, python, words", [
-    ("armv7l", "2.28", "3.11", "no CuTeDSL wheels"),
-    ("x86_64", "2.5", "3.11", "2.17 or newer"),
-    ("x86_64", "musl", "3.11", "not a version"),
-    ("x86_64", "2.28", "311", "not like 3.11"),
-    ("x86_64", "2.28", "3.9", "Python 3.10-3.13 only"),
+@pytest.mark.parametrize("arch, glibc, python, system, words", [
+    ("armv7l", "2.28", "3.11", "linux", "no CuTeDSL wheels"),
+    ("x86_64", "2.5", "3.11", "linux", "2.17 or newer"),
+    ("x86_64", "musl", "3.11", "linux", "not a version"),
+    ("x86_64", "2.28", "311", "linux", "not like 3.11"),
+    ("x86_64", "2.28", "3.9", "linux", "Python 3.10-3.13"),
+    ("ppc64le", "", "3.11", "macos", "choose arm64 .Apple silicon. or x86_64"),
+    ("AMD64", "", "3.11", "windows", "choose linux or macos .Windows labs run the Linux steps in WSL 2"),
 ])
-def test_wheelhouse_names_a_target_it_cannot_serve(tmp_path, arch, glibc, python, words):
+def test_wheelhouse_names_a_target_it_cannot_serve(tmp_path, arch, glibc, python, system, words):
     with pytest.raises(ValueError, match=words):
-        wheelhouse.make_plan(tmp_path, python, arch, glibc, "torch")
+        wheelhouse.make_plan(tmp_path, python, arch, glibc, "torch", system)
 
 
-def test_wheelhouse_dry_run_prints_the_pip_command_without_downloading(tmp_path, capsys):
-    assert wheelhouse.main(["--dest", str(tmp_path / "w"), "--dry-run", "--python", "3.11", "--arch", "x86_64"]) == 0
-    assert "pip download" in capsys.readouterr().out and not (tmp_path / "w").exists()
+def test_a_mac_wheelhouse_has_no_cutedsl_pypis_torch_and_macos_tags(tmp_path, capsys):
+    """Apple silicon: what the set-up installs on a Mac (no CuTeDSL, which has no macOS wheels; PyPI's torch),
+    for macOS 14 and older-tagged wheels, resolved for the Mac by uv before pip downloads the pins."""
+    plan = wheelhouse.make_plan(tmp_path, "3.11", "arm64", "", wheelhouse.MAC_TORCH, "macos")
+    names = {requirement_name(r) for r in plan.requirements}
+    assert "nvidia-cutlass-dsl" not in names and "torch" in plan.requirements
+    assert pyproject_requirements() - {"nvidia-cutlass-dsl"} <= names and not any(";" in r for r in plan.requirements)
+    assert plan.platforms[0] == "macosx_14_0_arm64" and "macosx_11_0_arm64" in plan.platforms
+    assert not any("x86_64" in tag or "linux" in tag for tag in plan.platforms)
+    command = plan.pip_download("python")
+    assert command[-3:] == ["--no-deps", "-r", plan.pinned] and plan.uv_platform == "aarch64-apple-darwin"
+    intel = wheelhouse.make_plan(tmp_path, "3.11", "x86_64", "", "torch", "macos")
+    assert "numpy<2" in intel.requirements and "numpy<2" not in plan.requirements     # the Intel Mac's marker
+    assert wheelhouse.main(["--dest", str(tmp_path / "w"), "--os", "macos", "--arch", "arm64", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "pip compile" in printed and "--python-platform aarch64-apple-darwin" in printed
+    assert "--platform macosx_14_0_arm64" in printed and "--no-deps" in printed and not (tmp_path / "w").exists()
 
 
 def test_the_course_installs_from_a_folder_of_wheels_with_the_index_switched_off(tmp_path):
@@ -597,10 +613,65 @@ def environment_yml() -> tuple[list[str], list[str]]:
 
 def test_environment_yml_installs_every_dependency_of_pyproject_and_the_project_itself():
     conda, pip = environment_yml()
-    named = {requirement_name(d) for d in conda} | {requirement_name(p) for p in pip if not p.startswith("-")}
+    named = {requirement_name(d) for d in conda} | {requirement_name(p) for p in pip if not p.startswith(("-", "."))}
     assert pyproject_requirements() <= named, pyproject_requirements() - named
-    assert "-e ." in pip and any(line.startswith("nvidia-cutlass-dsl==4.8.1;") for line in pip)
+    assert "." in pip and any(line.startswith("nvidia-cutlass-dsl==4.8.1;") for line in pip)
     assert any(d.startswith("python=3.1") for d in conda)
+
+
+IMPORT_IN_THE_IMAGE = """
+import site, sys, sysconfig
+environment = sysconfig.get_paths()["purelib"]       # numpy and the rest, without this machine's .pth files
+site.addsitedir(sys.argv[1])                         # the image's environment: the course's install step
+sys.path.append(environment)
+import cutekit, cutekit.checks.ch01_layouts
+print("CUTEKIT", cutekit.__file__)
+"""
+
+
+def image_prefix(bundle: Path, tmp_path: Path, line: str) -> tuple[Path, Path]:
+    """environment.yml's install of the course, `line`, done as repo2docker does it: the repository copied to
+    the home folder /home/jovyan and pip run there, into the image's environment (a prefix here). Then the
+    hub mounts the learner's home volume over /home/jovyan: the folder is emptied. (prefix's site-packages,
+    the home)"""
+    home, prefix = tmp_path / "home" / "jovyan", tmp_path / "srv" / "conda"
+    shutil.copytree(bundle, home)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--prefix",
+                    str(prefix), *line.split()], cwd=home, check=True, env={**os.environ, **OFFLINE_PIP})
+    shutil.rmtree(home)
+    home.mkdir()
+    return Path(prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"), home
+
+
+def import_cutekit(site_packages: Path, home: Path, pythonpath: str = "") -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("CUTEKIT_", "PYTHON"))}
+    env.update(HOME=str(home), CUTEKIT_PROGRESS="off", **({"PYTHONPATH": pythonpath} if pythonpath else {}))
+    return subprocess.run([sys.executable, "-S", "-c", IMPORT_IN_THE_IMAGE, str(site_packages)], cwd=home, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_image_imports_cutekit_with_the_learners_home_mounted_over_the_build_folder(bundle, tmp_path):
+    """The image's environment as environment.yml installs the course (a copy, not `-e .`), the home folder it
+    was built in replaced by an empty volume: cutekit imports from the environment. Then the course pulled into
+    ~/cute-by-hand with the Helm values' PYTHONPATH: the kernels take cutekit from the pulled copy (a grader
+    fixed during the workshop arrives with the pull), the image's copy staying the fallback. (Installed with
+    `-e .` instead, the import fails here with "No module named 'cutekit'": checked 2026-11-28.)"""
+    _, pip = environment_yml()
+    local = [line for line in pip if line.split()[-1].startswith(".")]
+    assert local == ["."], "the course is installed as a copy: an editable install points into the home volume"
+    site_packages, home = image_prefix(bundle, tmp_path, local[0])
+    alone = import_cutekit(site_packages, home)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    assert alone.stdout.split()[-1].startswith(str(site_packages)), alone.stdout
+
+    values = yaml.safe_load((ROOT / "deploy" / "helm" / "values.yaml").read_text())
+    pythonpath = values["singleuser"]["extraEnv"]["PYTHONPATH"]
+    assert pythonpath == f"{values['singleuser']['storage']['homeMountPath']}/cute-by-hand"
+    pulled = home / "cute-by-hand"
+    shutil.copytree(bundle, pulled)                       # what the postStart pull brings
+    first = import_cutekit(site_packages, home, pythonpath.replace("/home/jovyan", str(home)))
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert first.stdout.split()[-1] == str(pulled / "cutekit" / "__init__.py"), first.stdout
 
 
 def test_environment_yml_takes_the_cpu_build_of_torch_that_setup_installs():

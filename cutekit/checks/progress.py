@@ -7,6 +7,12 @@ last line was cut off mid-write (a notebook killed while saving) gets its missin
 record, so that record starts a line of its own; readers skip the damaged line, name it in their problems
 (`cutekit progress` and `cutekit report` print them) and keep every other line.
 
+On a course JupyterHub (deploy/) the hub collects the room's progress: where `CUTEKIT_PROGRESS_URL` names its
+progress service, every record written also sends the learner's whole file there with the hub token the
+kernel has (`JUPYTERHUB_API_TOKEN`), so the hub's copy survives the learner's server being culled; a send that
+fails is a note on the result, and the next check's send carries it. `hub_progress` reads the hub's copies
+back for `cutekit report --hub`.
+
 `learner_table` shows one learner's best score per exercise; `class_report` gathers many learners' files
 (each file, home folder, or folder of home folders) into one table and CSV for an instructor. Given a hub's
 home folders (`homes=`), every learner with a home gets a row: one with no progress file yet shows as
@@ -105,7 +111,78 @@ def record_result(result, exercise):
         append_line(path, record)
     except OSError as error:
         return result.with_note(f"progress not saved to {path}: {error.strerror or error}")
-    return result
+    problem = send_to_hub(path)
+    return result.with_note(problem) if problem else result
+
+
+HUB_SERVICE = "services/cutekit-progress/"
+SEND_SECONDS = 3
+
+
+def _no_proxy_request(request, timeout: float):
+    """urlopen without the environment's HTTP proxy (the hub's service is an address inside the hub's network)."""
+    import urllib.request
+    return urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=timeout)
+
+
+def send_to_hub(path: Path) -> str | None:
+    """Send the learner's whole progress file to the hub's progress service (CUTEKIT_PROGRESS_URL), with the
+    kernel's hub token; None when sent or when there is no hub to send to, else what went wrong."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    url = os.environ.get("CUTEKIT_PROGRESS_URL", "")
+    token, user = os.environ.get("JUPYTERHUB_API_TOKEN", ""), os.environ.get("JUPYTERHUB_USER", "")
+    if not (url and token and user):
+        return None
+    target = url.rstrip("/") + "/learners/" + urllib.parse.quote(user, safe="")
+    try:
+        request = urllib.request.Request(target, data=Path(path).read_bytes(), method="POST", headers={
+            "Authorization": f"token {token}", "Content-Type": "application/x-ndjson"})
+        with _no_proxy_request(request, SEND_SECONDS):
+            return None
+    except urllib.error.HTTPError as error:
+        why = f"HTTP {error.code}: {error.read().decode(errors='replace')[:200]}"
+    except (OSError, ValueError) as error:
+        why = str(getattr(error, "reason", None) or error)
+    return f"progress saved here, not sent to the hub ({target}: {why}); the next check sends it again"
+
+
+class HubError(RuntimeError):
+    """The hub's progress service could not be read; the message says why and what to do."""
+
+
+def hub_service_url(hub: str) -> str:
+    """The progress service's address from the hub's (`https://hub.example.org` -> `.../services/cutekit-progress/`);
+    an address that already names a service is kept."""
+    hub = hub.strip()
+    if not hub.startswith(("http://", "https://")):
+        raise HubError(f"--hub {hub!r}: give the hub's address, like https://hub.example.org")
+    return hub if "/services/" in hub else hub.rstrip("/") + "/" + HUB_SERVICE
+
+
+def hub_progress(url: str, token: str) -> tuple[dict, list]:
+    """({learner: progress file text}, [every non-admin hub user]) from the hub's progress service."""
+    import urllib.error
+    import urllib.request
+    if not token:
+        raise HubError("no token: make one as an admin on the hub's token page (/hub/token) and set "
+                       "CUTEKIT_HUB_TOKEN to it")
+    request = urllib.request.Request(url.rstrip("/") + "/learners", headers={"Authorization": f"token {token}"})
+    try:
+        with _no_proxy_request(request, 60) as answer:
+            body = json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        said = error.read().decode(errors="replace")
+        try:
+            said = json.loads(said).get("error", said)
+        except ValueError:
+            pass
+        raise HubError(f"{url}: HTTP {error.code}: {said}") from None
+    except (OSError, ValueError) as error:
+        raise HubError(f"{url}: cannot be read ({getattr(error, 'reason', None) or error}); is the hub's "
+                       "cutekit-progress service running (deploy/README.md)?") from None
+    return dict(body.get("learners", {})), list(body.get("users", []))
 
 
 def failed_attempts(exercise_id: str) -> int:
@@ -146,6 +223,11 @@ def read_progress(path: Path) -> Progress:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as error:
         return Progress(str(path), (), (cannot_read(path, error),))
+    return parse_progress(text, path)
+
+
+def parse_progress(text: str, path) -> Progress:
+    """The records of a progress file's `text` (read from `path`, named in problems)."""
     records, problems = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -450,16 +532,18 @@ class ClassReport:
 
 
 def class_report(places=(), homes=(), chapters=(), stuck_after: int = STUCK_AFTER,
-                 idle_minutes: int = IDLE_MINUTES) -> ClassReport:
+                 idle_minutes: int = IDLE_MINUTES, collected=None, users=(), collected_from: str = "") -> ClassReport:
     """Best scores, checks run and last activity of every learner found under `places` (files, home folders or
-    folders of them), and of every learner with a home in the `homes` folders (a hub's `/home`), tried or not.
+    folders of them), of every learner with a home in the `homes` folders (a hub's `/home`), tried or not, and
+    of every learner in `collected` ({name: progress file text}, from `collected_from`, the hub's progress
+    service) or `users` (its users: those without a file are "not attempted").
     `chapters` (`07`, `ch07`) chooses what the tables show."""
     chosen = chapter_names(chapters)
     possible = {exercise.id: exercise.points for exercise in exercises()}
     rows, problems = [], []
 
-    def add_file(path: Path, learner_hint: str | None = None) -> None:
-        progress = read_progress(path)
+    def add_file(path: Path, learner_hint: str | None = None, progress: Progress | None = None) -> None:
+        progress = progress or read_progress(path)
         problems.extend(progress.problems)
         if not progress.records and progress.problems:
             if learner_hint:
@@ -496,6 +580,13 @@ def class_report(places=(), homes=(), chapters=(), stuck_after: int = STUCK_AFTE
                 add_file(path, learner_hint=home.name)
             else:
                 rows.append(Row(home.name, str(path), {}, 0, "not attempted"))
+    collected = collected or {}
+    for learner in sorted(set(collected) | set(users)):
+        source = f"{collected_from}{learner}"
+        if learner in collected:
+            add_file(Path(source), learner_hint=learner, progress=parse_progress(collected[learner], source))
+        else:
+            rows.append(Row(learner, source, {}, 0, "not attempted"))
     unknown = set(chosen) - {chapter_of(e) for e in possible}
     if unknown:
         raise ValueError(f"--chapter: no chapter {', '.join(sorted(unknown))} (chapters: "
