@@ -315,11 +315,12 @@ assert str(past_the_end) == "5:2" and [past_the_end(j) for j in range(5)] == [0,
 #
 # * *stride divisibility*: d and the modes it meets divide one another: a mode skipped whole divides d, a
 #   mode d lands inside is a multiple of d. `3:6` breaks it on A's first mode, of size 4;
-# * *shape divisibility*: the number of elements a mode gives must divide what is left of s: `3:2` breaks
-#   it, as mode `4:8` gives 2 elements and 2 does not divide 3.
+# * *shape divisibility*: a mode that gives fewer elements than what is left of s must give a number that
+#   divides it: `3:2` breaks it, as mode `4:8` gives 2 elements and 2 does not divide 3 (`3:1` does not: the
+#   mode gives 4, at least 3, and R is `3:8`).
 #
-# CuTe checks both while it composes, the first in a weaker form: a mode skipped whole must divide d, *or d
-# must be smaller than the mode*. cutekit raises a `CuteError` naming the condition; CuTeDSL raises while it
+# CuTe checks both while it composes, the first in a weaker form: it accepts a mode that divides d, and *any*
+# mode larger than d, whether d divides it or not. cutekit raises a `CuteError` naming the condition; CuTeDSL raises while it
 # traces (an `MLIRError`, "unable to compute the following composition"), so a kernel holding such a
 # composition does not compile. The weaker form lets one kind of case through: `4:3` lands inside mode
 # `4:8` (3 < 4, and 3 does not divide 4), and CuTeDSL returns `(2,2):(24,1)`, whose offsets `0, 24, 1, 25`
@@ -341,6 +342,7 @@ for B in tried:
     except Exception as error:
         print(f"cutekit:  {row_major} o {B}: {type(error).__name__}: {error}")
 assert [str(B) for B in tried] == ["8:4", "3:6", "3:2", "4:3"]
+assert str(cute.composition(row_major, cute.make_layout(3, stride=1))) == "3:8"   # 4 elements given, 3 kept
 said = layout_algebra_in_cutedsl([("composition", row_major, B) for B in tried])
 if said.available:
     for B, answer in zip(tried, said.answers):
@@ -461,12 +463,18 @@ assert str(cute.complement(strided, 7)) == "2:1"
 # %% [markdown]
 # Each gap `d / reached` must divide evenly for the copies to fit. CuTe does not check it: for
 # `(2,2):(1,3)` (offsets 0, 1, 3, 4) the gap 3 / 2 rounds down to 1 and CuTeDSL, like cutekit, returns
-# `2:6`, which never fills offset 2.
+# `2:6`, which never fills offset 2. A stride below `reached` (modes that interleave, like `(3,4):(3,4)`:
+# after `3:3`, reached = 9 and the next stride is 4) even gives a gap of 4 / 9 = 0, and CuTe returns a shape
+# holding a 0: `complement((3,4):(3,4), 24)` is `(3,0,2):(1,9,16)`, a layout of no elements.
 
 # %%
 uneven = cute.complement(cute.make_layout((2, 2), stride=(1, 3)), 12)
 print(uneven)
 assert str(cute.make_layout((2, 2), stride=(1, 3))) == "(2,2):(1,3)" and str(uneven) == "2:6"
+interleaved = cute.complement(cute.make_layout((3, 4), stride=(3, 4)), 24)
+print(interleaved)
+assert str(cute.make_layout((3, 4), stride=(3, 4))) == "(3,4):(3,4)" and str(interleaved) == "(3,0,2):(1,9,16)"
+assert str(cute.get(cute.make_layout((3, 4), stride=(3, 4)), mode=[0])) == "3:3"
 
 # %% [markdown]
 # ### 9. Inverses: from an offset back to its index
@@ -475,14 +483,16 @@ assert str(cute.make_layout((2, 2), stride=(1, 3))) == "(2,2):(1,3)" and str(une
 #
 # **`cute.right_inverse(A)`** is the layout R with `A(R(i)) == i` for every `i < size(R)`: R(i) is the index
 # at which A puts offset i, for the offsets 0, 1, 2, ... as far as A reaches them without a hole. The rule:
-# coalesce A and sort its modes by stride; start with `reached = 1`; while a mode `s:d` has `d == reached`,
-# R gets the mode `s:p`, where p is the product of A's sizes *before* that mode (its step in A's 1-D index),
-# and `reached = s * d`. The first stride that is not `reached` ends R: offset `reached` is not A's.
+# coalesce A; start with `reached = 1`; while some mode `s:d` of A has `d == reached`, R gets the mode `s:p`,
+# where p is the product of A's sizes *before* that mode (its step in A's 1-D index), and `reached = s * d`.
+# When no mode has stride `reached`, R ends: offset `reached` is not A's. For a one-to-one A this walks the
+# modes in stride order; a mode of stride 0 is never the one looked for, so it is skipped.
 #
 # For the row-major `(4,8):(8,1)`: the mode `8:1` comes first (stride 1 = reached; A's sizes before it:
 # 4), giving `8:4`, then `4:8` (stride 8 = reached; nothing before it: 1), giving `4:1`: `R = (8,4):(4,1)`,
 # step 7's transposer. `(2,3):(1,4)` hits 0, 1, 4, 5, 8, 9: R is `2:1`, as offset 2 is missing. `4:2` never
-# hits 1, so R is `1:0`: only offset 0.
+# hits 1, so R is `1:0`: only offset 0. `(8,8):(0,1)` skips its stride-0 mode: the mode `8:1` (sizes before
+# it: 8) gives `R = 8:8`.
 
 # %%
 inverse = cute.right_inverse(row_major)
@@ -491,6 +501,9 @@ assert str(inverse) == "(8,4):(4,1)" and all(row_major(inverse(i)) == i for i in
 assert str(cute.make_layout((2, 3), stride=(1, 4))) == "(2,3):(1,4)"
 assert str(cute.right_inverse(cute.make_layout((2, 3), stride=(1, 4)))) == "2:1"
 assert str(cute.right_inverse(strided)) == "1:0"
+broadcast = cute.make_layout((8, 8), stride=(0, 1))
+print(broadcast, "->", cute.right_inverse(broadcast))
+assert str(broadcast) == "(8,8):(0,1)" and str(cute.right_inverse(broadcast)) == "8:8"
 
 # %% [markdown]
 # **`cute.left_inverse(A)`** is a layout L with `L(A(i)) == i` for every index i of A: it sends each offset
@@ -514,19 +527,21 @@ except Exception as error:
     assert type(error).__name__ == "CuteError" and "divisibility" in str(error)
 
 # %% [markdown]
-# Real CuTeDSL gives the same answers for steps 6, 8 and 9, the uneven complement and the refused left
-# inverse included:
+# Real CuTeDSL gives the same answers for steps 6, 8 and 9, the uneven and the interleaved complement, the
+# skipped stride-0 mode and the refused left inverse included:
 
 # %%
 said = layout_algebra_in_cutedsl([
     ("coalesce", all_ones), ("coalesce", square, {"target_profile": (1, 1)}),
     ("complement", cute.make_layout(2, stride=3), 10), ("complement", cute.make_layout((2, 2), stride=(1, 3)), 12),
     ("right_inverse", row_major), ("right_inverse", strided), ("left_inverse", strided),
-    ("left_inverse", no_left_inverse)])
+    ("left_inverse", no_left_inverse), ("complement", cute.make_layout((3, 4), stride=(3, 4)), 24),
+    ("right_inverse", broadcast)])
 print(said.answers if said.available else said.error)
 if said.available:
     assert said.answers[:7] == ["1:0", "(4,4):(1,4)", "(3,2):(1,6)", "2:6", "(8,4):(4,1)", "1:0", "(2,4):(0,1)"]
     assert said.answers[7].startswith("MLIRError") and "unable to compute the left inverse" in said.answers[7]
+    assert said.answers[8:] == ["(3,0,2):(1,9,16)", "8:8"]
 
 # %% [markdown]
 # ## Exercises
