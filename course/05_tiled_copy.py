@@ -882,18 +882,21 @@ check("ch05.sum_dim0", sum_dim0)
 # identity tensor partitioned the same way, one `elem_less` per atom and `cute.copy(..., pred=)`, on the way
 # in and on the way out (version 3, "Tails"); register fragments with `.fill`, `.load()`, `.store()` and
 # `.reduce` (version 2); warp reductions for the row's max and its sum (version 3); the alignment promise
-# (version 3, "Alignment"). `local_tile` is chapter 04's. Two names are new. `cute.math.exp(v)` is e to the `v`, of a scalar or, element by
-# element, of a fragment's value; `-cutlass.Float32.inf` is minus infinity in fp32 (below every number, and
-# its exponential is 0). Decide what an element that was not loaded holds before it meets a max or a sum.
+# (version 3, "Alignment"). `local_tile` is chapter 04's. Two names are new. `cute.math.exp(v)` is e to the
+# `v`, of a scalar or, element by element, of a fragment's value; `-cutlass.Float32.inf` is minus infinity
+# in fp32 (below every number, and its exponential is 0). Decide what an element that was not loaded holds
+# before it meets a max or a sum.
 #
-# **How it is graded.** `reference`: on the simulator, against `torch.softmax`, on a shape with M and N
-# multiples of 4 and N = 1024; on ragged shapes (an odd M over several blocks, an odd N, N = 1), where nothing
-# outside Y may be written; and on inputs near +1000 and near -1000. `cutedsl-cpu`: real CuTeDSL compiles it
-# for sm_80 with N a multiple of 4, and its PTX must have only 128-bit global loads and stores
-# (`ld.global.v4`, `st.global.v4`), warp shuffles that reduce (`warp_reduction_max` and `warp_reduction_sum`
-# compile to `shfl.sync.bfly`) and no local memory; a right kernel without them is a slow one, and the hint
-# says which it lacks. `gpu`: 8192x8192 and 3000x5001 must equal `torch.softmax`, and 8192x8192 must run at
-# 0.4 of `torch.softmax`'s speed or more (its time over yours, both timed in the same process). A softmax
+# **How it is graded.** `reference`: on the simulator (tensors of static shape), against `torch.softmax`
+# within a relative 1e-3 (absolute 1e-6), on a shape with M and N multiples of 4 and N = 1024; on ragged
+# shapes (an odd M over several blocks, an odd N, N = 1), where nothing outside Y may be written; and on
+# inputs near +1000 and near -1000. `cutedsl-cpu`: real CuTeDSL compiles it for sm_80 with M and N run-time
+# values (`cute.sym_int()`, "Compilation in practice"; N a multiple of 4, `vector` 4), and its PTX must have
+# only 128-bit global loads and stores (`ld.global.v4`, `st.global.v4`), warp shuffles that reduce
+# (`warp_reduction_max` and `warp_reduction_sum` compile to `shfl.sync.bfly`) and no local memory; a right
+# kernel without them is a slow one, and the hint says which it lacks. `gpu`: 8192x8192 and 3000x5001
+# (`vector` 1) must equal `torch.softmax` (the same tolerance), and 8192x8192 must run at 0.4 of
+# `torch.softmax`'s speed or more (its time over yours, both timed in the same process). A softmax
 # reads X at least once and writes Y once, 8 bytes per element; each further pass over X adds 4.
 
 # %%

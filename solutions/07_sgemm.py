@@ -811,8 +811,8 @@ else:
 # configuration above 0.58-0.66.
 #
 # **A comparison to check: NVIDIA's Ampere example against torch.** NVIDIA's CuTeDSL `tensorop_gemm.py`
-# reports 483-488 TFLOP/s from its own `run()` on that H100; set against torch.matmul timed on `torch.randn`
-# data (636-776 TFLOP/s that day), that reads as 0.62-0.77 of torch. But `run()` fills its tensors with whole
+# reports 483-488 TFLOP/s from its own `run()` on that H100, and torch.matmul timed on `torch.randn` data
+# gave 636-776 TFLOP/s that day: two timers, two kinds of data. `run()` fills its tensors with whole
 # numbers from -2 to 2. The data matters: a tensor core multiplying mostly-zero mantissas toggles few bits,
 # draws less power, and the GPU holds a higher clock. `benchmarks/compare_nvidia_examples.py` times every
 # kernel with one timer, in turn, on the same tensors. On randn inputs torch.matmul gave 644-688 TFLOP/s,
@@ -1058,12 +1058,15 @@ else:
 #   shape, stride_order=..., assumed_align=...)`, a compact tensor whose sizes may be
 #   `cute.sym_int(divisibility=...)`, run-time values with a known divisor or `make_fake_tensor(dtype, shape,
 #   stride=..., assumed_align=...)` (strides given). `from_dlpack` of a CPU torch tensor compiles too, as a
-#   tensor of static shape; what fails without a GPU is calling the compiled kernel (4.8.1 raises
-#   `DSLCudaRuntimeError`, cudaErrorInsufficientDriver).
-# - `CUTE_DSL_KEEP=ptx` keeps the PTX, and `CUTE_DSL_DUMP_DIR=DIR` says where: a file
+#   tensor of static shape in the generic address space, not global memory: a plain copy takes it, a
+#   `cp.async` refuses it ("src expects global based memref, but got generic"). What fails without a GPU
+#   is calling a compiled kernel (4.8.1 raises `DSLCudaRuntimeError`, cudaErrorInsufficientDriver).
+# - `CUTE_DSL_KEEP=ptx` keeps the PTX, and `CUTE_DSL_DUMP_DIR=DIR` says where (a folder that exists: 4.8.1
+#   writes nothing, and says nothing, where it does not): a file
 #   `cutlass_<function>_<argument types>.sm_80.ptx`. `cute.compile(f, *arguments)` then compiles.
 #
-# `cutekit.checks.compile_to_ptx(file, function, arguments)` does all of it in a fresh process, where `import
+# `cutekit.checks.compile_to_ptx(module, function, arguments)` (`module` a `.py` file's path or an importable
+# module's name, as section 7 gave it) does all of it in a fresh process, where `import
 # cutlass` is the real CuTeDSL even when the notebook's is the simulator, and returns a report: `ok`, `error`,
 # `ptx` (the text), `count(opcode prefix)` and `local_memory` (the `ld.local`/`st.local` that a spill or a
 # dynamically indexed register array costs). Its arguments describe the compile-time values:
@@ -1227,8 +1230,9 @@ check("ch07.main_loop", main_loop)
 # %% [markdown]
 # ### Exercise 6 · Capstone: a whole GEMM, C = alpha A B + beta C
 #
-# In the empty cell below, write a `@cute.jit` host function with this signature and the `@cute.kernel` it
-# launches (and any `@cute.jit` helper they call), computing on the tensor cores
+# In the cell below, write the body of the `@cute.jit` host function `gemm(mA, mB, mC, alpha, beta)` (its
+# signature is there) and, above it, the `@cute.kernel` it launches (and any `@cute.jit` helper they call),
+# computing on the tensor cores
 #
 #     C = alpha * A @ B + beta * C
 #
@@ -1240,21 +1244,24 @@ check("ch07.main_loop", main_loop)
 #   check passes Python floats).
 # - M any positive size; **N and K multiples of 8**, so that every row of A and B starts on a 16-byte
 #   boundary and a 16-byte copy never straddles the edge of a matrix. None of M, N, K need be a multiple of
-#   your tile.
+#   your tile. The check wraps each tensor as `from_dlpack(t, assumed_align=16)` (chapter 05, "Alignment"):
+#   the promise a 16-byte copy needs to compile.
 # - fp16 products on the tensor cores (`mma.sync.m16n8k16`), accumulated in fp32; global memory reaches shared
 #   memory by 16-byte `cp.async` copies that bypass L1.
 #
-# **How it is graded.** Reference tier, on the simulator: three problems in this order, C starting with values
-# of its own, compared with alpha A B + beta C computed in fp32 (within 1e-3): K of 8 or 24 (one partial
-# k-tile of 32) with beta = 0; 72 x 136 x 40 with beta != 0; and K = 136, a partial last k-tile after several.
+# **How it is graded.** Reference tier, on the simulator (tensors of static shape): three problems in this
+# order, C starting with values of its own, compared with alpha A B + beta C computed in fp32 (relative and
+# absolute tolerance 1e-3): M of 33 to 47, N of 16 to 40 and K of 8 or 24 (one k-tile, partial for a tile 32
+# or 64 deep) with beta = 0; 72 x 136 x 40 with beta != 0; and K = 136, a partial last k-tile after several.
 # The first wrong C stops the grading, with a hint that names what C holds instead. Where CuTeDSL is
 # installed: your kernel compiled for sm_80 (A, B and C of run-time shapes) and its PTX read for 16-byte
-# `cp.async.cg`, a pipeline (a later k-tile's copies in flight while the tensor cores work), `ldmatrix` with
+# `cp.async.cg`, a pipeline (a later k-tile's copies in flight while the tensor cores work: more than one
+# `cp.async.commit_group`, or a `cp.async.wait_group` above 0), `ldmatrix` with
 # `.trans` for B, `mma.sync.aligned.m16n8k16` and no local memory; a right but slow kernel is told what its
-# PTX lacks. On a GPU: equal to torch on 4096^3
-# and 1000x1032x1000, and at 4096^3 at least **0.35** of the speed of `torch.matmul(a, b) * alpha + beta * c`,
-# timed in the same process (this chapter's `mma.sync` kernel reached 0.596 of torch.matmul on an H100,
-# `benchmarks/RESULTS.md`).
+# PTX lacks. On a GPU, with alpha = 1.5 and beta = 0.5: equal to torch on 4096^3 and 1000x1032x1000 (relative
+# tolerance 1e-3, absolute 1e-2), and at 4096^3 at least **0.35** of the speed of
+# `torch.matmul(a, b) * alpha + beta * c`, timed in the same process (this chapter's 128x128 `mma.sync`
+# kernel reached 0.58-0.66 of torch.matmul on an H100 at 8192^3, `benchmarks/RESULTS.md`).
 #
 # **What you need**, and where it was shown. The TiledMMA and its fragments: sections 2 and 3, exercise 1.
 # Swizzled shared memory for a K-contiguous A and for an N-contiguous B, whose rows run along N: section 4 (rows

@@ -57,10 +57,7 @@ CITED_ROWS = {
 }
 # Findings in chapters being rewritten elsewhere: expected failures until the rewrite lands (strict: delete the
 # entry when it passes).
-KNOWN = {
-    "07_sgemm": "section 7 says NVIDIA's example 'reads as 0.62-0.77 of torch' (483-488 TFLOP/s over torch's "
-                "636-776 from other runs): a ratio RESULTS.md does not give",
-}
+KNOWN = {}
 
 
 def rounded(value: str, like: str) -> Decimal:
