@@ -87,8 +87,8 @@ assert str(atom) == "S<3,4,3> o 0 o (8,64):(64,1)"
 # It is a **composed layout**, `inner o offset o outer`. The outer layout `(8,64):(64,1)` is 8 rows of 64
 # fp16, K contiguous: 8 rows of 128 bytes. The inner `S<3,4,3>` is a swizzle (chapter 07, section 4), but
 # here it acts on **byte** addresses: CuTeDSL gives it to the shared-memory pointer, and bits 0-3 of a byte
-# address (`M = 4`) are the byte within a 16-byte chunk. It XORs the 3 bits above bit 7 (the 128-byte row,
-# mod 8) into bits 4-6 (the chunk within the row). Chapter 07's `S<3,3,3>` on fp16 *element* offsets is the
+# address (`M = 4`) are the byte within a 16-byte chunk. It XORs bits 7-9 (the 128-byte row, mod 8) into
+# bits 4-6 (the chunk within the row). Chapter 07's `S<3,3,3>` on fp16 *element* offsets is the
 # same permutation, one bit lower. The hardware calls this pattern `SWIZZLE_128B`.
 #
 # Where does each 16-byte chunk land? Chunk `c` of row `r` starts at element `(r, 8c)`: its byte address
@@ -777,9 +777,10 @@ else:
 # Measured (`benchmarks/RESULTS.md`, 2026-11-24, an H100 80GB HBM3, `benchmarks/compare_nvidia_examples.py
 # --hopper-only`, 8192^3 fp16, 40 rounds over four runs, each timing the kernels in turn on the same
 # inputs): 564-799 TFLOP/s as the card's clock moved under its 700 W limit, 0.981-1.023 of NVIDIA's CuTeDSL
-# Hopper `dense_gemm` example and 0.984-1.012 of torch.matmul. Chapter 07's `mma.sync` kernel reached
-# 0.58-0.73 of torch.matmul. The simulator runs the same kernel on one 128x256 tile with 8 k-tiles in about
-# 2 s (`benchmarks/bench_sim.py`).
+# Hopper `dense_gemm` example and 0.984-1.012 of torch.matmul. Chapter 07's `mma.sync` kernels reached
+# 0.58-0.73 of torch.matmul (its 128x128 teaching configuration 0.58-0.66, `gemm_tensorcore.FAST`
+# 0.59-0.73). The simulator runs the same kernel on one 128x256 tile with 8 k-tiles in 1.7 s
+# (`benchmarks/bench_sim.py --repeat 2`, best of 2, on the course's 2-core machine under load).
 #
 # ## Exercises
 #
@@ -900,32 +901,44 @@ check("ch08.wgmma_main_loop", consumer_loop)
 # D = relu(A B^T + bias), that is D[m, n] = max(sum over k of A[m, k] B[n, k] + bias[n], 0),
 #
 # for A (M, K) and B (N, K) fp16, row-major (K-major, as in the chapter), bias (N,) fp32, one value per
-# column of D, and D (M, N) fp16, row-major. N and K are multiples of 8 (TMA moves rows of whole 16-byte
-# chunks); apart from that M, N and K are arbitrary, and the check's are ragged: no tile of 64, 128 or 256
-# divides them. The bias and the clamp are applied to the fp32 accumulators in registers, before D leaves
-# the kernel. The roles are yours to write: a producer warp that issues the TMA loads of A and B into a ring
-# of stages, full and empty mbarriers that count arrivals and bytes, consumer warpgroups that wait, multiply
-# with wgmma and release each stage, and the epilogue.
+# column of D, and D (M, N) fp16, row-major. The four arguments arrive as `cute.Tensor` views whose data
+# start on a 16-byte boundary; D is the output, allocated by the caller (the check fills it with NaN first,
+# so an entry never written shows), and the host returns nothing. N and K are multiples of 8 (TMA moves rows
+# of whole 16-byte chunks); apart from that M, N and K are arbitrary, and the check's are ragged: no tile of
+# 64, 128 or 256 divides them. They are run-time values: the sm_90a compile below gives tensors of unknown
+# shape, so count tiles and k-tiles with `cute.ceil_div` and `cute.size`, as the chapter's kernel does. The
+# bias and the clamp are applied to the fp32 accumulators in registers, before D leaves the kernel. The
+# roles are yours to write: a producer warp that issues the TMA loads of A and B into a ring of stages, full
+# and empty mbarriers that count arrivals and bytes, consumer warpgroups that wait, multiply with wgmma and
+# release each stage, and the epilogue. The tile and the number of stages are yours too; the problems below
+# are described with the chapter's 128 x 256 x 64 tile and 4 stages.
 #
 # **What you need**, all in the sections above: the atoms and staged layouts (3.1, 3.2); the TMA atoms,
 # `cute.slice_` and `tma_partition` (3.3, and its trap); mbarriers, their phases and the ring (3.4, 3.5); warp
 # specialization and the register budgets (3.5); the warpgroup MMA, its fragments, and which columns a thread's
 # accumulators hold (3.6); the consumers' loop (3.7, exercises 4 and 5); the epilogue's calls, the named
 # barrier, register values and their element-by-element operations, stmatrix, the proxy fence and the TMA store
-# (3.8). Two things no cell shows: a thread's accumulators span many columns of D, each needing its own bias
+# (3.8). The kernel's lines that no cell prints, which tile a CTA computes (`cute.local_tile` of the TMA
+# coordinate tensors, as in section 3.3's cell), the k-tile count and the launch, are in
+# `benchmarks/kernels/hopper_gemm.py` (`hopper_gemm_kernel` and `gemm_tn`); the annotations of a kernel's
+# parameters (`cute.TiledMma`, `cute.ComposedLayout`) and a launch without `smem=` are in chapter 07's section 8.
+# Two things no cell shows: a thread's accumulators span many columns of D, each needing its own bias
 # value; and the last tile-column reaches past column N, where bias has no values. A TMA store clips D at its
 # edge; a store from registers does not.
 #
-# The check runs your kernel on the simulator on two ragged problems, the first over two tiles of 128 x 256 side
-# by side with one short k-tile, the second fewer than 64 rows and 9 k-tiles deep (twice round a ring of 4
-# stages), each a few seconds, and compares D with NumPy in fp32 (once the first fails, the second is not run).
-# It passes on the simulator's diagnostics (a wait on the wrong phase, a stage reused before its release, a
-# missing fence, an access past a tensor's edge) and names the epilogue's mistakes (the bias missing or added
-# per row, another column's bias, the clamp before the bias, entries never written). Where CuTeDSL is installed
-# it compiles your kernel for sm_90a and reads the PTX: TMA loads, mbarrier `try_wait` and `expect_tx`,
-# `wgmma.mma_async`, no `mma.sync`, no local memory. On an H100 or H200 it runs a 4096^3 problem, compares D
-# with `torch.relu(torch.addmm(bias, A, B.T))` in fp32, and times your kernel against that torch expression in
-# fp16 in the same process: at least 0.5 of torch's speed earns the point.
+# The check runs your kernel on the simulator on two ragged problems, each a few seconds with the chapter's
+# tile: the first with `65 <= M <= 127`, `264 <= N <= 376`, `8 <= K <= 56` (two tile-columns of 256, the
+# second partial, and one short k-tile), the second with `9 <= M <= 63`, `136 <= N <= 248`, `520 <= K <= 568`
+# (9 k-tiles: twice round a ring of 4 stages, then one more). It compares D with relu(A B^T + bias) computed by NumPy in fp32 (`numpy.isclose`, rtol 2e-2, atol
+# 6e-2; once the first problem fails, the second is not run). It reports the simulator's diagnostics (a wait
+# on the wrong phase, a stage reused before its release, a missing fence, an access past a tensor's edge) and
+# names the epilogue's mistakes (the bias missing or added per row, another column's bias, the clamp missing or
+# before the bias, entries never written). Where CuTeDSL is installed it compiles your kernel for sm_90a and
+# reads the PTX: TMA loads, mbarrier `try_wait` and `expect_tx`, `wgmma.mma_async`, no `mma.sync`, no local
+# memory. On an H100 or H200 it runs a 4096^3 problem (bias drawn from 8 times a normal distribution),
+# compares D with `torch.relu(torch.addmm(bias, A, B.T))` in fp32 (rtol 2e-2, atol 0.25), and times your
+# kernel against that torch expression in fp16 in the same process (median of 20 launches each): at least 0.5
+# of torch's speed earns the point.
 
 # %%
 from cutlass.cute.nvgpu import cpasync, warpgroup
