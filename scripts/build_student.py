@@ -64,10 +64,15 @@ def solution_blocks(chapter: str, root: Path = ROOT) -> list[list[str]]:
 def solution_lines(chapter: str, root: Path = ROOT) -> set[str]:
     """The answer lines of `chapter`: lines of its solution blocks that no course notebook has.
 
-    Lines of fewer than 8 characters (`else:`, `return`) are left out: any Python has them.
+    Lines of fewer than 8 characters (`else:`, `return`) are left out: any Python has them. A course kernel a
+    chapter reads step by step (`kernel_lines("benchmarks.kernels.NAME", ...)` prints its lines) is shown
+    too: its lines are no answer.
     """
-    everywhere = {line.strip() for path in (root / "course").glob("[0-9][0-9]_*.py")
-                  for line in path.read_text().splitlines()}
+    course = [path.read_text() for path in (root / "course").glob("[0-9][0-9]_*.py")]
+    shown = sorted({name for text in course for name in re.findall(r'kernel_lines\(\s*"benchmarks\.kernels\.(\w+)"', text)})
+    everywhere = {line.strip() for text in course for line in text.splitlines()}
+    everywhere |= {line.strip() for name in shown
+                   for line in (root / "benchmarks" / "kernels" / f"{name}.py").read_text().splitlines()}
     return {line for block in solution_blocks(chapter, root) for line in block
             if len(line) >= 8 and line not in everywhere}
 

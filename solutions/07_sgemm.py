@@ -1368,7 +1368,7 @@ def gemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, alpha: cutlas
         new.store(alpha * accumulators.load() + beta * old.load())
         cute.autovec_copy(new, tCgC)
     else:
-        for i in cutlass.range_constexpr(cute.size(tCgC)):
+        for i in cutlass.range(cute.size(tCgC), unroll_full=True):
             if cute.elem_less(tCcC[i], mC.shape):
                 tCgC[i] = alpha * accumulators[i] + beta * tCgC[i]
 ### END SOLUTION

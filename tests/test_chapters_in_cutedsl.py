@@ -174,7 +174,7 @@ def test_the_run_catches_a_zero_slice_a_swizzle_called_the_old_allocator_and_a_c
     calls = {(c["cell"], c["line"]): c for c in record["calls"]}
     sliced = next(c for c in record["calls"] if c["name"] == ".__call__" and "None" in c["arguments"])
     assert sliced["status"] == "differs" and sliced["cutedsl"] == "0"
-    assert sliced["cutekit"] == "S<3,4,3> o 0 o ((8,2),(64,1)):((64,512),(1,0))"
+    assert sliced["cutekit"].startswith("raises CuteError: calling a composed layout with None")  # cutekit refuses it too
     swizzle = next(c for c in record["calls"] if c["name"] == ".__call__" and c["object"] == "S<3,4,3>")
     assert swizzle["status"] == "differs" and "no attribute '__call__'" in swizzle["cutedsl"] and swizzle["cutekit"] == "144"
     assert next(c for c in calls.values() if c["name"] == "coalesce")["status"] == "same"

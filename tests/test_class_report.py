@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cutekit.checks import exercises
+
 from cutekit.__main__ import main
 from cutekit.checks.progress import append_line, class_report
 
@@ -56,7 +58,8 @@ def test_each_exercise_shows_who_passed_who_tried_the_checks_run_who_is_failing_
     assert summary_row(report, "ch07.swizzle") == ["ch07.swizzle", "2/5", "3", "9", "1", "10:50"]
     assert summary_row(report, "ch07.tiled_mma") == ["ch07.tiled_mma", "0/5", "0", "0", "0", "-"]
     chapter = summary_row(report, "ch07:")
-    assert chapter[:4] == ["ch07:", "all", "5", "exercises"] and chapter[4:8] == ["0/5", "3", "9", "1"]
+    count = str(sum(e.id.startswith("ch07.") for e in exercises()))
+    assert chapter[:4] == ["ch07:", "all", count, "exercises"] and chapter[4:8] == ["0/5", "3", "9", "1"]
 
 
 def test_the_learners_to_go_and_see_are_named_with_why(room):
@@ -70,8 +73,8 @@ def test_the_learners_to_go_and_see_are_named_with_why(room):
 def test_a_chapter_filter_keeps_that_chapters_exercises_in_every_view(room, tmp_path, capsys):
     report = class_report(homes=[room], chapters=["ch01"])
     header = report.table().splitlines()[0].split()
-    assert header[1:] == ["layout_from_grid", "layout_from_picture", "index_of_coordinate", "coalesce_by_hand",
-                          "transpose_by_composition", "total"]
+    assert header[1:] == [e.id.split(".", 1)[1] for e in exercises() if e.id.startswith("ch01.")] + ["total"]
+    assert header[1:3] == ["layout_from_grid", "layout_from_picture"]
     assert "ch07" not in report.summary() and not any("failing" in line for line in report.attention())
     out = tmp_path / "room.csv"
     assert main(["report", "--homes", str(room), "--chapter", "1", "--csv", str(out)]) == 0

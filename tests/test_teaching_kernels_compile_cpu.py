@@ -4,7 +4,22 @@ name, cannot slip into the course)."""
 import pytest
 
 pytestmark = [pytest.mark.cutedsl, pytest.mark.filterwarnings("error")]
-cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+
+
+@pytest.fixture(autouse=True)
+def real_cutedsl():
+    """The real package, whatever an earlier test in this process chose with cutekit.use("sim"): its simulator
+    modules step aside for the test and come back after it."""
+    import sys
+    before = {name: module for name, module in sys.modules.items() if name == "cutlass" or name.startswith("cutlass.")}
+    for name, module in before.items():
+        if getattr(module, "__cutekit_sim__", False):
+            del sys.modules[name]
+    yield
+    for name in [name for name in sys.modules if name == "cutlass" or name.startswith("cutlass.")]:
+        del sys.modules[name]
+    sys.modules.update(before)
 
 
 def _kernels():
@@ -17,6 +32,7 @@ def _kernels():
 
 
 def _cases():
+    import cutlass
     import cutlass.cute as cute
     from cutlass.cute.runtime import make_fake_compact_tensor
 

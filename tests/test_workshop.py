@@ -636,7 +636,7 @@ def image_prefix(bundle: Path, tmp_path: Path, line: str) -> tuple[Path, Path]:
     the home)"""
     home, prefix = tmp_path / "home" / "jovyan", tmp_path / "srv" / "conda"
     shutil.copytree(bundle, home)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--prefix",
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--ignore-installed", "--prefix",
                     str(prefix), *line.split()], cwd=home, check=True, env={**os.environ, **OFFLINE_PIP})
     shutil.rmtree(home)
     home.mkdir()
