@@ -205,7 +205,7 @@ reference.lookup("partition")
 # | `cutlass.Int32` | The 32-bit signed integer type; `Int32(0)` is a run-time integer of it. | 04 | See it |
 # | `cutlass.Int64` | The 64-bit signed integer type (an mbarrier is one 8-byte word). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cutlass.memory.SmemAllocator` | `SmemAllocator()` hands out the block's shared memory: `allocate_tensor(type, layout, alignment)` carves a tensor out of it (the older `cutlass.utils.SmemAllocator` still works, with a deprecation warning). | 05 | Version 1 · CUDA style |
-# | `cutlass.min` | `min(a, b)` of run-time values. | 07 | 7 · Run it |
+# | `cutlass.min` | `min(a, b)` of run-time values. | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |
 # | `cutlass.range` | `range(start, stop, step)` in a kernel: a loop of the compiled program, its index a run-time value. | 04 | Exercise 5 · One block per row strip |
 # | `cutlass.range_constexpr` | `range_constexpr(n)`: a loop Python runs while tracing, unrolled into the kernel; n must be known then. | 02 | Run it |
 

@@ -902,8 +902,11 @@ check("ch05.sum_dim0", sum_dim0)
 # `.reduce` (version 2); warp reductions for the row's max and its sum (version 3); the alignment promise
 # (version 3, "Alignment"). `local_tile` is chapter 04's. Two names are new. `cute.math.exp(v)` is e to the
 # `v`, of a scalar or, element by element, of a fragment's value; `-cutlass.Float32.inf` is minus infinity
-# in fp32 (below every number, and its exponential is 0). Decide what an element that was not loaded holds
-# before it meets a max or a sum.
+# in fp32 (below every number, and its exponential is 0). For the larger of two run-time numbers (a
+# running maximum kept across tiles, say), `cute.arch.fmax(a, b)` is the fp32 `max.f32` instruction
+# (`cutlass.max(a, b)` and `cutlass.min(a, b)` do the same for any two run-time numbers); a fragment's
+# value combines with a scalar element by element (`fragment.load() - m` subtracts m from each). Decide what
+# an element that was not loaded holds before it meets a max or a sum.
 #
 # **How it is graded.** `reference`: on the simulator (tensors of static shape), against `torch.softmax`
 # within a relative 1e-3 (absolute 1e-6), on a shape with M and N multiples of 4 and N = 1024; on ragged

@@ -1166,10 +1166,31 @@ def simulator_capstone(host, case):
         except Exception as error:
             results.append({"error": f"{type(error).__name__}: {str(error).strip()}"})
             break
-        results.append({"error": "", **_what_c_holds_instead(a, b, c0, c, run["alpha"], run["beta"])})
+        from cutekit.sim import last_launch
+        launch = last_launch()
+        lines = sorted(launch.bank_conflicts_by_line.items(), key=lambda item: -item[1]) if launch else []
+        results.append({"error": "", "conflicts": launch.bank_conflicts if launch else 0, "conflict_lines": lines[:2],
+                        **_what_c_holds_instead(a, b, c0, c, run["alpha"], run["beta"])})
         if results[-1]["wrong"]:
             break
     return results
+
+
+def _capstone_conflicts(context) -> Verdict:
+    """Shared memory without bank conflicts on the 72x136x40 problem (counted by the simulator per warp access)."""
+    outcome = context.outcomes[0]
+    results = outcome.value or []
+    if outcome.error or len(results) < 2 or results[1]["error"] or results[1]["wrong"]:
+        return passed()                  # not run, or wrong: the criteria above say why
+    value = results[1]
+    if value["conflicts"]:
+        where = ", ".join(f"{n} at {line}" for line, n in value["conflict_lines"])
+        return failed(f"{_problem(context.outcomes[0].case['runs'][1])}: right, but its shared-memory accesses cost "
+                      f"{value['conflicts']} bank conflicts (extra wavefronts; {where}): a warp's accesses to a tile "
+                      f"stored without a swizzle land several times in one bank. Section 4's swizzle spreads each "
+                      f"row of 8 16-byte chunks over the banks; B's N-contiguous tile needs one too, chosen by the "
+                      f"same rule from its own contiguous extent")
+    return passed()
 
 
 def _ask_capstone(answer, case):
@@ -1420,6 +1441,8 @@ CAPSTONE_GEMM = Exercise(
                   _capstone_criterion(1)),
         Criterion("K = 136, a partial last k-tile after several: zeros past K in its stage", "reference", 1,
                   _capstone_criterion(2)),
+        Criterion("72x136x40: shared memory without bank conflicts (swizzled A and B tiles)", "reference", 1,
+                  _capstone_conflicts),
         Criterion("compiled for sm_80: 16-byte cp.async.cg, a pipeline, ldmatrix (.trans for B), mma.sync m16n8k16, "
                   "no local memory", "cutedsl-cpu", 2, _capstone_ptx),
         Criterion(f"on the GPU: equals torch on 4096^3 and 1000x1032x1000, at least {CAPSTONE_RATIO} of "

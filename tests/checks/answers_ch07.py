@@ -398,6 +398,9 @@ CAPSTONE_MISTAKES = {
     "grid_rounds_down": (
         [("cute.ceil_div(cute.size(mC, mode=[0]), BM), cute.ceil_div(cute.size(mC, mode=[1]), BN)",
           "cute.size(mC, mode=[0]) // BM, cute.size(mC, mode=[1]) // BN")], r"rounded up"),
+    "unswizzled": (       # right values, but every warp's accesses to the plain tiles pile into a few banks
+        [("cute.make_swizzle(2, 3, 3)", "cute.make_swizzle(0, 3, 3)"), ("cute.make_swizzle(3, 3, 3)", "cute.make_swizzle(0, 3, 3)")],
+        r"bank conflicts.*swizzle"),
 }
 
 # right but slow: C is right (every reference point), the PTX says what is missing
