@@ -407,7 +407,7 @@ from cutekit import cute  # noqa: E402  (the reference algebra again, for the re
 # * `m < 10 and n < 12` is a plain `True`: an identity tensor of a static shape has plain-int coordinates.
 #   But `cute.elem_less` gives a run-time `Boolean`, printed `?`, even on plain ints: its value exists only
 #   when the kernel runs, and `bool()` of it raises while tracing. A kernel branches on it with an `if`
-#   (chapter 04) or stores it in a predicate tensor that `cute.copy` reads (chapter 05). On the host, compare
+#   (chapter 04). Or the kernel stores it in a predicate tensor that `cute.copy` reads (chapter 05). On the host, compare
 #   the plain ints as above. (cutekit's `elem_less` returns a Python bool; CuTeDSL's does not.)
 #
 # ## Exercises
@@ -501,7 +501,7 @@ check("ch03.slice_block", block_tile)
 # A kernel gives every block a whole tile, so when the tiler does not divide the shape (section 7) the edge
 # blocks' tiles reach past the tensor. Each block therefore needs a **predicate**: one bool per element of
 # its tile, True where the element exists. Chapter 04's add kernel with tails tests each element of a
-# thread's share this way, with an `if`; chapter 05 builds the mask per copy and passes it to
+# thread's share this way, with an `if`. Chapter 05 builds the mask per copy and passes it to
 # `cute.copy(..., pred=...)`, which skips what is False. Without it a kernel reads and writes past the end of
 # the tensor. CuTe builds it without `row < M && col < N` index
 # arithmetic on block and thread ids: divide an identity tensor of the tensor's shape exactly like the data,

@@ -58,6 +58,7 @@ import sys
 
 from cutekit import cute, render, widgets
 from cutekit.checks import check
+from cutekit.cute import not_in_cutedsl
 from cutekit.cute.nvgpu import warpgroup
 from cutekit.source import kernel_lines
 
@@ -94,13 +95,14 @@ assert str(atom) == "S<3,4,3> o 0 o (8,64):(64,1)"
 # Where does each 16-byte chunk land? Chunk `c` of row `r` starts at element `(r, 8c)`: its byte address
 # is `2 * outer((r, 8c))`, swizzled by `inner`, then divided by 16. The same permutation written on chunk
 # numbers is `S<3,0,3> o (8,8):(8,1)`, which cutekit can draw: each cell is the 16-byte slot (row * 8 +
-# chunk) where chunk `c` of row `r` lands.
+# chunk) where chunk `c` of row `r` lands. (The check below applies the swizzle with cutekit's
+# `not_in_cutedsl.swizzled(swizzle, offset)`: CuTeDSL's swizzle object cannot be called from Python.)
 
 # %%
 chunks = cute.make_composed_layout(cute.make_swizzle(3, 0, 3), 0, cute.make_layout((8, 8), stride=(8, 1)))
 for r in range(8):
     for c in range(8):
-        assert atom.inner(2 * atom.outer((r, 8 * c))) // 16 == chunks((r, c))
+        assert not_in_cutedsl.swizzled(atom.inner, 2 * atom.outer((r, 8 * c))) // 16 == chunks((r, c))
 print("row 1:", [chunks((1, c)) for c in range(8)])
 print("row 5:", [chunks((5, c)) for c in range(8)])
 assert [chunks((1, c)) - 8 for c in range(8)] == [1, 0, 3, 2, 5, 4, 7, 6]
@@ -289,14 +291,17 @@ print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descripto
 # (`cute.make_layout(1)`: no multicast, one CTA); the shared-memory tensor and the coordinate tensor, each
 # with the box as its mode 0, which `cute.group_modes(t, 0, 2)` makes by merging modes 0 and 1 (rows and K)
 # into one. It returns the two views: mode 0 is the box (its offsets 0, 1, 2, ... in shared memory, the
-# swizzle living on the pointer), mode 1 the stage or the k-tile.
+# swizzle living on the pointer), mode 1 the stage or the k-tile. The cell stands the tensors up on the CPU
+# with cutekit's `not_in_cutedsl.tensor_over(array, layout)`, a layout over a NumPy array: in CuTeDSL the
+# tensors are the kernel's (`from_dlpack` of the data on the host, `allocate_tensor` in shared memory), and
+# `cute.make_tensor` takes a pointer, not an array.
 
 # %%
 import numpy
 
 from cutekit.cute.nvgpu import cpasync
 
-A_host = cute.make_tensor(numpy.zeros(1000 * 512, numpy.float16), cute.make_layout((1000, 512), stride=(512, 1)))
+A_host = not_in_cutedsl.tensor_over(numpy.zeros(1000 * 512, numpy.float16), cute.make_layout((1000, 512), stride=(512, 1)))
 atom_sw128 = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
 sA_stages = cute.tile_to_shape(atom_sw128, (BM, BK, STAGES), order=(0, 1, 2))
 tma_a, mA_coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A_host,
@@ -304,7 +309,7 @@ tma_a, mA_coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp()
 print(tma_a)
 print("coordinates:", mA_coords)
 gA_tiles = cute.local_tile(mA_coords, (BM, BK), (1, None))          # tile-row 1, every k-tile
-sA_smem = cute.make_tensor(numpy.zeros(cute.cosize(sA_stages.outer), numpy.float16), sA_stages.outer)
+sA_smem = not_in_cutedsl.tensor_over(numpy.zeros(cute.cosize(sA_stages.outer), numpy.float16), sA_stages.outer)
 tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA_smem, 0, 2),
                                    cute.group_modes(gA_tiles, 0, 2))
 print("tAsA:", tAsA.layout, "  tAgA:", tAgA)
@@ -335,12 +340,12 @@ assert str(tAgA[None, 2]) == "tensor<(128,128) o (((64,128),1)):(((1@0,1@1),0))>
 # %%
 tile_bytes = {"A": BM * BK * 2, "B": BN * BK * 2}
 print("bytes per stage:", tile_bytes, "=", sum(tile_bytes.values()))
-B_host = cute.make_tensor(numpy.zeros(776 * 512, numpy.float16), cute.make_layout((776, 512), stride=(512, 1)))
+B_host = not_in_cutedsl.tensor_over(numpy.zeros(776 * 512, numpy.float16), cute.make_layout((776, 512), stride=(512, 1)))
 sB_stages = cute.tile_to_shape(atom_sw128, (BN, BK, STAGES), order=(0, 1, 2))
 tma_b, mB_coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), B_host,
                                                cute.slice_(sB_stages, (None, None, 0)), (BN, BK), num_multicast=2)
 gB_tiles = cute.local_tile(mB_coords, (BN, BK), (0, None))
-sB_smem = cute.make_tensor(numpy.zeros(cute.cosize(sB_stages.outer), numpy.float16), sB_stages.outer)
+sB_smem = not_in_cutedsl.tensor_over(numpy.zeros(cute.cosize(sB_stages.outer), numpy.float16), sB_stages.outer)
 shares = [cpasync.tma_partition(tma_b, rank, cute.make_layout(2), cute.group_modes(sB_smem, 0, 2),
                                 cute.group_modes(gB_tiles, 0, 2))[1] for rank in range(2)]
 for rank, share in enumerate(shares):

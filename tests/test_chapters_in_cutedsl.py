@@ -44,10 +44,9 @@ INTENDED = {
 # so the test says so the day one passes (then delete its entry).
 KNOWN = {
     ("calls", "08_hopper_gemm"):
-        "section 1 calls the atom's swizzle, atom.inner(...), and CuTeDSL's Swizzle is not callable; section 3.3 "
-        "slices the staged layout by calling it, sA_stages((None, None, 0)), which CuTeDSL 4.8.1 answers with 0, "
-        "and builds tensors over NumPy arrays with cute.make_tensor, which CuTeDSL's make_tensor (a pointer "
-        "and a layout) cannot",
+        "section 3.3 builds the TMA atoms and tma_partition over tensors standing on NumPy arrays (cutekit's "
+        "not_in_cutedsl.tensor_over, said in the prose), which this replay does not rebuild as CuTeDSL tensors "
+        "yet; and its trap cell calls sA_stages((None, None, 0)) on purpose, to show CuTeDSL's 0",
 }
 
 

@@ -168,10 +168,7 @@ POINTER = re.compile(r"\bchapters? (\d\d)\b", re.IGNORECASE)
 NAME_SPAN = re.compile(r"^((?:cute|cutlass)(?:\.\w+)+|\w+)(\(.*\))?")
 # Pointers in chapters being rewritten elsewhere, expected to fail until that rewrite lands (strict: delete the
 # entry when it passes).
-STALE_POINTERS = {
-    "03_divide": "section 8 and exercise 5 send the reader to chapter 04 for the mask cute.copy(..., pred=) reads; "
-                 "chapter 04's kernels branch on elem_less, chapter 05's copy takes pred=",
-}
+STALE_POINTERS = {}
 
 
 def cutedsl_names() -> set:
