@@ -47,8 +47,12 @@ PYTEST := CUTEKIT_PROGRESS=off $(VPY) -m pytest -n $(JOBS) --dist loadfile --tim
 
 # The browser test runs on its own after the rest: beside a busy worker, JupyterLab's kernel start races.
 # The course notebooks run with CuTeDSL hidden (as on a Mac, where it has no wheels); the solutions with it.
+# The compiles of the course's kernels with real CuTeDSL run in processes of their own: the simulator's test
+# kernels install cutekit.use("sim") when collected, and CuTeDSL cannot be imported twice in one process.
+COMPILE_TESTS := tests/test_kernels_compile_cpu.py tests/test_hopper_gemm_compile_cpu.py tests/test_teaching_kernels_compile_cpu.py
 test: setup
-	$(PYTEST) tests --ignore=tests/e2e
+	$(PYTEST) tests --ignore=tests/e2e $(foreach t,$(COMPILE_TESTS),--ignore=$(t))
+	$(PYTEST) $(COMPILE_TESTS)
 	PYTHONPATH=$(CURDIR)/tests/without_cutedsl $(PYTEST) course --nbval-lax --nbval-current-env
 	CUTEKIT_STRICT=1 $(PYTEST) solutions --nbval-lax --nbval-current-env
 	CUTEKIT_PROGRESS=off $(VPY) -m pytest --timeout 900 -p no:cacheprovider tests/e2e
