@@ -11,7 +11,7 @@ endif
 
 .PHONY: setup lab test test-fast gpu-test bench sync clean distclean doctor progress help conformance
 .PHONY: conformance-atoms
-.PHONY: test-hub pull-link
+.PHONY: test-hub pull-link image
 
 help:
 	@echo "make lab    set up .venv and open the course in JupyterLab (127.0.0.1)"
@@ -25,10 +25,13 @@ help:
 	@echo "make conformance [CASES=200000 SEED=0]  cutekit.cute against CuTeDSL on random layout-algebra cases"
 	@echo "make conformance-atoms [ATOM_CASES=4000 SEED=0]  the same on TiledCopys and TiledMMAs of the Ampere atoms"
 	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
-	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=main]  the nbgitpuller link for learners"
+	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=student]  the nbgitpuller link for learners"
+	@echo "make image IMAGE=REGISTRY/cute-by-hand:TAG REPO=<git URL>  a cluster's CPU and GPU images (repo2docker), pushed"
 	@echo "make clean  remove caches and build output (keeps .venv); make distclean also removes .venv"
 	@echo "make student    the student bundle (course without solutions, cutekit, env files) in build/student, + zip"
-	@echo "make site       the course as a static HTML site, executed, in build/site (offline)"
+	@echo "make student-branch [BRANCH=student]  the student bundle committed as a branch (for the hub and pull link)"
+	@echo "make site       the learners' site: the course notebooks executed, as static HTML, in build/site (offline)"
+	@echo "make site-instructor  the same from the solutions (the answers shown), in build/site-instructor"
 	@echo "make wheelhouse every wheel the course needs in build/wheelhouse (or WHEELHOUSE=dir), for offline labs"
 
 setup:
@@ -44,8 +47,12 @@ PYTEST := CUTEKIT_PROGRESS=off $(VPY) -m pytest -n $(JOBS) --dist loadfile --tim
 
 # The browser test runs on its own after the rest: beside a busy worker, JupyterLab's kernel start races.
 # The course notebooks run with CuTeDSL hidden (as on a Mac, where it has no wheels); the solutions with it.
+# The compiles of the course's kernels with real CuTeDSL run in processes of their own: the simulator's test
+# kernels install cutekit.use("sim") when collected, and CuTeDSL cannot be imported twice in one process.
+COMPILE_TESTS := tests/test_kernels_compile_cpu.py tests/test_hopper_gemm_compile_cpu.py tests/test_teaching_kernels_compile_cpu.py
 test: setup
-	$(PYTEST) tests --ignore=tests/e2e
+	$(PYTEST) tests --ignore=tests/e2e $(foreach t,$(COMPILE_TESTS),--ignore=$(t))
+	$(PYTEST) $(COMPILE_TESTS)
 	PYTHONPATH=$(CURDIR)/tests/without_cutedsl $(PYTEST) course --nbval-lax --nbval-current-env
 	CUTEKIT_STRICT=1 $(PYTEST) solutions --nbval-lax --nbval-current-env
 	CUTEKIT_PROGRESS=off $(VPY) -m pytest --timeout 900 -p no:cacheprovider tests/e2e
@@ -90,11 +97,28 @@ test-hub: setup
 
 HUB ?=
 REPO ?=
-BRANCH ?= main
+IMAGE ?=
+# The branch learners get: the student bundle, published by `make student-branch` (never main: it holds the answers).
+BRANCH ?= student
 pull-link:
 	@test -n "$(HUB)" || { echo "pull-link: give the hub's address: make pull-link HUB=https://hub.example.org REPO=<git URL of the course>" >&2; exit 2; }
 	@test -n "$(REPO)" || { echo "pull-link: give the course's repository: make pull-link HUB=$(HUB) REPO=https://github.com/ORG/cute-by-hand" >&2; exit 2; }
 	@$(PY) deploy/pull_link.py --hub "$(HUB)" --repo "$(REPO)" --branch "$(BRANCH)"
+
+# A cluster's two single-user images (deploy/README.md): the student branch built by repo2docker as it is
+# (CPU torch), and again with PyPI's CUDA build of torch in place of it (IMAGE-gpu); each pushed. Needed again
+# only when the environment changes (environment.yml, postBuild): course and grader fixes arrive by the pull.
+GPU_TORCH := torch==2.13.0
+image:
+	@test -n "$(IMAGE)" || { echo "image: name it with its tag: make image IMAGE=registry.example.org/cute-by-hand:2026-06 REPO=<git URL>" >&2; exit 2; }
+	@case "$(lastword $(subst /, ,$(IMAGE)))" in *:*) ;; *) echo "image: IMAGE needs a tag (REGISTRY/cute-by-hand:TAG): the GPU image is TAG-gpu" >&2; exit 2;; esac
+	@test -n "$(REPO)" || { echo "image: give the course's repository: make image IMAGE=$(IMAGE) REPO=https://github.com/ORG/cute-by-hand" >&2; exit 2; }
+	jupyter-repo2docker --ref $(BRANCH) --no-run --user-name jovyan --image-name $(IMAGE) $(REPO)
+	docker push $(IMAGE)
+	jupyter-repo2docker --ref $(BRANCH) --no-run --user-name jovyan --image-name $(IMAGE)-gpu \
+		--appendix 'RUN $${NB_PYTHON_PREFIX}/bin/pip uninstall -y torch && $${NB_PYTHON_PREFIX}/bin/pip install --no-cache-dir --index-url https://pypi.org/simple "$(GPU_TORCH)"' \
+		$(REPO)
+	docker push $(IMAGE)-gpu
 
 doctor: setup
 	$(VPY) -m cutekit doctor
@@ -110,15 +134,24 @@ distclean: clean
 	rm -rf $(VENV)
 
 # ---- workshops (INSTRUCTOR.md): the student bundle, the published site, a wheelhouse for offline labs ----
-.PHONY: student site wheelhouse
+.PHONY: student student-branch site site-instructor wheelhouse
 SITE_CHAPTERS ?=
 
 student: setup
 	$(VPY) scripts/build_student.py --out build/student
 
-site: setup
-	$(VPY) scripts/build_site.py --out build/site $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
+# Commits the student bundle as the next commit of BRANCH (git plumbing: the branch checked out here is untouched).
+student-branch: setup
+	$(VPY) scripts/student_branch.py --branch $(BRANCH)
 
-# WHEELHOUSE_PYTHON / WHEELHOUSE_ARCH / WHEELHOUSE_GLIBC / TORCH_SPEC choose the labs' platform (see --help).
+# Learners' site: the course notebooks (exercises unsolved). The instructor's: the solutions, answers shown.
+site: setup
+	$(VPY) scripts/build_site.py --source course --out build/site $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
+
+site-instructor: setup
+	$(VPY) scripts/build_site.py --source solutions --out build/site-instructor $(if $(SITE_CHAPTERS),--chapters $(SITE_CHAPTERS))
+
+# WHEELHOUSE_PYTHON / WHEELHOUSE_OS (linux, macos) / WHEELHOUSE_ARCH / WHEELHOUSE_GLIBC / WHEELHOUSE_MACOS / TORCH_SPEC
+# choose the labs' platform (see --help); Macs get no CuTeDSL (it has no macOS wheels) and PyPI's torch.
 wheelhouse:
 	$(PY) scripts/wheelhouse.py --dest $(or $(WHEELHOUSE),build/wheelhouse)

@@ -101,7 +101,7 @@ def _sim_kernels():
     def transpose_kernel(gIn: cute.Tensor, gOut: cute.Tensor):
         tx, ty, _ = cute.arch.thread_idx()
         bx, by, _ = cute.arch.block_idx()
-        smem = cutlass.utils.SmemAllocator()
+        smem = cutlass.memory.SmemAllocator()
         tile = smem.allocate_tensor(cutlass.Float32, cute.make_layout((32, 32), stride=(33, 1)), 16)
         for step in cutlass.range_constexpr(4):
             tile[ty + 8 * step, tx] = gIn[by * 32 + ty + 8 * step, bx * 32 + tx]
@@ -118,7 +118,7 @@ def _sim_kernels():
     def reduce_kernel(gIn: cute.Tensor, gOut: cute.Tensor):
         tid, _, _ = cute.arch.thread_idx()
         row, _, _ = cute.arch.block_idx()
-        smem = cutlass.utils.SmemAllocator()
+        smem = cutlass.memory.SmemAllocator()
         partial = smem.allocate_tensor(cutlass.Float32, cute.make_layout(256), 16)
         total = cutlass.Float32(0.0)
         for j in cutlass.range_constexpr(REDUCE_COLS // 256):

@@ -134,10 +134,11 @@ assert str(cute.make_ordered_layout((4, 8), order=(1, 0))) == "(4,8):(8,1)"
 assert str(cute.make_ordered_layout((2, 3, 4), order=(2, 0, 1))) == "(2,3,4):(12,1,3)"
 
 # %% [markdown]
-# **A common mistake.** The public tutorial "Notes on CuTeDSL" (2025-07-14) builds its row-major value
-# layout with `cute.make_layout((4, 128 // dtype.width), order=(1, 0))`. `make_layout` has no `order`
-# argument: in CuTeDSL 4.8.1 that line raises `TypeError: make_layout() got an unexpected keyword argument
-# 'order'` (cutekit's copy raises the same). The order belongs to `make_ordered_layout`, as above.
+# Elsewhere you may read a row-major value layout built as
+# `val_layout = cute.make_layout((4, 128 // dtype.width), order=(1, 0))` ("Notes on CuTeDSL", 2025-07-14).
+# `make_layout` has no `order` argument: in CuTeDSL 4.8.1 that line raises `TypeError: make_layout() got an
+# unexpected keyword argument 'order'` (cutekit's copy raises the same). The order belongs to
+# `make_ordered_layout`, as above.
 
 # %%
 try:
@@ -250,6 +251,26 @@ assert str(cute.coalesce(nested)) == "(4,2,3):(2,1,8)"
 assert str(one_mode) == "(12):(1)" and str(cute.coalesce(one_mode)) == "12:1"
 
 # %% [markdown]
+# Two more cases follow from the rules. A layout whose modes all have size 1 has one element, at offset 0,
+# and no mode is left: CuTe writes that as `1:0`, whatever the strides were. And
+# `cute.coalesce(layout, target_profile=...)` coalesces **by mode**: each top-level mode on its own, so the
+# rank stays. A 4 × 4 column-major matrix written as `((2,2),(1,4)):((1,2),(4,4))` coalesces to one run,
+# `16:1`, but with `target_profile=(1, 1)` (one flag per mode; the values do not matter) to `(4,4):(1,4)`,
+# still a matrix. A mode of only size-1 modes keeps its place in the rank as `1:0`.
+
+# %%
+all_ones = cute.make_layout((1, (1, 1)), stride=(3, (4, 5)))
+square = cute.make_layout(((2, 2), (1, 4)), stride=((1, 2), (4, 4)))
+first_mode_ones = cute.make_layout(((1, 1), (2, 3)), stride=((5, 7), (1, 2)))
+print(all_ones, "->", cute.coalesce(all_ones))
+print(square, "->", cute.coalesce(square), "or by mode", cute.coalesce(square, target_profile=(1, 1)))
+print(first_mode_ones, "-> by mode", cute.coalesce(first_mode_ones, target_profile=(1, 1)))
+assert str(all_ones) == "(1,(1,1)):(3,(4,5))" and str(cute.coalesce(all_ones)) == "1:0"
+assert str(square) == "((2,2),(1,4)):((1,2),(4,4))" and str(first_mode_ones) == "((1,1),(2,3)):((5,7),(1,2))"
+assert str(cute.coalesce(square)) == "16:1" and str(cute.coalesce(square, target_profile=(1, 1))) == "(4,4):(1,4)"
+assert str(cute.coalesce(first_mode_ones, target_profile=(1, 1))) == "(1,6):(0,1)"
+
+# %% [markdown]
 # Coalescing keeps the function of the 1-D index but not the shape: `32:1` no longer knows it was a 4 × 8
 # matrix. Use it to see how contiguous a layout really is (4 fp32 values in one stride-1 run, 16-byte
 # aligned, can move as one 128-bit access: chapter 02), not to replace the layout you index with.
@@ -257,39 +278,152 @@ assert str(one_mode) == "(12):(1)" and str(cute.coalesce(one_mode)) == "12:1"
 # ### 7. Composition: a layout of a layout
 #
 # Because a layout is a function of a 1-D index, one layout's output can be another's input.
-# `cute.composition(A, B)` is the layout `R` with `R(c) = A(B(c))`: B picks which elements of A, in what
-# order; A says where they live. Two uses you will meet constantly:
+# `cute.composition(A, B)` is the layout `R` with `R(c) = A(B(c))`: B's values are **1-D indices into A**
+# (B picks which elements of A, in what order); A says where they live. Three rules compute it by hand.
+#
+# **Rule 1 · one mode.** For `B = s:d`, `R(j) = A(j * d)` for `j < s`: B takes every d-th element of A's
+# 1-D view, s of them. If A is a single mode `n:e`, that is `s:(d*e)`. Otherwise coalesce A and walk its
+# modes `n:e` from the left, first *dividing out d*, then *keeping s*:
+#
+# * a mode with `n <= d` is skipped whole, and d becomes `d / n` (one step of d jumps over all of it);
+# * the first mode with `n > d` gives `ceil(n / d)` elements, stride `d * e`;
+# * B keeps s elements: if that mode gives at least s, R is s of them; if not, R takes all it gives and the
+#   rest of s (s divided by their number) from the modes after it, walked the same way with d = 1. A's last
+#   mode never runs out: B may read past A's size.
+#
+# With A the row-major `(4,8):(8,1)`: `8:4` skips mode `4:8` whole (d = 4 / 4 = 1) and keeps 8 of mode
+# `8:1`: `8:1`, row 0. `4:2` gives 4 / 2 = 2 elements of mode `4:8`, stride 2 × 8 = 16, and the other 2
+# from `8:1`: `(2,2):(16,1)`. `5:8` skips `4:8` (d = 8 / 4 = 2) and keeps 5 of the last mode at stride 2:
+# `5:2`. It reads A's 1-D indices 0, 8, ..., 32, and A has 32 elements: its last mode runs on, and index 32
+# lands at offset 8 (as if A had a ninth column). Nothing checks that B stays inside A. (The cell also uses
+# `cute.get(layout, mode=[i])`, which returns mode i of a layout as a layout of its own.)
+
+# %%
+every_fourth = cute.composition(row_major, cute.make_layout(8, stride=4))
+every_second = cute.composition(row_major, cute.make_layout(4, stride=2))
+past_the_end = cute.composition(row_major, cute.make_layout(5, stride=8))
+print(every_fourth, every_second, past_the_end, [past_the_end(j) for j in range(5)])
+assert [str(cute.get(row_major, mode=[i])) for i in range(2)] == ["4:8", "8:1"]
+assert [str(cute.make_layout(s, stride=d)) for s, d in ((8, 4), (4, 2), (5, 8))] == ["8:4", "4:2", "5:8"]
+assert str(every_fourth) == "8:1" and [every_fourth(j) for j in range(8)] == [row_major(4 * j) for j in range(8)]
+assert str(every_second) == "(2,2):(16,1)"
+assert [every_second(j) for j in range(4)] == [row_major(2 * j) for j in range(4)] == [0, 16, 1, 17]
+assert str(past_the_end) == "5:2" and [past_the_end(j) for j in range(5)] == [0, 2, 4, 6, 8]
+
+# %% [markdown]
+# **When CuTe composes.** The walk must divide evenly. Two conditions say so (named as in CuTe's C++ source):
+#
+# * *stride divisibility*: d and the modes it meets divide one another: a mode skipped whole divides d, a
+#   mode d lands inside is a multiple of d. `3:6` breaks it on A's first mode, of size 4;
+# * *shape divisibility*: a mode that gives fewer elements than what is left of s must give a number that
+#   divides it: `3:2` breaks it, as mode `4:8` gives 2 elements and 2 does not divide 3 (`3:1` does not: the
+#   mode gives 4, at least 3, and R is `3:8`).
+#
+# CuTe checks both while it composes, the first in a weaker form: it accepts a mode that divides d, and *any*
+# mode larger than d, whether d divides it or not. cutekit raises a `CuteError` naming the condition; CuTeDSL raises while it
+# traces (an `MLIRError`, "unable to compute the following composition"), so a kernel holding such a
+# composition does not compile. The weaker form lets one kind of case through: `4:3` lands inside mode
+# `4:8` (3 < 4, and 3 does not divide 4), and CuTeDSL returns `(2,2):(24,1)`, whose offsets `0, 24, 1, 25`
+# are not `A(0), A(3), A(6), A(9)` = `0, 24, 17, 10`. No error warns you: keep d a divisor of a mode it
+# lands inside.
+#
+# `layout_algebra_in_cutedsl` (from `cutekit.checks`) asks real CuTeDSL, in a separate process and inside a
+# `@cute.jit` function, for the same calls and returns what it printed or raised, so the cell shows its
+# answers next to cutekit's where CuTeDSL is installed.
+
+# %%
+from cutekit.checks import layout_algebra_in_cutedsl
+
+tried = [cute.make_layout(8, stride=4), cute.make_layout(3, stride=6), cute.make_layout(3, stride=2),
+         cute.make_layout(4, stride=3)]
+for B in tried:
+    try:
+        print(f"cutekit:  {row_major} o {B} = {cute.composition(row_major, B)}")
+    except Exception as error:
+        print(f"cutekit:  {row_major} o {B}: {type(error).__name__}: {error}")
+assert [str(B) for B in tried] == ["8:4", "3:6", "3:2", "4:3"]
+assert str(cute.composition(row_major, cute.make_layout(3, stride=1))) == "3:8"   # 4 elements given, 3 kept
+said = layout_algebra_in_cutedsl([("composition", row_major, B) for B in tried])
+if said.available:
+    for B, answer in zip(tried, said.answers):
+        print(f"CuTeDSL:  {row_major} o {B}: {answer}")
+    assert said.answers[0] == "8:1" and said.answers[3] == "(2,2):(24,1)"
+    assert all(answer.startswith("MLIRError") and "unable to compute the following composition" in answer
+               for answer in said.answers[1:3])
+else:
+    print(said.error)
+lands_inside = cute.composition(row_major, cute.make_layout(4, stride=3))
+print([lands_inside(j) for j in range(4)], "but A(3j):", [row_major(3 * j) for j in range(4)])
+assert [lands_inside(j) for j in range(4)] == [0, 24, 1, 25]
+assert [row_major(3 * j) for j in range(4)] == [0, 24, 17, 10]
+
+# %% [markdown]
+# **Rule 2 · several modes.** Composition distributes over B's modes: `A o (B0, B1) = (A o B0, A o B1)`.
+# Each mode of B is composed on its own by rule 1, and R has B's modes (each may come out split in two, as
+# `4:2` did). Two uses you will meet constantly:
 #
 # **A transposed view.** With A the row-major `(4,8):(8,1)` and B = `(8,4):(4,1)`, B sends `(n, m)` to the
-# 1-D index `4n + m`, which A unfolds to its coordinate `(m, n)`. So `composition(A, B)(n, m) = A(m, n)`: the
-# transpose, with no data moved.
+# 1-D index `4n + m`, which A unfolds to its coordinate `(m, n)`. By rule 2: `8:4` gives `8:1` (above), and
+# `4:1` keeps the 4 elements of mode `4:8`: `4:8`. So `composition(A, B) = (8,4):(1,8)`, and
+# `composition(A, B)(n, m) = A(m, n)`: the transpose, with no data moved.
 
 # %%
 transposer = cute.make_layout((8, 4), stride=(4, 1))
 transposed = cute.composition(row_major, transposer)
 print(transposed)
+assert str(cute.get(transposer, mode=[1])) == "4:1"
+assert str(cute.composition(row_major, cute.get(transposer, mode=[1]))) == "4:8"
 assert str(transposed) == "(8,4):(1,8)"
 assert all(transposed((n, m)) == row_major((m, n)) for m in range(4) for n in range(8))
 render.layout(transposed, title="composition((4,8):(8,1), (8,4):(4,1))")
 
 # %% [markdown]
 # **A tile.** B = `(2,4):(1,4)` sends `(i, j)` to the 1-D index `i + 4j`, which is A's coordinate `(i, j)`
-# for `i < 2`: the top-left 2 × 4 block of A, with A's strides. Tiling (chapter 03) starts here.
+# for `i < 2`: `2:1` keeps 2 of mode `4:8` (`2:8`), `4:4` skips mode `4:8` and keeps 4 of `8:1` (`4:1`),
+# the top-left 2 × 4 block of A, with A's strides. Tiling (chapter 03) starts here.
 
 # %%
 tile_picker = cute.make_layout((2, 4), stride=(1, 4))
 tile = cute.composition(row_major, tile_picker)
 print(tile_picker, "->", tile)
 assert str(tile_picker) == "(2,4):(1,4)"
+assert [str(cute.get(tile_picker, mode=[i])) for i in range(2)] == ["2:1", "4:4"]
+assert str(cute.composition(row_major, cute.get(tile_picker, mode=[0]))) == "2:8"
+assert str(cute.composition(row_major, cute.get(tile_picker, mode=[1]))) == "4:1"
 assert str(tile) == "(2,4):(8,1)"
 assert all(tile((i, j)) == row_major((i, j)) for i in range(2) for j in range(4))
 
 # %% [markdown]
+# **Rule 3 · a tuple of layouts composes mode by mode.** Given a tuple `(B0, B1)` instead of one layout
+# (CuTe calls it a *tiler*), `composition` composes mode 0 of A with B0 and mode 1 of A with B1, each by
+# rules 1 and 2, and drops any mode of A the tuple does not reach. Now B0's values index A's *mode 0*, not A's
+# 1-D view: `(2:2, 4:1)` takes rows 0 and 2 (`4:8 o 2:2 = 2:16`) and columns 0..3 (`8:1 o 4:1 = 4:1`), where
+# the single layout `(2,4):(2,8)` reads the 1-D indices 0, 2, 8, 10, ...
+
+# %%
+rows_and_columns = cute.composition(row_major, (cute.make_layout(2, stride=2), cute.make_layout(4, stride=1)))
+one_layout = cute.composition(row_major, cute.make_layout((2, 4), stride=(2, 8)))
+print(rows_and_columns, one_layout, cute.composition(cute.make_layout((4, 8, 2)), (2, 4)))
+assert str(rows_and_columns) == "(2,4):(16,1)"
+assert all(rows_and_columns((i, j)) == row_major((2 * i, j)) for i in range(2) for j in range(4))
+assert str(cute.make_layout((2, 4), stride=(2, 8))) == "(2,4):(2,8)" and str(one_layout) == "(2,4):(16,2)"
+assert str(cute.composition(cute.make_layout((4, 8, 2)), (2, 4))) == "(2,4):(1,4)"   # mode 2 is dropped
+
+# %% [markdown]
 # ### 8. Complement: the layout that fills the gaps
 #
-# `4:2` touches offsets 0, 2, 4, 6. `cute.complement(layout, n)` is the layout of the *repeats* that,
-# together with it, cover `0 .. n-1` exactly once: here `(2,3):(1,8)`, a shift by 1 (filling the odd
-# offsets) and shifts by 8 and 16 (the next two blocks of 8).
+# `4:2` touches offsets 0, 2, 4, 6. `cute.complement(A, n)` is the layout of the *repeats* of A: where copies
+# of A start so that A and the copies, together, hit every offset from 0 up to n (rounded up, below) exactly
+# once. For `4:2` and 24 it is `(2,3):(1,8)`: a copy shifted by 1 (the odd offsets), then the pair again at
+# 8 and 16. CuTe computes it like this:
+#
+# 1. Drop A's modes of size 1 or stride 0 (they add no offsets), then sort the rest by stride.
+# 2. Start with `reached = 1`. For each mode `s:d`, in that order, the gap before it becomes a mode
+#    `(d / reached):reached` (copies of everything covered so far, up to offset d), and `reached = s * d`.
+# 3. Last comes the rest: `ceil(n / reached):reached`, repeats of the whole block A now fills.
+# 4. Coalesce: gaps of size 1 disappear.
+#
+# For `4:2`: the gap is `(2 / 1):1 = 2:1`, then reached = 4 × 2 = 8; the rest is `ceil(24 / 8):8 = 3:8`.
 
 # %%
 strided = cute.make_layout(4, stride=2)
@@ -308,6 +442,106 @@ offsets = sorted(nested(i) for i in range(cute.size(nested)))
 print(offsets == list(range(24)))
 assert offsets == list(range(24))
 render.layout(gaps, title="complement(4:2, 24) = (2,3):(1,8)")
+
+# %% [markdown]
+# **When n is not a multiple of the block.** The rest mode rounds up, so A and its complement cover at least
+# 0 .. n-1, and possibly more. The block is `reached`, the largest stride times its size, which may be more
+# than A's cosize: for `2:3` (offsets 0 and 3, cosize 4) the gap is `3:1` and the block is 2 × 3 = 6, so
+# `complement(2:3, 10)` has a rest of `ceil(10 / 6) = 2` blocks: `(3,2):(1,6)`, and together with A it
+# covers 0 .. 11. With n below the block the gaps are still filled: `complement(4:2, 7)` is `2:1`.
+
+# %%
+rounded = cute.complement(cute.make_layout(2, stride=3), 10)
+assert str(cute.make_layout(2, stride=3)) == "2:3"
+assert str(cute.complement(cute.make_layout(2, stride=3), 6)) == "3:1"      # the gap alone
+with_copies = cute.make_layout((2, (3, 2)), stride=(3, (1, 6)))
+print(rounded, sorted(with_copies(i) for i in range(12)), cute.complement(strided, 7))
+assert str(rounded) == "(3,2):(1,6)" and cute.cosize(cute.make_layout(2, stride=3)) == 4
+assert sorted(with_copies(i) for i in range(12)) == list(range(12))
+assert str(cute.complement(strided, 7)) == "2:1"
+
+# %% [markdown]
+# Each gap `d / reached` must divide evenly for the copies to fit. CuTe does not check it: for
+# `(2,2):(1,3)` (offsets 0, 1, 3, 4) the gap 3 / 2 rounds down to 1 and CuTeDSL, like cutekit, returns
+# `2:6`, which never fills offset 2. A stride below `reached` (modes that interleave, like `(3,4):(3,4)`:
+# after `3:3`, reached = 9 and the next stride is 4) even gives a gap of 4 / 9 = 0, and CuTe returns a shape
+# holding a 0: `complement((3,4):(3,4), 24)` is `(3,0,2):(1,9,16)`, a layout of no elements.
+
+# %%
+uneven = cute.complement(cute.make_layout((2, 2), stride=(1, 3)), 12)
+print(uneven)
+assert str(cute.make_layout((2, 2), stride=(1, 3))) == "(2,2):(1,3)" and str(uneven) == "2:6"
+interleaved = cute.complement(cute.make_layout((3, 4), stride=(3, 4)), 24)
+print(interleaved)
+assert str(cute.make_layout((3, 4), stride=(3, 4))) == "(3,4):(3,4)" and str(interleaved) == "(3,0,2):(1,9,16)"
+assert str(cute.get(cute.make_layout((3, 4), stride=(3, 4)), mode=[0])) == "3:3"
+
+# %% [markdown]
+# ### 9. Inverses: from an offset back to its index
+#
+# A layout sends a 1-D index to an offset; an inverse goes back.
+#
+# **`cute.right_inverse(A)`** is the layout R with `A(R(i)) == i` for every `i < size(R)`: R(i) is the index
+# at which A puts offset i, for the offsets 0, 1, 2, ... as far as A reaches them without a hole. The rule:
+# coalesce A; start with `reached = 1`; while some mode `s:d` of A has `d == reached`, R gets the mode `s:p`,
+# where p is the product of A's sizes *before* that mode (its step in A's 1-D index), and `reached = s * d`.
+# When no mode has stride `reached`, R ends: offset `reached` is not A's. For a one-to-one A this walks the
+# modes in stride order; a mode of stride 0 is never the one looked for, so it is skipped.
+#
+# For the row-major `(4,8):(8,1)`: the mode `8:1` comes first (stride 1 = reached; A's sizes before it:
+# 4), giving `8:4`, then `4:8` (stride 8 = reached; nothing before it: 1), giving `4:1`: `R = (8,4):(4,1)`,
+# step 7's transposer. `(2,3):(1,4)` hits 0, 1, 4, 5, 8, 9: R is `2:1`, as offset 2 is missing. `4:2` never
+# hits 1, so R is `1:0`: only offset 0. `(8,8):(0,1)` skips its stride-0 mode: the mode `8:1` (sizes before
+# it: 8) gives `R = 8:8`.
+
+# %%
+inverse = cute.right_inverse(row_major)
+print(inverse, cute.right_inverse(cute.make_layout((2, 3), stride=(1, 4))), cute.right_inverse(strided))
+assert str(inverse) == "(8,4):(4,1)" and all(row_major(inverse(i)) == i for i in range(32))
+assert str(cute.make_layout((2, 3), stride=(1, 4))) == "(2,3):(1,4)"
+assert str(cute.right_inverse(cute.make_layout((2, 3), stride=(1, 4)))) == "2:1"
+assert str(cute.right_inverse(strided)) == "1:0"
+broadcast = cute.make_layout((8, 8), stride=(0, 1))
+print(broadcast, "->", cute.right_inverse(broadcast))
+assert str(broadcast) == "(8,8):(0,1)" and str(cute.right_inverse(broadcast)) == "8:8"
+
+# %% [markdown]
+# **`cute.left_inverse(A)`** is a layout L with `L(A(i)) == i` for every index i of A: it sends each offset
+# A reaches back to its index (offsets A never reaches go somewhere of no meaning). A has one when it is
+# one-to-one and, in stride order, each stride is a multiple of the one before it (CuTe checks the second
+# part only): for `4:2`, L is `(2,4):(0,1)`, so `L(2k) = k`. `(2,3):(3,4)` (offsets 0, 3, 4, 7, 8, 11) breaks
+# the condition, as 4 is not a multiple of 3: cutekit raises a `CuteError`, CuTeDSL an `MLIRError` ("unable
+# to compute the left inverse").
+
+# %%
+left = cute.left_inverse(strided)
+print(left, [left(strided(i)) for i in range(4)])
+assert str(left) == "(2,4):(0,1)" and [left(strided(i)) for i in range(4)] == [0, 1, 2, 3]
+no_left_inverse = cute.make_layout((2, 3), stride=(3, 4))
+assert str(no_left_inverse) == "(2,3):(3,4)" and [no_left_inverse(i) for i in range(6)] == [0, 3, 4, 7, 8, 11]
+try:
+    cute.left_inverse(no_left_inverse)
+    raise AssertionError("(2,3):(3,4) has no left inverse")
+except Exception as error:
+    print(f"{type(error).__name__}: {error}")
+    assert type(error).__name__ == "CuteError" and "divisibility" in str(error)
+
+# %% [markdown]
+# Real CuTeDSL gives the same answers for steps 6, 8 and 9, the uneven and the interleaved complement, the
+# skipped stride-0 mode and the refused left inverse included:
+
+# %%
+said = layout_algebra_in_cutedsl([
+    ("coalesce", all_ones), ("coalesce", square, {"target_profile": (1, 1)}),
+    ("complement", cute.make_layout(2, stride=3), 10), ("complement", cute.make_layout((2, 2), stride=(1, 3)), 12),
+    ("right_inverse", row_major), ("right_inverse", strided), ("left_inverse", strided),
+    ("left_inverse", no_left_inverse), ("complement", cute.make_layout((3, 4), stride=(3, 4)), 24),
+    ("right_inverse", broadcast)])
+print(said.answers if said.available else said.error)
+if said.available:
+    assert said.answers[:7] == ["1:0", "(4,4):(1,4)", "(3,2):(1,6)", "2:6", "(8,4):(4,1)", "1:0", "(2,4):(0,1)"]
+    assert said.answers[7].startswith("MLIRError") and "unable to compute the left inverse" in said.answers[7]
+    assert said.answers[8:] == ["(3,0,2):(1,9,16)", "8:8"]
 
 # %% [markdown]
 # ## Exercises
@@ -364,8 +598,8 @@ check("ch01.index_of_coordinate", index_of)
 
 # %% [markdown]
 # **Exercise 4 · coalesce by hand.** Write `coalesced(shape, stride)`: the layout `cute.coalesce` would give,
-# built with `cute.make_layout` from `cute.flatten` and the three rules of step 6 (the check switches
-# `cute.coalesce` off). `coalesced((2,(1,6)), (1,(6,2)))` prints `12:1`.
+# built with `cute.make_layout` from `cute.flatten` and the rules of step 6, the case where every mode has
+# size 1 included (the check switches `cute.coalesce` off). `coalesced((2,(1,6)), (1,(6,2)))` prints `12:1`.
 
 # %%
 def coalesced(shape, stride):
@@ -392,13 +626,65 @@ def transposer(M, N, B):
 check("ch01.transpose_by_composition", transposer)
 
 # %% [markdown]
+# **Exercise 6 · compose by hand.** Write `composed(A, B)`: the layout `cute.composition(A, B)` gives, built
+# with step 7's rules, or `None` where CuTe refuses to compose (stride or shape divisibility broken). A has
+# two or three modes and B one or two, all plain integers; `cute.composition` (and everything built on it) is
+# switched off while it is checked, `cute.coalesce`, `cute.flatten` and `cute.make_layout` stay. Your layout
+# passes when its modes have B's sizes and every index gets the composition's offset, however its modes
+# nest. The check's cases skip whole modes of A, land inside one, read past A's end, need A coalesced first,
+# and break each condition; none lands inside a mode that d does not divide (where CuTeDSL's answer is not
+# A o B). Step 7 worked `composed((4,8):(8,1), 4:2)`, which is `(2,2):(16,1)`.
+
+# %%
+def composed(A, B):
+    # YOUR CODE HERE
+    return None
+
+
+check("ch01.compose_by_hand", composed)
+
+# %% [markdown]
+# **Exercise 7 · complement by hand.** Write `complement_of(shape, stride, n)`: the layout
+# `cute.complement(cute.make_layout(shape, stride=stride), n)` gives, built with step 8's algorithm
+# (`cute.complement` is switched off; `cute.flatten`, `cute.coalesce` and `cute.make_layout` stay). `shape`
+# and `stride` are tuples, possibly nested; n is often not a multiple of the block A fills, and some layouts
+# list their modes out of stride order or hold a mode of size 1. Step 8 worked `complement_of((2,), (3,), 10)`,
+# which is `(3,2):(1,6)`; any layout with the complement's offsets, in the same order, passes.
+
+# %%
+def complement_of(shape, stride, n):
+    # YOUR CODE HERE
+    return None
+
+
+check("ch01.complement_by_hand", complement_of)
+
+# %% [markdown]
+# **Exercise 8 · a right inverse by hand.** Write `right_inverse_of(shape, stride)`: the layout R that
+# `cute.right_inverse(cute.make_layout(shape, stride=stride))` gives, built with step 9's rule
+# (`cute.right_inverse` and `cute.left_inverse` are switched off). R passes when `A(R(i)) == i` for every
+# `i < size(R)` and R is as long as A covers 0, 1, 2, ... without a hole. The check's layouts order their
+# strides in other ways than row-major, nest, leave a hole, or never reach offset 1.
+
+# %%
+def right_inverse_of(shape, stride):
+    # YOUR CODE HERE
+    return None
+
+
+check("ch01.right_inverse_by_hand", right_inverse_of)
+
+# %% [markdown]
 # ## What to remember
 #
 # * A layout is `shape:stride`, a function from coordinates to offsets: the sum of coordinate × stride.
 # * The first mode is fastest: the default stride is column-major, and 1-D indices unfold column-major.
 #   `make_ordered_layout(shape, order)` picks another order (`order=(1, 0)` is row-major).
-# * Nested shapes say what flat ones cannot; size counts coordinates, cosize the memory spanned.
-# * `coalesce` keeps the 1-D function with fewer modes; `composition(A, B)` is `A(B(c))`: views and tiles;
-#   `complement` fills the gaps.
+# * `coalesce` keeps the 1-D function with fewest modes (size-1 modes go, a mode that continues the one
+#   before merges; nothing left is `1:0`); `target_profile` does it mode by mode.
+# * `composition(A, B)` reads A through B: each mode `s:d` of B takes every d-th element of A's 1-D view, s of
+#   them, if the divisions are even; a tuple composes mode by mode.
+# * `complement` fills the gaps in stride order and repeats the block, rounded up; `right_inverse` goes from
+#   offsets 0, 1, 2, ... back to indices.
 #
 # Next, chapter 02: layouts whose coordinates are *(thread, value)*, which say which thread owns which element.

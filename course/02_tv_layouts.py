@@ -128,11 +128,11 @@ assert str(coordinates[(3, None)]) == "tensor<(2,3) o ((2,3)):((1@0,1@1))>"
 # ### 3. An MMA-style TV layout: 8 logical threads, 8 values, an 8 × 8 tile
 #
 # Tensor-core instructions fix which thread holds which accumulator, and CuTe describes each with a TV layout.
-# The public notes "Notes on CuTeDSL" (2025-07-14) walk through the Volta example of CUTLASS's MMA-atom
-# documentation, `((2,2,2),(2,2,2)):((1,16,4),(8,2,32))`: the accumulators of an 8 × 8 tile, held by 8
-# threads. Those 8 are **logical** thread ids 0..7, not lanes 0..7 of a warp: Volta's MMA is issued by a
-# **quad pair**, 8 lanes of a warp (lanes 0-3 and 16-19 for the first one), and CUTLASS maps a logical id to
-# its lane with a separate layout, `(4,2):(1,16)` (called `SM70_QuadPair` in CUTLASS's C++).
+# CUTLASS's documentation of MMA atoms takes Volta's as its example, `((2,2,2),(2,2,2)):((1,16,4),(8,2,32))`:
+# the accumulators of an 8 × 8 tile, held by 8 threads. Those 8 are **logical** thread ids 0..7, not lanes
+# 0..7 of a warp: Volta's MMA is issued by a **quad pair**, 8 lanes of a warp (lanes 0-3 and 16-19 for the
+# first one), and CUTLASS maps a logical id to its lane with a separate layout, `(4,2):(1,16)` (called
+# `SM70_QuadPair` in CUTLASS's C++).
 
 # %%
 quad_pair = cute.make_layout((4, 2), stride=(1, 16))
@@ -155,11 +155,11 @@ assert sorted(mma_tv(i) for i in range(64)) == list(range(64))   # every element
 render.tv_layout(mma_tv, (8, 8))
 
 # %% [markdown]
-# The notes' table checks out: `(T=2, V=0)` is index 16, coordinate `(0, 2)`; `(T=0, V=4)` is 32, `(0, 4)`.
-# Their aside, that the same 8 threads drawn alone form the 4 × 2 grid `T0 T2 / T1 T3 / T4 T6 / T5 T7`,
-# described by `(2,2,2):(1,4,2)`, is also right: that layout sends threads 0..7 to grid positions
-# 0, 1, 4, 5, 2, 3, 6, 7 (column-major in 4 rows). Note its direction, **thread → position**; keep it in mind
-# for step 4, where the thread layout goes the other way.
+# So `(T=2, V=0)` is index 16, coordinate `(0, 2)` of the column-major 8 × 8 tile, and `(T=0, V=4)` is 32,
+# `(0, 4)`. The 8 threads drawn alone, without their values, stand in a 4 × 2 grid, `T0 T2 / T1 T3 / T4 T6 /
+# T5 T7`, and `(2,2,2):(1,4,2)` describes it: it sends threads 0..7 to grid positions 0, 1, 4, 5, 2, 3, 6, 7
+# (column-major in 4 rows). Note its direction, **thread → position**; keep it in mind for step 4, where the
+# thread layout goes the other way.
 
 # %%
 grid = cute.make_layout((2, 2, 2), stride=(1, 4, 2))
@@ -201,11 +201,11 @@ assert first_place == {0: (0, 0), 1: (0, 4), 32: (4, 0)}   # thread 1 right of t
 
 # %% [markdown]
 # Thread 1 lands to the **right** of thread 0 and thread 32 below it, as the grid says. The inverse of the
-# thread layout, `right_inverse`, is the thread → place direction: `(32,4):(4,1)` sends thread 1 to grid index
-# 4, which in a 4-row grid is `(0, 1)`. Read the thread layout itself that way ("thread 1 goes to place
-# `thread_layout(1)`") and you have the arrangement where thread ids run *down* the columns: that is a
-# different thread layout, `(4,32):(1,4)`, and `make_layout_tv` gives it a different TV layout, with thread 1
-# below thread 0. (The notes' 4 × 2 grid above is its own inverse, so there the direction cannot show.)
+# thread layout, `right_inverse` (chapter 01, step 9), is the thread → place direction: `(32,4):(4,1)` sends
+# thread 1 to grid index 4, which in a 4-row grid is `(0, 1)`. Read the thread layout itself that way
+# ("thread 1 goes to place `thread_layout(1)`") and you have the arrangement where thread ids run *down* the
+# columns: that is a different thread layout, `(4,32):(1,4)`, and `make_layout_tv` gives it a different TV
+# layout, with thread 1 below thread 0. (Step 3's 4 × 2 grid is its own inverse, so there the direction cannot show.)
 
 # %%
 print(cute.right_inverse(thread_layout), cute.right_inverse(thread_layout)(1))
@@ -239,40 +239,46 @@ assert thread_33_cells[0] == (4, 4) and thread_33_cells[1] == (4, 5) and thread_
 assert sorted(thread_33_cells) == [(m, n) for m in range(4, 8) for n in range(4, 8)]
 
 # %% [markdown]
-# **Corrections to "Notes on CuTeDSL".** The notes give the tiler as "`(num_vals, num_thrs)`" and as
-# `(4 * 128 // width, 128)`. Neither is the rule. The tiler is the tile's extent in the tensor: rows = thread
-# rows × value rows, columns = threads per row × values per row. For fp32 the notes' formula happens to agree
-# (`4 * 4 = 16`, and 128); for fp16 the value block is `(4, 8)` and the tile is `(16, 256)`, not `(32, 128)`.
-# With 2 rows of threads instead of 4, the tile halves in height:
+# The tiler is the tile's extent in the tensor: rows = thread rows × value rows, columns = threads per row ×
+# values per row. For fp16 a 128-bit row is 8 values, the value block is `(4, 8)` and the tile `(16, 256)`.
+# With 2 rows of threads instead of 4, the tile halves in height: `make_layout_tv` takes any grid of threads.
 
 # %%
 fp16_values = cute.make_ordered_layout((4, 8), order=(1, 0))
 tiler_fp16, tv_fp16 = cute.make_layout_tv(thread_layout, fp16_values)
 print(tiler_fp16, tv_fp16)
-assert tiler_fp16 == (16, 256) and (4 * 128 // 16, 128) == (32, 128)
+assert tiler_fp16 == (16, 256)
 assert str(tv_fp16) == "((32,4),(8,4)):((128,4),(16,1))"
 tiler_two_rows, tv_two_rows = cute.make_layout_tv(cute.make_ordered_layout((2, 32), order=(1, 0)), fp16_values)
 print(tiler_two_rows, tv_two_rows)
 assert tiler_two_rows == (8, 256) and str(tv_two_rows) == "((32,2),(8,4)):((64,4),(8,1))"
 
 # %% [markdown]
-# Two more slips in the same notes. "Ampere GPU uses a `128 = 4 x 32` thread block" is this example's choice,
-# not a property of Ampere: `make_layout_tv` takes any grid of threads, as the 2 × 32 grid above shows. And
-# the value layout is written there as `cute.make_layout((4, 128 // width), order=(1, 0))`, which raises
-# `TypeError` (chapter 01): `make_ordered_layout` is the function that takes `order`.
-#
-# The tutorial "CuTe DSL Intro" (a reduce-sum walk-through) prints tilers for thread layouts with one value
-# per thread, and its numbers reproduce: a row of 32 threads covers `(32,)` (it then writes the tiler as
-# `(1, 32)`, one row), a row-major 4 × 8 grid covers `(4, 8)`, and `((2,4),8):((32,8),1)`, a 64-thread grid
-# whose rows come in two interleaved groups, covers `(8, 8)`. Chapter 03 reads the divided tensors it prints.
+# With one value per thread the tile is the thread grid itself: a row of 32 threads covers `(32,)`, a
+# row-major 4 × 8 grid `(4, 8)`, and `((2,4),8):((32,8),1)`, a 64-thread grid whose rows come in two
+# interleaved groups, `(8, 8)`.
 
 # %%
 one_value = cute.make_layout((1,), stride=(1,))
-intro_tilers = [cute.make_layout_tv(cute.make_layout(shape, stride=stride), one_value)[0]
-                for shape, stride in [((32,), (1,)), ((4, 8), (8, 1)), (((2, 4), 8), ((32, 8), 1))]]
-print(intro_tilers)
-assert intro_tilers == [(32,), (4, 8), (8, 8)]
+one_value_tilers = [cute.make_layout_tv(cute.make_layout(shape, stride=stride), one_value)[0]
+                    for shape, stride in [((32,), (1,)), ((4, 8), (8, 1)), (((2, 4), 8), ((32, 8), 1))]]
+print(one_value_tilers)
+assert one_value_tilers == [(32,), (4, 8), (8, 8)]
 assert str(cute.make_layout(((2, 4), 8), stride=((32, 8), 1))) == "((2,4),8):((32,8),1)"
+
+# %% [markdown]
+# Elsewhere you may read that the tiler is "the tiling size `(num_vals, num_thrs)`",
+# "`(4 * 128 // dtype.width, 128)` in this case", and that "Ampere GPU uses a `128 = 4 x 32` thread block
+# arrangement" ("Notes on CuTeDSL", 2025-07-14). The tiler is thread grid × value block, as above: that
+# formula agrees for fp32 only (for fp16 it gives `(32, 128)`, where `make_layout_tv` gives `(16, 256)`), and
+# 4 × 32 is the example's choice, not Ampere's. (Its value layout, built with `make_layout(..., order=(1, 0))`,
+# raises a `TypeError`: chapter 01, step 3.) The tilers "CuTe DSL Intro" prints for one value per thread are
+# the ones above.
+
+# %%
+formula = (4 * 128 // 16, 128)
+print("the formula for fp16:", formula, " make_layout_tv:", tiler_fp16)
+assert formula == (32, 128) != tiler_fp16
 
 # %% [markdown]
 # ### 5. From tiles to threads: the whole partition of the elementwise add
@@ -316,16 +322,21 @@ assert thread_33_offsets[:8] == [block_start + 4 * row_stride + 4 + k for k in r
 # thread's block is 4 contiguous fp32 = 16 bytes, starting at a multiple of 4 elements: the shape of one
 # 128-bit access.
 #
-# The thread mode, `(32,4):(4,2048)`, is the per-thread offset the notes find in their compiled code,
-# "(tid mod 32) * 4 + (tid / 32) * (? * 4)", with their `?` the tensor's row stride (512 here; their tensor's
-# shape was a run-time value, so the compiler printed it as `?`, which chapter 03 shows). The notes read it as
-# "`tid mod 32` gives the row"; the strides say the opposite: `tid % 32` picks the group of 4 **columns**
-# (contiguous, hence `* 4` elements) and `tid / 32` the group of 4 **rows** (hence four row strides).
+# The thread mode, `(32,4):(4,2048)`, is each thread's offset from the tile's start,
+# `(tid % 32) * 4 + (tid / 32) * (4 * 512)`: `tid % 32` picks the group of 4 **columns** (contiguous, hence
+# `* 4` elements) and `tid / 32` the group of 4 **rows** (hence four row strides of 512). Compiled for a tensor
+# whose shape is a run-time value, the row stride 512 is a run-time value too, printed `?`
+# (chapter 03's section 8).
+#
+# Elsewhere you may read this offset as "(tid mod 32) * 4 + (tid / 32) * (? * 4)", and that "`tid mod 32` and
+# `tid / 32` gives the row and column indices of the thread within the thread block" ("Notes on CuTeDSL",
+# 2025-07-14). The formula is right, its `?` the row stride; the reading is reversed: the strides `(4,2048)`
+# say that `tid mod 32` picks the columns and `tid / 32` the rows.
 #
 # ### 6. What the compiler makes of it: four 128-bit loads per operand per thread
 #
-# The notes ask whether `128 // width` means "four 128-bit loads per thread" or "4 registers, each sliced".
-# The compiler answers. Below is the elementwise add with exactly this partition (compose, slice
+# Does a value row of `128 // width` elements mean four 128-bit loads per thread, or 4 registers, each holding
+# several values? The compiler answers. Below is the elementwise add with exactly this partition (compose, slice
 # `(tidx, None)`, load, add, store), written to a file because `compile_to_ptx` compiles it in a separate
 # process with real CuTeDSL, for an Ampere GPU (sm_80), on the CPU, and counts PTX instructions.
 #
@@ -389,8 +400,13 @@ for dtype, vector in (("Float32", 4), ("Float16", 8)):
 # the thread's 4-row block, and four 128-bit stores. The same count for fp16: there a row is 8 halves, still
 # 16 bytes, still one `v4.b32` (four 32-bit registers, two halves in each). So `128 // width` is the number
 # of elements in one 128-bit access, and the `4` rows of the value layout are four independent accesses per
-# thread; nothing is "sliced". An fp32 thread loads 16 values per operand into 16 32-bit registers, an fp16
-# thread 32 values into the same 16.
+# thread. An fp32 thread loads 16 values per operand into 16 32-bit registers, an fp16 thread 32 values into
+# the same 16.
+#
+# Elsewhere you may read the guess that "the number of registers is always 4 per thread, but the number of
+# elements per register is `128 // dtype.width`, i.e. each register is sliced" ("Notes on CuTeDSL",
+# 2025-07-14, where it is given as Copilot's answer). The PTX above says otherwise: one 128-bit access per row
+# of values, four rows, each access four 32-bit registers.
 #
 # ## Run it
 #
@@ -450,11 +466,11 @@ assert owner.flatten().tolist() == [0, 0, 1, 1] * 3 + [2, 2, 3, 3] * 3
 # Every element has exactly one owner, and the pattern is the picture from the top of the chapter, read
 # along the 1-D array: threads 0 and 1 share the first half, 2 and 3 the second.
 #
-# One slip in the blog: a comment in its code calls the tensor's layout `(24,1):(1,0)`, its text
-# `(24,1):(1,1)`. `from_dlpack` of a contiguous torch tensor of shape (24, 1) keeps torch's strides (1, 1),
-# as printed above. `(24,1):(1,0)` is what `cute.make_layout((24, 1))` builds, since CuTe gives a size-1
-# mode stride 0 when it chooses the strides itself. A size-1 mode has only coordinate 0, so its stride never
-# matters: both read the same data.
+# Elsewhere you may read this tensor's layout given as "mA Layout: (24, 1) : (1, 0)" (a comment in the code of
+# "Thread Value Layouts in CuTe"; its text says (24, 1) : (1, 1)). `from_dlpack` of a contiguous torch tensor
+# of shape (24, 1) keeps torch's strides (1, 1), as printed above. `(24,1):(1,0)` is what
+# `cute.make_layout((24, 1))` builds, since CuTe gives a size-1 mode stride 0 when it chooses the strides
+# itself. A size-1 mode has only coordinate 0, so its stride never matters: both read the same data.
 
 # %%
 from cutekit import cute  # noqa: E402  (the reference algebra again, outside any kernel)

@@ -32,7 +32,9 @@
 # GEMM (fp16 in, fp32 accumulate) built like CUTLASS's C++ tutorial `sgemm_sm80.cu`. On the way, one warp
 # computes one tile with one MMA instruction (section 2), the step from chapter 06's `ldmatrix` to a GEMM.
 # Every layout is printed and asserted here, on the CPU; then both kernels run (GPU or CPU simulator),
-# shared-memory bank conflicts are counted with and without the swizzle, and the PTX is read.
+# shared-memory bank conflicts are counted with and without the swizzle, and the PTX is read. Section 8
+# adds what a kernel others call needs (any K, alpha and beta, PTX read before you own the GPU), and the
+# last exercise is yours: a whole tensor-core GEMM, from an empty cell.
 #
 # Terms used below: an **atom** is one hardware instruction seen as a layout (which thread holds which
 # element); a **TiledMMA** / **TiledCopy** is an atom repeated over more threads and more data; a
@@ -183,7 +185,7 @@ device = "cuda" if backend.name == "gpu" else "cpu"
 def one_warp_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, warp_mma: cute.TiledMma,
                     load_A: cute.TiledCopy, load_B: cute.TiledCopy):
     lane, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float16, cute.make_layout((16, 32), stride=(32, 1)), 16)   # (M, K)
     sB = smem.allocate_tensor(cutlass.Float16, cute.make_layout((8, 32), stride=(32, 1)), 16)    # (N, K)
     for i in cutlass.range_constexpr(16):              # global -> shared: 16 of A's 512 values per lane
@@ -621,7 +623,7 @@ assert steps == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, Non
 #
 # Four names in them are new. `sA_layout: cute.ComposedLayout` annotates an argument that is a swizzled
 # layout. `CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.GLOBAL)` is `cp.async.cg`, which caches
-# in L2 only. `if cutlass.const_expr(condition):` is an `if` decided while tracing (the condition must be a
+# in L2 only (`LoadCacheMode.ALWAYS`, the default, is `cp.async.ca`, cached in L1 too: section 8.3). `if cutlass.const_expr(condition):` is an `if` decided while tracing (the condition must be a
 # Python value), and `cutlass.min(a, b)` is `min` of run-time values. Both kernels take their tile from
 # `cta.cta_tiles(mA, mB, mC, tiler, GROUP_M)` (`benchmarks/kernels/cta.py`): the block index walks the
 # tiles of C `GROUP_M` = 8 tile-rows at a time, down a column of that group before the next column, so that
@@ -809,8 +811,8 @@ else:
 # configuration above 0.58-0.66.
 #
 # **A comparison to check: NVIDIA's Ampere example against torch.** NVIDIA's CuTeDSL `tensorop_gemm.py`
-# reports 483-488 TFLOP/s from its own `run()` on that H100; set against torch.matmul timed on `torch.randn`
-# data (636-776 TFLOP/s that day), that reads as 0.62-0.77 of torch. But `run()` fills its tensors with whole
+# reports 483-488 TFLOP/s from its own `run()` on that H100, and torch.matmul timed on `torch.randn` data
+# gave 636-776 TFLOP/s that day: two timers, two kinds of data. `run()` fills its tensors with whole
 # numbers from -2 to 2. The data matters: a tensor core multiplying mostly-zero mantissas toggles few bits,
 # draws less power, and the GPU holds a higher clock. `benchmarks/compare_nvidia_examples.py` times every
 # kernel with one timer, in turn, on the same tensors. On randn inputs torch.matmul gave 644-688 TFLOP/s,
@@ -828,6 +830,272 @@ else:
 # measurements say where the `mma.sync` kernels stop, not which resource stops them; chapter 08 takes the
 # `wgmma` path.
 #
+# ## 8 · The last steps a real kernel needs
+#
+# The kernel of section 7 asks for K a multiple of its 64-deep k-tile, returns `A B^T` in fp16 and was
+# compiled here for a GPU this machine does not have. A GEMM others can call takes any K (a multiple of 8,
+# so that 16-byte copies stay whole), computes `C = alpha A B + beta C`, and you read its PTX before you
+# own the GPU. Four steps, each checked below. First, the CuTeDSL names they and a whole GEMM use that the
+# chapter has not said yet:
+#
+# - `cutlass.Float16`, `cutlass.Float32`, `cutlass.Boolean`, `cutlass.Int32`: CuTeDSL's numbers. A parameter
+#   of a `@cute.jit` function annotated `alpha: cutlass.Float32` is a run-time value (a kernel parameter,
+#   `.param .f32` in the PTX); `cutlass.Int32(0)` makes a run-time integer, which a loop over a run-time count
+#   (`for k_tile in range(k_tiles)`) can change from one iteration to the next. A parameter annotated
+#   `cutlass.Constexpr` is a compile-time constant instead: each value compiles a kernel of its own.
+# - `cute.Tensor`, `cute.TiledCopy`, `cute.TiledMma`, `cute.ComposedLayout`: the annotations of a
+#   `@cute.kernel`'s parameters that are a tensor, a TiledCopy, a TiledMMA, and a layout composed with a
+#   swizzle, built by the host function and handed to the kernel.
+# - `cutlass.memory.SmemAllocator()` hands out the block's shared memory: `.allocate_tensor(dtype, layout,
+#   byte_alignment)` is a tensor of that layout in it. In `.launch(grid=..., block=..., smem=bytes)`, `smem` is
+#   the block's shared memory in bytes; left out, CuTeDSL 4.8.1 works it out from the kernel's allocations.
+# - `cute.make_swizzle(B, M, S)` is section 4's `Swizzle<B,M,S>`, and `cute.make_composed_layout(swizzle, 0,
+#   layout)` composes it with a layout; `cute.nvgpu.warp.MmaF16BF16Op(Float16, Float32, (16, 8, 16))` is
+#   section 2's `mma.sync.m16n8k16` atom, fp16 in, fp32 accumulators; `cute.nvgpu.cpasync.CopyG2SOp()` is the
+#   `cp.async` atom of sections 5 and 7, copying global to shared memory (its `cache_mode`: section 8.3).
+# - `cute.make_fragment_like(tensor)` makes registers shaped like `tensor` (same element type, or the one
+#   given). `tensor.load()` reads all of a tensor's elements as one value to compute with elementwise
+#   (`2.0 * t.load() + u.load()`), and `tensor.store(value)` writes such a value back; `tensor.fill(x)` sets every
+#   element to `x`.
+# - `cute.select(layout, mode=[1, 0])` is the layout with its modes in the order given, and `cute.make_tensor(
+#   tensor.iterator, layout)` the same memory (`.iterator` is its pointer) seen through another layout.
+#
+# ### 8.1 · The cp.async groups, by their full names
+#
+# - `cute.arch.cp_async_commit_group()` (PTX `cp.async.commit_group`) closes this thread's current
+#   **group**: every `cp.async` the thread issued since its previous commit becomes one group. Groups belong
+#   to a thread, not to the block.
+# - `cute.arch.cp_async_wait_group(n)` (PTX `cp.async.wait_group n`) makes the thread wait until at most `n`
+#   of its committed groups are still in flight: the newest `n` may be, every older one has landed. Copies
+#   issued but not yet committed are not waited for, and other threads' copies are not either: a
+#   `cute.arch.sync_threads()` after the wait is what makes the whole block's copies visible to every warp.
+#
+# Three groups, one stage each: `X` (3 x 256 fp16) row `s` into stage `s`, 8 fp16 (one 16-byte `cp.async`)
+# per lane, a commit after each row, then `cp_async_wait_group(1)`. Stages 0 and 1 can be read; stage 2 may
+# still be in flight, and the simulator stops a read of it (a GPU would read whatever the stage held):
+
+# %%
+@cute.kernel
+def groups_kernel(mX: cute.Tensor, mOut: cute.Tensor, read_newest: cutlass.Constexpr):
+    lane, _, _ = cute.arch.thread_idx()
+    stages = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((3, 256), stride=(256, 1)), 16)
+    copy = cute.make_tiled_copy_tv(cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float16, num_bits_per_copy=128),
+                                   cute.make_layout(32), cute.make_layout(8))
+    mine = copy.get_slice(lane)
+    for stage in cutlass.range_constexpr(3):
+        cute.copy(copy, mine.partition_S(mX[stage, None]), mine.partition_D(stages[stage, None]))
+        cute.arch.cp_async_commit_group()             # group `stage`: the one copy issued since the last commit
+    cute.arch.cp_async_wait_group(1)                  # groups 0 and 1 have landed; group 2 may be in flight
+    cute.arch.sync_threads()
+    for stage in cutlass.range_constexpr(3 if read_newest else 2):
+        for i in cutlass.range_constexpr(8):
+            mOut[stage, 8 * lane + i] = stages[stage, 8 * lane + i]
+    cute.arch.cp_async_wait_group(0)
+
+
+@cute.jit
+def three_groups(mX: cute.Tensor, mOut: cute.Tensor, read_newest: cutlass.Constexpr):
+    groups_kernel(mX, mOut, read_newest).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+x3 = torch.randn(3, 256, dtype=torch.float16, device=device)
+out3 = torch.full((3, 256), float("nan"), dtype=torch.float16, device=device)
+three_groups(from_dlpack(x3, assumed_align=16), from_dlpack(out3), False)
+assert torch.equal(out3[:2], x3[:2]) and out3[2].isnan().all()
+print("after cp_async_wait_group(1): stages 0 and 1 hold X's rows 0 and 1")
+if backend.name == "sim":
+    try:
+        three_groups(from_dlpack(x3, assumed_align=16), from_dlpack(out3), True)
+        stopped = ""
+    except cutekit.sim.KernelError as error:
+        stopped = str(error)
+    print("reading stage 2 too:", stopped[stopped.index("read of"):])
+    assert "while a cp.async copy into it has not finished" in stopped
+
+# %% [markdown]
+# Section 6's loop keeps `STAGES - 1` groups in flight with the same two calls: one commit per iteration,
+# an empty group when no k-tile is left to load, and `cp_async_wait_group(STAGES - 2)` before a stage is read.
+#
+# ### 8.2 · A partial k-tile: what a predicate leaves in a stage
+#
+# With K = 40 and a 32-deep k-tile, the second k-tile has 8 columns; its other 24 do not exist. Their 16-byte
+# vectors must not be read from global memory (past the end of A, or the start of A's next row), so a
+# predicate turns them off, as chapter 04 section 6 did for the tails of C: an identity tensor tiled and
+# partitioned like the data gives each vector's (row, k), and `cute.elem_less` compares it with the shape.
+# But the MMA still multiplies the whole stage, so those columns must hold **zeros**. What a false
+# predicate leaves in the destination depends on the copy (CuTeDSL 4.8.1, its PTX printed below):
+#
+# - a plain copy (`CopyUniversalOp`) is skipped: the PTX branches around its load and store, and the stage
+#   keeps what it held. So does any copy an `if` skips.
+# - a `cp.async` (`CopyG2SOp`) is still issued, with a source size of 0 bytes; `cp.async` fills the bytes it
+#   does not copy with zeros. The atom's predicate *is* the zero fill.
+#
+# One stage, used for k-tile 0 and then for the partial k-tile 1; each thread adds up what the stage held
+# in each k-tile (`total[i]` is its i-th value summed over the two k-tiles), for four copies: a plain copy,
+# a plain copy after `dst.fill(0.0)` (every element of the thread's part of the stage set to 0), and `cp.async`
+# with each of the two cache modes of section 8.3. `cute.make_rmem_tensor(layout, dtype)` makes the
+# predicate: a tensor in the thread's registers, one `Boolean` per copy instruction, given to
+# `cute.copy(..., pred=inside)`. `op` and `clear_first` are Constexprs: each pair compiles its own kernel.
+
+# %%
+@cute.kernel
+def k_tile_sums_kernel(mX: cute.Tensor, mOut: cute.Tensor, op: cutlass.Constexpr, clear_first: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    stage = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((8, 32), stride=(32, 1)), 16)
+    copy = cute.make_tiled_copy_tv(cute.make_copy_atom(op, cutlass.Float16, num_bits_per_copy=128),
+                                   cute.make_layout((8, 4), stride=(4, 1)), cute.make_layout((1, 8)))
+    mine = copy.get_slice(tidx)
+    gX = cute.local_tile(mX, (8, 32), (0, None))                                   # (8, 32, k-tiles)
+    cX = cute.local_tile(cute.make_identity_tensor(mX.shape), (8, 32), (0, None))  # their (row, k)
+    src, dst, coordinates = mine.partition_S(gX), mine.partition_D(stage), mine.partition_S(cX)
+    inside = cute.make_rmem_tensor(cute.make_layout((1, 1, 1)), cutlass.Boolean)  # one copy per thread
+    total = cute.make_rmem_tensor(cute.make_layout(8), cutlass.Float32)
+    total.fill(0.0)
+    for k_tile in cutlass.range_constexpr(2):
+        if clear_first:
+            dst.fill(0.0)
+        inside[0] = cute.elem_less(coordinates[(0, 0), 0, 0, k_tile], mX.shape)
+        cute.copy(copy, src[None, None, None, k_tile], dst, pred=inside)
+        cute.arch.cp_async_commit_group()
+        cute.arch.cp_async_wait_group(0)
+        cute.arch.sync_threads()
+        for i in cutlass.range_constexpr(8):
+            total[i] = total[i] + dst[i]
+        cute.arch.sync_threads()                   # every thread is done with the stage before it is refilled
+    for i in cutlass.range_constexpr(8):
+        mOut[tidx // 4, 8 * (tidx % 4) + i] = total[i]
+
+
+@cute.jit
+def k_tile_sums(mX: cute.Tensor, mOut: cute.Tensor, op: cutlass.Constexpr, clear_first: cutlass.Constexpr):
+    k_tile_sums_kernel(mX, mOut, op, clear_first).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+plain = cute.nvgpu.CopyUniversalOp()
+cp_async_ca = cute.nvgpu.cpasync.CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.ALWAYS)
+cp_async_cg = cute.nvgpu.cpasync.CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.GLOBAL)
+x40 = torch.randn(8, 40, dtype=torch.float16, device=device)
+right = x40[:, :32].float() + torch.nn.functional.pad(x40[:, 32:].float(), (0, 24))
+kept = torch.nn.functional.pad(x40[:, 8:32].float(), (8, 0))          # k-tile 0's columns 8-31, still there
+sums = {}
+for name, op, clear_first in (("plain copy", plain, False), ("plain copy after fill(0)", plain, True),
+                              ("cp.async, ALWAYS", cp_async_ca, False), ("cp.async, GLOBAL", cp_async_cg, False)):
+    sums[name] = torch.zeros(8, 32, device=device)
+    k_tile_sums(from_dlpack(x40, assumed_align=16), from_dlpack(sums[name]), op, clear_first)
+    print(f"{name:25} right: {torch.allclose(sums[name], right)}")
+torch.testing.assert_close(sums["plain copy"], right + kept)            # the old k-tile, added a second time
+for name in ("plain copy after fill(0)", "cp.async, ALWAYS", "cp.async, GLOBAL"):
+    torch.testing.assert_close(sums[name], right)
+
+# %% [markdown]
+# The plain copy's sum is off by exactly k-tile 0's columns 8-31: they stayed in the stage. Clearing the stage
+# first fixes it at the price of a pass over shared memory per k-tile; `cp.async` fixes it for free. In a
+# pipeline the stale values come from the k-tile that used the stage `STAGES` k-tiles earlier, and a stage
+# never written holds whatever was in shared memory (the simulator starts it as NaN, so that such a read
+# shows). The PTX of the four kernels, compiled for sm_80 on this machine (section 8.4 says how):
+
+# %%
+import re
+
+from cutekit.checks import ch07_sgemm as chapter07     # compiles this notebook's kernels with real CuTeDSL
+
+
+@cute.jit
+def k_tile_sums_four_ways(mX: cute.Tensor, mOut: cute.Tensor):
+    plain = cute.nvgpu.CopyUniversalOp()
+    cp_async_ca = cute.nvgpu.cpasync.CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.ALWAYS)
+    cp_async_cg = cute.nvgpu.cpasync.CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.GLOBAL)
+    for op, clear_first in ((plain, False), (plain, True), (cp_async_ca, False), (cp_async_cg, False)):
+        k_tile_sums_kernel(mX, mOut, op, clear_first).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+four = chapter07.compile_notebook_kernel(k_tile_sums_four_ways, ("Float16", 2, 8, (8, 40)), ("Float32", 2, 1, (8, 32)))
+if four.available:
+    assert four.ok, four.error
+    kernels = four.ptx.split(".entry")[1:]
+    for name, ptx_text in zip(sums, kernels):
+        print(f"-- {name}")
+        for line in ptx_text.splitlines():
+            if re.search(r"cp\.async\.c[ag]|selp|bra|ld\.global\.v4|st\.shared\.v4", line):
+                print("  ", line.strip())
+    assert re.search(r"@%p\d+ bra", kernels[0]) and not re.search(r"cp\.async\.c[ag]", kernels[0])
+    assert re.search(r"st\.shared\.v4\.b32\s+\[%r\d+\], \{0, 0, 0, 0\};", kernels[1])
+    for mode, ptx_text in (("ca", kernels[2]), ("cg", kernels[3])):
+        size = re.search(r"selp\.b32\s+(%r\d+), 16, 0, %p\d+;", ptx_text).group(1)
+        assert re.search(rf"cp\.async\.{mode}\.shared\.global\s+\[%r\d+\], \[%rd\d+\+64\], 16, {size};", ptx_text)
+else:
+    print(four.error)
+
+# %% [markdown]
+# The plain copy: `@%p1 bra` jumps over k-tile 1's `ld.global.v4` / `st.shared.v4` pair when the predicate
+# is false (k-tile 0's pair has no branch: the shape (8, 40) was given as static, so its predicate is known).
+# With `fill(0)`: a `st.shared.v4` of `{0, 0, 0, 0}` first. `cp.async`: `selp.b32 %r, 16, 0, %p` picks the
+# source size, 16 bytes or 0, and `cp.async ... [dst], [src+64], 16, %r` copies that many of its 16 and
+# zero-fills the rest (the `+64` is k-tile 1, 32 fp16 further along the row).
+#
+# ### 8.3 · The cache mode of a cp.async
+#
+# `cute.nvgpu.cpasync.CopyG2SOp(cache_mode=...)` takes a `cute.nvgpu.cpasync.LoadCacheMode`, which the PTX
+# above shows as the instruction's qualifier:
+#
+# - `LoadCacheMode.ALWAYS`, the default: `cp.async.ca` ("cache at all levels"), the line kept in L1 and L2.
+#   PTX allows 4, 8 or 16 bytes per copy (`num_bits_per_copy` 32, 64 or 128).
+# - `LoadCacheMode.GLOBAL`: `cp.async.cg` ("cache global"), L2 only, past L1. 16 bytes only: with
+#   `num_bits_per_copy=64` CuTeDSL 4.8.1 refuses to compile the copy ("'cp_size' only supports (128), but got
+#   64").
+#
+# A GEMM reads each tile of A and B from global memory once per block and from shared memory after that, so a
+# line kept in L1 is read again only if another block on the same SM needs the same tile: the kernels of this
+# chapter use `GLOBAL`, whose `cp.async.cg` section 7 counted 48 times.
+#
+# ### 8.4 · Compile for a GPU you do not have, and read its PTX
+#
+# CuTeDSL compiles on any machine; only running a kernel needs the GPU. Three environment variables and an
+# argument list:
+#
+# - `CUTE_DSL_ARCH=sm_80` (or `sm_90a`): the GPU to compile for, instead of the one CuTeDSL would look for.
+# - Arguments that describe tensors without holding data: `cutlass.cute.runtime.make_fake_compact_tensor(dtype,
+#   shape, stride_order=..., assumed_align=...)`, a compact tensor whose sizes may be
+#   `cute.sym_int(divisibility=...)`, run-time values with a known divisor or `make_fake_tensor(dtype, shape,
+#   stride=..., assumed_align=...)` (strides given). `from_dlpack` of a CPU torch tensor compiles too, as a
+#   tensor of static shape in the generic address space, not global memory: a plain copy takes it, a
+#   `cp.async` refuses it ("src expects global based memref, but got generic"). What fails without a GPU
+#   is calling a compiled kernel (4.8.1 raises `DSLCudaRuntimeError`, cudaErrorInsufficientDriver).
+# - `CUTE_DSL_KEEP=ptx` keeps the PTX, and `CUTE_DSL_DUMP_DIR=DIR` says where (a folder that exists: 4.8.1
+#   writes nothing, and says nothing, where it does not): a file
+#   `cutlass_<function>_<argument types>.sm_80.ptx`. `cute.compile(f, *arguments)` then compiles.
+#
+# `cutekit.checks.compile_to_ptx(module, function, arguments)` (`module` a `.py` file's path or an importable
+# module's name, as section 7 gave it) does all of it in a fresh process, where `import
+# cutlass` is the real CuTeDSL even when the notebook's is the simulator, and returns a report: `ok`, `error`,
+# `ptx` (the text), `count(opcode prefix)` and `local_memory` (the `ld.local`/`st.local` that a spill or a
+# dynamically indexed register array costs). Its arguments describe the compile-time values:
+# `cutekit.checks.cutedsl.FakeTensor(dtype, rank, divisibility, shape)` (row-major, the last mode's size a
+# multiple of `divisibility`, or the static `shape`), and plain numbers for `Float32` scalars or Constexprs.
+# For a kernel written in a notebook, `chapter07.compile_notebook_kernel(host, *arguments)` writes the host
+# function and the kernels it launches to a file first, each tuple argument a `FakeTensor`. The capstone's
+# check compiles yours this way. Section 2's one-warp kernel, compiled:
+
+# %%
+one_warp_ptx = chapter07.compile_notebook_kernel(one_warp_gemm, ("Float16", 2, 8, (16, 32)), ("Float16", 2, 8, (8, 32)),
+                                                 ("Float32", 2, 4, (16, 8)))
+if one_warp_ptx.available:
+    assert one_warp_ptx.ok, one_warp_ptx.error
+    for line in one_warp_ptx.ptx.splitlines():
+        if "ldmatrix" in line or "mma.sync" in line:
+            print(line.strip())
+    assert one_warp_ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 2
+    assert one_warp_ptx.count("ldmatrix.sync.aligned.m8n8.x2.shared.b16") == 2
+    assert one_warp_ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2
+    assert one_warp_ptx.local_memory == 0
+else:
+    print(one_warp_ptx.error)
+
+# %% [markdown]
+# Two k-blocks: per k-block one `ldmatrix.x4` (A's four 8x8 matrices), one `ldmatrix.x2` (B's two) and one
+# `mma.sync`, as section 2 said. `.row.col` is PTX's name for A K-contiguous along its rows and B along its
+# columns; `.f32.f16.f16.f32` the types of D, A, B and C.
+#
 # ## Exercises
 #
 # Exercises 1-4 are host-side layout code: they use the reference algebra, `from cutekit import cute`.
@@ -838,7 +1106,8 @@ else:
 # fp32 on `warps_m x warps_n` warps, with the warps numbered **N-fastest** (warp (warp_m, warp_n) is warp
 # number `warp_m * warps_n + warp_n`, a row-major grid of warps; section 3's `make_layout((2, 2, 1))`
 # numbers them M-fastest), and the permutation that gives every warp 16 rows and two n8 atoms of C (16
-# columns in all, 16 apart as in section 3).
+# columns in all). With integer permutations, as in section 3, a warp's second n8 atom starts `8 * warps_n`
+# columns after its first: 16 apart there, with 2 warps along N, and 32 apart with 4.
 
 # %%
 from cutekit import cute
@@ -929,6 +1198,71 @@ def main_loop(tiled_mma, g2s, s2r_A, s2r_B, parts, accumulators):
 check("ch07.main_loop", main_loop)
 
 # %% [markdown]
+# ### Exercise 6 · Capstone: a whole GEMM, C = alpha A B + beta C
+#
+# In the cell below, write the body of the `@cute.jit` host function `gemm(mA, mB, mC, alpha, beta)` (its
+# signature is there) and, above it, the `@cute.kernel` it launches (and any `@cute.jit` helper they call),
+# computing on the tensor cores
+#
+#     C = alpha * A @ B + beta * C
+#
+# - **A**: (M, K), fp16, K contiguous (a row-major torch tensor `a`, as the tensor-core kernels above take it).
+# - **B**: (K, N), fp16, **N contiguous** (a row-major torch tensor `b`: the product is torch's `a @ b`). Every
+#   tensor-core GEMM above took B (N, K), K contiguous; only the SIMT kernel of section 7 takes it this way
+#   round, in fp32 and without `ldmatrix`.
+# - **C**: (M, N), fp32, row-major, read and written. **alpha**, **beta**: run-time `cutlass.Float32` (the
+#   check passes Python floats).
+# - M any positive size; **N and K multiples of 8**, so that every row of A and B starts on a 16-byte
+#   boundary and a 16-byte copy never straddles the edge of a matrix. None of M, N, K need be a multiple of
+#   your tile. The check wraps each tensor as `from_dlpack(t, assumed_align=16)` (chapter 05, "Alignment"):
+#   the promise a 16-byte copy needs to compile.
+# - fp16 products on the tensor cores (`mma.sync.m16n8k16`), accumulated in fp32; global memory reaches shared
+#   memory by 16-byte `cp.async` copies that bypass L1.
+#
+# **How it is graded.** Reference tier, on the simulator (tensors of static shape): three problems in this
+# order, C starting with values of its own, compared with alpha A B + beta C computed in fp32 (relative and
+# absolute tolerance 1e-3): M of 33 to 47, N of 16 to 40 and K of 8 or 24 (one k-tile, partial for a tile 32
+# or 64 deep) with beta = 0; 72 x 136 x 40 with beta != 0; and K = 136, a partial last k-tile after several.
+# The first wrong C stops the grading, with a hint that names what C holds instead. A right 72 x 136 x 40
+# earns one more point if its shared-memory accesses cost no bank conflicts (the simulator counts them per
+# warp access, as `cutekit.sim.last_launch()` reports them). Where CuTeDSL is
+# installed: your kernel compiled for sm_80 (A, B and C of run-time shapes) and its PTX read for 16-byte
+# `cp.async.cg`, a pipeline (a later k-tile's copies in flight while the tensor cores work: more than one
+# `cp.async.commit_group`, or a `cp.async.wait_group` above 0), `ldmatrix` with
+# `.trans` for B, `mma.sync.aligned.m16n8k16` and no local memory; a right but slow kernel is told what its
+# PTX lacks. On a GPU, with alpha = 1.5 and beta = 0.5: equal to torch on 4096^3 and 1000x1032x1000 (relative
+# tolerance 1e-3, absolute 1e-2), and at 4096^3 at least **0.35** of the speed of
+# `torch.matmul(a, b) * alpha + beta * c`, timed in the same process (this chapter's 128x128 `mma.sync`
+# kernel reached 0.58-0.66 of torch.matmul on an H100 at 8192^3, `benchmarks/RESULTS.md`).
+#
+# **What you need**, and where it was shown. The TiledMMA and its fragments: sections 2 and 3, exercise 1.
+# Swizzled shared memory for a K-contiguous A and for an N-contiguous B, whose rows run along N: section 4 (rows
+# of 64 and of 128 bytes), exercise 2. The cp.async TiledCopies and their partitions: section 5; for B the
+# threads and each vector run along N. The `ldmatrix` copies made from the TiledMMA, and the transposed one for
+# a tile that is not K-contiguous: section 5 (an M-major A) and exercise 4. B's memory seen as the MMA's (N, K)
+# operand, and alpha and beta applied to whole fragments: the list that opens section 8. One tiler for A, B and
+# C: chapter 04 section 5 (and its exercise 4, a B stored (K, N)). The pipeline: section 6, exercises 3 and 5,
+# the group calls of section 8.1. Partial tiles: predicates from identity tensors (chapter 04 section 6), zeros
+# past K (section 8.2), the cache mode (section 8.3). The epilogue's stores, only where the tile lies inside C:
+# chapter 04. Your kernel's PTX without a GPU: section 8.4.
+
+# %%
+import cutlass
+import cutlass.cute as cute
+
+# YOUR CODE HERE
+pass
+
+
+@cute.jit
+def gemm(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, alpha: cutlass.Float32, beta: cutlass.Float32):
+    # YOUR CODE HERE
+    pass
+
+
+check("ch07.capstone_gemm", gemm)
+
+# %% [markdown]
 # ## What to remember
 #
 # - A TiledMMA is an atom's TV layouts repeated over warps; `print(tiled_mma)` and `tv_layout_{A,B,C}_tiled`
@@ -938,7 +1272,9 @@ check("ch07.main_loop", main_loop)
 #   for an M- or N-major tile); `retile` makes the fragment its destination.
 # - `Swizzle<B,M,S>` XORs offset bits [M+S, M+S+B) into [M, M+B): the row bits into the 16-byte chunk bits;
 #   the simulator counts the conflicts it removes (4480 -> 0 here).
-# - PTX for sm_80 compiles on any machine: count `cp.async`, `ldmatrix`, `mma.sync` to see the kernel you wrote.
+# - PTX for sm_80 compiles on any machine (`CUTE_DSL_ARCH=sm_80`, `CUTE_DSL_KEEP=ptx`): count `cp.async`,
+#   `ldmatrix`, `mma.sync`. A false predicate zero-fills a `cp.async` and skips a plain copy: past K a stage
+#   holds zeros only where a `cp.async` (or a clear) put them.
 # - Compare GEMM timings on the same data: on an H100 these `mma.sync` kernels reached 0.58-0.73 of
 #   torch.matmul on randn inputs, and tensor cores ran faster on small whole numbers than on random ones.
 #

@@ -20,17 +20,24 @@
 #
 # **Why.** Chapter 07's tensor-core GEMM is Ampere code: every thread computes addresses and issues its own
 # `cp.async` copies, waits, loads fragments with `ldmatrix`, and each warp issues one 16x8x16 `mma.sync` at
-# a time. An H100 (sm_90) has three pieces of hardware that remove most of that work from the threads, and
-# each one needs a layout the hardware agrees on:
+# a time. An H100 (sm_90) removes most of that work from the threads with three pieces of hardware, two of
+# them new and one extended (and TMA and wgmma each need a shared-memory layout the hardware agrees on):
 #
-# - **TMA** (the tensor memory accelerator): one thread asks a copy engine for a whole tile ("box") of a
-#   tensor, say 128 x 64 fp16; the engine computes every address, writes shared memory already swizzled,
-#   and fills rows past the tensor's edge with zeros. In CUDA C++ that is a `CUtensorMap` built on the host
-#   with `cuTensorMapEncodeTiled` and a `cp.async.bulk.tensor` in the kernel.
-# - **mbarriers**: 8-byte barriers in shared memory that count arrivals *and bytes*. A TMA copy reports to
-#   one as its bytes land, so a thread that waits on it knows the whole tile is there.
-# - **wgmma** (warpgroup MMA): the 4 warps of a warpgroup (128 threads) issue one 64 x N x 16 multiply
-#   (N up to 256) whose B (and here A too) the tensor cores read straight from shared memory, asynchronously.
+# - **TMA** (the tensor memory accelerator, new on sm_90): one thread asks a copy engine for a whole tile
+#   ("box") of a tensor, say 128 x 64 fp16; the engine computes every address, writes shared memory already
+#   swizzled, and fills rows past the tensor's edge with zeros. In CUDA C++ that is a `CUtensorMap` built on
+#   the host with `cuTensorMapEncodeTiled` and a `cp.async.bulk.tensor` in the kernel.
+# - **mbarriers with a transaction count**: an mbarrier is an 8-byte barrier in shared memory that counts
+#   arrivals. mbarriers are not new: the PTX `mbarrier` instructions (`init`, `arrive`, `test_wait`) exist
+#   since sm_80, where CUDA C++'s `cuda::barrier` is built on them. What sm_90 adds is the **transaction
+#   count**: an arrival can announce bytes (`mbarrier.arrive.expect_tx`), a TMA copy reports its bytes to the
+#   barrier as they land (`complete_tx`), and the phase completes only when both are in, so a thread that
+#   waits on it (`mbarrier.try_wait`, also sm_90) knows the whole tile is there.
+# - **wgmma** (warpgroup MMA, new on sm_90): the 4 warps of a warpgroup (128 threads) issue one 64 x N x 16
+#   multiply (N up to 256) whose B (and here A too) the tensor cores read straight from shared memory,
+#   asynchronously. wgmma exists on **sm_90a only**, the `a` meaning "this architecture's own features": PTX
+#   compiled for it runs on an H100 or H200 and on no later GPU (Blackwell's tensor cores take `tcgen05`
+#   instructions instead).
 #
 # This chapter reads `benchmarks/kernels/hopper_gemm.py`, a complete Hopper GEMM written with CuTeDSL
 # (measured on an H100 at 0.98-1.02 of NVIDIA's CuTeDSL Hopper example and of torch.matmul, section 4),
@@ -51,6 +58,7 @@ import sys
 
 from cutekit import cute, render, widgets
 from cutekit.checks import check
+from cutekit.cute import not_in_cutedsl
 from cutekit.cute.nvgpu import warpgroup
 from cutekit.source import kernel_lines
 
@@ -80,20 +88,21 @@ assert str(atom) == "S<3,4,3> o 0 o (8,64):(64,1)"
 # It is a **composed layout**, `inner o offset o outer`. The outer layout `(8,64):(64,1)` is 8 rows of 64
 # fp16, K contiguous: 8 rows of 128 bytes. The inner `S<3,4,3>` is a swizzle (chapter 07, section 4), but
 # here it acts on **byte** addresses: CuTeDSL gives it to the shared-memory pointer, and bits 0-3 of a byte
-# address (`M = 4`) are the byte within a 16-byte chunk. It XORs the 3 bits above bit 7 (the 128-byte row,
-# mod 8) into bits 4-6 (the chunk within the row). Chapter 07's `S<3,3,3>` on fp16 *element* offsets is the
+# address (`M = 4`) are the byte within a 16-byte chunk. It XORs bits 7-9 (the 128-byte row, mod 8) into
+# bits 4-6 (the chunk within the row). Chapter 07's `S<3,3,3>` on fp16 *element* offsets is the
 # same permutation, one bit lower. The hardware calls this pattern `SWIZZLE_128B`.
 #
 # Where does each 16-byte chunk land? Chunk `c` of row `r` starts at element `(r, 8c)`: its byte address
 # is `2 * outer((r, 8c))`, swizzled by `inner`, then divided by 16. The same permutation written on chunk
 # numbers is `S<3,0,3> o (8,8):(8,1)`, which cutekit can draw: each cell is the 16-byte slot (row * 8 +
-# chunk) where chunk `c` of row `r` lands.
+# chunk) where chunk `c` of row `r` lands. (The check below applies the swizzle with cutekit's
+# `not_in_cutedsl.swizzled(swizzle, offset)`: CuTeDSL's swizzle object cannot be called from Python.)
 
 # %%
 chunks = cute.make_composed_layout(cute.make_swizzle(3, 0, 3), 0, cute.make_layout((8, 8), stride=(8, 1)))
 for r in range(8):
     for c in range(8):
-        assert atom.inner(2 * atom.outer((r, 8 * c))) // 16 == chunks((r, c))
+        assert not_in_cutedsl.swizzled(atom.inner, 2 * atom.outer((r, 8 * c))) // 16 == chunks((r, c))
 print("row 1:", [chunks((1, c)) for c in range(8)])
 print("row 5:", [chunks((5, c)) for c in range(8)])
 assert [chunks((1, c)) - 8 for c in range(8)] == [1, 0, 3, 2, 5, 4, 7, 6]
@@ -261,12 +270,13 @@ assert str(too_big) == "S<3,4,3> o 0 o ((128,2),(8,32),(1,3)):((1,32768),(128,10
 # ### 3.3 · TMA: a tile in one instruction
 #
 # On the host the kernel builds one TMA atom per tensor with `cpasync.make_tiled_tma_atom(op, tensor,
-# smem_layout, box)`. The box is what one copy moves: `(BM, BK)` of A, `(BN, BK)` of B. The call also
-# returns a coordinate tensor of A's shape whose entries are the coordinates the copy engine is asked for.
-# The op says the direction: `cpasync.CopyBulkTensorTileG2SOp()` loads (global to shared),
-# `CopyBulkTensorTileG2SMulticastOp()` loads into every CTA of a cluster (below), `CopyBulkTensorTileS2GOp()`
-# stores (shared to global). `smem_layout` is one stage: `cute.slice_(sA_layout, (None, None, 0))` keeps the
-# modes marked `None` at stage 0.
+# smem_layout, box)`: `op` says which way it copies (`CopyBulkTensorTileG2SOp()` global to shared memory,
+# `CopyBulkTensorTileS2GOp()` back, `CopyBulkTensorTileG2SMulticastOp()` one box into every CTA of a
+# cluster, section 4), `smem_layout` is the layout of *one* stage, and the box is what one
+# copy moves: `(BM, BK)` of A, `(BN, BK)` of B. The call also returns a coordinate tensor of A's shape whose
+# entries are the coordinates the copy engine is asked for. One stage of the staged layout is
+# `cute.slice_(layout, (None, None, 0))`: `cute.slice_(x, coord)` keeps the modes of a layout or tensor where
+# `coord` is None and fixes the others, here stage 0 (a composed layout keeps its swizzle).
 
 # %%
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descriptor", "# one 64 x BN x 16 wgmma"))
@@ -276,40 +286,47 @@ print(kernel_lines("benchmarks.kernels.hopper_gemm", "# TMA atoms: one descripto
 # and multicast, with CuTeDSL 4.8.1 traced for sm_90a). A's, for a 1000 x 512 row-major A: the atom moves one
 # box of 128 x 64 = 8192 elements, `(1,8192):(0,1)` (one thread, the whole box); the coordinate tensor is
 # A's shape with *basis* strides: `1@1` moves TMA dimension 1 (rows), `1@0` dimension 0 (K, the contiguous
-# one). `tma_partition` lines the stages up with the tiles: mode 0 is the box (its offsets 0, 1, 2, ... in
-# shared memory, the swizzle living on the pointer), mode 1 the stage or the k-tile. Its arguments are
-# `tma_partition(atom, cta_coord, cta_layout, smem_tensor, gmem_tensor)`: this CTA's coordinate in the
-# layout of the CTAs that share a multicast (`0` and `make_layout(1)` without one), then the shared-memory
-# stages and the global tiles, each with the box's modes made one by `cute.group_modes(t, 0, 2)` (modes 0
-# and 1 grouped into one mode); it returns the two partitions, shared first.
+# one). `cpasync.tma_partition(atom, cta, cta_layout, smem, coords)` lines the stages up with the tiles. Its
+# arguments: the atom; this CTA's index among the CTAs that share a multicast copy (`0`) and their layout
+# (`cute.make_layout(1)`: no multicast, one CTA); the shared-memory tensor and the coordinate tensor, each
+# with the box as its mode 0, which `cute.group_modes(t, 0, 2)` makes by merging modes 0 and 1 (rows and K)
+# into one. It returns the two views: mode 0 is the box (its offsets 0, 1, 2, ... in shared memory, the
+# swizzle living on the pointer), mode 1 the stage or the k-tile. The cell stands the tensors up on the CPU
+# with cutekit's `not_in_cutedsl.tensor_over(array, layout)`, a layout over a NumPy array: in CuTeDSL the
+# tensors are the kernel's (`from_dlpack` of the data on the host, `allocate_tensor` in shared memory), and
+# `cute.make_tensor` takes a pointer, not an array.
 
 # %%
 import numpy
 
 from cutekit.cute.nvgpu import cpasync
 
-A_host = cute.make_tensor(numpy.zeros(1000 * 512, numpy.float16), cute.make_layout((1000, 512), stride=(512, 1)))
+A_host = not_in_cutedsl.tensor_over(numpy.zeros(1000 * 512, numpy.float16), cute.make_layout((1000, 512), stride=(512, 1)))
 atom_sw128 = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
 sA_stages = cute.tile_to_shape(atom_sw128, (BM, BK, STAGES), order=(0, 1, 2))
 tma_a, mA_coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A_host,
-                                               sA_stages((None, None, 0)), (BM, BK))
+                                               cute.slice_(sA_stages, (None, None, 0)), (BM, BK))
 print(tma_a)
 print("coordinates:", mA_coords)
 gA_tiles = cute.local_tile(mA_coords, (BM, BK), (1, None))          # tile-row 1, every k-tile
-sA_smem = cute.make_tensor(numpy.zeros(cute.cosize(sA_stages.outer), numpy.float16), sA_stages.outer)
+sA_smem = not_in_cutedsl.tensor_over(numpy.zeros(cute.cosize(sA_stages.outer), numpy.float16), sA_stages.outer)
 tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA_smem, 0, 2),
                                    cute.group_modes(gA_tiles, 0, 2))
 print("tAsA:", tAsA.layout, "  tAgA:", tAgA)
 print("k-tile 2 asks for the box at", tAgA[None, 2])
+print("one stage:", cute.slice_(sA_stages, (None, None, 0)))
+assert str(cute.slice_(sA_stages, (None, None, 0))) == "S<3,4,3> o 0 o ((8,16),(64,1)):((64,512),(1,0))"
 assert str(tma_a.layout_src_tv) == "(1,8192):(0,1)" and str(mA_coords) == "tensor<(0,0) o (1000,512):(1@1,1@0)>"
 assert str(tAsA.layout) == "((8192,1),(1,4)):((1,0),(0,8192))"
 assert str(tAgA) == "tensor<(0,128) o (((64,128),1),8):(((1@0,1@1),0),64@0)>"
 assert str(tAgA[None, 2]) == "tensor<(128,128) o (((64,128),1)):(((1@0,1@1),0))>"
 
 # %% [markdown]
-# k-tile 2 of tile-row 1 starts at TMA coordinate (128, 128): K = 128, row 128. In the kernel, one thread of
-# the producer issues the copies, and tells the stage's barrier how many bytes to expect: 128 x 64 fp16 of A
-# (16 KiB) and 256 x 64 of B (32 KiB), 49152 bytes a stage.
+# k-tile 2 of tile-row 1 starts at TMA coordinate (128, 128): K = 128, row 128. In the kernel, the producer
+# warp calls `cute.copy` with the TMA atom and CuTeDSL elects one lane of the warp to issue each load (the
+# PTX in section 4 has an `elect.sync` before every `cp.async.bulk.tensor` load); one lane also tells the
+# stage's barrier how many bytes to expect: 128 x 64 fp16 of A (16 KiB) and 256 x 64 of B (32 KiB), 49152
+# bytes a stage.
 #
 # **Multicast across a cluster.** With `CLUSTER_M = 2` the kernel launches *clusters* of 2 CTAs that
 # compute neighbouring 128-row strips of C in the same 256-column strip: they need the same B tile. Each CTA
@@ -323,18 +340,44 @@ assert str(tAgA[None, 2]) == "tensor<(128,128) o (((64,128),1)):(((1@0,1@1),0))>
 # %%
 tile_bytes = {"A": BM * BK * 2, "B": BN * BK * 2}
 print("bytes per stage:", tile_bytes, "=", sum(tile_bytes.values()))
-B_host = cute.make_tensor(numpy.zeros(776 * 512, numpy.float16), cute.make_layout((776, 512), stride=(512, 1)))
+B_host = not_in_cutedsl.tensor_over(numpy.zeros(776 * 512, numpy.float16), cute.make_layout((776, 512), stride=(512, 1)))
 sB_stages = cute.tile_to_shape(atom_sw128, (BN, BK, STAGES), order=(0, 1, 2))
 tma_b, mB_coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), B_host,
-                                               sB_stages((None, None, 0)), (BN, BK), num_multicast=2)
+                                               cute.slice_(sB_stages, (None, None, 0)), (BN, BK), num_multicast=2)
 gB_tiles = cute.local_tile(mB_coords, (BN, BK), (0, None))
-sB_smem = cute.make_tensor(numpy.zeros(cute.cosize(sB_stages.outer), numpy.float16), sB_stages.outer)
+sB_smem = not_in_cutedsl.tensor_over(numpy.zeros(cute.cosize(sB_stages.outer), numpy.float16), sB_stages.outer)
 shares = [cpasync.tma_partition(tma_b, rank, cute.make_layout(2), cute.group_modes(sB_smem, 0, 2),
                                 cute.group_modes(gB_tiles, 0, 2))[1] for rank in range(2)]
 for rank, share in enumerate(shares):
     print(f"CTA {rank} of the pair starts B's k-tile 0 at", share[None, 0].iterator)
 assert sum(tile_bytes.values()) == 49152
 assert [share[None, 0].iterator for share in shares] == [(0, 0), (0, 128)]
+
+# %% [markdown]
+# One trap: calling the staged layout with None, `sA_stages((None, None, 0))`, looks like the same slice,
+# but CuTeDSL 4.8.1 reads each None as 0 there and returns an offset, an int, not a layout (the cell asks
+# CuTeDSL where it is installed). cutekit refuses the call with that reason (a `ValueError`), since an offset
+# where a layout was meant is a mistake:
+
+# %%
+if ran_cutedsl:
+    offsets = []
+
+    @dsl_cute.jit
+    def called_with_none():
+        dsl_atom = dsl_warpgroup.make_smem_layout_atom(dsl_warpgroup.SmemLayoutAtomKind.K_SW128, cutlass.Float16)
+        staged = dsl_cute.tile_to_shape(dsl_atom, (128, 64, 4), order=(0, 1, 2))
+        offsets.extend([staged((None, None, 0)), staged((None, None, 1))])
+
+    called_with_none()
+    print("CuTeDSL: sA_stages((None, None, 0)) =", offsets[0], "  sA_stages((None, None, 1)) =", offsets[1])
+    assert offsets == [0, 8192]
+try:
+    sA_stages((None, None, 0))
+except ValueError as refused:
+    print("cutekit:", refused)
+else:
+    raise AssertionError("cutekit sliced a composed layout called with None")
 
 # %% [markdown]
 # ### 3.4 · mbarriers: arrivals, bytes and phases
@@ -376,29 +419,36 @@ assert (full.phase, full.passes(0), full.passes(1)) == (1, True, False)
 
 # In the kernel the barriers are one array of `2 * STAGES` Int64 in shared memory: `barriers + s` is
 # `full[s]` and `barriers + STAGES + s` is `empty[s]` (the loops below get `full = barriers` and `empty =
-# barriers + STAGES`, and use `full + s`, `empty + s`). Warp 0 makes them, one lane of it doing the work
-# (`elect_one` picks one), before every thread meets at the block barrier. In these lines:
-# `smem.allocate_array(cutlass.Int64, n, byte_alignment=8)` reserves n 8-byte words of shared memory and
-# returns a pointer to the first; `allocate_tensor(..., 1024, swizzle=sA_layout.inner)` puts the swizzle on
-# the stages' pointer (section 1); C's tile reuses A's stages through `cute.recast_ptr(pointer, swizzle,
-# dtype=...)`, the same address with another swizzle and element type; `cute.arch.mbarrier_init(bar,
-# count)` makes a barrier whose phase completes on `count` arrivals; `cute.arch.mbarrier_init_fence()` makes
-# the initialised barriers visible to the copy engine and the cluster; and with `CLUSTER_M = 2`,
-# `cute.arch.cluster_arrive_relaxed()` then `cute.arch.cluster_wait()` are the barrier over the cluster's
-# CTAs that replaces `sync_threads()`:
+# barriers + STAGES`, and use `full + s`, `empty + s`). `cutlass.memory.SmemAllocator()` hands out the
+# block's shared memory in order: `allocate_array(dtype, n)` is n values of `dtype` (here the barriers, as a
+# pointer), and `allocate_tensor(dtype, layout, alignment, swizzle=...)` a tensor with that layout whose
+# pointer carries the swizzle (sA and sB). `cute.arch.mbarrier_init(bar, count)` sets a barrier's arrival
+# count, `cute.arch.mbarrier_init_fence()` makes the initialised barriers visible to the copy engine, and
+# `cute.arch.sync_threads()` is CUDA's `__syncthreads()`. Warp 0 makes them, one lane of it doing the work
+# (`with cute.arch.elect_one():` runs its block in one lane of the warp), before every thread meets at the
+# block barrier. The barriers are `cutlass.Int64` words (8 bytes each); C's tile reuses A's stages through
+# `cute.recast_ptr(pointer, swizzle, dtype=...)`, the same address with another swizzle and element type;
+# and with `CLUSTER_M = 2`, `cute.arch.cluster_arrive_relaxed()` then `cute.arch.cluster_wait()` are the
+# barrier over the cluster's CTAs that replaces `sync_threads()`:
 
 # %%
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "barriers = smem.allocate_array", "cute.arch.sync_threads()",
                    through=True))
 
 # %% [markdown]
-# The producer warp hands its loop the TMA views (`tAgA[None, k_tile]` is k-tile `k_tile` of A as TMA
-# coordinates, `tAsA[None, stage]` is stage `stage` of sA) and the bytes one stage receives. With multicast,
-# the copy of B also takes `mcast_mask=cutlass.Int16(...)`, a 16-bit integer whose bit r sends the box to
-# CTA r of the cluster:
+# **Warp specialization.** The kernel's 384 threads split by role instead of all doing the same work:
+# warpgroup 0 (warps 0-3) is the producer, of which warp 0 alone issues the copies, and warpgroups 1 and 2
+# are the consumers. `cute.arch.warp_idx()` is the thread's warp, and `cute.arch.make_warp_uniform(x)` tells
+# the compiler that x is the same in every lane of a warp, so a branch on the role is taken once per warp.
+# `cute.arch.setmaxregister_decrease(40)` and `setmaxregister_increase(232)` (PTX `setmaxnreg`, sm_90a)
+# move registers between warpgroups at run time: each producer thread keeps 40, each consumer thread gets
+# 232, room for its 128 fp32 accumulators. The producer warp hands its loop the TMA views (`tAgA[None,
+# k_tile]` is k-tile `k_tile` of A as TMA coordinates, `tAsA[None, stage]` is stage `stage` of sA) and the
+# bytes one stage receives. With multicast, the copy of B also takes `mcast_mask=cutlass.Int16(...)`, a
+# 16-bit integer whose bit r sends the box to CTA r of the cluster:
 
 # %%
-print(kernel_lines("benchmarks.kernels.hopper_gemm", "bytes_per_stage = (BM + BN)", "produce(tma_a", through=True))
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "    if role == 0:", "produce(tma_a", through=True))
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "def produce(", "phase = phase ^ 1", through=True))
 assert (BM + BN) * BK * 2 == 49152
 
@@ -440,17 +490,24 @@ assert mbarriers.run_pipeline(no_wait, [consumer], 3, 2, 49152).mistake == "stag
 # ### 3.6 · The warpgroup MMA
 #
 # `warpgroup.MmaF16BF16Op(ab, acc, (64, N, 16), a_src, a_major, b_major)` is `wgmma.mma_async` on 128
-# threads: M is always 64, N a multiple of 8 up to 256, K 16 for 16-bit types. `a_src` says where A is read
-# from, `warpgroup.OperandSource.SMEM` (shared memory) or `OperandSource.RMEM` (registers); the majors are
-# `cute.nvgpu.OperandMajorMode.K` (K contiguous) or `OperandMajorMode.MN`. `cute.make_mma_atom(op)` makes the
-# op an atom, and `make_tiled_mma` repeats it (chapter 07). Its atom as a TiledMMA, with N = 16 to keep it
-# small:
+# threads: M is always 64, N a multiple of 8 up to 256, K 16 for 16-bit types; `a_src` says where A is read
+# from (`warpgroup.OperandSource.SMEM`, shared memory) and the two majors which mode of A and of B is
+# contiguous (`cute.nvgpu.OperandMajorMode.K` here). All six arguments are required: CuTeDSL 4.8.1 refuses
+# the op without the last three (`TypeError: ... missing 3 required positional arguments`), and so does
+# cutekit. `cute.make_mma_atom(op)` makes the op an atom, and `cute.make_tiled_mma(atom, (wm, wn, 1))`
+# (chapter 07) lays atoms side by side, here over warpgroups. The atom as a TiledMMA, with N = 16 to keep it small:
 
 # %%
 wgmma_op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 16, 16), warpgroup.OperandSource.SMEM,
                                   cute.nvgpu.OperandMajorMode.K, cute.nvgpu.OperandMajorMode.K)
 one_warpgroup = cute.make_tiled_mma(cute.make_mma_atom(wgmma_op))
 print(one_warpgroup)
+try:
+    warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 16, 16))
+except TypeError as refused:
+    print("with three arguments:", refused)
+else:
+    raise AssertionError("cutekit built a warpgroup MMA without its A source and majors")
 assert str(one_warpgroup.tv_layout_A) == "(128,(64,16)):(0,(1,64))"
 assert str(one_warpgroup.tv_layout_C) == "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))"
 
@@ -488,22 +545,42 @@ render.tv_layout(tv_n_by_m, (16, 64), highlight=37)
 # %% [markdown]
 # The kernel's TiledMMA is the 64 x 256 x 16 atom on 2 consumer warpgroups stacked along M: a 128 x 256
 # tile, and 64 x 256 / 128 = 128 fp32 accumulators per thread. `get_slice` takes a thread index; the kernel
-# slices by its warpgroup's first thread, `(role - 1) * 128`, since what a wgmma's slice decides is which
-# warpgroup, that is which 64 rows:
+# slices A and B by its warpgroup's first thread, `(role - 1) * 128`, since for the operands what a wgmma's
+# slice decides is which warpgroup, that is which 64 rows (every thread of a warpgroup gets the same
+# descriptors). Which elements of C a thread holds depends on the thread itself: `partition_C` of thread
+# 130's slice gives thread 130's own rows and columns, which is what pairs an accumulator with its column:
 
 # %%
 kernel_mma = cute.make_tiled_mma(cute.make_mma_atom(
-    warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, BN, 16))), (2, 1, 1))
+    warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, BN, 16), warpgroup.OperandSource.SMEM,
+                           cute.nvgpu.OperandMajorMode.K, cute.nvgpu.OperandMajorMode.K)), (2, 1, 1))
 print("thr_layout_vmnk:", kernel_mma.thr_layout_vmnk, " tile:", [kernel_mma.get_tile_size(i) for i in range(3)])
 print("thread 130:", kernel_mma.get_slice(130).partition_C(cute.make_identity_tensor((BM, BN))))
+print("thread 128:", kernel_mma.get_slice(128).partition_C(cute.make_identity_tensor((BM, BN))))
+assert str(kernel_mma.get_slice(128).partition_C(cute.make_identity_tensor((BM, BN)))).startswith("tensor<(64,0) o")
 assert str(kernel_mma.thr_layout_vmnk) == "(128,2,1,1):(1,128,0,0)"
 assert cute.size(kernel_mma.get_slice(0).partition_C(cute.make_identity_tensor((BM, BN)))) == 128
 assert str(kernel_mma.get_slice(130).partition_C(cute.make_identity_tensor((BM, BN)))) == \
     "tensor<(64,4) o ((2,2,32),1,1):((1@1,8@0,8@1),0,0)>"
 
 # %% [markdown]
-# Thread 130 is thread 2 of the second warpgroup: row 64, column 4, 128 values.
+# Thread 130 is thread 2 of the second warpgroup: row 64, column 4, 128 values; thread 128's slice starts
+# at column 0 of the same rows.
 #
+# The consumers set up their operands and accumulators once, before the main loop.
+# `thr_mma.partition_A(sA)` is the warpgroup's view of A's stages, `(MMA, MMA_M, MMA_K, STAGES)`;
+# `tiled_mma.make_fragment_A(t)` turns that view of shared memory into wgmma matrix descriptors (no
+# registers), `make_fragment_B` the same for B (`make_fragment_C` would allocate accumulator registers; the
+# kernel uses `cute.make_rmem_tensor(shape, dtype)`, registers of any shape, here the shape of its
+# `partition_C`). `accumulators.fill(0.0)` zeroes them, and `tiled_mma.set(warpgroup.Field.ACCUMULATE,
+# True)` sets the wgmma's accumulate field: with True each wgmma computes D = A B + D, with False D = A B
+# (the accumulators' old values ignored):
+
+# %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "thr_mma = tiled_mma.get_slice", "consume(tiled_mma",
+                   through=True))
+
+# %% [markdown]
 # ### 3.7 · The consumers' main loop
 #
 # A wgmma is asynchronous: `cute.gemm` issues it and returns. `warpgroup.fence()` orders the registers'
@@ -534,22 +611,41 @@ assert mbarriers.run_pipeline(producer, [too_early], 3, 2, 49152).mistake == "re
 # ### 3.8 · The epilogue
 #
 # The accumulators become fp16 and go to shared memory with `stmatrix` (the inverse of `ldmatrix`: a warp
-# writes 8x8 matrices from registers, `make_tiled_copy_C` builds it from the TiledMMA), into the same
-# 128-byte-swizzled layout TMA reads; a proxy fence makes those ordinary writes visible to the copy engine;
-# one thread issues the TMA store, which clips at the matrix edge. C's tile (128 x 256 fp16 = 64 KiB) reuses
-# A's four stages (4 x 16 KiB), which the MMAs are done with. In CuTeDSL: the atom's op is
-# `cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)` (`stmatrix.x4` here);
-# `accumulators.load().to(cutlass.Float16)` converts the values; `cute.arch.barrier(barrier_id=1,
-# number_of_threads=256)` is a named barrier that only the 256 consumer threads meet at;
+# writes 8x8 matrices from registers), into the same 128-byte-swizzled layout TMA reads; a proxy fence makes
+# those ordinary writes visible to the copy engine; one warp (warp 4) issues the TMA store, which clips at
+# the matrix edge. Unlike a load, CuTeDSL does not elect a lane for it: all 32 lanes of warp 4 execute the
+# store instruction, each asking for the same tile (section 4 reads it in the PTX; NVIDIA's CuTeDSL Hopper
+# example `dense_gemm` stores from one warp the same way). C's tile (128 x 256 fp16 = 64 KiB) reuses A's
+# four stages (4 x 16 KiB), which the MMAs are done with: `cute.recast_ptr(ptr, swizzle, dtype=...)` is the
+# same address with C's swizzle and element type, and `cute.make_tensor(ptr, layout)` a tensor there.
+# In CuTeDSL: the atom's op is `cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)` (`stmatrix.x4`
+# here) and `cute.make_tiled_copy_C(atom, tiled_mma)` lays it over the accumulators as the MMA holds them;
 # `cute.arch.fence_proxy("async.shared", space="cta")` is the proxy fence; after the store
 # `cute.arch.cp_async_bulk_commit_group()` closes it into a bulk group, and
 # `cute.arch.cp_async_bulk_wait_group(0, read=True)` waits until the copy engine has read shared memory,
-# which the block frees when it exits:
+# which the block frees when it exits.
 
 # %%
+print(kernel_lines("benchmarks.kernels.hopper_gemm", "reused = sA if", "consumer_warps ="))
+print()
 print(kernel_lines("benchmarks.kernels.hopper_gemm", "# sC lives in A's stages", "cp_async_bulk_wait_group(0, read=True)",
                    through=True))
 assert BM * BN * 2 == STAGES * BM * BK * 2 == 64 * 1024
+
+# %% [markdown]
+# The calls, in order. `cute.arch.barrier(barrier_id=1, number_of_threads=256)` is a named barrier (PTX
+# `bar.sync 1, 256`): only the 256 consumer threads meet there (barrier 0 is `sync_threads`, which would wait
+# for the producer too). `cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)` is `stmatrix` with 1,
+# 2 or 4 8x8 matrices of 16-bit values, `cute.make_copy_atom(op, dtype)` its atom, and
+# `cute.make_tiled_copy_C(atom, tiled_mma)` spreads it over the threads the way the TiledMMA spreads C, so
+# `retile(result)` regroups a thread's accumulators per stmatrix and `partition_D(sC)` is where they land.
+# `accumulators.load()` reads registers as a *value* (a TensorSSA) on which `+`, `*`, comparisons and
+# `cute.where(condition, x, y)` work element by element (`cute.full_like(v, 0.0)` is a value of v's shape
+# filled with 0.0), `.to(cutlass.Float16)` converts one, and `result.store(value)` writes it to registers.
+# `cute.arch.fence_proxy("async.shared", space="cta")` orders the thread's shared-memory writes before the
+# copy engine's reads; `cute.copy(tma_c, ...)` issues the store, `cp_async_bulk_commit_group()` closes the
+# thread's bulk copies into a group, and `cp_async_bulk_wait_group(0, read=True)` waits until the copy
+# engine has read them from shared memory (not until they reach global memory), so the block may exit.
 
 # %% [markdown]
 # ## 4 · Run it
@@ -558,17 +654,11 @@ assert BM * BN * 2 == STAGES * BM * BK * 2 == 64 * 1024
 # the two consumer warpgroups as 384 threads per tile, TMA copies, mbarriers with their bytes, wgmma,
 # `stmatrix` and the TMA store. It checks the order a GPU needs as it goes (section 3.5's mistakes, in the
 # kernel) and names the line that breaks it. A GPU runs the kernel only if it is an sm_90 (an H100 or
-# H200): TMA and wgmma do not exist before Hopper.
+# H200): GPUs before Hopper have no TMA and no wgmma, and later ones (Blackwell) have TMA but no wgmma, which
+# is sm_90a only.
 #
-# The kernel's lines that section 3 did not print divide the work by role (*warp specialization*):
-# `warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())` tells the compiler the value is the same in
-# all 32 lanes (so a branch on it is taken per warp), and `role = warp // 4` is the warpgroup. The producer
-# warpgroup calls `cute.arch.setmaxregister_decrease(40)` and the consumers
-# `cute.arch.setmaxregister_increase(232)` (PTX `setmaxnreg`): the producer gives up registers so that each
-# consumer thread can hold its 128 fp32 accumulators. After zeroing the accumulators,
-# `tiled_mma.set(warpgroup.Field.ACCUMULATE, True)` makes every wgmma add its product to them (`False`
-# would overwrite them). The TMA atoms reach the kernel as arguments annotated `cute.CopyAtom`. With
-# `CLUSTER_M = 2`, `cute.arch.block_idx_in_cluster()` is the CTA's rank in its cluster, and at the end
+# The TMA atoms reach the kernel as arguments annotated `cute.CopyAtom`. With `CLUSTER_M = 2`,
+# `cute.arch.block_idx_in_cluster()` is the CTA's rank in its cluster, and at the end
 # `cute.arch.cluster_arrive()` with `cluster_wait()` keeps both CTAs until both are done (each still
 # arrives on the other's barriers).
 
@@ -584,7 +674,7 @@ gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
 on_hopper = gpu is not None and torch.cuda.get_device_capability() == (9, 0)
 if gpu is not None and not on_hopper:
     print(f"{gpu} is sm_{''.join(map(str, torch.cuda.get_device_capability()))}: this chapter's kernels need sm_90 "
-          f"(TMA, wgmma); they run on the simulator below")
+          f"(wgmma is sm_90a only); they run on the simulator below")
 rng = numpy.random.default_rng(8)
 a_host = rng.standard_normal((200, 136)).astype(numpy.float16)    # M = 200, K = 136: ragged tiles
 b_host = rng.standard_normal((72, 136)).astype(numpy.float16)     # N = 72
@@ -663,19 +753,44 @@ else:
 # 128 bytes (64 fp16) wide, so the 128 x 256 tile goes as 4 boxes of 128 x 64 (`benchmarks/RESULTS.md`
 # reads the same 4 `UTMASTG.2D` in the SASS).
 #
+# **Which lanes issue a TMA copy.** `elect.sync` picks one lane of a warp. In the PTX each TMA load sits
+# behind its own `elect.sync` (CuTeDSL's `cute.copy` elects a lane for a load); the stores follow the
+# branch to warp 4 with none, so every lane of warp 4 executes them. The cell also lists the block
+# barriers: `bar.sync 0` is `sync_threads`, `bar.sync 1, 256` the consumers' named barrier:
+
+# %%
+if ptx.available:
+    lines = ptx.ptx.splitlines()
+    loads = [i for i, line in enumerate(lines) if "cp.async.bulk.tensor.2d.shared" in line]
+    stores = [i for i, line in enumerate(lines) if "cp.async.bulk.tensor.2d.global.shared" in line]
+    loads_elected = [any("elect.sync" in line for line in lines[i - 6:i]) for i in loads]
+    print("an elect.sync in the 6 lines before each TMA load:", loads_elected)
+    print("the first TMA load and the lines before it:")
+    print("\n".join(line.strip()[:100] for line in lines[loads[0] - 5:loads[0] + 1]))
+    print("the first TMA store and the lines before it:")
+    print("\n".join(line.strip()[:100] for line in lines[stores[0] - 5:stores[0] + 1]))
+    assert all(loads_elected) and not any("elect.sync" in line for line in lines[stores[0] - 12:stores[-1]])
+    barriers_used = sorted({" ".join(line.split()) for line in lines if line.strip().startswith("bar.sync")})
+    print("block barriers:", barriers_used)
+    assert barriers_used == ["bar.sync 0;", "bar.sync 1, 256;"]
+else:
+    print(ptx.error)
+
+# %% [markdown]
 # ### How fast (an H100)
 #
 # Measured (`benchmarks/RESULTS.md`, 2026-11-24, an H100 80GB HBM3, `benchmarks/compare_nvidia_examples.py
 # --hopper-only`, 8192^3 fp16, 40 rounds over four runs, each timing the kernels in turn on the same
 # inputs): 564-799 TFLOP/s as the card's clock moved under its 700 W limit, 0.981-1.023 of NVIDIA's CuTeDSL
-# Hopper `dense_gemm` example and 0.984-1.012 of torch.matmul. Chapter 07's `mma.sync` kernel reached
-# 0.58-0.73 of torch.matmul. The simulator runs the same kernel on one 128x256 tile with 8 k-tiles in about
-# 2 s (`benchmarks/bench_sim.py`).
+# Hopper `dense_gemm` example and 0.984-1.012 of torch.matmul. Chapter 07's `mma.sync` kernels reached
+# 0.58-0.73 of torch.matmul (its 128x128 teaching configuration 0.58-0.66, `gemm_tensorcore.FAST`
+# 0.59-0.73). The simulator runs the same kernel on one 128x256 tile with 8 k-tiles in 1.7 s
+# (`benchmarks/bench_sim.py --repeat 2`, best of 2, on the course's 2-core machine under load).
 #
 # ## Exercises
 #
 # Exercises 1-3 use cutekit's `cute` (host-side layout code, as in the kernel's `gemm_tn`); exercises 4
-# and 5 are loops of the kernel itself.
+# and 5 are loops of the kernel itself; exercise 6, the capstone, is a whole kernel of your own.
 #
 # ### Exercise 1 · The shared-memory layout for a tile
 #
@@ -781,14 +896,81 @@ def consumer_loop(tiled_mma, accumulators, tCrA, tCrB, full, empty, k_tiles, sta
 check("ch08.wgmma_main_loop", consumer_loop)
 
 # %% [markdown]
+# ### Exercise 6 · Capstone: a Hopper GEMM with its epilogue fused
+#
+# A GEMM is rarely alone: a linear layer adds a bias and applies an activation, and doing that in a second
+# kernel reads and writes all of D once more. Write, from an empty cell, a whole Hopper kernel
+# (`@cute.kernel`) and its host `gemm_bias_relu(mA, mB, bias, mD)` (`@cute.jit`, it builds what the kernel
+# needs and launches it) that computes
+#
+# D = relu(A B^T + bias), that is D[m, n] = max(sum over k of A[m, k] B[n, k] + bias[n], 0),
+#
+# for A (M, K) and B (N, K) fp16, row-major (K-major, as in the chapter), bias (N,) fp32, one value per
+# column of D, and D (M, N) fp16, row-major. The four arguments arrive as `cute.Tensor` views whose data
+# start on a 16-byte boundary; D is the output, allocated by the caller (the check fills it with NaN first,
+# so an entry never written shows), and the host returns nothing. N and K are multiples of 8 (TMA moves rows
+# of whole 16-byte chunks); apart from that M, N and K are arbitrary, and the check's are ragged: no tile of
+# 64, 128 or 256 divides them. They are run-time values: the sm_90a compile below gives tensors of unknown
+# shape, so count tiles and k-tiles with `cute.ceil_div` and `cute.size`, as the chapter's kernel does. The
+# bias and the clamp are applied to the fp32 accumulators in registers, before D leaves the kernel. The
+# roles are yours to write: a producer warp that issues the TMA loads of A and B into a ring of stages, full
+# and empty mbarriers that count arrivals and bytes, consumer warpgroups that wait, multiply with wgmma and
+# release each stage, and the epilogue. The tile and the number of stages are yours too; the problems below
+# are described with the chapter's 128 x 256 x 64 tile and 4 stages.
+#
+# **What you need**, all in the sections above: the atoms and staged layouts (3.1, 3.2); the TMA atoms,
+# `cute.slice_` and `tma_partition` (3.3, and its trap); mbarriers, their phases and the ring (3.4, 3.5); warp
+# specialization and the register budgets (3.5); the warpgroup MMA, its fragments, and which columns a thread's
+# accumulators hold (3.6); the consumers' loop (3.7, exercises 4 and 5); the epilogue's calls, the named
+# barrier, register values and their element-by-element operations, stmatrix, the proxy fence and the TMA store
+# (3.8). The kernel's lines that no cell prints, which tile a CTA computes (`cute.local_tile` of the TMA
+# coordinate tensors, as in section 3.3's cell), the k-tile count and the launch, are in
+# `benchmarks/kernels/hopper_gemm.py` (`hopper_gemm_kernel` and `gemm_tn`); the annotations of a kernel's
+# parameters (`cute.TiledMma`, `cute.ComposedLayout`) and a launch without `smem=` are in chapter 07's section 8.
+# Two things no cell shows: a thread's accumulators span many columns of D, each needing its own bias
+# value; and the last tile-column reaches past column N, where bias has no values. A TMA store clips D at its
+# edge; a store from registers does not.
+#
+# The check runs your kernel on the simulator on two ragged problems, each a few seconds with the chapter's
+# tile: the first with `65 <= M <= 127`, `264 <= N <= 376`, `8 <= K <= 56` (two tile-columns of 256, the
+# second partial, and one short k-tile), the second with `9 <= M <= 63`, `136 <= N <= 248`, `520 <= K <= 568`
+# (9 k-tiles: twice round a ring of 4 stages, then one more). It compares D with relu(A B^T + bias) computed by NumPy in fp32 (`numpy.isclose`, rtol 2e-2, atol
+# 6e-2; once the first problem fails, the second is not run). It reports the simulator's diagnostics (a wait
+# on the wrong phase, a stage reused before its release, a missing fence, an access past a tensor's edge) and
+# names the epilogue's mistakes (the bias missing or added per row, another column's bias, the clamp missing or
+# before the bias, entries never written). Where CuTeDSL is installed it compiles your kernel for sm_90a and
+# reads the PTX: TMA loads, mbarrier `try_wait` and `expect_tx`, `wgmma.mma_async`, no `mma.sync`, no local
+# memory. On an H100 or H200 it runs a 4096^3 problem (bias drawn from 8 times a normal distribution),
+# compares D with `torch.relu(torch.addmm(bias, A, B.T))` in fp32 (rtol 2e-2, atol 0.25), and times your
+# kernel against that torch expression in fp16 in the same process (median of 20 launches each): at least 0.5
+# of torch's speed earns the point.
+
+# %%
+from cutlass.cute.nvgpu import cpasync, warpgroup
+
+# YOUR CODE HERE
+pass
+
+
+@cute.jit
+def gemm_bias_relu(mA: cute.Tensor, mB: cute.Tensor, bias: cute.Tensor, mD: cute.Tensor):
+    """D = relu(A B^T + bias): A (M, K), B (N, K) fp16 K-major, bias (N,) fp32, D (M, N) fp16 row-major."""
+    # YOUR CODE HERE
+    return None
+
+
+check("ch08.capstone", gemm_bias_relu)
+
+# %% [markdown]
 # ## What to remember
 #
 # - TMA and wgmma read shared memory in fixed patterns, CuTeDSL's `make_smem_layout_atom` kinds: 8 rows of
 #   32, 64 or 128 bytes, `S<B,4,3>` on byte addresses; pick the largest that divides the contiguous extent.
-# - One thread moves a whole box with TMA; the stage's full mbarrier expects its bytes (`expect_tx`).
+# - One elected lane moves a whole box with a TMA load; the stage's full mbarrier expects its bytes
+#   (`expect_tx`, the transaction count sm_90 adds to sm_80's mbarriers).
 # - A phase completes on arrivals *and* bytes; waits name a parity, which flips each lap of the ring.
-# - wgmma is 64xNx16 per warpgroup, A and B from shared memory (stride-0 thread modes), C in registers;
-#   fence, commit, wait_group(n), and release a stage only after its wgmmas are retired.
+# - wgmma (sm_90a only) is 64xNx16 per warpgroup, A and B from shared memory (stride-0 thread modes), C in
+#   registers; fence, commit, wait_group(n), and release a stage only after its wgmmas are retired.
 # - The CPU compiles all of it for sm_90a and simulates it, naming a wrong phase, a stage reused before its
 #   release or a missing fence; running it at speed needs an sm_90 GPU.
 #

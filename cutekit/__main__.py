@@ -1,4 +1,4 @@
-"""`python -m cutekit doctor | progress | report [DIR...] [--homes /home]`"""
+"""`python -m cutekit doctor | progress | report [DIR...] [--homes /home] [--hub [URL]] [--chapter 07] [--csv OUT.csv]`"""
 from __future__ import annotations
 
 import argparse
@@ -27,13 +27,33 @@ def progress(args) -> int:
 
 
 def report(args) -> int:
-    from cutekit.checks.progress import class_report
-    if not args.places and not args.homes:
-        print("report: name progress files or folders, or a folder of learners' homes with --homes "
-              "(on a hub server: `python -m cutekit report --homes /home`)", file=sys.stderr)
+    import os
+
+    from cutekit.checks.progress import HubError, class_report, hub_progress, hub_service_url
+    if not args.places and not args.homes and args.hub is None:
+        print("report: name progress files or folders, a folder of learners' homes with --homes "
+              "(on a hub server: `python -m cutekit report --homes /home/learners`), or a hub with --hub URL",
+              file=sys.stderr)
         return 2
-    found = class_report(args.places, homes=args.homes)
-    print(found.table())
+    collected, users, source = {}, [], ""
+    if args.hub is not None:
+        try:
+            url = hub_service_url(args.hub) if args.hub else os.environ.get("CUTEKIT_PROGRESS_URL", "")
+            if not url:
+                raise HubError("--hub: give the hub's address, like --hub https://hub.example.org")
+            token = os.environ.get("CUTEKIT_HUB_TOKEN") or os.environ.get("JUPYTERHUB_API_TOKEN", "")
+            collected, users = hub_progress(url, token)
+        except HubError as error:
+            print(f"report: {error}", file=sys.stderr)
+            return 2
+        source = url.rstrip("/") + "/learners/"
+    try:
+        found = class_report(args.places, homes=args.homes, chapters=args.chapter, stuck_after=args.failing,
+                             idle_minutes=args.idle, collected=collected, users=users, collected_from=source)
+    except ValueError as error:
+        print(f"report: {error}", file=sys.stderr)
+        return 2
+    print(found.text())
     if args.csv:
         with open(args.csv, "w", newline="") as out:
             out.write(found.csv())
@@ -56,6 +76,16 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--homes", action="append", default=[], metavar="DIR",
                    help="a hub's folder of learners' homes (e.g. /home): every learner with a home gets a row, "
                         "'not attempted' when no progress file is there yet; may be given more than once")
+    r.add_argument("--hub", nargs="?", const="", metavar="URL",
+                   help="the progress a course JupyterHub collected (its cutekit-progress service): every learner "
+                        "of the hub, culled servers included; needs an admin's token in CUTEKIT_HUB_TOKEN. Without "
+                        "URL, CUTEKIT_PROGRESS_URL (set on the hub's servers)")
+    r.add_argument("--chapter", action="append", default=[], metavar="NN",
+                   help="only this chapter's exercises (07 or ch07); may be given more than once")
+    r.add_argument("--failing", type=int, default=3, metavar="N",
+                   help="name learners with N or more checks of one exercise since it last passed (default 3)")
+    r.add_argument("--idle", type=int, default=15, metavar="MIN",
+                   help="name learners whose last check is MIN minutes or more before the room's latest (default 15)")
     r.add_argument("--csv", metavar="OUT.csv", help="also write the table as CSV")
     r.set_defaults(run=report)
     args = ap.parse_args(argv)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 KERNEL_NAME = "cute-by-hand"          # scripts/setup_env.py registers it under this name
 
@@ -35,3 +36,23 @@ def course_kernel_problem(names: set, python: str, kernel: str = KERNEL_NAME) ->
             f"{', '.join(sorted(names)) or 'no kernels'}. Register it in that environment with "
             f"`{python} -m ipykernel install --sys-prefix --name {kernel} --display-name 'CuTe by Hand'` "
             f"(`make setup` does this), or point CUTEKIT_COURSE_PYTHON at the course's environment.")
+
+
+def answers_beside(python: str, timeout: float = 60) -> str | None:
+    """When the cutekit that `python` imports sits in a checkout that holds solutions/ (the instructor's, not a
+    checkout of the student branch), a warning that learners' kernels can read the answers; else None."""
+    try:
+        out = subprocess.run([python, "-c", "import cutekit, pathlib; print(pathlib.Path(cutekit.__file__).parent)"],
+                             capture_output=True, text=True, timeout=timeout, cwd="/")   # not this folder's
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return None                   # kernel_names has said what is wrong with this Python
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    checkout = Path(out.stdout.strip().splitlines()[-1]).parent
+    if not (checkout / "solutions").is_dir():
+        return None
+    return (f"learners' kernels import cutekit from {checkout}, which holds solutions/ and the graders as plain "
+            f"source: a learner can read the answers there. For a workshop, run the servers from a checkout of "
+            f"the student branch (`git clone --single-branch --branch student file://{checkout} "
+            f"/srv/cute-by-hand-student`, `make setup` in it, CUTEKIT_COURSE_ROOT=/srv/cute-by-hand-student; "
+            f"deploy/README.md)")

@@ -462,13 +462,17 @@ GROUPS = (
     ("`cute.nvgpu`: the instructions, as copy and MMA operations",
      lambda n: n.startswith("cute.nvgpu.")),
     ("`cute.runtime`: tensors from outside", lambda n: n.startswith("cute.runtime.")),
+    ("`cute.math`: functions of register values", lambda n: n.startswith("cute.math.")),
     ("`cutlass`: numbers, compile-time values, loops, shared memory", lambda n: n.startswith("cutlass.")),
     ("Methods and properties of CuTeDSL objects", lambda n: n.startswith(".")),
 )
 
 
 def group_of(name: str) -> int:
-    return next(i for i, (_, belongs) in enumerate(GROUPS) if belongs(name))
+    found = next((i for i, (_, belongs) in enumerate(GROUPS) if belongs(name)), None)
+    if found is None:
+        raise SystemExit(f"vocabulary: {name!r} belongs to no group of the reference (GROUPS): add one")
+    return found
 
 
 def entries(course: Course, described: dict[str, str]) -> list[Entry]:

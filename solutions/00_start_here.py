@@ -153,10 +153,12 @@ if backend.name == "sim":
 # is fine for most of the points, the simulator's order earns the last one. Every exercise works the same way:
 # replace the placeholder under `# YOUR CODE HERE` and run the cell. Until then its check says *not attempted
 # yet* (and records nothing); a wrong answer loses points with a hint naming the first case it got wrong and
-# what went wrong there; run it again for fresh random cases (each result shows its random seed).
+# what went wrong there; run it again for fresh random cases (each result shows its random seed). When a hint
+# is not enough, `hint("ch00.predict_printf")` prints the rule behind the exercise, still without its answer;
+# from an exercise's third failed check on, its result reminds you that `hint` is there.
 
 # %%
-from cutekit.checks import check
+from cutekit.checks import check, hint
 
 # %%
 def predict(grid, block):

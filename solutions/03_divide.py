@@ -46,7 +46,7 @@ assert str(cute.make_layout((9, 32), stride=(32, 1))) == "(9,32):(32,1)"
 # %% [markdown]
 # ## See it
 #
-# The CuTe documentation's example, also walked through in "Notes on CuTeDSL" (2025-07-14): a 9x32 layout
+# The CuTe documentation's example: a 9x32 layout
 # `(9,(4,8)):(59,(13,1))` divided by the tiler `<3:3, (2,4):(1,8)>`. The tiler's first layout, `3:3`,
 # picks rows 0, 3, 6 (three rows, three apart); its second, `(2,4):(1,8)`, picks columns
 # 0, 1, 8, 9, 16, 17, 24, 25 (pairs of columns, eight apart). One tile is those 3 x 8 = 24 cells; the picture
@@ -94,13 +94,15 @@ widgets.divide_explorer(cute.make_layout((8, 12), stride=(12, 1)), (2, 4))
 #
 # ### 1. A divide is a composition with a complement
 #
-# Take a one-dimensional layout `A = 24:1` and a tiler `B = 4:2`: B picks offsets 0, 2, 4, 6 of A. The
-# **complement** of B up to 24 is the layout that says where *copies* of B can start so that together they
-# cover 0..23 exactly once. Then
+# **The rule.** For a layout A and a tiler B that is one layout,
 #
 # `logical_divide(A, B) = composition(A, (B, complement(B, size(A))))`
 #
-# that is: read A through B (one tile), then through the complement (which tile).
+# where `(B, complement(...))` is the layout with B as mode 0 and the complement as mode 1: read A through B
+# (one tile), then through the complement (which tile). Both halves are chapter 01's: the **complement** of
+# B up to `size(A)` says where *copies* of B start so that together they cover A's indices once (step 8), and
+# the composition reads those indices in A (step 7). Take a one-dimensional `A = 24:1` and `B = 4:2`: B
+# picks offsets 0, 2, 4, 6 of A.
 
 # %%
 A = cute.make_layout(24, stride=1)
@@ -133,11 +135,26 @@ print("tile 0:", first_tile, " tile 1:", second_tile, " tile 2:", third_tile)
 assert first_tile == [0, 2, 4, 6] and second_tile == [1, 3, 5, 7] and third_tile == [8, 10, 12, 14]
 
 # %% [markdown]
+# **When the tile does not divide A.** The complement rounds up (chapter 01, step 8): the rest counts whole
+# tiles, and the last one reaches past A. Dividing `10:1` by `4:1`, the complement is
+# `ceil(10 / 4) = 3` tiles, `3:4`, and tile 2 holds A's indices 8 to 11, though A ends at 9. Section 7 meets
+# this on a matrix, where a predicate keeps a kernel inside.
+
+# %%
+short = cute.make_layout(10, stride=1)
+print(cute.complement(cute.make_layout(4, stride=1), 10), cute.logical_divide(short, cute.make_layout(4, stride=1)))
+assert str(short) == "10:1" and str(cute.complement(cute.make_layout(4, stride=1), 10)) == "3:4"
+assert str(cute.logical_divide(short, cute.make_layout(4, stride=1))) == "(4,3):(1,4)"
+
+# %% [markdown]
 # ### 2. A tuple tiler divides mode by mode
 #
-# With a tuple of layouts as the tiler, the divide happens in each mode separately: mode 0 of the example is
-# `9:59` divided by `3:3`, mode 1 is `(4,8):(13,1)` divided by `(2,4):(1,8)`. `cute.get(layout, mode=[i])`
-# takes mode `i` out of a layout. Together the two divides are the result printed above.
+# With a tuple of layouts as the tiler, the divide happens in each mode separately, as composition with a
+# tuple does (chapter 01, step 7, rule 3): `logical_divide(A, (B0, B1))` is
+# `(logical_divide(A0, B0), logical_divide(A1, B1))`, with A0 and A1 the modes of A, each divided by section
+# 1's rule. Mode 0 of the example is `9:59` divided by `3:3`, mode 1 is `(4,8):(13,1)` divided by
+# `(2,4):(1,8)`. `cute.get(layout, mode=[i])` takes mode `i` out of a layout. Together the two divides are the
+# result printed above.
 
 # %%
 mode0 = cute.logical_divide(cute.get(layout, mode=[0]), tiler[0])
@@ -186,6 +203,29 @@ assert str(by_one_layout) == "(4,(2,12)):(12,(48,1))"   # 4 consecutive *element
 # down, 48 = 4 rows apart, and 4 across, 3 columns apart. The one-layout tiler `4:1` instead takes 4
 # elements in column-major order, 4 rows of one column, and leaves `(2,12)` of those pieces.
 #
+# **When a one-layout tiler meets several modes.** Section 1's composition must divide evenly (chapter 01,
+# step 7), and here it meets all of A's modes. 4 rows of an 8-row column divide evenly. A 6 × 4 row-major
+# matrix `(6,4):(4,1)` divided by `4:1` does not: the complement `6:4` steps 4 indices at a time through a
+# column of 6, and 4 does not divide 6. CuTeDSL does not refuse (its check asks only that 4 be smaller than
+# 6) and returns `(4,(2,4)):(4,(16,1))`, whose tile 1 sits at offsets 16, 20, 24, 28, where A's indices 4
+# to 7 are at 16, 20, 1, 5; 24 and 28 are not in A at all. With such a shape, divide mode by mode. The cell
+# asks real CuTeDSL as well, with chapter 01's `layout_algebra_in_cutedsl` (where CuTeDSL is installed).
+
+# %%
+from cutekit.checks import layout_algebra_in_cutedsl
+
+six_by_four = cute.make_layout((6, 4), stride=(4, 1))
+uneven = cute.logical_divide(six_by_four, cute.make_layout(4, stride=1))
+print(uneven, [uneven((i, 1)) for i in range(4)], "but A(4..7):", [six_by_four(i) for i in range(4, 8)])
+assert str(cute.complement(cute.make_layout(4, stride=1), 24)) == "6:4"
+assert str(uneven) == "(4,(2,4)):(4,(16,1))" and str(six_by_four) == "(6,4):(4,1)"
+assert [uneven((i, 1)) for i in range(4)] == [16, 20, 24, 28]
+assert [six_by_four(i) for i in range(4, 8)] == [16, 20, 1, 5]
+said = layout_algebra_in_cutedsl([("logical_divide", six_by_four, cute.make_layout(4, stride=1))])
+print("CuTeDSL:", said.answers[0] if said.available else said.error)
+assert not said.available or said.answers == ["(4,(2,4)):(4,(16,1))"]
+
+# %% [markdown]
 # **A mode of size 1 prints stride 0.** A tile of one row, `(1, 4)`, gives modes of size 1. A size-1 mode has
 # only coordinate 0, so its stride never moves anything, and where CuTe chooses the stride itself (a divide,
 # or `make_layout` without `stride=`) it writes 0. A stride you give explicitly is kept as given:
@@ -200,9 +240,9 @@ assert str(cute.make_layout((1, 1), stride=(5, 7))) == "(1,1):(5,7)"
 # %% [markdown]
 # ### 5. The elementwise-add tiling
 #
-# "Notes on CuTeDSL" divide a 256x512 fp32 row-major tensor by the tiler `(16,128)` (16 rows of 128 values:
-# one block's work). Each tile row is 512 elements after the previous one (a matrix row), and the tiles are
-# 16 x 512 = 8192 apart down and 128 apart across:
+# The elementwise-add example of chapter 02 divides a 256x512 fp32 row-major tensor by the tiler `(16,128)`
+# (16 rows of 128 values: one block's work). Each tile row is 512 elements after the previous one (a matrix
+# row), and the tiles are 16 x 512 = 8192 apart down and 128 apart across:
 
 # %%
 tensor_layout = cute.make_layout((256, 512), stride=(512, 1))
@@ -211,9 +251,9 @@ print(tiled)
 assert str(tiled) == "((16,128),(16,4)):((512,1),(8192,128))"
 
 # %% [markdown]
-# The notes compile this with a tensor whose layout is marked dynamic, see the block tile's layout as
-# "(16,128):(?,1)" in the compiler's output, and ask why `?` is not a static 128. It is not 128 because it
-# is not a tile quantity: it is the *row stride of the tensor*, N. Changing N shows which numbers follow it:
+# Compiled for a tensor whose layout is marked dynamic (section 8), the block tile's row stride prints as a
+# run-time `?`, not as a static 128. It is not 128 because it is not a tile quantity: it is the *row stride of
+# the tensor*, N. Changing N shows which numbers follow it:
 
 # %%
 for columns in (512, 1024, 384):
@@ -227,8 +267,9 @@ assert str(cute.zipped_divide(cute.make_layout((256, 384), stride=(384, 1)), (16
 # The first stride follows N (512, 1024, 384); the rest stride down is 16 x N; only the 128 across is fixed
 # by the tiler. Section 8 compiles the divide with real CuTeDSL on a dynamic tensor and prints the `?`.
 #
-# **A slip in "CuTe DSL Intro".** That tutorial divides a 64x32 row-major tensor by `(4,8)` and writes
-# "32 / 4 == 8" for the number of tiles across. The printed result says 4 (32 columns / 8 per tile):
+# Elsewhere you may read "I don't quite understand why `?` is not a static 128, though." ("Notes on CuTeDSL",
+# 2025-07-14): the answer is above, the `?` is N. And for a 64x32 row-major tensor divided by `(4,8)`, "CuTe
+# DSL Intro" counts the tiles across as "32 / 4 == 8". The printed result says 4, 32 columns / 8 per tile:
 
 # %%
 small = cute.zipped_divide(cute.make_layout((64, 32), stride=(32, 1)), (4, 8))
@@ -358,16 +399,16 @@ from cutekit import cute  # noqa: E402  (the reference algebra again, for the re
 # * The tensor is `(?,?):(?{i64},1)`: both extents and the row stride are run-time values. `{i64}` says the
 #   stride is held as a 64-bit integer (the extents are 32-bit, printed as a bare `?`). The stride 1 stays a
 #   number: `mark_layout_dynamic` keeps the contiguous mode's unit stride static.
-# * The block tile is `(16,128):(?{i64},1)`: the notes' `?` is the row stride N, as section 5 found, and 128
+# * The block tile is `(16,128):(?{i64},1)`: the `?` is the row stride N, as section 5 found, and 128
 #   never appears as a stride of the tile.
 # * The division is `((16,128),(?,?)):((?{i64},1),(?{i64 div=16},128))`: the number of tiles is unknown, the
 #   step one tile down is 16 x N, unknown but known to be a **multiple of 16** (`div=16`), and the step across
 #   stays the static 128 of the tiler.
 # * `m < 10 and n < 12` is a plain `True`: an identity tensor of a static shape has plain-int coordinates.
 #   But `cute.elem_less` gives a run-time `Boolean`, printed `?`, even on plain ints: its value exists only
-#   when the kernel runs, and `bool()` of it raises while tracing. A kernel stores it in a predicate tensor
-#   that `cute.copy` reads (chapter 04). On the host, compare the plain ints as above. (cutekit's
-#   `elem_less` returns a Python bool; CuTeDSL's does not.)
+#   when the kernel runs, and `bool()` of it raises while tracing. A kernel branches on it with an `if`
+#   (chapter 04). Or the kernel stores it in a predicate tensor that `cute.copy` reads (chapter 05). On the host, compare
+#   the plain ints as above. (cutekit's `elem_less` returns a Python bool; CuTeDSL's does not.)
 #
 # ## Exercises
 #
@@ -459,9 +500,10 @@ check("ch03.slice_block", block_tile)
 #
 # A kernel gives every block a whole tile, so when the tiler does not divide the shape (section 7) the edge
 # blocks' tiles reach past the tensor. Each block therefore needs a **predicate**: one bool per element of
-# its tile, True where the element exists. The add kernel with tails in chapter 04 builds this mask for each
-# thread's share of the tile and passes it to `cute.copy(..., pred=...)`, which skips what is False; without
-# it the copy reads and writes past the end of the tensor. CuTe builds it without `row < M && col < N` index
+# its tile, True where the element exists. Chapter 04's add kernel with tails tests each element of a
+# thread's share this way, with an `if`. Chapter 05 builds the mask per copy and passes it to
+# `cute.copy(..., pred=...)`, which skips what is False. Without it a kernel reads and writes past the end of
+# the tensor. CuTe builds it without `row < M && col < N` index
 # arithmetic on block and thread ids: divide an identity tensor of the tensor's shape exactly like the data,
 # take the block's tile, and compare each element's coordinate with the shape.
 #

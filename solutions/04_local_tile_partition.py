@@ -208,8 +208,8 @@ for t in range(6):
 assert [blocked[1][i] for i in range(4)] == [(0, 2), (1, 2), (0, 3), (1, 3)]
 
 # %% [markdown]
-# The tutorial's picture (described in "See it") is this blocked assignment; its code, `local_partition`, is
-# the cyclic one.
+# The tutorial's picture (described in this chapter's See it section) is this blocked assignment; its code,
+# `local_partition`, is the cyclic one.
 #
 # ### 4. A `None` in the coordinate keeps every tile of a mode
 #

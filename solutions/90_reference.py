@@ -67,8 +67,9 @@ reference.lookup("partition")
 # | `cute.flatten` | `flatten(layout)`: the same layout with every nested mode brought to the top level. | 01 | 6. Coalesce: the same function with fewer modes |
 # | `cute.Float16` | The 16-bit float type (fp16); `.width` is 16. | 05 | 1. The copy atom: how many bits one instruction moves |
 # | `cute.Float32` | The 32-bit float type (fp32); `.width` is 32. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
+# | `cute.full_like` | `cute.full_like(v, value)`: a register value of v's shape and type with every element `value`. | 08 | 3.8 · The epilogue |
 # | `cute.gemm` | `gemm(tiled_mma, D, A, B, C)`: D = A B + C with the MMA's instruction, on the thread's fragments. | 07 | One warp, one tile, running |
-# | `cute.get` | `get(x, mode=[i])`: mode `i` of a layout or tensor (`mode=[i, j]` goes deeper). | 02 | 4. `make_layout_tv`: build the TV layout from a thread grid and a value block |
+# | `cute.get` | `get(x, mode=[i])`: mode `i` of a layout or tensor (`mode=[i, j]` goes deeper). | 01 | 7. Composition: a layout of a layout |
 # | `cute.group_modes` | `group_modes(x, begin, end)`: modes `begin` to `end - 1` made one mode. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.idx2crd` | `idx2crd(i, shape)`: the coordinate of 1-D index `i` in a shape, unfolded column-major. | 01 | 2. Three ways to name an element |
 # | `cute.Int32` | The 32-bit signed integer type; `cute.Int32(0)` is a run-time integer where CuTeDSL wants one. | 04 | See it |
@@ -76,6 +77,7 @@ reference.lookup("partition")
 # | `cute.jit` | Decorator: the function is host code, traced and compiled when called; it builds layouts and launches kernels. | 00 | Your first kernel |
 # | `cute.kernel` | Decorator: the function is device code, run once per thread (CUDA's `__global__`). | 00 | Your first kernel |
 # | `cute.Layout` | The type of a layout argument: a shape and a stride, a function from coordinates to offsets. | 01 | Exercises |
+# | `cute.left_inverse` | `left_inverse(L)`: the layout L' with L'(L(i)) = i for every index i of L, from offsets back to indices (L must not send two indices to one offset). | 01 | 9. Inverses: from an offset back to its index |
 # | `cute.local_partition` | `local_partition(tile, thread_layout, index)`: thread `index`'s elements of a tile, the threads laid out by `thread_layout`. | 04 | 04 · local_tile and local_partition, and an add kernel with tails |
 # | `cute.local_tile` | `local_tile(tensor, tiler, coordinate)`: the tile at that coordinate of the tensor divided by the tiler (a block's tile). | 03 | Exercise 4 · Slice a block's tile out of a logical divide |
 # | `cute.logical_divide` | `logical_divide(layout, tiler)`: the layout divided into (tile, rest), mode by mode for a tuple tiler. | 01 | 8. Complement: the layout that fills the gaps |
@@ -99,7 +101,9 @@ reference.lookup("partition")
 # | `cute.rank` | `rank(x)`: the number of top-level modes. | 01 | 5. Size, cosize, rank, depth |
 # | `cute.recast_ptr` | `recast_ptr(pointer, swizzle, dtype=...)`: the same address with another swizzle and element type. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.ReductionOp.ADD` | The sum, as the operation of `TensorSSA.reduce`. | 05 | Version 2 · composition: the tile seen through the TV layout |
-# | `cute.right_inverse` | `right_inverse(L)`: the layout R with L(R(i)) = i, from offsets back to indices. | 02 | 4. `make_layout_tv`: build the TV layout from a thread grid and a value block |
+# | `cute.ReductionOp.MAX` | The maximum, as the operation of `TensorSSA.reduce`. | 05 | Version 2 · composition: the tile seen through the TV layout |
+# | `cute.right_inverse` | `right_inverse(L)`: the layout R with L(R(i)) = i, from offsets back to indices. | 01 | 9. Inverses: from an offset back to its index |
+# | `cute.select` | `select(layout, mode=[1, 0])`: the layout with the modes given, in that order (a transpose when the modes are swapped). | 07 | 8 · The last steps a real kernel needs |
 # | `cute.Shape` | The type of a shape argument: an int or a nested tuple of ints. | 04 | A kernel that records who touched what |
 # | `cute.size` | `size(x)`: the number of elements of a layout, tensor or shape; `mode=[i]` counts one mode. | 01 | 5. Size, cosize, rank, depth |
 # | `cute.slice_` | `slice_(x, coordinate)`: the modes marked `None` in the coordinate, at the fixed values of the others. | 08 | 3.3 · TMA: a tile in one instruction |
@@ -107,6 +111,7 @@ reference.lookup("partition")
 # | `cute.tile_to_shape` | `tile_to_shape(atom, shape, order)`: the atom repeated to fill the shape, along the modes in `order`. | 07 | 4 · Shared memory: the swizzled layout |
 # | `cute.TiledCopy` | The type of a TiledCopy argument: a copy atom repeated over a block's threads. | 05 | 4. What partition_S does to the coordinate space: tidfrg_S |
 # | `cute.TiledMma` | The type of a TiledMMA argument: an MMA atom repeated over warps (or warpgroups). | 06 | Run it |
+# | `cute.where` | `cute.where(condition, x, y)`: element by element, x where the condition holds and y elsewhere, over register values (TensorSSA). | 03 | 03 · Dividing a layout into tiles |
 # | `cute.zipped_divide` | `zipped_divide(x, tiler)`: divided into ((tile modes), (rest modes)): mode 0 a tile, mode 1 which tile. | 02 | 5. From tiles to threads: the whole partition of the elementwise add |
 
 # %% [markdown]
@@ -114,7 +119,7 @@ reference.lookup("partition")
 #
 # | name | what it is | chapter | where |
 # |---|---|---|---|
-# | `cute.arch.barrier` | `barrier(barrier_id=k, number_of_threads=n)`: a named barrier that only n threads meet at. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
+# | `cute.arch.barrier` | `barrier(barrier_id=k, number_of_threads=n)`: a named barrier that only n threads meet at. | 08 | 08 · Hopper GEMM: TMA, mbarriers and wgmma |
 # | `cute.arch.block_idx` | The block's index in the grid, a triple: CUDA's `blockIdx`. | 00 | Your first kernel |
 # | `cute.arch.block_idx_in_cluster` | The block's rank in its thread-block cluster. | 08 | 4 · Run it |
 # | `cute.arch.cluster_arrive` | Arrives at the cluster-wide barrier (every thread of every CTA of the cluster). | 08 | 4 · Run it |
@@ -127,17 +132,18 @@ reference.lookup("partition")
 # | `cute.arch.elect_one` | `with elect_one():` runs its block in one lane of the warp. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.fence_proxy` | `fence_proxy(kind, space=...)`: a fence between memory proxies; `fence_proxy("async.shared", space="cta")` makes ordinary shared-memory writes visible to the copy engine (the async proxy). | 08 | 3.8 · The epilogue |
 # | `cute.arch.lane_idx` | The thread's lane in its warp, 0..31. | 05 | Run it |
-# | `cute.arch.make_warp_uniform` | `make_warp_uniform(x)`: `x`, with the promise that it is the same in all 32 lanes (a branch on it is taken per warp). | 08 | 4 · Run it |
+# | `cute.arch.make_warp_uniform` | `make_warp_uniform(x)`: `x`, with the promise that it is the same in all 32 lanes (a branch on it is taken per warp). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_arrive` | `mbarrier_arrive(bar)`: one arrival on the barrier (with a CTA rank: on that CTA's barrier of the cluster). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_arrive_and_expect_tx` | `mbarrier_arrive_and_expect_tx(bar, bytes)`: one arrival, and the bytes the phase must also receive. | 08 | 3.4 · mbarriers: arrivals, bytes and phases |
 # | `cute.arch.mbarrier_init` | `mbarrier_init(bar, count)`: makes an mbarrier in shared memory whose phase completes on `count` arrivals (and the bytes announced). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_init_fence` | Makes the mbarriers just initialised visible to the copy engine and the cluster. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_wait` | `mbarrier_wait(bar, parity)`: waits until the phase of that parity has completed. | 08 | 3.4 · mbarriers: arrivals, bytes and phases |
-# | `cute.arch.setmaxregister_decrease` | `setmaxregister_decrease(n)`: the warpgroup gives up registers, keeping n per thread (PTX `setmaxnreg.dec`). | 08 | 4 · Run it |
-# | `cute.arch.setmaxregister_increase` | `setmaxregister_increase(n)`: the warpgroup takes registers, up to n per thread (PTX `setmaxnreg.inc`). | 08 | 4 · Run it |
+# | `cute.arch.setmaxregister_decrease` | `setmaxregister_decrease(n)`: the warpgroup gives up registers, keeping n per thread (PTX `setmaxnreg.dec`). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
+# | `cute.arch.setmaxregister_increase` | `setmaxregister_increase(n)`: the warpgroup takes registers, up to n per thread (PTX `setmaxnreg.inc`). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.sync_threads` | Every thread of the block waits here until all have arrived: CUDA's `__syncthreads()`. | 05 | Run it |
 # | `cute.arch.thread_idx` | The thread's index in its block, a triple (x, y, z): CUDA's `threadIdx`. | 00 | Your first kernel |
 # | `cute.arch.warp_idx` | The thread's warp in its block (thread index // 32), the same in all 32 lanes. | 05 | Run it |
+# | `cute.arch.warp_reduction_max` | `warp_reduction_max(x)`: the largest `x` over the warp's lanes by butterfly shuffles, in every lane (`threads_in_group` as for the sum). | 05 | Version 3 · TiledCopy over a super tile |
 # | `cute.arch.warp_reduction_sum` | `warp_reduction_sum(x)`: the sum of `x` over the warp's lanes by butterfly shuffles, in every lane (`threads_in_group=16` sums half-warps). | 05 | Run it |
 
 # %% [markdown]
@@ -150,6 +156,7 @@ reference.lookup("partition")
 # | `cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp` | A TMA load: one box of a tensor from global into shared memory. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp` | A TMA store: one box from shared into global memory, clipped at the tensor's edge. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.cpasync.CopyG2SOp` | `CopyG2SOp(cache_mode=...)`: Ampere's asynchronous global-to-shared copy, `cp.async`. | 07 | 5 · Partitions per thread |
+# | `cute.nvgpu.cpasync.LoadCacheMode.ALWAYS` | The `.ca` cache mode of `cp.async`, the default: cached in L1 and L2; 4, 8 or 16 bytes per copy. | 07 | 7 · Run it |
 # | `cute.nvgpu.cpasync.LoadCacheMode.GLOBAL` | The `.cg` cache mode of `cp.async`: cached in L2 only, not L1. | 07 | 7 · Run it |
 # | `cute.nvgpu.cpasync.make_tiled_tma_atom` | `make_tiled_tma_atom(op, tensor, smem_layout, box)`: the TMA atom (the descriptor) and the tensor's coordinate tensor. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.cpasync.tma_partition` | `tma_partition(atom, cta_coord, cta_layout, smem, gmem)`: the shared-memory and global views one TMA copy moves between, box in mode 0. | 08 | 3.3 · TMA: a tile in one instruction |
@@ -158,16 +165,16 @@ reference.lookup("partition")
 # | `cute.nvgpu.warp.LdMatrix8x8x16bOp` | `LdMatrix8x8x16bOp(transpose, num_matrices)`: `ldmatrix`, a warp loading 1, 2 or 4 8x8 matrices of 16-bit values into registers. | 06 | See it |
 # | `cute.nvgpu.warp.MmaF16BF16Op` | `MmaF16BF16Op(ab_dtype, acc_dtype, shape)`: the warp-wide `mma.sync` on fp16 or bf16, shape (16, 8, 16) or (16, 8, 8). | 06 | 2. The MMA wants, and make_tiled_copy_A |
 # | `cute.nvgpu.warp.StMatrix8x8x16bOp` | `StMatrix8x8x16bOp(transpose, num_matrices)`: `stmatrix`, the inverse of ldmatrix (sm_90). | 08 | 3.8 · The epilogue |
-# | `cute.nvgpu.warpgroup.commit_group` | Closes the wgmmas issued since the last commit into one group. | 08 | 3.7 · The consumers' main loop |
+# | `cute.nvgpu.warpgroup.commit_group` | Closes the wgmmas issued since the last commit into one group. | 07 | 8.1 · The cp.async groups, by their full names |
 # | `cute.nvgpu.warpgroup.fence` | Orders the registers' earlier writes before the wgmmas that follow read them. | 08 | 3.7 · The consumers' main loop |
-# | `cute.nvgpu.warpgroup.Field.ACCUMULATE` | `tiled_mma.set(Field.ACCUMULATE, True)`: wgmma adds its product to the accumulators (False overwrites them). | 08 | 4 · Run it |
+# | `cute.nvgpu.warpgroup.Field.ACCUMULATE` | `tiled_mma.set(Field.ACCUMULATE, True)`: wgmma adds its product to the accumulators (False overwrites them). | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.warpgroup.make_smem_layout_atom` | `make_smem_layout_atom(kind, dtype)`: that atom as a swizzled composed layout of `dtype` elements. | 08 | 1 · See it: the 128-byte swizzled atom |
 # | `cute.nvgpu.warpgroup.MmaF16BF16Op` | `MmaF16BF16Op(ab, acc, (64, N, 16), a_src, a_major, b_major)`: Hopper's warpgroup MMA (`wgmma`) on fp16 or bf16. | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.warpgroup.OperandSource.SMEM` | wgmma reads A from shared memory (`OperandSource.RMEM`: from registers). | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.warpgroup.SmemLayoutAtomKind` | The shared-memory layout atoms TMA and wgmma agree on: K- or MN-major, swizzled over 32, 64 or 128 bytes, or not. | 08 | 1 · See it: the 128-byte swizzled atom |
 # | `cute.nvgpu.warpgroup.SmemLayoutAtomKind.K_SW128` | The K-major atom with the 128-byte swizzle: 8 rows of 128 bytes. | 08 | 1 · See it: the 128-byte swizzled atom |
 # | `cute.nvgpu.warpgroup.SmemLayoutAtomKind.MN_SW128` | The MN-major atom with the 128-byte swizzle. | 08 | 3.2 · Tiling the atom to the stages |
-# | `cute.nvgpu.warpgroup.wait_group` | `wait_group(n)`: waits until at most n wgmma groups are still running. | 08 | 3.7 · The consumers' main loop |
+# | `cute.nvgpu.warpgroup.wait_group` | `wait_group(n)`: waits until at most n wgmma groups are still running. | 07 | 8.1 · The cp.async groups, by their full names |
 
 # %% [markdown]
 # ## `cute.runtime`: tensors from outside
@@ -175,6 +182,13 @@ reference.lookup("partition")
 # | name | what it is | chapter | where |
 # |---|---|---|---|
 # | `cute.runtime.from_dlpack` | `from_dlpack(t, assumed_align=...)`: a torch (DLPack) tensor as a `cute.Tensor` over the same memory; `assumed_align` promises its alignment. | 02 | Run it |
+
+# %% [markdown]
+# ## `cute.math`: functions of register values
+#
+# | name | what it is | chapter | where |
+# |---|---|---|---|
+# | `cute.math.exp` | `cute.math.exp(v)`: e to the v, of a scalar or element by element of a register value. | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |
 
 # %% [markdown]
 # ## `cutlass`: numbers, compile-time values, loops, shared memory
@@ -186,14 +200,14 @@ reference.lookup("partition")
 # | `cutlass.Constexpr` | Annotation: the argument is a compile-time constant, its Python value used while tracing. | 00 | Your first kernel |
 # | `cutlass.Float16` | The 16-bit float type (fp16), the same as `cute.Float16`. | 05 | 1. The copy atom: how many bits one instruction moves |
 # | `cutlass.Float32` | The 32-bit float type, the same as `cute.Float32`; `Float32(0.0)` is a value of it. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
+# | `cutlass.Float32.inf` | Infinity in fp32; `-cutlass.Float32.inf` is below every number (the start of a running maximum). | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |
 # | `cutlass.Int16` | The 16-bit signed integer type. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cutlass.Int32` | The 32-bit signed integer type; `Int32(0)` is a run-time integer of it. | 04 | See it |
 # | `cutlass.Int64` | The 64-bit signed integer type (an mbarrier is one 8-byte word). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cutlass.memory.SmemAllocator` | `SmemAllocator()` hands out the block's shared memory: `allocate_tensor(type, layout, alignment)` carves a tensor out of it (the older `cutlass.utils.SmemAllocator` still works, with a deprecation warning). | 05 | Version 1 · CUDA style |
-# | `cutlass.min` | `min(a, b)` of run-time values. | 07 | 7 · Run it |
+# | `cutlass.min` | `min(a, b)` of run-time values. | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |
 # | `cutlass.range` | `range(start, stop, step)` in a kernel: a loop of the compiled program, its index a run-time value. | 04 | Exercise 5 · One block per row strip |
 # | `cutlass.range_constexpr` | `range_constexpr(n)`: a loop Python runs while tracing, unrolled into the kernel; n must be known then. | 02 | Run it |
-# | `cutlass.utils.SmemAllocator` | `SmemAllocator()` hands out the block's shared memory (CuTeDSL 4.8.1 prefers the name `cutlass.memory.SmemAllocator`). | 05 | Version 1 · CUDA style |
 
 # %% [markdown]
 # ## Methods and properties of CuTeDSL objects
@@ -210,7 +224,7 @@ reference.lookup("partition")
 # | `.inner` | A composed layout's inner function (the swizzle). | 08 | 1 · See it: the 128-byte swizzled atom |
 # | `.iterator` | A tensor's pointer: where its element 0 is. | 05 | Version 4 · any reduced dimension |
 # | `.launch` | `kernel(args).launch(grid=..., block=..., smem=..., cluster=...)`: launches the kernel, CUDA's `<<<grid, block>>>`. | 00 | Your first kernel |
-# | `.layout` | A tensor's layout. | 01 | 8. Complement: the layout that fills the gaps |
+# | `.layout` | A tensor's layout. | 01 | 6. Coalesce: the same function with fewer modes |
 # | `.layout_dst_tv` | A copy atom's (thread, value) layout of what each thread writes. | 05 | 1. The copy atom: how many bits one instruction moves |
 # | `.layout_dst_tv_tiled` | A TiledCopy's TV layout in the destination's numbering. | 06 | 3. The reference numbering is the destination |
 # | `.layout_src_tv` | A copy atom's (thread, value) layout of what each thread reads. | 05 | 1. The copy atom: how many bits one instruction moves |
@@ -229,7 +243,7 @@ reference.lookup("partition")
 # | `.partition_S` | `thread_copy.partition_S(t)`: the thread's elements of a copy's source tile. | 04 | The add with tails |
 # | `.reduce` | `v.reduce(op, init, profile)`: reduces a loaded value over the modes the profile marks (`None` keeps a mode; 0 reduces all). | 05 | Version 2 · composition: the tile seen through the TV layout |
 # | `.retile` | `thread_copy.retile(fragment)`: the thread's registers (an MMA fragment) grouped per copy instruction. | 05 | 4. What partition_S does to the coordinate space: tidfrg_S |
-# | `.set` | `tiled_mma.set(field, value)`: sets a run-time field of the MMA, such as `Field.ACCUMULATE`. | 08 | 4 · Run it |
+# | `.set` | `tiled_mma.set(field, value)`: sets a run-time field of the MMA, such as `Field.ACCUMULATE`. | 08 | 3.6 · The warpgroup MMA |
 # | `.shape` | A layout's or tensor's shape. | 01 | See it |
 # | `.store` | `t.store(v)`: writes a loaded value (a `TensorSSA`) into the tensor. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
 # | `.stride` | A layout's or tensor's stride. | 01 | 01 · Layouts |

@@ -51,8 +51,9 @@ def test_environment_yml_names_the_same_dependencies_as_pyproject():
     conda, pip = set(), set()
     for dep in env["dependencies"]:
         if isinstance(dep, dict):
-            pip |= {_name(d) for d in dep["pip"] if not d.startswith("-")}
-            assert "-e ." in dep["pip"], "environment.yml must install this repository"
+            pip |= {_name(d) for d in dep["pip"] if not d.startswith("-") and d != "."}
+            assert "." in dep["pip"], ("environment.yml must install this repository, as a copy (`.`, not `-e .`: an "
+                                       "image's home volume is mounted over the folder it was built in)")
         else:
             conda.add(_name(dep))
     named = (conda | pip) - {"python", "pip"}

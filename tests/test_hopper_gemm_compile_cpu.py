@@ -3,7 +3,7 @@ Hopper instructions the kernel was written around (TMA loads and stores, mbarrie
 setmaxnreg, stmatrix), with no Ampere mma.sync and nothing spilled to local memory.
 
 CuTeDSL reads the target from CUTE_DSL_ARCH once per process, and the other CPU tests compile for sm_80,
-so the kernel is compiled in a child process."""
+so the kernel is compiled in a child process, with every warning an error (`python -W error`)."""
 import json
 import os
 import re
@@ -29,7 +29,7 @@ print(json.dumps(hopper_gemm.compile_for_cpu(**json.loads(sys.argv[1])).__ptx__)
 
 def compiled_ptx(**knobs):
     environment = dict(os.environ, CUTE_DSL_ARCH="sm_90a")
-    done = subprocess.run([sys.executable, "-c", COMPILE.format(root=str(ROOT)), json.dumps(knobs)],
+    done = subprocess.run([sys.executable, "-W", "error", "-c", COMPILE.format(root=str(ROOT)), json.dumps(knobs)],
                           capture_output=True, text=True, timeout=600, env=environment)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,17 +1,25 @@
 """The course on a real JupyterHub, on loopback: the deploy config (deploy/jupyterhub_config.py) loaded as
-an instructor would, with a dummy authenticator and the simple local spawner (one OS user, a home folder per
-learner under a temporary folder) in place of PAM, and no proxy process: a recording proxy notes where each
-learner's server listens and the test talks to that server directly.
+an instructor would, with the shared-password log-in (CUTEKIT_HUB_AUTHENTICATOR=shared-password,
+CUTEKIT_HUB_PASSWORD) and the spawner the config pairs with it (learner_accounts.py: a home per learner under
+CUTEKIT_HUB_HOMES; here every server runs as the user running the test, CUTEKIT_HUB_ACCOUNT, where a workshop
+hub makes an account per learner), and no proxy process: a recording proxy notes where each learner's server
+listens and the test talks to that server directly.
 
-Three learners log in through the hub's REST API (a token for their user name and password), start their
-servers, and in each one's course kernel: ada answers a chapter 01 exercise right, bob wrong, cy not at all.
-`python -m cutekit report --homes` over the hub's home folders must show exactly that. A fourth learner,
-over the GPU server's seat limit, is refused with words that say so.
+Three learners log in through the hub's REST API (a token for their user name and the workshop password; a
+wrong password is refused), start their servers, and in each one's course kernel: ada answers a chapter 01
+exercise right, bob wrong, cy not at all. ada's kernel imports cutekit from the course pulled into her home,
+bob's (nothing pulled) from the environment. Each check also sends the learner's progress file to the hub's
+progress service (progress_service.py): `python -m cutekit report --hub` with the instructor's token, after
+ada's server is stopped as the culler stops it, and `python -m cutekit report --homes` over the hub's home
+folders must both show exactly that. A fourth learner, over the GPU server's seat limit, is refused with words
+that say so.
 """
 from __future__ import annotations
 
+import getpass
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,6 +38,8 @@ websocket = pytest.importorskip("websocket", reason="websocket-client drives the
 
 ROOT = Path(__file__).resolve().parents[1]
 LEARNERS = ("ada", "bob", "cy")
+PASSWORD = "the-workshop-password"
+ADMIN_PASSWORD = "an-instructors-password-of-32-characters"
 EXERCISE = "ch01.layout_from_grid"
 REFERENCE_POINTS = sum(criterion.points for criterion in exercise(EXERCISE).criteria if criterion.tier == "reference")
 
@@ -48,7 +58,8 @@ import os
 from cutekit.checks import check
 from cutekit.checks.progress import progress_path
 result = check("%s", layout_for)
-print("RESULT", result.earned, result.possible, os.environ.get("CUDA_VISIBLE_DEVICES"), progress_path())
+import cutekit
+print("RESULT", result.earned, result.possible, os.environ.get("CUDA_VISIBLE_DEVICES"), progress_path(), cutekit.__file__)
 from cutekit.backend import hub_note
 print("DOCTOR", hub_note())                           # the line `python -m cutekit doctor` adds on a hub
 """ % EXERCISE
@@ -83,14 +94,9 @@ class RecordingProxy(Proxy):
 c.JupyterHub.proxy_class = RecordingProxy
 c.JupyterHub.bind_url = "http://127.0.0.1:{public_port}"
 c.JupyterHub.hub_bind_url = "http://127.0.0.1:{hub_port}"
-c.JupyterHub.authenticator_class = "dummy"
-c.Authenticator.allowed_users = {learners!r}
-c.Authenticator.allow_all = False
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = {homes!r} + "/{{username}}"
 c.Spawner.environment = {{"CUTEKIT_TIERS": "reference"}}   # the CPU reference tier: seconds, not minutes
 if os.geteuid() == 0:
-    c.Spawner.args = ["--allow-root"]
+    c.Spawner.args = list(c.Spawner.args) + ["--allow-root"]
 '''
 
 
@@ -106,16 +112,25 @@ class Hub:
     def __init__(self, base: Path, gpus: str, per_gpu: int, learners):
         self.base, self.homes = base, base / "homes"
         self.homes.mkdir()
-        self.port = free_port()
+        self.port, self.progress_port = free_port(), free_port()
+        self.progress = f"http://127.0.0.1:{self.progress_port}/services/cutekit-progress/"
         self.api = f"http://127.0.0.1:{self.port}/hub/api"
         self.routes_file = base / "routes.json"
         config = base / "test_hub_config.py"
         config.write_text(HUB_CONFIG.format(
             deploy_config=str(ROOT / "deploy" / "jupyterhub_config.py"), routes_file=str(self.routes_file),
-            public_port=free_port(), hub_port=self.port, learners=set(learners), homes=str(self.homes)))
+            public_port=free_port(), hub_port=self.port))
+        (base / "learners.txt").write_text("\n".join(learners) + "\n")
         env = {key: value for key, value in os.environ.items() if not key.startswith(("CUTEKIT_", "JUPYTER"))}
+        # the learners' servers are started through the REST API, not the pull link: the course repository is
+        # one the hub does not look into (tests/test_workshop.py pulls the student branch as the hub would)
         env.update(CUTEKIT_HUB_STATE=str(base), CUTEKIT_COURSE_PYTHON=sys.executable,
-                   CUTEKIT_GPUS=gpus, CUTEKIT_LEARNERS_PER_GPU=str(per_gpu))
+                   CUTEKIT_COURSE_REPO="https://example.invalid/ORG/cute-by-hand",
+                   CUTEKIT_GPUS=gpus, CUTEKIT_LEARNERS_PER_GPU=str(per_gpu),
+                   CUTEKIT_HUB_AUTHENTICATOR="shared-password", CUTEKIT_HUB_PASSWORD=PASSWORD,
+                   CUTEKIT_HUB_LEARNERS=str(base / "learners.txt"), CUTEKIT_HUB_HOMES=str(self.homes),
+                   CUTEKIT_HUB_ACCOUNT=getpass.getuser(), CUTEKIT_HUB_PROGRESS_PORT=str(self.progress_port),
+                   CUTEKIT_HUB_ADMINS="teacher", CUTEKIT_HUB_ADMIN_PASSWORD=ADMIN_PASSWORD)
         self.log = open(base / "hub.log", "w")
         self.process = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=base,
                                         env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -139,10 +154,10 @@ class Hub:
             time.sleep(0.3)
         raise AssertionError(f"timed out after {seconds} s waiting for {what}:\n{self.log_text()}")
 
-    def log_in(self, name: str) -> str:
+    def log_in(self, name: str, password: str = "") -> str:
         """A learner's API token, asked for with their user name and password (the hub's REST API)."""
         answer = requests.post(f"{self.api}/users/{name}/tokens", timeout=30,
-                               json={"auth": {"username": name, "password": "workshop"}, "note": "test"})
+                               json={"auth": {"username": name, "password": password or PASSWORD}, "note": "test"})
         assert answer.status_code == 201, answer.text
         return answer.json()["token"]
 
@@ -215,6 +230,12 @@ def result_line(output: str) -> list:
 def test_a_workshop_on_a_real_hub_reports_each_learner_as_they_left_it(tmp_path):
     hub = Hub(tmp_path, gpus="0", per_gpu=3, learners=LEARNERS + ("dan",))
     try:
+        wrong = requests.post(f"{hub.api}/users/ada/tokens", timeout=30,
+                              json={"auth": {"username": "ada", "password": "not-the-password"}})
+        assert wrong.status_code == 403, wrong.text
+        # ada's course was pulled already (as the landing page's pull does): her kernels import its cutekit
+        pulled = hub.homes / "ada" / "cute-by-hand"
+        shutil.copytree(ROOT / "cutekit", pulled / "cutekit", ignore=shutil.ignore_patterns("__pycache__"))
         tokens = {name: hub.log_in(name) for name in LEARNERS}
         for name in LEARNERS:
             assert hub.start_server(name, tokens[name]).status_code in (201, 202)
@@ -233,6 +254,8 @@ def test_a_workshop_on_a_real_hub_reports_each_learner_as_they_left_it(tmp_path)
         assert earned["ada"] == REFERENCE_POINTS > earned["bob"]     # right: every point of the tier it ran on
         assert ada[2] == bob[2] == "0", "every learner shares the one GPU the server has (3 per GPU)"
         assert ada[3] == str(hub.homes / "ada" / ".cutekit" / "progress.jsonl")
+        assert ada[4] == str(pulled / "cutekit" / "__init__.py")          # the pulled course first
+        assert bob[4] == str(ROOT / "cutekit" / "__init__.py")            # nothing pulled: the environment's
 
         # A fourth learner on a one-GPU server with 3 learners per GPU: refused, and told why.
         dan = hub.log_in("dan")
@@ -240,6 +263,30 @@ def test_a_workshop_on_a_real_hub_reports_each_learner_as_they_left_it(tmp_path)
         refusal = hub.wait_for(lambda: "seats, all taken" in hub.log_text() and hub.log_text(),
                                "the hub to refuse a fourth learner", 30)
         assert "1 GPU x 3 learners per GPU = 3 seats, all taken, so 'dan' cannot start" in refusal
+
+        # The hub's own copies (progress_service.py): sent by each check, read with an admin's token. A learner
+        # may not write another's; ada's stays readable after her server is stopped, as the culler stops it.
+        forged = requests.post(f"{hub.progress}learners/ada", data=b"{}", timeout=30,
+                               headers={"Authorization": f"token {tokens['bob']}"})
+        assert forged.status_code == 403, forged.text
+        teacher = hub.log_in("teacher", ADMIN_PASSWORD)
+        refused = requests.get(f"{hub.progress}learners", headers={"Authorization": f"token {tokens['ada']}"},
+                               timeout=30)
+        assert refused.status_code == 403 and "admin" in refused.text
+        stopped = requests.delete(f"{hub.api}/users/ada/server", headers={"Authorization": f"token {teacher}"},
+                                  timeout=60)
+        assert stopped.status_code in (202, 204), stopped.text
+        hub.wait_for(lambda: not requests.get(f"{hub.api}/users/ada", headers={"Authorization": f"token {teacher}"},
+                                              timeout=10).json().get("servers"), "ada's server to stop", 60)
+        env = {key: value for key, value in os.environ.items() if not key.startswith("CUTEKIT_")}
+        from_hub = subprocess.run([sys.executable, "-m", "cutekit", "report", "--hub", hub.progress, "--csv",
+                                   str(tmp_path / "hub.csv")], capture_output=True, text=True, timeout=120,
+                                  env={**env, "CUTEKIT_HUB_TOKEN": teacher})
+        assert from_hub.returncode == 0, from_hub.stdout + from_hub.stderr
+        collected = {row[0]: row for row in (line.split(",") for line in (tmp_path / "hub.csv").read_text().splitlines())}
+        column = collected["learner"].index(EXERCISE)
+        assert collected["ada"][column] == str(earned["ada"]) and collected["bob"][column] == str(earned["bob"])
+        assert collected["cy"][2] == collected["dan"][2] == "not attempted" and "teacher" not in collected
 
         report = subprocess.run([sys.executable, "-m", "cutekit", "report", "--homes", str(hub.homes),
                                  "--csv", str(tmp_path / "room.csv")], capture_output=True, text=True, timeout=120)

@@ -126,3 +126,18 @@ def test_without_cutedsl_a_ptx_cell_learns_it_is_unavailable_not_broken():
                           "print(r.ok, r.available, r.error)")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("False False no PTX on this machine: CuTeDSL"), out.stdout
+
+
+def test_a_mac_wheelhouse_resolves_for_apple_silicon(tmp_path):
+    """What `make wheelhouse WHEELHOUSE_OS=macos WHEELHOUSE_ARCH=arm64` downloads, resolved here by uv for
+    aarch64-apple-darwin as scripts/wheelhouse.py resolves it: no CuTeDSL, PyPI's torch, and the Mac-only
+    dependencies that pip's --platform alone would miss (it evaluates markers for the machine it runs on)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import wheelhouse
+    plan = wheelhouse.make_plan(tmp_path, "3.11", "arm64", "", wheelhouse.MAC_TORCH, "macos")
+    listed = tmp_path / "wanted.txt"
+    listed.write_text("\n".join(plan.requirements) + "\n")
+    pinned = uv_compile([str(listed), "--only-binary", ":all:"], plan.uv_platform, tmp_path)
+    assert "torch" in pinned and "nvidia-cutlass-dsl" not in pinned and "jupyterlab" in pinned
+    assert "appnope" in pinned       # ipykernel's dependency on macOS only
+

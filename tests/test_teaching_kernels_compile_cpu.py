@@ -1,9 +1,25 @@
 """The simulator's test kernels are real CuTeDSL: each compiles for sm_80 with the real package, without a
-GPU (so a kernel that runs on the simulator but not on CuTeDSL cannot slip into the course)."""
+GPU, warnings as errors (so a kernel that runs on the simulator but not on CuTeDSL, or only with a deprecated
+name, cannot slip into the course)."""
 import pytest
 
-pytestmark = pytest.mark.cutedsl
-cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+pytestmark = [pytest.mark.cutedsl, pytest.mark.filterwarnings("error")]
+pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+
+
+@pytest.fixture(autouse=True)
+def real_cutedsl():
+    """The real package, whatever an earlier test in this process chose with cutekit.use("sim"): its simulator
+    modules step aside for the test and come back after it."""
+    import sys
+    before = {name: module for name, module in sys.modules.items() if name == "cutlass" or name.startswith("cutlass.")}
+    for name, module in before.items():
+        if getattr(module, "__cutekit_sim__", False):
+            del sys.modules[name]
+    yield
+    for name in [name for name in sys.modules if name == "cutlass" or name.startswith("cutlass.")]:
+        del sys.modules[name]
+    sys.modules.update(before)
 
 
 def _kernels():
@@ -16,6 +32,7 @@ def _kernels():
 
 
 def _cases():
+    import cutlass
     import cutlass.cute as cute
     from cutlass.cute.runtime import make_fake_compact_tensor
 

@@ -52,7 +52,7 @@ def gemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
     tidx, _, _ = cute.arch.thread_idx()
     gA, gB, gC, cA, cB, cC = cta.cta_tiles(mA, mB, mC, (BM, BN, BK), GROUP_M)   # (BM|BN, BK, k_tiles), (BM, BN)
 
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float16, sA_layout, 128)       # (BM, BK, STAGES)
     sB = smem.allocate_tensor(cutlass.Float16, sB_layout, 128)       # (BN, BK, STAGES)
 
@@ -184,7 +184,8 @@ def gemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
         if cute.elem_less(last, mC.shape):
             cute.autovec_copy(result, tCgC)
         else:
-            for i in cutlass.range_constexpr(cute.size(result)):
+            # 128 iterations: a loop the compiler unrolls (a static one this long, CuTeDSL warns, is slow to trace)
+            for i in cutlass.range(cute.size(result), unroll_full=True):
                 if cute.elem_less(tCcC[i], mC.shape):
                     tCgC[i] = result[i]
 

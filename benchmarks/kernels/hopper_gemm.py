@@ -8,14 +8,16 @@ fragments with ldmatrix and issues one 16x8x16 `mma.sync` at a time. On an H100 
   1. TMA (the tensor memory accelerator, `cp.async.bulk.tensor`): one thread hands a whole (128, 64) tile of
      A to a copy engine, which writes it into shared memory already swizzled. The copy engine knows the
      tensor's shape, so rows and columns past the edge come back as zeros: no predicates in the kernel.
-  2. mbarriers: a TMA copy reports to a barrier in shared memory by the number of bytes that landed
-     ("transaction count"), so whoever waits on the barrier knows the whole tile is there. Two barriers per
-     stage of the ring of shared-memory buffers make a producer/consumer pipeline: `full[s]` (the producer
-     filled stage s) and `empty[s]` (the consumers are done with stage s).
+  2. transaction-counting mbarriers: mbarriers (barriers in shared memory) exist since sm_80; sm_90 adds a
+     byte count ("transaction count"): a TMA copy reports to a barrier the bytes that landed, so whoever
+     waits on the barrier knows the whole tile is there. Two barriers per stage of the ring of shared-memory
+     buffers make a producer/consumer pipeline: `full[s]` (the producer filled stage s) and `empty[s]` (the
+     consumers are done with stage s).
   3. wgmma (warpgroup MMA, `wgmma.mma_async`): the four warps of a warpgroup (128 threads) together issue a
      64 x 256 x 16 multiply whose A and B are read by the tensor cores straight from shared memory, through
      a "matrix descriptor", and whose fp32 accumulators stay in registers. It runs asynchronously: the
-     warpgroup commits a group of wgmmas and later waits until at most N groups are still running.
+     warpgroup commits a group of wgmmas and later waits until at most N groups are still running. wgmma
+     is sm_90a only: no later GPU runs it (Blackwell's tensor cores take tcgen05 instructions).
 
 With those, the work divides by role (warp specialization) instead of every thread doing everything:
 
@@ -26,9 +28,11 @@ and the producer gives most of its registers to the consumers (`setmaxnreg`: 40 
 232 per consumer thread; a consumer holds 64 x 256 / 128 = 128 fp32 accumulators).
 
 The epilogue: each consumer converts its accumulators to fp16 and writes them into shared memory with
-`stmatrix` (the inverse of ldmatrix), in the same swizzled layout TMA uses; then one thread issues a TMA
-store of the whole 128 x 256 tile. The copy engine clips it at the matrix edge, so ragged M and N need no
-predicates either.
+`stmatrix` (the inverse of ldmatrix), in the same swizzled layout TMA uses; then one warp issues the TMA
+store of the whole 128 x 256 tile: all 32 of its lanes execute the store instruction (the PTX has no
+elect.sync before it, unlike the loads, where CuTeDSL elects one lane; NVIDIA's CuTeDSL Hopper example
+stores from one warp the same way), each asking for the same tile. The copy engine clips it at the matrix
+edge, so ragged M and N need no predicates either.
 
 One more Hopper feature is a setting, off by default: CLUSTER_M = 2 launches thread-block clusters of two
 CTAs that compute neighbouring tile-rows of the same tile-column. They need the same B tile, so each loads
@@ -103,7 +107,7 @@ def hopper_gemm_kernel(tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAt
     # ---- 2. shared memory: the barriers, then A and B stages. The swizzle is given to the pointer (it
     # permutes byte addresses: 16-byte chunks XOR the 128-byte row index), the layout maps (row, k, stage)
     # to elements; 1024-byte alignment because the swizzle pattern repeats every 8 rows of 128 bytes
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     # barriers + s is full[s] (producer -> consumers: "stage s filled"), barriers + STAGES + s is empty[s]
     # (consumers -> producer: "stage s free")
     barriers = smem.allocate_array(cutlass.Int64, 2 * STAGES, byte_alignment=8)

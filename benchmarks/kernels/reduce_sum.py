@@ -53,7 +53,7 @@ def block_sum_to_thread0(partial: cutlass.Float32, warp_sums: cute.Tensor):
 def cuda_style_kernel(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
     row, _, _ = cute.arch.block_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     warp_sums = smem.allocate_tensor(cutlass.Float32, cute.make_layout(WARPS), 16)
 
     row_vectors = cute.zipped_divide(mX[row, None], (vector,))      # ((vector), (N / vector))
@@ -82,7 +82,7 @@ def sum_rows_cuda_style(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Cons
 def composition_kernel(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
     row, _, _ = cute.arch.block_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     warp_sums = smem.allocate_tensor(cutlass.Float32, cute.make_layout(WARPS), 16)
 
     # thread t owns the V contiguous elements [t * V, t * V + V) of each tile: (T, V) -> tile offset
@@ -129,7 +129,7 @@ def tiled_copy_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape
                       tiled_copy: cute.TiledCopy):
     tidx, _, _ = cute.arch.thread_idx()
     row_block, _, _ = cute.arch.block_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     warp_sums = smem.allocate_tensor(cutlass.Float32, cute.make_layout(WARPS), 16)
 
     thread_copy = tiled_copy.get_slice(tidx)
@@ -196,7 +196,7 @@ def any_dim_kernel(mX: cute.Tensor, mOut: cute.Tensor, vector: cutlass.Constexpr
     """mX: (outer, reduced, inner), inner contiguous; mOut: (outer, inner)."""
     tidx, _, _ = cute.arch.thread_idx()
     inner_block, outer, _ = cute.arch.block_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     partials = smem.allocate_tensor(
         cutlass.Float32, cute.make_layout((LANES_REDUCED, LANES_INNER * vector), stride=(LANES_INNER * vector, 1)), 16)
 

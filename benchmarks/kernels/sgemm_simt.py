@@ -39,7 +39,7 @@ def sgemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
     tidx, _, _ = cute.arch.thread_idx()
     gA, gB, gC, cA, cB, cC = cta.cta_tiles(mA, mB, mC, (BM, BN, BK), GROUP_M)   # (BM|BN, BK, k_tiles), (BM, BN)
 
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     sA = smem.allocate_tensor(cutlass.Float32, sA_layout, 16)         # (BM, BK, STAGES), M contiguous
     sB = smem.allocate_tensor(cutlass.Float32, sB_layout, 16)
 
@@ -121,7 +121,9 @@ def sgemm_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
     if cute.elem_less(last, mC.shape):
         cute.autovec_copy(accumulators, tCgC)
     else:
-        for i in cutlass.range_constexpr(cute.size(accumulators)):
+        # 64 iterations: CuTeDSL warns that a static loop that long is slow to trace (DSLOptimizationWarning)
+        # and asks for a loop the compiler unrolls instead
+        for i in cutlass.range(cute.size(accumulators), unroll_full=True):
             if cute.elem_less(tCcC[i], mC.shape):
                 tCgC[i] = accumulators[i]
 

@@ -25,7 +25,13 @@ def load(module: str):
 
 
 def short(error: BaseException) -> str:
-    return f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+    """`ErrorType: first line`; an MLIR error's first line only says an operation failed, so its next line (what
+    failed: `error: unknown: unable to compute the following composition: ...`) comes too."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    if text.endswith(":") and len(lines) > 1:
+        text += " " + lines[1]
+    return f"{type(error).__name__}: {text}"
 
 
 def trace(job):

@@ -142,6 +142,10 @@ PREDICT_PRINTF = Exercise(
     statement="Write predict(grid, block): the lines `block (bx,by,bz) thread (tx,ty,tz)` that the hello "
               "kernel prints when launched with that grid and block.",
     example="predict((1,1,1), (2,1,1)) == ['block (0,0,0) thread (0,0,0)', 'block (0,0,0) thread (1,0,0)']",
+    rule=("A launch runs the kernel once for every thread of every block, and every id is counted from 0.\n"
+          "CUDA numbers the threads of a block x fastest, then y, then z, and the blocks of the grid the same way.\n"
+          "The simulator runs block by block, so all of one block's lines come before the next block's (a GPU "
+          "prints them in no fixed order)."),
     cases=_cases,
     ask=_ask,
     criteria=(

@@ -232,6 +232,10 @@ TV_FROM_PICTURE = Exercise(
               "holds tile element (m, n); return the TV layout, shape (thread_shape, value_shape), that maps "
               "(thread, value) to the column-major tile index m + n*M.",
     example="the blog's 4x6 picture with thread_shape (2,2), value_shape (2,3) gives ((2,2),(2,3)):((2,12),(1,4))",
+    rule=("A TV layout maps (thread, value) to the tile's column-major index: m + n*M for element (m, n) of an "
+          "M-row tile.\n"
+          "Each stride is how far that index moves when one sub-mode of thread or value grows by one: find in the "
+          "picture where that (thread, value) is drawn, relative to (thread 0, value 0)."),
     cases=_picture_cases,
     ask=lambda answer, case: _describe_tv(answer(case["owner"], case["thread_shape"], case["value_shape"])),
     criteria=(
@@ -343,6 +347,8 @@ TILER_FOR = Exercise(
     statement="Write tiler_for(thread_shape, value_shape): the tiler (rows, columns) that cute.make_layout_tv "
               "returns for row-major thread and value layouts of these shapes (make_layout_tv is switched off).",
     example="tiler_for((8, 16), (2, 4)) is (16, 64)",
+    rule=("make_layout_tv places one thread's value block at every position of the thread layout, so the tile it "
+          "returns covers the thread layout's extent times the value layout's extent, mode by mode."),
     cases=_tiler_cases,
     ask=_ask_tiler,
     forbidden=("make_layout_tv",),
@@ -404,12 +410,12 @@ def _owned_mistake(unfold):
 
 THREAD_OWNS_MISTAKES = (
     (_owned_mistake(lambda i, rows, columns: i),
-     "those are tile indices; unfold each into (m, n) = (i % M, i // M)"),
+     "those are tile indices; unfold each into its (m, n) in the tile, column-major (m runs fastest)"),
     (_owned_mistake(lambda i, rows, columns: (i // columns, i % columns)),
-     "you unfolded the index row-major; CuTe's tile is column-major: (i % M, i // M)"),
+     "you unfolded the index row-major (n fastest); CuTe's tile is column-major: m runs fastest"),
     (_owned_mistake(lambda i, rows, columns: (i % columns, i // columns)),
-     "you unfolded with the number of columns N; a column-major tile's index is m + n*M, so divide by the "
-     "number of rows M: (i % M, i // M)"),
+     "you unfolded with the number of columns N; a column-major tile's index is m + n*M, so a column holds "
+     "the number of rows M of them"),
     (_owned_mistake(lambda i, rows, columns: (i // rows, i % rows)),
      "each pair is (n, m); list (m, n), the row first"),
     (lambda case: sorted(_reference_owned(case)),
@@ -434,7 +440,7 @@ def _owned_right(context) -> Verdict:
         where = f"thread {case['thread']} of {layout_text} on a {case['tiler'][0]}x{case['tiler'][1]} tile"
         why = _named_mistake(context, lambda o: o.value, THREAD_OWNS_MISTAKES)
         if not why and len(got) != len(want):
-            why = f"a thread holds size(tv, mode=[1]) = {len(want)} values"
+            why = f"a thread holds {len(want)} values here, as many as the TV layout's value mode has"
         return failed(f"{where}: owns {want}, yours is {got}" + (f" ({why})" if why else ""))
     return passed()
 
@@ -462,6 +468,9 @@ THREAD_OWNS = Exercise(
     statement="Write owned_by(tv_layout, tiler, thread): the (m, n) coordinates of the tile elements `thread` "
               "holds, in value order (cute.idx2crd is switched off: unfold the index yourself).",
     example="owned_by(((2,2),(2,3)):((2,12),(1,4)), (4, 6), 2) is [(0, 3), (1, 3), (0, 4), (1, 4), (0, 5), (1, 5)]",
+    rule=("A TV layout sends (thread, value) to a tile index; an (M, N) tile's index unfolds column-major, m "
+          "fastest.\n"
+          "A thread's elements are its values 0, 1, 2, ... in that order, each index turned into its (m, n)."),
     cases=_owns_cases,
     ask=_ask_owned,
     forbidden=("idx2crd",),
@@ -614,6 +623,12 @@ LAYOUT_TV_FOR_DTYPE = Exercise(
               "(tiler, tv_layout) that make_layout_tv gives for row-major threads (thread_rows, 32) and row-major "
               "values (value_rows, 128 // bits): every row of values one 128-bit access.",
     example="elementwise_tv(16, 2, 4) is ((8, 256), ((32,2),(8,4)):((64,4),(8,1)))",
+    rule=("One 128-bit access moves 128 // bits values of a type that is `bits` wide: a row of a thread's values is "
+          "that many.\n"
+          "make_layout_tv tiles the value layout over the thread layout: the tile is threads times values along "
+          "each mode, and each stride of the TV layout is the column-major tile-index step of its sub-mode (one row "
+          "down is 1, one column across is the tile's row count).\n"
+          "Row-major threads and values: the last mode varies fastest."),
     cases=_dtype_cases,
     ask=_ask_tv_for_dtype,
     forbidden=("make_layout_tv",),

@@ -130,10 +130,10 @@ def _divide_mistakes():
     return (
         (_divide_mistake(lambda mode, b, a: _by_hand(mode, b, cute.size(a))),
          "you took each complement up to size(A), the whole layout; the complement of a mode's tiler goes up to "
-         "the size of that mode, complement(B, size(mode)), since the divide happens mode by mode"),
+         "the size of that mode, since the divide happens mode by mode"),
         (_divide_mistake(lambda mode, b, a: _by_hand(mode, b, cute.size(b))),
          "you took each complement up to size(B), the tile; the complement of a mode's tiler goes up to the "
-         "size of that mode, complement(B, size(mode)): it places the copies of B that cover the mode"),
+         "size of that mode: it places the copies of B that cover the mode"),
         (_divide_mistake(lambda mode, b, a: cute.composition(mode, _pair(cute.complement(b, cute.size(mode)), b))),
          "each mode is (rest, tile); a logical divide lists the tile first, then the rest: (B, complement)"),
         (_divide_mistake(whole=lambda a, tiler: cute.logical_divide(a, (tiler[1], tiler[0]))),
@@ -207,13 +207,16 @@ LOGICAL_DIVIDE_BY_HAND = Exercise(
               "logical_divide(A, tiler), built mode by mode from get, complement, make_layout and composition "
               "(the divide functions are switched off while it is checked).",
     example="divide_by_hand((12,8):(8,1), (3:2, 2:1)) prints ((3,(2,2)),(2,4)):((16,(8,48)),(1,2))",
+    rule=("logical_divide divides mode by mode: mode i of A is divided by tiler[i] alone.\n"
+          "Dividing one mode by a 1-D layout B composes that mode with (B, the complement of B within that mode's "
+          "size): the tile first, then the rest that repeats the tile until it covers the mode."),
     cases=_divide_cases,
     ask=_ask_divide,
     forbidden=DIVIDES,
     criteria=(
         Criterion("in each mode, the tile part is that mode read through its tiler layout", "reference", 1,
                   _divide_part(0)),
-        Criterion("in each mode, the rest part is that mode read through complement(tiler layout, size(mode))",
+        Criterion("in each mode, the rest part is that mode read through the complement of its tiler layout",
                   "reference", 1, _divide_part(1)),
         Criterion("the whole layout prints as logical_divide(A, tiler)", "reference", 1, _whole_divide),
         Criterion("real CuTeDSL's logical_divide prints the layouts you built", "cutedsl-cpu", 1,
@@ -373,6 +376,10 @@ TILER_FROM_PICTURE = Exercise(
     statement="Write tiler_from_picture(picture): the tiler (two layouts or sizes) for which "
               "zipped_divide(make_layout((M, N)), tiler) numbers the tiles as drawn.",
     example="a 4x6 picture of 2x3 blocks gives (2:1, 3:1)",
+    rule=("A tiler gives the size of one tile, never the number of tiles; a mode whose tile rows (or columns) are "
+          "not neighbours is a 1-D layout with a stride, not a plain size.\n"
+          "zipped_divide numbers the tiles down the rest mode first (column-major): the picture's numbers show "
+          "which cells share a tile."),
     cases=_tiler_cases,
     ask=_ask_tiler,
     criteria=(
@@ -421,13 +428,13 @@ def _zipped_mistake(text):
 
 PREDICT_ZIPPED_MISTAKES = (
     (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({tm},{tn})):(({N},1),({tm * N},{tn}))"),
-     "the rest counts tiles: M // tile_m tiles down and N // tile_n across, not the tile's size"),
+     "the rest counts tiles: how many tiles fit down and how many across, not the tile's size"),
     (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):((1,{M}),({tm},{tn * M}))"),
      "those are column-major strides; the matrix is row-major: one row down is N, one column across is 1"),
     (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):(({N},1),({tm},{tn}))"),
-     "strides are memory steps: one tile down is tile_m rows of N elements, tile_m * N, not tile_m"),
+     "strides are memory steps: one tile down is tile_m rows of N elements each, not tile_m elements"),
     (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):(({N},1),({N},{tn}))"),
-     "one tile down is tile_m rows, not one: tile_m * N"),
+     "one tile down is tile_m rows, not one"),
     (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{M // tm}),({tn},{N // tn})):(({N},{tm * N}),(1,{tn}))"),
      "that is logical_divide's grouping, (tile, rest) in each mode; zipped_divide gathers the tile parts "
      "into mode 0 and the rest parts into mode 1"),
@@ -462,6 +469,10 @@ PREDICT_ZIPPED = Exercise(
     statement="Write zipped_text(M, N, tile_m, tile_n): what print shows for zipped_divide of the row-major "
               "(M,N):(N,1) by (tile_m, tile_n) (the divide functions are switched off).",
     example="zipped_text(256, 512, 16, 128) is ((16,128),(16,4)):((512,1),(8192,128))",
+    rule=("zipped_divide gathers ((tile), (rest)): mode 0 is the tile's shape, mode 1 counts how many tiles fit "
+          "down and across.\n"
+          "The strides are memory steps of the divided layout: inside the tile, the row-major matrix's own; in the "
+          "rest, the step from one tile to the next, down and across."),
     cases=_zipped_cases,
     ask=_ask_zipped,
     forbidden=DIVIDES,
@@ -570,10 +581,10 @@ def _whole_division(shape, tiler):
 SLICE_BLOCK_MISTAKES = (
     (_slice_decoded("row-major"),
      "you numbered the tiles row-major (across first); tile numbers run down the rest mode first, "
-     "column-major: tile b is (b % RestM, b // RestM)"),
+     "column-major: tile 1 is the tile below tile 0"),
     (_slice_decoded("across"),
-     "you decoded the tile number with the number of tiles across; tile numbers run down first, so divide by "
-     "the number of tiles down, RestM: (b % RestM, b // RestM)"),
+     "you decoded the tile number with the number of tiles across; tile numbers run down first, so a column "
+     "of tiles holds the number of tiles down, RestM"),
     (lambda case: _slice_of(case, ((None, _rest_coordinate(case)[1]), (None, _rest_coordinate(case)[0]))),
      "you sliced (bn, bm): the rest coordinate is (bm, bn), the tile row first"),
     (lambda case: _slice_of(case, ((_rest_coordinate(case)[0], None), (_rest_coordinate(case)[1], None))),
@@ -623,6 +634,10 @@ SLICE_BLOCK = Exercise(
               "coordinate (bm, bn)), with logical_divide and one slice (zipped_divide and local_tile are "
               "switched off).",
     example="block_tile(make_identity_tensor((256, 512)), (16, 128), 17) starts at (16, 128)",
+    rule=("logical_divide keeps each mode as (tile, rest); block b's tile keeps the tile part of each mode whole "
+          "and fixes the rest part.\n"
+          "A tile number counts down the rest mode first (column-major): a column of tiles holds as many numbers as "
+          "there are tiles down."),
     cases=_slice_cases,
     ask=_ask_slice,
     forbidden=("zipped_divide", "local_tile"),
@@ -721,8 +736,8 @@ TILE_PREDICATE_MISTAKES = (
      "you compared only the column; both coordinates must be inside: m < M and n < N"),
     (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns,
                         block=_rest_coordinate(case, "row-major")),
-     "you numbered the blocks row-major; tile numbers run down the rest mode first, column-major: tile b is "
-     "(b % RestM, b // RestM)"),
+     "you numbered the blocks row-major; tile numbers run down the rest mode first, column-major: block 1 is "
+     "the tile below block 0"),
 )
 
 
@@ -793,6 +808,9 @@ TILE_PREDICATE = Exercise(
               "where the element lies inside `shape`, from an identity tensor, zipped_divide, a slice and plain "
               "comparisons of each coordinate with the shape (elem_less and local_tile are switched off).",
     example="inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False elsewhere",
+    rule=("An identity tensor holds each element's own coordinate, so a block's tile of a divided identity tensor "
+          "holds the whole tensor's coordinates of that tile's elements.\n"
+          "An element is inside when each of its coordinates is strictly below the shape's extent in that mode."),
     cases=_predicate_cases,
     ask=_ask_predicate,
     forbidden=("local_tile", "elem_less"),

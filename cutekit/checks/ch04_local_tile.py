@@ -141,6 +141,9 @@ LOCAL_TILE_BY_HAND = Exercise(
     statement="Write tile_of(tensor, tiler, coord): cute.local_tile(tensor, tiler, coord), with zipped_divide "
               "and one slice (local_tile is switched off while it is checked).",
     example="tile_of(make_identity_tensor((8, 18)), (4, 6), (1, 2)) is tensor<(4,12) o (4,6):(1@0,1@1)>",
+    rule=("local_tile(tensor, tiler, coord) is a zipped_divide by the tiler, with the rest mode fixed at coord and "
+          "the tile mode kept whole.\n"
+          "The tile mode has one entry per tiler mode, whatever the tiler's rank."),
     cases=_tile_cases,
     ask=_ask_tile,
     forbidden=("local_tile",),
@@ -242,6 +245,10 @@ THREAD_ELEMENTS = Exercise(
               "local_partition(identity tile, make_layout(thread_shape), thread) holds (partitions and divides "
               "are switched off).",
     example="elements_of((4, 6), (2, 3), 1) is [(1, 0), (3, 0), (1, 3), (3, 3)]",
+    rule=("local_partition repeats the thread layout over the tile and keeps, in each repeat, the cell of the given "
+          "thread.\n"
+          "Thread t's first cell is where the thread layout puts index t (column-major); its cells repeat every "
+          "thread-layout extent down and across, listed column-major over the repeats."),
     cases=_element_cases,
     ask=_ask_elements,
     forbidden=("local_partition", "local_tile") + DIVIDES,
@@ -360,6 +367,10 @@ THREAD_LAYOUT_FOR_PICTURE = Exercise(
     statement="Write thread_layout_for(picture): the thread layout for which local_partition gives every thread "
               "exactly the cells the picture marks with its number.",
     example="a 4x6 picture with first row 0 1 2 0 1 2 and second row 3 4 5 3 4 5 gives (2,3):(3,1)",
+    rule=("The thread layout's shape is the extent of the block of thread numbers that repeats over the picture, "
+          "down and across.\n"
+          "Its strides are the steps in thread number between neighbours in that block, one cell down and one cell "
+          "across."),
     cases=_picture_cases,
     ask=_ask_thread_layout,
     criteria=(
@@ -510,6 +521,10 @@ GEMM_TILES = Exercise(
               "(BLK_M, BLK_N, BLK_K): block (m, n)'s gA (BLK_M, BLK_K, k tiles), gB (BLK_K, BLK_N, k tiles) and "
               "gC (BLK_M, BLK_N).",
     example="A 64x32, B 32x48, tiler (16, 8, 4), block (1, 2): gB is tensor<(0,16) o (4,8,8):(1@0,1@1,4@0)>",
+    rule=("local_tile(tensor, tile shape, coord) keeps a mode whole where coord has None and picks one tile where "
+          "it has a number.\n"
+          "Block (m, n) reads A's row of tiles m and B's column of tiles n over every k, and writes C's one tile "
+          "(m, n); B is stored (K, N), so its tile shape lists K first."),
     cases=_gemm_cases,
     ask=_ask_gemm,
     criteria=(
@@ -613,17 +628,16 @@ def _gpu_criterion(context) -> Verdict:
 def _unwritten_story(value) -> str:
     pattern = value["pattern"]
     if pattern == "first tile of each strip only":
-        return ("only the first 128 columns of each strip were written: loop k over every tile of the strip, "
-                "cute.size(gC, mode=[2]) of them, and partition tile k, gC[None, None, k]")
+        return ("only the first 128 columns of each strip were written: loop k over every tile of the strip (the "
+                "strip's last mode counts them) and partition tile k, not tile 0 each time")
     if pattern == "tile-shaped predicate":
         return ("only cells with m < 16 and n < 128 were written: the identity tensor holds the matrix's (m, n), "
                 "so compare it with mC.shape, not with the tile's shape")
     if pattern == "first strip only":
-        return ("rows past the first 16 were never written: block b's strip is local_tile(mC, tiler, (b, None)), "
-                "with b from cute.arch.block_idx()")
-    return ("each cell of the matrix belongs to one tile of one strip: local_tile(mC, tiler, (block, None)), then "
-            "tile k of the strip for every k, then the thread's cells of it, added where elem_less(coordinate, "
-            "mC.shape)")
+        return ("rows past the first 16 were never written: every block worked on strip 0; block b's strip is the "
+                "b-th 16-row strip, b from cute.arch.block_idx()")
+    return ("each cell of the matrix belongs to one tile of one strip: the block's strip, then each tile k of it, "
+            "then the thread's cells of that tile, added where the cell's coordinate lies inside mC")
 
 
 def _add_criterion(kind: str):
@@ -637,10 +651,10 @@ def _add_criterion(kind: str):
                 hint = ""
                 if "out-of-bounds" in outcome.error:
                     hint = (" (guard the tail: partition an identity tensor like C, and add cell i only "
-                            "if cute.elem_less(tCcC[i], mC.shape))")
+                            "where its coordinate lies inside mC's shape)")
                 elif "slice" in outcome.error or "coordinate" in outcome.error:
-                    hint = (" (the strip has cute.size(gC, mode=[2]) tiles: loop k over that many, tile k is "
-                            "gC[None, None, k])")
+                    hint = (" (the strip's tiles are its last mode: loop k over all of them and slice tile k "
+                            "out of the strip before partitioning it)")
                 return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
             value = outcome.value
             if value["wrong"]:
@@ -672,6 +686,9 @@ ADD_WITH_TAILS = Exercise(
     statement="Complete strip_kernel: the predicated elementwise add, one block per 16-row strip walking its "
               "128-column tiles, correct for any M, N.",
     example="add_strips on a 37x300 tensor equals torch.add",
+    rule=("Each block owns one strip, the one its block index names, and must walk every tile of that strip.\n"
+          "Where a tile reaches past the matrix, partition an identity tensor exactly as C is partitioned and touch "
+          "a cell only if its coordinate lies inside the matrix."),
     cases=_strip_cases,
     ask=_ask_add,
     timeout=180.0,

@@ -1,11 +1,12 @@
 """Chapter 05 exercises: build a TiledCopy, predict partition_S's shape, the TiledCopy row sum with two rows
-per warp, a compile cache key, and a reduction over dim 0.
+per warp, a compile cache key, a reduction over dim 0, and the capstone: a row softmax, kernel and launch
+written from a blank cell (graded on the simulator, by its sm_80 PTX, and on a GPU against torch.softmax).
 
 Answers are functions of their parameters, asked on random cases; every seed draws the cases on which the
 usual mistakes give a different answer from the right one, and a hint names a cause only where the answer is
 what that mistake gives. The two kernel exercises are graded on the simulator whatever backend the notebook
 uses: the learner's host function and every kernel it calls are rebuilt from their source with the simulator
-as `cutlass` (in the forked sandbox, so the notebook's modules stay as they were). On `cutedsl-cpu` both are
+as `cutlass` (in the forked sandbox, so the notebook's modules stay as they were). On `cutedsl-cpu` they are
 compiled for sm_80 with real CuTeDSL and their PTX read.
 
 Also here, for the chapter's compilation section: `compile_notebook_kernel` (a notebook's kernel compiled
@@ -110,9 +111,11 @@ def _copy_story(case, got) -> str:
                                  bits=case["value_shape"][1] * width),
          " You passed the values where the threads go: make_tiled_copy_tv(atom, thread_layout, value_layout)."),
         (lambda: _reference_copy(*args, thread_order=(0, 1)),
-         " Your threads are column-major: make_ordered_layout(thread_shape, order=(1, 0))."),
+         " Your threads are column-major: the exercise numbers them row-major, thread 1 to the right of "
+         "thread 0."),
         (lambda: _reference_copy(*args, value_order=(0, 1)),
-         " Your values are column-major: make_ordered_layout(value_shape, order=(1, 0))."),
+         " Your values are column-major: the exercise orders a thread's values row-major, value 1 to the right "
+         "of value 0."),
     ]
     for build, story in variants:
         try:
@@ -131,8 +134,8 @@ def _copy_judge(judge_one):
                 why = ""
                 if "atoms" in outcome.error or "num_bits" in outcome.error:
                     why = (" (an atom of num_bits_per_copy bits moves num_bits_per_copy / dtype.width values, and one "
-                           "copy should move a row of a thread's values: num_bits_per_copy = value_shape[1] * "
-                           "dtype.width)")
+                           "copy should move a row of a thread's values: num_bits_per_copy must cover one row of "
+                           "them, no more)")
                 return failed(f"{_copy_text(outcome.case)}: {outcome.error.splitlines()[0][:300]}{why}")
         for outcome in context.outcomes:
             verdict = judge_one(outcome)
@@ -158,7 +161,8 @@ def _copy_atom(outcome) -> Verdict | None:
     want = _copy_facts(_reference_copy(case["thread_shape"], case["value_shape"], case["dtype"]))["atom"]
     if outcome.value["atom"] != want:
         width = 32 if case["dtype"] == "Float32" else 16
-        why = _copy_story(case, outcome.value) or " (num_bits_per_copy = value_shape[1] * dtype.width)"
+        why = _copy_story(case, outcome.value) or (" (the atom's num_bits_per_copy must cover one row of a "
+                                                    "thread's values: no fewer bits, no more)")
         return failed(f"{_copy_text(case)}: one copy should move a row of {case['value_shape'][1]} values "
                       f"({case['value_shape'][1] * width} bits), the atom layout {want}; yours is "
                       f"{outcome.value['atom']}.{why}")
@@ -182,6 +186,10 @@ TILED_COPY_FOR = Exercise(
     statement="Write tiled_copy_for(thread_shape, value_shape, dtype): a TiledCopy with row-major threads, "
               "row-major values per thread, and an atom that moves one row of a thread's values.",
     example="tiled_copy_for((4, 32), (1, 4), Float32) has TV layout ((32,4),4):((16,1),4) and tile (4, 128)",
+    rule=("make_tiled_copy_tv takes the copy atom, the thread layout and the value layout, in that order; row-major "
+          "layouts have their last mode fastest.\n"
+          "A copy atom moves num_bits_per_copy bits per thread at a time; one atom should move exactly one row of a "
+          "thread's values."),
     cases=_copy_cases,
     ask=_ask_copy,
     criteria=(
@@ -257,7 +265,8 @@ def _shape_story(case, got) -> str:
         return (f" Mode 0 is nested: (values one atom moves, atoms per copy tile) = ({vector}, {values // vector}), "
                 f"not the {values} values flat.")
     if got[0] == (1, values) and vector != 1:
-        return f" Your atom moves 1 value; this one moves vector = {vector}: mode 0 is (vector, values // vector)."
+        return (f" Your atom moves 1 value; this one moves vector = {vector}: mode 0 is (values one atom moves, "
+                f"atoms per copy tile).")
     if got[1:] == (want[2], want[1]) and want[1] != want[2]:
         return (" Modes 1 and 2 are swapped: mode 1 counts copy tiles down (tile_shape[0] / (threads x values "
                 "down)), mode 2 across.")
@@ -293,6 +302,9 @@ PARTITION_SHAPE = Exercise(
     statement="Write partition_shape(thread_shape, value_shape, vector, tile_shape): the shape of one thread's "
               "partition_S of a tile, for row-major threads and values and an atom of `vector` values.",
     example="partition_shape((4, 32), (1, 4), 4, (4, 512)) == ((4, 1), 1, 4)",
+    rule=("A thread's partition_S of a tile is (CPY, CPY_M, CPY_N): mode 0 is (values one atom moves, atoms per "
+          "copy tile); modes 1 and 2 count how often the copy tile repeats down and across the tile.\n"
+          "A copy tile is threads times values, mode by mode."),
     cases=_shape_cases,
     ask=_ask_shape,
     forbidden=("make_tiled_copy_tv", "make_tiled_copy", "local_partition"),
@@ -340,17 +352,17 @@ def _row_sum_story(case, value) -> str:
     unwritten, rows = value["unwritten"], case["M"]
     if unwritten and all(r % 2 == 1 for r in unwritten):
         return ("the odd rows were never written: lanes 16-31 of a warp hold row 2w + 1, so the first lane of each "
-                "16 writes (tidx % 16 == 0), not only lane 0")
+                "16 writes, not only lane 0")
     if unwritten and all(r % ROWS_PER_BLOCK >= 4 for r in unwritten):
-        return ("rows 4 to 7 of each block were never written: 8 rows of 16 threads, so a thread's row is "
-                "row_block * 8 + tidx // 16 (a warp holds two rows; warp_idx() counts warps, not rows)")
+        return ("rows 4 to 7 of each block were never written: 8 rows of 16 threads, so a thread's row in its "
+                "block counts 16-thread groups, not warps (a warp holds two rows; warp_idx() counts warps)")
     if value["wrong"] and value["pair_sums"]:
-        return ("each sum is two rows' sums added: a warp holds two rows, so reduce over the 16 lanes of a row, "
-                "warp_reduction_sum(x, threads_in_group=16)")
+        return ("each sum is two rows' sums added: a warp holds two rows, so the reduction must stay inside the "
+                "16 lanes of a row, not span the whole warp")
     if unwritten:
-        return (f"{len(unwritten)} of {rows} rows were never written: each row's first lane (tidx % 16 == 0) "
-                "writes mOut[row_block * 8 + tidx // 16]")
-    return "reduce each thread's partials over exactly the 16 lanes of its row, threads_in_group=16"
+        return (f"{len(unwritten)} of {rows} rows were never written: each row is written once, by the first of "
+                "its 16 lanes, at the row's index among all M rows (8 rows per block)")
+    return "each row's sum comes from exactly the 16 lanes of that row: no fewer lanes, and none of the other row"
 
 
 def _row_sum_criterion(kind: str):
@@ -363,7 +375,7 @@ def _row_sum_criterion(kind: str):
             if outcome.error:
                 hint = ""
                 if "out-of-bounds" in outcome.error and "mOut" in outcome.error:
-                    hint = " (write only rows that exist: if row < shape[0])"
+                    hint = " (write only rows that exist: the last block's rows past M are not there)"
                 elif "out-of-bounds" in outcome.error:
                     hint = " (the loop reads through the TiledCopy with one predicate per atom: keep it as given)"
                 return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
@@ -388,7 +400,7 @@ def _row_sum_ptx(context) -> Verdict:
     shuffles = report.count("shfl.sync.bfly")
     if shuffles != 4:
         return failed(f"a 16-lane reduction is 4 butterfly shuffles (shfl.sync.bfly); your PTX has {shuffles} "
-                      "(warp_reduction_sum(x, threads_in_group=16) reduces each row's 16 lanes)")
+                      "(a reduction over each row's 16 lanes, not the whole warp's 32)")
     return passed()
 
 
@@ -397,6 +409,10 @@ TILED_COPY_ROW_SUM = Exercise(
     statement="Finish two_rows_kernel: 8 rows of 16 threads per block, two rows per warp; reduce each thread's "
               "partials over its row's 16 lanes and let the row's first lane write it, if the row exists.",
     example="two_rows_per_warp on a 9x300 tensor equals torch.sum(x, dim=-1)",
+    rule=("A shuffle reduction adds the values of the lanes in its group; when a warp holds two rows, the group "
+          "must be the lanes of one row, or the two rows are added together.\n"
+          "Exactly one lane writes each row's sum, at that row's index among all rows (blocks hold consecutive "
+          "rows), and only for rows that exist: the last block may reach past M."),
     cases=_row_sum_cases,
     ask=_ask_row_sum,
     timeout=180.0,
@@ -455,8 +471,8 @@ SAME_KERNEL = ("the same shape again", "another M", "a third M")
 NEW_KERNEL = {"float16": "the dtype (x.dtype)",
               "another N": "N, which the kernel was compiled for (x.shape[1])",
               "column-major strides": "the strides (x.stride())",
-              "an address 4 bytes past a 16-byte boundary": "whether the address is a multiple of 16 bytes "
-                                                            "(x.data_ptr() % 16 == 0), which assumed_align=16 promised"}
+              "an address 4 bytes past a 16-byte boundary": "whether the address is a multiple of 16 bytes, "
+                                                            "which assumed_align=16 promised"}
 
 
 @each_outcome
@@ -494,6 +510,9 @@ CACHE_KEY = Exercise(
     statement="Write cache_key(x): equal exactly when one compiled row-sum kernel (M dynamic, N static, strides "
               "static, 16-byte alignment assumed) serves both tensors; hashable.",
     example="cache_key(torch.zeros(8, 64)) == cache_key(torch.zeros(32, 64)) != cache_key(torch.zeros(8, 68))",
+    rule=("One compiled kernel serves every tensor that agrees on all it was compiled for: the dtype, each static "
+          "extent (not the dynamic ones), the strides, and the alignment it assumes.\n"
+          "A cache key is hashable (a tuple, not a list) and built from those facts, not from the tensor object."),
     cases=_key_cases,
     ask=_ask_key,
     criteria=(
@@ -533,22 +552,24 @@ def _dim0_criterion(context) -> Verdict:
         case = outcome.case
         where = f"a {case['M']}x{case['N']} sum over dim 0"
         if outcome.error:
-            hint = " (view mX as (1, M, N):(M*N, N, 1) and mOut as (1, N):(N, 1))"
+            hint = (" (inner_sum_kernel reads mX as (outer, reduced, inner) and writes mOut as (outer, inner): "
+                    "both need views of those modes)")
             if "mOut" in outcome.error or "out_view" in outcome.error:
-                hint = (" (inner_sum_kernel writes mOut[outer, j]: view mOut as (1, N):(N, 1), one outer index, and "
-                        "mX as (1, M, N):(M*N, N, 1))")
+                hint = (" (inner_sum_kernel writes mOut[outer, j]: mOut needs a view with an outer mode too, of "
+                        "one index, like mX's (outer, reduced, inner) view)")
             return failed(f"{where}: {outcome.error.splitlines()[0][:400]}{hint}")
         value = outcome.value
         if value["row_sums"]:
-            return failed(f"{where}: column j holds the sum of row j: you reduced over N; the reduced mode is M, "
-                          "stride N, and the inner mode N, stride 1: view (1, M, N):(M*N, N, 1)")
+            return failed(f"{where}: column j holds the sum of row j: you reduced over N; the reduced mode is M "
+                          "(the rows, one row of N elements apart) and the inner mode N (neighbours in memory)")
         if value["unwritten"]:
             return failed(f"{where}: {value['unwritten']} columns were never written, the first is column "
                           f"{value['first_unwritten']} (one thread per column, 128 per block: the grid needs "
-                          "ceil_div(N, 128) blocks, rounded up)")
+                          "enough blocks for every column, the last block partly full)")
         if value["wrong"]:
             return failed(f"{where}: {value['wrong']} columns differ from torch.sum(x, dim=0), the first is column "
-                          f"{value['first']} (the reduced mode is M, stride N; the inner mode is N, stride 1)")
+                          f"{value['first']} (the reduced mode is M, the rows, one row of N elements apart; the "
+                          "inner mode is N, neighbours in memory)")
     return passed()
 
 
@@ -568,6 +589,10 @@ SUM_DIM0 = Exercise(
     statement="Write sum_dim0(mX, mOut): mOut[n] = sum over m of mX[m, n], by viewing mX as (outer, reduced, inner) "
               "and launching inner_sum_kernel.",
     example="sum_dim0 on a 5x200 tensor equals torch.sum(x, dim=0)",
+    rule=("inner_sum_kernel reduces the middle mode of an (outer, reduced, inner) view: the mode summed over must "
+          "sit in the middle, with its own stride, and the output needs the matching (outer, inner) view.\n"
+          "One thread per inner index and 128 per block: the grid must cover every inner index, the last block "
+          "partly full."),
     cases=_dim0_cases,
     ask=_ask_dim0,
     timeout=180.0,
@@ -577,3 +602,313 @@ SUM_DIM0 = Exercise(
 
 
 EXERCISES = [TILED_COPY_FOR, PARTITION_SHAPE, TILED_COPY_ROW_SUM, CACHE_KEY, SUM_DIM0]
+
+
+# ---- ch05.capstone_softmax: a row softmax, kernel and launch written from a blank cell -----------------------
+
+SENTINEL = -7.0             # softmax outputs lie in [0, 1]: a -7 left in Y was never written
+GPU_THRESHOLD = 0.4         # the learner's kernel reaches at least this fraction of torch.softmax's speed
+GPU_SOFTMAX_CASES = ({"M": 8192, "N": 8192}, {"M": 3000, "N": 5001})
+
+
+def _softmax_cases(rng):
+    """Rows of 1024 with M a multiple of 4 (every lane busy, more than one 512-wide step); then ragged shapes: an
+    odd M over three blocks of 4 rows, N odd and longer than a 128-wide step; N = 1 in 3 rows; then
+    inputs near +1000 (exp overflows without the max subtracted) with N a multiple of 4 and a tail, and near
+    -1000 (exp underflows to 0 where something larger than the row, such as padding read as 0, is its max)."""
+    torch_ready()
+    return [{"M": 4, "N": 1024, "shift": 0.0, "kind": "aligned"},
+            {"M": rng.choice([9, 11]), "N": rng.choice([133, 167, 201]), "shift": 0.0, "kind": "ragged"},
+            {"M": 3, "N": 1, "shift": 0.0, "kind": "ragged"},
+            {"M": 3, "N": 4 * rng.randint(10, 40), "shift": 1000.0, "kind": "large"},
+            {"M": rng.choice([2, 3]), "N": rng.choice([67, 101, 133]), "shift": -1000.0, "kind": "large"}]
+
+
+def _softmax_inputs(case):
+    import torch
+    generator = torch.Generator().manual_seed(case["M"] * 1000 + case["N"])
+    return torch.randn(case["M"], case["N"], generator=generator) * 3 + case["shift"]
+
+
+def _softmax_facts(x, y) -> dict:
+    """What the learner's Y says about the kernel, as plain data: unwritten, non-finite and wrong elements,
+    whether the wrong rows are softmax times a number per row (and whether that number is the row's sum of
+    exponentials), and what each row's outputs add up to. In NumPy: in the forked sandbox, torch.softmax and
+    a max over a dim wait forever for a thread pool the notebook's own torch calls started before the fork."""
+    import numpy
+    x, y = x.numpy(), y.numpy()
+    M, N = x.shape
+    exponentials = numpy.exp(x.astype(numpy.float64) - x.max(axis=-1, keepdims=True))
+    want = exponentials / exponentials.sum(axis=-1, keepdims=True)
+    unwritten = y == SENTINEL
+    finite = numpy.isfinite(y)
+    written = ~unwritten
+    wrong = written & finite & ~numpy.isclose(y, want, rtol=1e-3, atol=1e-6)
+
+    def first(mask):
+        return tuple(int(i) for i in numpy.argwhere(mask)[0]) if mask.any() else None
+
+    whole_rows = unwritten.all(axis=-1)
+    partly = unwritten.any(axis=-1) & ~whole_rows
+    facts = {"M": M, "N": N,
+             "unwritten": int(unwritten.sum()), "first_unwritten": first(unwritten),
+             "unwritten_rows": [int(r) for r in numpy.flatnonzero(whole_rows)],
+             "partly_unwritten_rows": int(partly.sum()),
+             "columns_written": int(written[partly].sum()) // max(int(partly.sum()), 1),
+             "nonfinite": int((written & ~finite).sum()), "first_nonfinite": first(written & ~finite),
+             "zeros": bool((written & finite).any()) and bool((y[written & finite] == 0).all()),
+             "wrong": int(wrong.sum()), "first_wrong": first(wrong)}
+    bad_rows = [int(r) for r in numpy.flatnonzero(wrong.any(axis=-1) & ~unwritten.any(axis=-1) & finite.all(axis=-1))]
+    facts["row_sums"] = [round(float(y[r].astype(numpy.float64).sum()), 4) for r in bad_rows[:8]]
+    factors = []
+    for r in bad_rows:
+        kept = want[r] > 1e-12
+        factor = float(numpy.median(y[r][kept] / want[r][kept])) if kept.any() else float("nan")
+        factors.append(factor if numpy.allclose(y[r], want[r] * factor, rtol=1e-3, atol=1e-6) else None)
+    facts["proportional"] = bool(bad_rows) and all(f is not None for f in factors)
+    facts["undivided"] = bool(bad_rows) and all(
+        bool(numpy.allclose(y[r], exponentials[r], rtol=1e-3, atol=1e-6)) for r in bad_rows)
+    return facts
+
+
+def _ask_softmax(answer, case):
+    import torch
+    run, from_dlpack = on_simulator(answer)
+    x = _softmax_inputs(case)
+    y = torch.full_like(x, SENTINEL)
+    run(from_dlpack(x, assumed_align=16), from_dlpack(y, assumed_align=16), 4 if case["N"] % 4 == 0 else 1)
+    return _softmax_facts(x, y)
+
+
+def _rows_text(rows) -> str:
+    return ", ".join(str(r) for r in rows[:6]) + (", ..." if len(rows) > 6 else "")
+
+
+def _row_range(first: int, last: int) -> str:
+    return f"row {first}" if first == last else f"rows {first} to {last}"
+
+
+def _softmax_story(case, value, tail_free_wrong: bool = False) -> str:
+    """Why Y is wrong, from the pattern of what was written. `tail_free_wrong`: the case without a tail (the
+    aligned one) came out wrong too, so a ragged case's error is not the tail's."""
+    M, N = value["M"], value["N"]
+    rows = value["unwritten_rows"]
+    if rows:
+        first = rows[0]
+        step = next((s for s in (2, 4, 8, 16) if M > 1 and all((r % s != 0) == (r in rows) for r in range(M))), None)
+        if step:
+            return (f"only every {step}th row (0, {step}, ...) was written: a block holds several rows and every "
+                    f"warp of the block worked on the block's first row; the row must include the warp's place in "
+                    f"the block")
+        # a grid rounded down leaves fewer rows than a block holds, after a whole number of blocks
+        if rows == list(range(first, M)) and any(first % r == 0 and M - first < r for r in (2, 4, 8, 16, 32)):
+            return (f"{_row_range(first, M - 1)} never written: the grid's blocks cover only the first {first} "
+                    f"rows; the block count must be rounded up so that a last, partial block takes the rest")
+        if rows == list(range(first, M)) and first > 0:
+            return (f"{_row_range(first, M - 1)} never written while {_row_range(0, first - 1)} were, with "
+                    f"enough blocks for every row: where a block holds several rows, the row a warp works on must "
+                    f"count the rows of every block before its own, not only the block's index")
+        return (f"rows {_rows_text(rows)} were never written: every row must belong to one group of threads "
+                f"of one block")
+    if value["partly_unwritten_rows"]:
+        return (f"in {value['partly_unwritten_rows']} rows only {value['columns_written']} of the {N} outputs were "
+                f"written, the first one missing at (m, n) = {value['first_unwritten']}: one thread of the row's "
+                f"group stored its elements and the others did not; every thread stores every element it "
+                f"computed, where it is inside the tensor")
+    if value["nonfinite"] and case["shift"] > 0:
+        return (f"inf or nan at (m, n) = {value['first_nonfinite']} for inputs near +1000: exp(x) overflows fp32 "
+                f"above x = 88.7, so exp of the raw inputs is inf and inf / inf is nan; subtract the row's max "
+                f"before exp")
+    if (value["nonfinite"] or value["zeros"]) and case["shift"] < 0:
+        return (f"every output is {'nan or inf' if value['nonfinite'] else '0'} for inputs near -1000: exp of "
+                f"each element minus the max you used underflowed to 0, so the max you used was far above the "
+                f"row's own (the elements are all near -1000). The padding past the end of the row, read as 0, "
+                f"became the max: what a predicated-off element holds must never win the max (or add to the sum)")
+    if value["nonfinite"]:
+        return (f"inf or nan at (m, n) = {value['first_nonfinite']}: a sum of 0 or an exp of an unbounded value; "
+                f"every row's max and sum must come from the whole row, and only from the row")
+    if value["undivided"]:
+        return ("every output is its element's exponential (the max subtracted), never divided by the row's sum: "
+                "the outputs of a row must add up to 1")
+    if value["proportional"] and (case["kind"] == "aligned" or tail_free_wrong):
+        tail = f"though N = {N} has no tail" if case["kind"] == "aligned" else "and rows with no tail did too"
+        return (f"each row's outputs add up to {value['row_sums'][:3]}, not 1, {tail}: the sum "
+                f"you divide by is not the sum of the exponentials for the max you subtract at the end (a sum "
+                f"gathered while the max still grew holds terms taken against older, smaller maxima: rescale it "
+                f"when the max changes)")
+    if value["proportional"]:
+        return (f"each row's outputs add up to {value['row_sums'][:3]}, less than 1, where N = {N} leaves a tail: "
+                f"the sum you divide by is too large. Elements past the end of the row, read as 0, entered the "
+                f"sum (each adds exp(0 - max)); what a predicated-off element holds must add nothing to the sum "
+                f"(and never win the max)")
+    sums = value["row_sums"]
+    if sums and all(1.5 < s < 32.5 and abs(s - round(s)) < 0.02 for s in sums):
+        return (f"each row's outputs add up to about {round(sums[0])}, not 1: the max and the sum were reduced "
+                f"over only part of the threads that hold the row, and each part normalized its own elements; "
+                f"reduce over every thread of the row (and only those)")
+    return ("the outputs differ from torch.softmax and are not a multiple of it: every output of a row must use "
+            "the same max and the same sum, both taken over the whole row")
+
+
+def _access_story(error: str) -> str:
+    """What an out-of-bounds access of the learner's kernel says: a store past Y, a load past X, or either."""
+    found = re.search(r"tensor (\w+) \(shape", error)
+    name = found.group(1).lower() if found else ""
+    if re.search(r"y|out|dst|dest", name):
+        return (" (a store past the end of Y: the output is written through the same predicate as the input, one "
+                "Boolean per element or vector that says it lies inside the tensor)")
+    if re.search(r"x|in|src", name):
+        return (" (a load past the end of X: predicate the loads, and give what is not loaded a value that can "
+                "neither win the max nor add to the sum)")
+    return (" (an access past the end of X or Y: every load and every store goes through a predicate that says "
+            "the element lies inside the tensor)")
+
+
+def _softmax_criterion(kind: str):
+    def judge(context) -> Verdict:
+        tail_free_wrong = any(o.case["kind"] == "aligned" and not o.error and o.value["proportional"]
+                              for o in context.outcomes)
+        for outcome in context.outcomes:
+            case = outcome.case
+            if case["kind"] != kind:
+                continue
+            near = {0.0: "", 1000.0: ", inputs near +1000", -1000.0: ", inputs near -1000"}[case["shift"]]
+            where = f"a {case['M']}x{case['N']} softmax{near}"
+            if outcome.error:
+                first = outcome.error.splitlines()[0][:400]
+                hint = ""
+                if "out-of-bounds" in outcome.error:
+                    hint = _access_story(outcome.error)
+                elif "grid=" in outcome.error and "[0," in outcome.error:
+                    hint = (f" (a grid of no blocks for {case['M']} rows: the block count must be rounded up, so that "
+                            f"a last, partial block takes the rows left over)")
+                return failed(f"{where}: {first}{hint}")
+            value = outcome.value
+            if value["unwritten"] or value["nonfinite"] or value["wrong"]:
+                story = _softmax_story(case, value, tail_free_wrong)
+                return failed(f"{where}: {value['wrong']} outputs differ from torch.softmax, {value['nonfinite']} are "
+                              f"inf or nan and {value['unwritten']} were never written ({story})")
+        return passed()
+    return judge
+
+
+def _softmax_ptx_facts(report) -> list:
+    """What a slow kernel's PTX lacks, one phrase each (empty: loads and stores 128-bit, shuffles, no local
+    memory)."""
+    facts = []
+    loads, vectors = report.count("ld.global"), report.count("ld.global.v4")
+    if not vectors:
+        facts.append(f"your loads are 32-bit: none of its {loads} global loads is a 128-bit ld.global.v4, so a "
+                     f"thread reads one float per instruction where one could move 4 consecutive floats of a row "
+                     f"(with vector 4 the rows start on 16-byte boundaries, as promised by assumed_align=16)")
+    elif loads != vectors:
+        facts.append(f"your loads are not all 128-bit: {loads - vectors} of its {loads} global loads move less "
+                     f"than 4 floats at once (ld.global without .v4)")
+    stores, vector_stores = report.count("st.global"), report.count("st.global.v4")
+    if stores != vector_stores:
+        facts.append(f"{stores - vector_stores} of its {stores} global stores are narrower than 128 bits (st.global "
+                     f"without .v4): Y is written a float at a time where one instruction could write 4")
+    if not any(report.count(f"shfl.sync.{kind}") for kind in ("bfly", "down", "up")):
+        facts.append("there is no warp shuffle that combines lanes (shfl.sync.bfly, .down or .up): no row's max or "
+                     "sum is reduced across the threads of a warp. Where one thread walks a whole row, the 32 lanes "
+                     "of a warp read 32 rows N floats apart: 32 memory lines per load instead of one")
+    if report.local_memory:
+        facts.append(f"{report.local_memory} local-memory accesses (a register array indexed with a run-time value "
+                     "or spilled registers: index fragments with cutlass.range_constexpr)")
+    return facts
+
+
+def _softmax_ptx(context) -> Verdict:
+    report, problem = compiled_kernel(context.answer, ("Float32", 2, 4), ("Float32", 2, 4), 4, module="learner_softmax")
+    if problem:
+        return problem
+    facts = _softmax_ptx_facts(report)
+    if facts:
+        return failed("compiled for sm_80 with N a multiple of 4 (vector 4): " + "; ".join(facts) + ". Right but "
+                      "slow: a row softmax is limited by memory, and these are what a fast one moves it with")
+    return passed()
+
+
+def gpu_softmax(host, case):
+    """Harness (runs on the GPU, real CuTeDSL): the learner's softmax against torch.softmax, then the median
+    time of each on the same tensors (the same process, CUDA events)."""
+    import torch
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+
+    from .kernels import gpu_median_ms
+    generator = torch.Generator(device="cuda").manual_seed(case["M"] + case["N"])
+    x = torch.randn(case["M"], case["N"], device="cuda", generator=generator) * 3
+    y = torch.full_like(x, SENTINEL)
+    vector = 4 if case["N"] % 4 == 0 else 1
+    views = [from_dlpack(x, assumed_align=16), from_dlpack(y, assumed_align=16)]
+    compiled = cute.compile(host, *views, vector)
+    compiled(*views)
+    torch.cuda.synchronize()
+    differ = ~torch.isclose(y, torch.softmax(x, dim=-1), rtol=1e-3, atol=1e-6)
+    first = differ.nonzero()[:1].tolist()
+    result = {"wrong": int(differ.sum()), "first": tuple(first[0]) if first else None}
+    if not first:
+        result["ms"] = gpu_median_ms(lambda: compiled(*views))
+        result["torch_ms"] = gpu_median_ms(lambda: torch.softmax(x, dim=-1))
+    return result
+
+
+def _softmax_gpu(context) -> Verdict:
+    from .kernels import on_gpu
+    cases = list(GPU_SOFTMAX_CASES)
+    reply = on_gpu(context.answer, f"{__name__}:gpu_softmax", cases)
+    if not reply.ok:
+        return failed(f"on the GPU: {reply.error[:600]}")
+    notes = []
+    for case, (value, error) in zip(cases, reply.values):
+        where = f"a {case['M']}x{case['N']} softmax on the GPU"
+        if error:
+            return failed(f"{where}: {error[:400]}")
+        if value["wrong"]:
+            return failed(f"{where}: {value['wrong']} outputs differ from torch.softmax, the first at {value['first']}")
+        notes.append(f"{case['M']}x{case['N']}: {value['ms']:.3f} ms, torch.softmax {value['torch_ms']:.3f} ms "
+                     f"({value['torch_ms'] / value['ms']:.2f} of its speed)")
+    first = reply.values[0][0]
+    speed = first["torch_ms"] / first["ms"]
+    if speed < GPU_THRESHOLD:
+        report, problem = compiled_kernel(context.answer, ("Float32", 2, 4), ("Float32", 2, 4), 4,
+                                          module="learner_softmax")
+        facts = _softmax_ptx_facts(report) if report else []
+        why = ("; ".join(facts) if facts else "its PTX has 128-bit loads and stores and shuffles: count how many "
+               "times it reads each row (a softmax needs one read of X and one write of Y, 8 bytes per element; "
+               "each further read adds 4)")
+        return failed(f"right, but {'; '.join(notes)}: below {GPU_THRESHOLD} of torch.softmax's speed on "
+                      f"8192x8192. Compiled for sm_80: {why}")
+    return Verdict(True, "; ".join(notes))
+
+
+CAPSTONE_SOFTMAX = Exercise(
+    id="ch05.capstone_softmax",
+    statement="Capstone: write a kernel and its launch, softmax_rows(mX, mY, vector): Y[m, :] = softmax(X[m, :]) "
+              "with the row max subtracted before exp, for a contiguous fp32 (M, N) tensor of any M and N.",
+    example="softmax_rows on a 9x601 tensor equals torch.softmax(x, dim=-1); nothing outside Y is written",
+    rule=("Softmax is unchanged when the same number is taken from every element of a row; taking the row's largest "
+          "makes every exponent at most 0, so nothing overflows.\n"
+          "Each thread folds its own elements of a row first (their maximum, then their exponentials' sum), and "
+          "the threads of that row combine theirs with a warp reduction over exactly the lanes that hold the row.\n"
+          "Elements past N do not exist: they must enter neither the maximum nor the sum, and nothing outside Y "
+          "may be written (predicates from an identity tensor, on the way in and on the way out)."),
+    cases=_softmax_cases,
+    ask=_ask_softmax,
+    timeout=240.0,
+    criteria=(
+        Criterion("M and N multiples of 4, N = 1024: every row equals torch.softmax", "reference", 1,
+                  _softmax_criterion("aligned")),
+        Criterion("ragged shapes (M odd over several blocks, N odd past a tile, N = 1): every row equals "
+                  "torch.softmax, nothing outside Y written", "reference", 2, _softmax_criterion("ragged")),
+        Criterion("inputs near +1000 and -1000: no overflow, no underflow, equal to torch.softmax", "reference", 1,
+                  _softmax_criterion("large")),
+        Criterion("compiled for sm_80 (N a multiple of 4): 128-bit global loads and stores, warp shuffles that "
+                  "reduce, no local memory", "cutedsl-cpu", 1, _softmax_ptx),
+        Criterion(f"on the GPU: 8192x8192 and 3000x5001 equal torch.softmax, and 8192x8192 runs at {GPU_THRESHOLD} "
+                  "of its speed or more", "gpu", 1, _softmax_gpu),
+    ),
+)
+
+EXERCISES.append(CAPSTONE_SOFTMAX)     # the chapter's capstone, its last exercise

@@ -253,21 +253,21 @@ def _ref_mistakes():
     inverse, compose = cute.right_inverse, cute.composition
     return [
         ("src2ref", made(lambda src, dst, case: compose(inverse(dst), src)),
-         "That is src2ref, the worked direction (source -> reference). ref2src goes the other way: the reference "
-         "(= destination) (thread, value) to an offset with layout_dst_tv, then back to a source (thread, value) "
-         "with right_inverse(layout_src_tv): composition(right_inverse(src), dst)."),
+         "That is src2ref, the worked direction (source -> reference). ref2src goes the other way: from a "
+         "reference (= destination) (thread, value) to its offset, then from that offset back to the source "
+         "(thread, value) that holds it."),
         ("inverts the destination", made(lambda src, dst, case: compose(inverse(dst), dst)),
-         "That is the identity: you inverted the destination (the reference itself). Invert the source: "
-         "right_inverse(layout_src_tv) reads an offset and names the source lane and value that hold it."),
+         "That is the identity: you inverted the destination (the reference itself). The inverse that reads an "
+         "offset and names the source lane and value holding it is the source layout's."),
         ("no inverse", made(lambda src, dst, case: compose(src, dst)),
          "composition(src, dst) reads dst's offsets as source (thread, value) indices: the source layout must be "
-         "inverted first, right_inverse(layout_src_tv), so that it reads an offset."),
+         "inverted first, so that it reads an offset."),
         ("the source itself", made(lambda src, dst, case: src),
          "That is the source layout itself, (thread, value) -> offset; the answer sends a reference (thread, "
          "value) to a source (thread, value) index."),
         ("the destination itself", made(lambda src, dst, case: dst),
-         "That is the destination layout itself, (thread, value) -> offset; go on to the source lane with "
-         "right_inverse(layout_src_tv)."),
+         "That is the destination layout itself, (thread, value) -> offset; one step is missing: from that offset "
+         "back to the source lane and value that hold it."),
         ("ignores transpose", lambda case: _ref_want({**case, "transpose": False}),
          "Right for the plain atoms, not the transposed ones: build the atom with "
          "LdMatrix8x8x16bOp(transpose, num_matrices), the transpose you are given."),
@@ -327,6 +327,10 @@ REF_TO_SRC = Exercise(
               "num_matrices), the layout sending a reference (thread, value) to the source (thread, value) whose "
               "row address supplies it.",
     example="ref_to_src(4, False) sends thread 9's register 1, half 0 to lane 10, value 2",
+    rule=("For ldmatrix the reference is the destination: layout_dst_tv sends a destination (thread, value) to an "
+          "offset, layout_src_tv sends a source (thread, value), a lane's row address, to an offset.\n"
+          "right_inverse of a layout reads an offset and names the (thread, value) that holds it; composition(f, g) "
+          "applies g first, then f."),
     cases=_ref_cases,
     ask=_ask_ref,
     criteria=(
@@ -410,8 +414,8 @@ def _lands_mistakes():
          SINGLE_ATOM),
         ("B read with the atom's 8 rows", lambda c: _lands_from(tv_of(tiled, c["operand"]),
                                                                 16 if c["operand"] == "A" else 8, c),
-         "B's tile here has N = 16 rows (two n8 atoms side by side): its column-major index is n + 16 * k, "
-         "not n + 8 * k."),
+         "B's tile here has N = 16 rows (two n8 atoms side by side): one column of it is 16 elements long in "
+         "the column-major index, not 8."),
         ("B as K x N", lambda c: right(c) if c["operand"] == "A" else
          _lands_from(tv_of(tiled, "B"), 32, {"row": c["k"], "k": c["row"]}),
          "B is indexed (n, k): CuTe's B tile is N x K (the MMA computes C[m, n] = sum over k of A[m, k] * B[n, k]),"
@@ -457,8 +461,8 @@ def _lands_judge(part: str):
                     why = ("Yours gives the same answer for every element (a worked example kept?): invert the "
                            "warp tile's TV layout for each (row, k).")
                 if not why:
-                    why = ("Invert the operand's TV layout of the warp tile: right_inverse(tv)(row + rows * k) is "
-                           "thread + 32 * value.")
+                    why = ("The warp tile's TV layout for this operand, inverted, reads the element's column-major "
+                           "index in the tile and names the thread and value that hold it.")
                 return failed(f"{_lands_text(outcome.case)} is held by thread {want[0]}, register {want[1]}, half "
                               f"{want[2]}; yours is {got}. {why}")
         return passed()
@@ -470,6 +474,11 @@ LANDS_IN = Exercise(
     statement="Write lands_in(operand, row, k): (thread, register, half) holding element (row, k) of A (16 x 32, "
               "row = m) or B (16 x 32, row = n) for one warp running m16n8k16 over permutation_mnk=(16, 16, 32).",
     example="lands_in('B', 3, 9) == (12, 1, 1)",
+    rule=("The tiled MMA's TV layout for an operand sends (thread, value) to the operand tile's column-major index; "
+          "its inverse reads an index and names the (thread, value).\n"
+          "Two fp16 values share one 32-bit register: value v lies in register v // 2, half v % 2.\n"
+          "With permutation_mnk (16, 16, 32) the A and B tiles are both 16 rows by 32: a column of either is 16 "
+          "elements long."),
     cases=_lands_cases,
     ask=_ask_lands,
     criteria=(
@@ -587,6 +596,10 @@ LDMATRIX_FOR = Exercise(
               "copy loads every register of one warp's MMA fragment exactly once, for the MMA atom atom_mnk "
               "(fp16) repeated over tile_mnk.",
     example="ldmatrix_for('B', (16, 8, 16), (16, 8, 16)) == 2",
+    rule=("An ldmatrix of n 8x8 matrices fills 2n consecutive fp16 values of each lane, in the MMA fragment's value "
+          "order: the atom's own values, then its repeats along M (or N for B), then along K.\n"
+          "It fits when those 2n values are whole pieces of that order; take the largest n of 4, 2, 1 that fits, so "
+          "that every register is loaded exactly once."),
     cases=_choose_cases,
     ask=_ask_choose,
     forbidden=("make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy", "make_tiled_copy_tv"),
@@ -629,8 +642,8 @@ def _ask_k_block(answer, case):
     return {"unwritten": unwritten, "wrong": len(wrong), "first": wrong[0] if wrong else None}
 
 
-RETILE_HINT = ("the destination is the MMA's registers seen through the copy: tXrA = thread_copy.retile(tCrA), "
-               "sliced like the source, tXrA[None, None, k_block]")
+RETILE_HINT = ("the destination is the MMA's registers seen through the copy: tCrA retiled by this thread's slice "
+               "of the S2R copy, sliced at the same k-block as the source")
 
 
 def _k_block_criterion(context) -> Verdict:
@@ -642,14 +655,14 @@ def _k_block_criterion(context) -> Verdict:
                 return failed(f"{where}: {first}")
             if "out of range" in first:
                 return failed(f"{where}: {first} (tXsA and tXrA are (CPY, CPY_M, CPY_K): k_block indexes the last "
-                              "mode, tXsA[None, None, k_block] and tXrA[None, None, k_block])")
-            return failed(f"{where}: {first} (the source is s2r.get_slice(tidx).partition_S(sA); "
-                          f"{RETILE_HINT})")
+                              "mode, and the other two stay whole)")
+            return failed(f"{where}: {first} (the source is sA partitioned by this thread's slice of the S2R copy, "
+                          f"its partition_S; {RETILE_HINT})")
         value = outcome.value
         if value["unwritten"]:
             return failed(f"{where}: {value['unwritten']} of the 256 registers were never loaded (copy this "
-                          "k-block, [None, None, k_block] of partition_S(sA) and of retile(tCrA): the retiled view "
-                          "shares tCrA's registers)")
+                          "k-block, the last mode of both the source partition and the retiled registers: the "
+                          "retiled view shares tCrA's registers)")
         if value["wrong"]:
             thread, v, want, got = value["first"]
             return failed(f"{where}: {value['wrong']} registers hold the wrong element; thread {thread} value {v} "
@@ -683,6 +696,9 @@ S2R_K_BLOCK = Exercise(
     statement="Complete s2r_kernel: ldmatrix k-block `k_block` of a 16x32 shared-memory A tile into the MMA "
               "fragment through partition_S and retile.",
     example="load_k_block(A, out, 1): out[t, v] is A at partition_A(identity)[v, 0, 1] of thread t",
+    rule=("A thread's slice of the S2R TiledCopy partitions the shared tile in the copy's order (partition_S), and "
+          "views the MMA's registers in the same order (retile), without copying them.\n"
+          "Both views are (CPY, CPY_M, CPY_K): one k-block is one index of the last mode, the same on both sides."),
     cases=_k_block_cases,
     ask=_ask_k_block,
     timeout=120.0,

@@ -10,6 +10,11 @@ draw), so a hint can name the mistake it recognises. The two loops run inside th
 simulator, which checks the order a GPU needs and names the first thing that goes wrong ("waited on the wrong
 phase", "stage reused before its consumer released it", "missing fence", ...); real CuTeDSL compiles the
 kernel with the learner's loop for sm_90a where it is installed, and its PTX is read.
+
+The capstone (`ch08.capstone`) is the learner's whole kernel, D = relu(A B^T + bias): two ragged problems on the
+simulator, the simulator's ordering messages passed on with what to change, a wrong D named from what it holds
+(`capstone_diagnosis`), the PTX of an sm_90a compile read, and on an sm_90 GPU a 4096^3 run timed against
+torch.relu(torch.addmm(...)).
 """
 from __future__ import annotations
 
@@ -233,6 +238,11 @@ SMEM_LAYOUT = Exercise(
               "operand tile, K-major or MN-major, built from the warpgroup atom with the largest swizzle the "
               "contiguous extent (in bytes) allows.",
     example="smem_layout(128, 64, Float16, 'K', 4) is S<3,4,3> o 0 o ((8,16),(64,1),(1,4)):((64,512),(1,0),(0,8192))",
+    rule=("A warpgroup atom's swizzle is the largest (128, 64 or 32 bytes) whose row divides the tile's contiguous "
+          "extent in bytes: the K extent of a K-major tile, the MN extent of an MN-major one; if none divides, the "
+          "interleaved atom.\n"
+          "tile_to_shape repeats the atom over (mn, k, stages); its order says which mode's repeats come first, and "
+          "the stage mode comes last."),
     cases=_smem_cases,
     ask=_ask_smem,
     criteria=(
@@ -256,7 +266,8 @@ TMA_MODELS = {
                 "multicasts it; your B box is the whole tile"),
     "own share": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"] // c["cluster_m"]) * c["bk"] * _width(c["dtype"]) // 8},
                   "the full barrier counts every byte that lands in this CTA's shared memory: all of B arrives "
-                  "(its own share and the other CTAs' multicast shares), so expect_tx is (bm + bn) * bk * bytes"),
+                  "(its own share and the other CTAs' multicast shares), so expect_tx counts B's whole tile, not "
+                  "this CTA's share of it"),
     "elements": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"]) * c["bk"]},
                  "expect_tx is a count of bytes, not elements: multiply by {bytes} bytes per {dtype}"),
     "fp16 bytes": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"]) * c["bk"] * 2},
@@ -311,6 +322,10 @@ TMA_PLAN = Exercise(
     statement="Write tma_plan(bm, bn, bk, cluster_m, dtype): the TMA box each CTA loads for A and for B (B "
               "multicast across cluster_m CTAs along M) and the bytes its full barrier expects per stage.",
     example="tma_plan(128, 256, 64, 1, Float16) is {'A': (128, 64), 'B': (256, 64), 'expect_tx': 49152}",
+    rule=("With B multicast across cluster_m CTAs along M, each CTA loads its share of B's rows and sends it to the "
+          "others; A is not shared.\n"
+          "A full barrier counts every byte that lands in its CTA's shared memory in one stage: all of A's tile and "
+          "all of B's, the other CTAs' multicast shares included, in bytes, not elements."),
     cases=_tma_cases,
     ask=_ask_tma,
     criteria=(
@@ -345,7 +360,7 @@ def reference_stages(case) -> int:
 
 
 STAGE_MODELS = {
-    "1000": (lambda c: _fit(c, limit=227 * 1000), "a KiB is 1024 bytes: the limit is 227 * 1024 = 232448 bytes"),
+    "1000": (lambda c: _fit(c, limit=227 * 1000), "a KiB is 1024 bytes: the limit, 227 KiB, is 232448 bytes"),
     "228": (lambda c: _fit(c, limit=228 * 1024),
             "228 KiB is the SM's shared memory; one block may use 227 KiB (232448 bytes)"),
     "no B": (lambda c: _fit(c, stage_bytes=_stage_bytes(c, b=False)),
@@ -420,6 +435,10 @@ STAGE_COUNT = Exercise(
               "tiles plus a full and an empty mbarrier each) that fit in 227 KiB with the epilogue's C tile, "
               "which reuses the stages' memory when reuse is True and needs its own otherwise.",
     example="stages_that_fit(128, 256, 64, Float16, Float16, True) is 4",
+    rule=("One stage holds A's (bm, bk) tile, B's (bn, bk) tile and two 8-byte mbarriers, a full and an empty one; "
+          "a tile's bytes are its elements times the dtype's width in bits, over 8.\n"
+          "The budget is 227 KiB (1 KiB = 1024 bytes); the epilogue's C tile needs its own room unless it reuses "
+          "the stages' memory."),
     cases=_stage_cases,
     ask=_ask_stages,
     criteria=(Criterion("the number of stages that fits in 227 KiB", "reference", 2, _stages_right),),
@@ -541,46 +560,48 @@ def _ask_consumer(answer, case):
     return value
 
 
-# what a failure's message says -> what to change, for each loop
+# what a failure's message says -> the cause and the place in the loop, for each loop
 PRODUCER_HINTS = (
-    ("stage reused before its consumer released it", "from k-tile `stages` on, wait on empty + s (s = k_tile % "
-     "stages) before loading into stage s, for the release of k-tile k_tile - stages: it completes phase "
-     "k_tile // stages - 1 of empty + s, so wait with parity (k_tile // stages - 1) % 2"),
-    ("expected none", "announce all of the stage's bytes once per k-tile: with cute.arch.elect_one(): "
-     "cute.arch.mbarrier_arrive_and_expect_tx(full + s, bytes_per_stage), and the two copies with "
-     "tma_bar_ptr=full + s"),
+    ("stage reused before its consumer released it", "from k-tile `stages` on, each load reuses a stage that an "
+     "earlier k-tile filled: wait on empty + s for the consumers' release of the k-tile that last used it "
+     "(k-tile k_tile - stages) before loading into stage s; a wait with the wrong parity returns at once, as if "
+     "that release had come (a stage's first release completes its phase 0, its second phase 1, and so on)"),
+    ("expected none", "each k-tile's copies need their bytes announced on full + s: all of the stage's bytes in "
+     "one arrival (mbarrier_arrive_and_expect_tx), from one lane, and both copies reporting to that barrier"),
     ("never waited for", "load only the k-tiles that exist: with fewer k-tiles than stages the first lap ends at "
-     "k-tile k_tiles - 1 (one loop over range(k_tiles))"),
+     "the last k-tile, not at the last stage"),
     ("more arrivals", "full + s counts one arrival per phase: one mbarrier_arrive_and_expect_tx per k-tile with all "
      "of the stage's bytes, in one lane, inside `with cute.arch.elect_one():`"),
-    ("never go on", "a wait that never returns: the release of k-tile k_tile - stages completes phase "
-     "k_tile // stages - 1 of empty + s, parity (k_tile // stages - 1) % 2 (the other parity waits for a phase "
-     "no consumer completes yet); and each stage's full barrier must receive the announced bytes (both "
-     "copies, A and B)"),
-    ("wrong phase", "the consumers found a stage not loaded yet: k-tile k_tile's copies go into stage "
-     "k_tile % stages, with tma_bar_ptr=full + s"),
-    ("was not initialized", "the stage is k_tile % stages: full + s and empty + s stay inside the `stages` "
-     "barriers of each kind"),
-    ("out-of-bounds", "the stage is k_tile % stages (tAsA[None, s] has `stages` stages)"),
+    ("never go on", "a wait that never returns: the producer's wait on empty + s must name, by its parity, the "
+     "phase that the release of k-tile k_tile - stages completes: a stage's first release completes its phase "
+     "0, its second phase 1, and so on (the other parity waits for a phase no consumer completes yet); and each "
+     "stage's full barrier must receive the announced bytes (both copies, A and B)"),
+    ("wrong phase", "the consumers found a stage not loaded yet: each k-tile's copies must fill the stage its "
+     "index wraps to on the ring, and report their bytes to that stage's full barrier"),
+    ("was not initialized", "the stage index ran past the last stage: it must wrap around the ring of `stages` "
+     "stages, so that full + s and empty + s stay inside the `stages` barriers of each kind"),
+    ("out-of-bounds", "the stage index ran past the last stage (tAsA[None, s] has `stages` stages): it must wrap "
+     "around the ring"),
 )
 CONSUMER_HINTS = (
     ("never committed", "warpgroup.commit_group() after each k-tile's cute.gemm calls: wait_group counts only "
      "committed groups"),
-    ("waited on the wrong phase", "the consumers wait on full + s for the phase that k-tile k_tile's copies "
-     "complete: phase k_tile // stages, parity (k_tile // stages) % 2"),
-    ("missing fence", "warpgroup.fence() after the wait on full + s, before the k-tile's first cute.gemm"),
-    ("not been retired", "release a stage only after warpgroup.wait_group has retired its wgmmas: after "
-     "wait_group(2), the stage of the k-tile two back, empty + (k_tile - 2) % stages (wait_group counts only "
-     "groups closed with warpgroup.commit_group())"),
-    ("still in flight", "after the loop, warpgroup.wait_group(0): the epilogue reads the accumulators"),
-    ("was not initialized", "the stage is k_tile % stages: the release goes to empty + (k_tile - 2) % stages, "
-     "inside the `stages` empty barriers"),
-    ("more arrivals", "empty + s counts one arrival per consumer warp: only lane 0 of each warp arrives"),
-    ("never go on", "a wait that never returns: release every stage once its wgmmas are retired, on its own "
-     "empty barrier (empty + (k_tile - 2) % stages), one arrival per warp (lane 0)"),
-    ("stage reused", "release a stage only once the wgmmas reading it are retired (commit_group, then "
-     "wait_group(2): wait_group counts only committed groups), one arrival per warp (lane == 0), on the barrier "
-     "of the stage they read: the k-tile two back, empty + (k_tile - 2) % stages"),
+    ("waited on the wrong phase", "the consumers' wait on full[s] must name, by its parity, the phase that "
+     "k-tile k_tile's copies complete: a stage's first fill completes its phase 0, its second phase 1, and so on"),
+    ("missing fence", "warpgroup.fence() after the wait on full[s], before the k-tile's first cute.gemm"),
+    ("not been retired", "release a stage only after warpgroup.wait_group has retired the wgmmas that read it; "
+     "wait_group counts only committed groups (closed with warpgroup.commit_group()), so the commit comes first"),
+    ("still in flight", "after the loop, the last k-tiles' wgmmas are still running when the epilogue reads the "
+     "accumulators: wait until none is left"),
+    ("was not initialized", "the released stage's index ran past the last stage: like every stage index it wraps "
+     "around the ring, so the release stays inside the `stages` empty barriers"),
+    ("more arrivals", "empty[s] counts one arrival per consumer warp: only one lane of each warp arrives"),
+    ("never go on", "a wait that never returns: release every stage once its wgmmas are retired, on that stage's "
+     "own empty barrier (the stage of the k-tile two back), one arrival per warp (lane 0)"),
+    ("stage reused", "release a stage only once the wgmmas reading it are retired (committed, then waited for: "
+     "wait_group counts only committed groups); with two k-tiles of wgmmas kept running, that is the stage of the "
+     "k-tile two back, not this k-tile's or the one before; one arrival per warp (lane 0), on the empty barrier "
+     "of the stage they read"),
 )
 
 
@@ -597,8 +618,8 @@ def _loop_verdict(outcome, hints) -> Verdict | None:
     if value["wrong"]:
         unwritten = f"; {value['nan']} outputs were never written" if value["nan"] else ""
         return failed(f"{where}: {value['wrong']} of {case['M'] * case['N']} outputs differ from NumPy's A @ B.T, "
-                      f"the first at (m, n) = {value['first']}{unwritten}: every k-tile must be loaded (k-tile "
-                      f"k_tile into stage k_tile % stages) and multiplied once (every k-block of the stage)")
+                      f"the first at (m, n) = {value['first']}{unwritten}: every k-tile must be loaded (each into "
+                      f"the stage its index wraps to) and multiplied once (every k-block of the stage)")
     return None
 
 
@@ -634,7 +655,7 @@ PRODUCER_PTX = (("mbarrier.try_wait.parity", 1, None, "an mbarrier_wait on empty
 CONSUMER_PTX = (("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", 4, 4, "BK / 16 = 4 wgmmas per k-tile"),
                 ("wgmma.fence", 1, None, "warpgroup.fence()"),
                 ("wgmma.commit_group", 1, None, "warpgroup.commit_group()"),
-                ("wgmma.wait_group", 2, None, "wait_group(1) in the loop and wait_group(0) after it"),
+                ("wgmma.wait_group", 2, None, "one wait_group in the loop and one after it"),
                 ("mbarrier.try_wait.parity", 1, None, "an mbarrier_wait on full[s]"))
 
 
@@ -664,8 +685,9 @@ def _consumer_depth(outcome) -> Verdict | None:
     if wrong or not value["left"]:
         got = [running for running, _ in value["left"]][:8]
         return failed(f"after each k-tile's wait_group, {got} groups of wgmmas stayed running; this loop keeps "
-                      f"{DEPTH}: warpgroup.wait_group({DEPTH}) after each commit (wait_group(1) is section 3.7's "
-                      f"loop, wait_group(0) leaves the tensor cores idle while the warpgroup waits)")
+                      f"{DEPTH} k-tiles of them running after each commit (wait_group(1) is section 3.7's loop, one "
+                      f"k-tile deep; waiting for every group in the loop leaves the tensor cores idle while the "
+                      f"warpgroup waits)")
     return None
 
 
@@ -772,6 +794,14 @@ MBARRIER_PHASES = Exercise(
               "from the k-tile index); the stage's bytes announced on full + s in one lane, and the TMA loads "
               "of A and B into the stage.",
     example="it replaces the kernel's `produce`; the consumers, the epilogue and the launch are the chapter's",
+    rule=("A phase of an mbarrier completes when its arrivals and its transaction bytes are all in; a wait on "
+          "parity p returns once the phase with that parity has completed (a fresh barrier counts the phase before "
+          "its first as completed).\n"
+          "Each use of a stage completes one phase of that stage's barriers, so their parity alternates 0, 1, 0, "
+          "... as the k-tiles go round the ring of stages.\n"
+          "The producer announces a stage's bytes once per k-tile, from one lane (an arrival with expect_tx), and "
+          "the TMA copies deliver them to the same barrier; before it refills a stage, it waits for the consumers' "
+          "release on the stage's empty barrier."),
     cases=_loop_cases,
     ask=_ask_producer,
     timeout=240.0,
@@ -793,10 +823,16 @@ WGMMA_MAIN_LOOP = Exercise(
     id="ch08.wgmma_main_loop",
     statement="Write the consumers' main loop two k-tiles deep, consumer_loop(tiled_mma, accumulators, tCrA, "
               "tCrB, full, empty, k_tiles, stages, lane): for every k-tile wait until its stage is filled "
-              "(full[s]), fence, issue its wgmmas and commit them, keep two k-tiles of them running "
-              "(wait_group(2)), then release the stage of the k-tile two back (empty[s], lane 0 of each warp); "
+              "(full[s]), fence, issue its wgmmas and commit them, keep two k-tiles of them running, "
+              "then release the stage of the k-tile two back (empty[s], lane 0 of each warp); "
               "after the loop, wait for every wgmma.",
     example="it replaces the kernel's `consume`; the producer, the epilogue and the launch are the chapter's",
+    rule=("wgmmas run asynchronously: commit_group closes the wgmmas issued since the last commit into a group, and "
+          "wait_group(n) returns once at most n committed groups are still running.\n"
+          "A stage may be released (one arrival per warp on its empty barrier) only once the wgmmas that read it "
+          "are retired, and the accumulators may be read only once none is running.\n"
+          "The consumers wait on a stage's full barrier with the parity of the phase its k-tile's copies complete, "
+          "and warpgroup.fence() orders earlier ordinary writes of the accumulators before the first wgmma."),
     cases=_consumer_cases,
     ask=_ask_consumer,
     timeout=240.0,
@@ -814,4 +850,353 @@ WGMMA_MAIN_LOOP = Exercise(
 )
 
 
-EXERCISES = [SMEM_LAYOUT, TMA_PLAN, STAGE_COUNT, MBARRIER_PHASES, WGMMA_MAIN_LOOP]
+
+# ---- ch08.capstone: the whole Hopper kernel, with a fused epilogue D = relu(A @ B^T + bias) ----------------
+
+CAPSTONE_TOLERANCE = {"rtol": 2e-2, "atol": 6e-2}     # fp16 D against fp32 NumPy
+BIAS_STEP = 0.125          # the bias is a shuffled run of multiples of 1/8: a column's value names its index
+_CAPSTONE_FAILED: dict = {}     # in the forked child: the answer whose first problem failed (its second is skipped)
+
+
+def _ragged(rng, low: int, high: int) -> int:
+    """A multiple of 8 (TMA needs rows of whole 16-byte chunks) from low to high that 64 does not divide."""
+    return 8 * rng.choice([eighths for eighths in range(low // 8, high // 8 + 1) if eighths % 8])
+
+
+def _capstone_cases(rng):
+    """Two ragged problems, each a few seconds on the simulator for 128 x 256 tiles: M, N and K divided by no
+    tile of 64, 128 or 256. The first spans two such tiles along N with one short k-tile (fewer k-tiles than
+    stages; the second tile-column's bias starts at column 256), rows 65-127 (the second warpgroup's rows
+    partly past M); the second is one tile of at most 63 rows (the second warpgroup's all past M), 9 k-tiles
+    deep: twice round a ring of 4 stages, the last k-tile short."""
+    edges = {"M": rng.randint(65, 127), "N": _ragged(rng, 264, 376), "K": _ragged(rng, 8, 56), "_shape": 0,
+             "_data": rng.randrange(10_000)}
+    laps = {"M": rng.randint(9, 63), "N": _ragged(rng, 136, 248), "K": _ragged(rng, 520, 568), "_shape": 1,
+            "_data": rng.randrange(10_000)}
+    return [edges, laps]
+
+
+def _capstone_data(case: dict):
+    """A (M, K), B (N, K) fp16, bias (N,) fp32 and D (M, N) fp16 filled with NaN (never written shows)."""
+    import numpy
+    rng = numpy.random.default_rng(case["_data"])
+    M, N, K = case["M"], case["N"], case["K"]
+    a = rng.standard_normal((M, K)).astype(numpy.float16)
+    b = rng.standard_normal((N, K)).astype(numpy.float16)
+    bias = ((rng.permutation(N) - N // 2) * BIAS_STEP).astype(numpy.float32)
+    d = numpy.full((M, N), numpy.nan, numpy.float16)
+    return a, b, bias, d
+
+
+def capstone_diagnosis(product, bias, d) -> dict:
+    """What D holds, against relu(product + bias) with product = A B^T in fp32: {"wrong": 0} when it is right,
+    else how many entries differ, the first, and `cause`: what D equals instead (no bias, no relu, relu before
+    the bias, a bias per row, another column's bias, entries never written) or "product" when the differences
+    follow no such pattern."""
+    import numpy
+    want = numpy.maximum(product + bias, 0)
+    got = d.astype(numpy.float32)
+
+    def equals(other):
+        return numpy.isclose(got, other, **CAPSTONE_TOLERANCE)
+
+    right = equals(want)
+    if right.all():
+        return {"wrong": 0}
+    m, n = (int(x) for x in numpy.argwhere(~right)[0])
+    out = {"wrong": int((~right).sum()), "first": (m, n), "got": float(got[m, n]), "want": float(want[m, n]),
+           "nan": int(numpy.isnan(got).sum())}
+    if out["nan"]:
+        rows, columns = numpy.nonzero(numpy.isnan(got))
+        out.update(cause="unwritten", first_unwritten=(int(rows[0]), int(columns[0])),
+                   from_row=int(rows.min()), from_column=int(columns.min()))
+        return out
+    for cause, other in (("no bias", numpy.maximum(product, 0)), ("no relu", product + bias),
+                         ("relu first", numpy.maximum(product, 0) + bias)):
+        if equals(other).all():
+            out["cause"] = cause
+            return out
+    # where D is clearly positive the clamp did nothing: D - A B^T is the bias that was added there. The bias
+    # values are multiples of BIAS_STEP, so an added value names the bias entry it came from (below 64, fp16
+    # rounds D by 1/64 at most)
+    added = numpy.where((got > 0.5) & (got < 64), got - product, numpy.nan)
+    counted = numpy.isfinite(added)
+    steps = added[counted] / BIAS_STEP
+    if not counted.any() or numpy.abs(steps - numpy.round(steps)).max() * BIAS_STEP > 0.04:
+        out["cause"] = "product"
+        return out
+    seen = counted.any(axis=0)                       # columns with an entry the clamp left alone
+    highest = numpy.where(counted, added, -numpy.inf).max(axis=0)
+    lowest = numpy.where(counted, added, numpy.inf).min(axis=0)
+    if (highest - lowest)[seen].max() >= 0.2:
+        out["cause"] = "per row"
+        return out
+    received = numpy.where(seen, highest, 0.0)      # the one value each column received
+    moved = [(int(j), int(numpy.argmin(numpy.abs(bias - received[j]))))
+             for j in numpy.nonzero(seen & (numpy.abs(received - bias) > BIAS_STEP / 2))[0]]
+    if not moved:
+        out["cause"] = "product"
+        return out
+    shifts = {column - source for column, source in moved}
+    out.update(cause="other column", moved=moved[:3], columns=len(moved),
+               shift=shifts.pop() if len(shifts) == 1 else None)
+    return out
+
+
+def capstone_on_simulator(host, case: dict) -> dict:
+    """Harness (the forked sandbox, the simulator as `cutlass`): the learner's host on one problem."""
+    import time
+
+    import numpy
+    from cutlass.cute.runtime import from_dlpack
+    a, b, bias, d = _capstone_data(case)
+    started = time.perf_counter()
+    try:
+        host(*[from_dlpack(x, assumed_align=16) for x in (a, b, bias, d)])
+    except Exception as error:  # noqa: BLE001 - the kernel's failure is the learner's message
+        return {"error": f"{type(error).__name__}: {str(error).strip()}"}
+    seconds = time.perf_counter() - started
+    product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
+    return {"error": "", "seconds": seconds, **capstone_diagnosis(product, bias, d)}
+
+
+def _ask_capstone(answer, case):
+    """The learner's kernel on one problem; the second is skipped once the first failed (a failing Hopper
+    kernel costs seconds a problem, and the first problem's message is the one to act on)."""
+    from .kernels import simulate
+    if case["_shape"] == 0:
+        _CAPSTONE_FAILED.pop(id(answer), None)
+    elif id(answer) in _CAPSTONE_FAILED:
+        return {"skipped": True}
+    try:
+        value = simulate(answer, capstone_on_simulator, case)
+    except (OSError, TypeError) as error:
+        raise TypeError(f"the kernel's source cannot be read ({error}); define the kernel and its host in a "
+                        f"notebook cell or a .py file") from None
+    if value.get("error") or value.get("wrong"):
+        _CAPSTONE_FAILED[id(answer)] = True
+    return value
+
+
+# what a failure's message says -> what to change (names the cause and the place, not the code)
+CAPSTONE_ERRORS = (
+    ("waited on the wrong phase", "the consumers' wait on a stage's full barrier returned before that k-tile's "
+     "copies landed: wait for the phase those copies complete (a consumer's parity starts at 0 and flips each "
+     "time the stage index wraps round the ring)"),
+    ("stage reused before its consumer released it", "the producer refilled a stage the consumers had not "
+     "released. Either the producer did not wait on the stage's empty barrier for the release of the k-tile "
+     "that used the stage one lap earlier (in the first lap nothing is released yet, and nothing needs to be), "
+     "or the consumers arrived on it before the wait_group that retires that k-tile's wgmmas (an arrival "
+     "releases only retired wgmmas)"),
+    ("expected none", "each k-tile's full barrier must be told, once and by one lane, every byte its copies "
+     "deliver (A's tile and B's tile)"),
+    ("not been retired", "a stage is released after the wait_group that retires the wgmmas reading it, not "
+     "before: release the stage of the k-tile whose group the wait just retired"),
+    ("still in flight", "the epilogue reads the accumulators: every committed group of wgmmas must be waited "
+     "for before"),
+    ("missing fence", "a fence is missing between two proxies or two writers: the message above names which "
+     "and where"),
+    ("out-of-bounds access to global tensor bias", "bias holds N values, one per column of D; the last "
+     "tile-column reaches past column N, where no bias exists (D's edge drops those columns anyway)"),
+    ("out-of-bounds", "D's last tile-row and tile-column are partial (M and N are not multiples of the tile): a "
+     "store from registers must leave out the rows and columns past D's edge (a TMA store clips them itself)"),
+    ("never waited for", "every TMA copy must complete on a barrier some thread waits on before the block "
+     "ends: load only the k-tiles that exist"),
+    ("more arrivals", "an mbarrier counts the arrivals it was initialised with, per phase: as many arriving "
+     "threads as its count (one elected lane for a full barrier, one lane per consumer warp for an empty one)"),
+    ("never go on", "a wait that never returns: every phase a thread waits for must be completed by arrivals "
+     "(and, on a full barrier, by the bytes announced)"),
+    ("launch grid=", "a grid with no CTA along a mode: the tiles of D must be counted rounding up, the partial "
+     "tile at the ragged edge included"),
+)
+# the simulator's own remedies that spell out the code of a fix: the hint keeps the cause, the advice above
+# says where to look
+SIMULATOR_REMEDIES = (
+    (re.compile(r"\s*Guard the access with an `if` on the tensor's shape \(e\.g\. `[^`]*`\) or fix the index"), ""),
+    (re.compile(r": call cute\.arch\.fence_proxy\([^)]*\) after writing and before the barrier that precedes the "
+                r"store"), ": the writes need a proxy fence (section 3.8) before the barrier that precedes the store"),
+)
+
+
+def _capstone_where(case) -> str:
+    k_tiles = -(-case['K'] // 64)
+    return f"M={case['M']}, N={case['N']}, K={case['K']} ({k_tiles} k-tile{'s' if k_tiles > 1 else ''} of 64)"
+
+
+def _capstone_hint(value: dict, case: dict) -> str:
+    cause, (m, n) = value.get("cause"), value["first"]
+    head = (f"{value['wrong']} of {case['M'] * case['N']} entries of D differ from relu(A B^T + bias), the first "
+            f"at (m, n) = ({m}, {n}): yours {value['got']:.3f}, expected {value['want']:.3f}. ")
+    if cause == "unwritten":
+        um, un = value["first_unwritten"]
+        return (head + f"{value['nan']} entries were never written, the first at ({um}, {un}), none before row "
+                f"{value['from_row']} or column {value['from_column']}: every tile of D needs a CTA and a store, "
+                f"the partial tiles at the ragged edge too (count tiles rounding up)")
+    if cause == "no bias":
+        return head + "D is relu(A B^T): the bias was never added to the accumulators before the store"
+    if cause == "no relu":
+        return head + "D is A B^T + bias, negative values included: the clamp at 0 is missing from the epilogue"
+    if cause == "relu first":
+        return (head + "D is relu(A B^T) + bias: the clamp at 0 came before the bias was added; the bias goes in "
+                "first, then the clamp")
+    if cause == "per row":
+        return (head + "the bias you added changes down the rows of a column: bias holds one value per column n of "
+                "D, and every row of column n gets that same value")
+    if cause == "other column":
+        (column, source), shift = value["moved"][0], value["shift"]
+        text = head + f"column {column} received the bias of column {source} ({value['columns']} columns got another column's bias): "
+        if shift is not None and shift >= 64:
+            return text + (f"every wrong column is {shift} columns past its bias, so each tile-column read the first "
+                           f"tile-column's bias: the bias of a tile starts at the tile's first column of D")
+        return text + ("within a tile, a thread added the bias of columns its accumulators do not hold: pair each "
+                       "accumulator with its own column, from the thread's own slice of the TiledMMA (a slice by "
+                       "the warpgroup's first thread gives that thread's columns, not this one's)")
+    return (head + "the differences are not the bias's or the clamp's: the product A B^T itself is wrong there "
+            "(every k-tile loaded into its stage and multiplied once, every tile at its own rows and columns)")
+
+
+def _capstone_criterion(shape: int):
+    def judge(context) -> Verdict:
+        outcome = next((o for o in context.outcomes if o.case.get("_shape") == shape), None)
+        if outcome is None:                  # graded on other problems only (a single example's case)
+            return passed()
+        where = _capstone_where(outcome.case)
+        value = outcome.value or {}
+        if value.get("skipped"):
+            return failed(f"{where}: not run, as the first problem failed (the criterion above says why)")
+        error = outcome.error or value.get("error", "")
+        if error:
+            advice = next((fix for clue, fix in CAPSTONE_ERRORS if clue in error), "")
+            for remedy, replacement in SIMULATOR_REMEDIES:
+                error = remedy.sub(replacement, error)
+            return failed(f"{where}: {error.strip()[:900]}" + (f"\nTo fix: {advice}" if advice else ""))
+        if value["wrong"]:
+            return failed(f"{where}: {_capstone_hint(value, outcome.case)}")
+        return Verdict(True, f"{where}: D = relu(A B^T + bias) (simulated in {value['seconds']:.1f} s)")
+    return judge
+
+
+CAPSTONE_FAKES = (FakeTensor("Float16", 2, 8), FakeTensor("Float16", 2, 8), FakeTensor("Float32", 1, 8),
+                  FakeTensor("Float16", 2, 8))
+# opcode prefix, at least, what it shows
+CAPSTONE_PTX = (("cp.async.bulk.tensor.2d.shared", 1, "TMA loads of A and B (cp.async.bulk.tensor, global to "
+                 "shared memory)"),
+                ("mbarrier.try_wait", 1, "mbarrier waits"),
+                ("mbarrier.arrive.expect_tx", 1, "an arrival that announces the stage's bytes (expect_tx)"),
+                ("wgmma.mma_async", 1, "warpgroup MMAs (wgmma.mma_async)"))
+
+
+def _capstone_ptx(context) -> Verdict:
+    try:
+        source = kernel_module_source(context.answer)
+    except (OSError, TypeError) as error:
+        return failed(f"the kernel's source cannot be read ({error}); define it in a notebook cell or a .py file")
+    with tempfile.TemporaryDirectory(prefix="cutekit-ch08-") as folder:
+        path = Path(folder) / "learner_capstone.py"
+        path.write_text(source)
+        report = compile_to_ptx(str(path), unwrap(context.answer).__name__, CAPSTONE_FAKES, arch="sm_90a")
+    if not report.ok:
+        first = report.error.strip().splitlines()[0][:500] if report.error.strip() else "no reason given"
+        return failed(f"CuTeDSL could not compile your kernel for sm_90a: {first}")
+    for opcode, least, what in CAPSTONE_PTX:
+        if report.count(opcode) < least:
+            return failed(f"the compiled kernel has no {opcode}: {what} belong in a Hopper kernel of this chapter")
+    if report.count("mma.sync"):
+        return failed(f"the compiled kernel has {report.count('mma.sync')} mma.sync (chapter 07's warp MMA): the "
+                      f"multiply is the warpgroup's wgmma here")
+    if report.local_memory:
+        return failed(f"the compiled kernel uses local memory ({report.local_memory} ld/st.local): a register "
+                      f"tensor indexed with a run-time value, or spilled registers")
+    return passed()
+
+
+CAPSTONE_GPU_CASE = {"M": 4096, "N": 4096, "K": 4096}
+CAPSTONE_SPEED = 0.5          # at least half of torch's speed for torch.relu(torch.addmm(...)), fp16
+
+
+def gpu_capstone(host, case) -> dict:
+    """Harness (an sm_90 GPU, real CuTeDSL): the learner's kernel on a case x case fp16 GEMM with an fp32 bias,
+    compared with torch.relu(torch.addmm(bias, A, B^T)) in fp32, then timed (median of 20 launches) next to
+    torch.relu(torch.addmm(...)) in fp16, in this process."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+
+    import cutlass.cute as cute
+    from .kernels import gpu_median_ms
+    M, N, K = case["M"], case["N"], case["K"]
+    generator = torch.Generator(device="cuda").manual_seed(M + N + K)
+    a = torch.randn(M, K, device="cuda", generator=generator).half()
+    b = torch.randn(N, K, device="cuda", generator=generator).half()
+    bias = torch.randn(N, device="cuda", generator=generator) * 8
+    d = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    views = [from_dlpack(t, assumed_align=16) for t in (a, b, bias, d)]
+    compiled = cute.compile(host, *views)
+    compiled(*views)
+    torch.cuda.synchronize()
+    reference = torch.relu(torch.addmm(bias, a.float(), b.float().T))
+    wrong = (~torch.isclose(d.float(), reference, rtol=2e-2, atol=0.25)).nonzero().tolist()
+    result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
+    if not wrong:
+        bias16 = bias.half()
+        result["ms"] = gpu_median_ms(lambda: compiled(*views))
+        result["torch_ms"] = gpu_median_ms(lambda: torch.relu(torch.addmm(bias16, a, b.T)))
+    return result
+
+
+def _capstone_gpu(context) -> Verdict:
+    from .kernels import on_gpu
+    reply = on_gpu(context.answer, f"{__name__}:gpu_capstone", [CAPSTONE_GPU_CASE])
+    if not reply.ok:
+        return failed(f"on the GPU: {reply.error[:600]}")
+    value, error = reply.values[0]
+    size = CAPSTONE_GPU_CASE["M"]
+    where = f"a {size}^3 fp16 GEMM + bias + relu on the GPU"
+    if error:
+        return failed(f"{where}: {error[:500]}")
+    if value["wrong"]:
+        return failed(f"{where}: {value['wrong']} entries differ from torch.relu(torch.addmm(bias, A, B^T)), the "
+                      f"first at {value['first']} (on a GPU an ordering mistake gives wrong values that change from "
+                      f"run to run)")
+    speed = value["torch_ms"] / value["ms"]
+    flops = 2 * size ** 3
+    text = (f"{where}: {value['ms']:.3f} ms ({flops / value['ms'] / 1e9:.0f} TFLOP/s), torch.relu(torch.addmm(...)) "
+            f"{value['torch_ms']:.3f} ms: {speed:.2f} of torch's speed")
+    if speed < CAPSTONE_SPEED:
+        return failed(text + f", below the {CAPSTONE_SPEED} this criterion asks (look at the tile, the stages and "
+                             f"what the epilogue does per element)")
+    return Verdict(True, text)
+
+
+CAPSTONE = Exercise(
+    id="ch08.capstone",
+    statement="Write gemm_bias_relu(mA, mB, bias, mD) and its kernel: D (M, N) fp16 = relu(A (M, K) @ B (N, K)^T "
+              "+ bias (N,) fp32), one bias value per column, on sm_90: TMA loads by a producer warp through an "
+              "mbarrier pipeline, wgmma in consumer warpgroups, the bias and the clamp applied to the accumulators "
+              "in registers before the store; M, N and K ragged (N and K multiples of 8).",
+    example="M=100, N=328, K=40: D[m, n] = max(sum_k A[m, k] B[n, k] + bias[n], 0)",
+    rule=("The pipeline is exercises 4 and 5's: one producer warp fills a ring of stages through TMA, announcing each "
+          "stage's bytes on its full barrier, and waits on the empty barrier before it refills a stage; the consumer "
+          "warpgroups wait on full, multiply with wgmma, and release a stage only once the wgmmas that read it retired.\n"
+          "A thread's accumulators hold the columns of D its slice of the TiledMMA gives it, many columns apart; the "
+          "epilogue works on those values, each with the bias of its own column of D (a tile's columns start at the "
+          "tile's first column), before they leave the registers.\n"
+          "relu clamps the biased sum, so the bias goes in first; columns past N have no bias value, and rows or "
+          "columns past D's edge must never be written (a TMA store clips them, a store from registers does not)."),
+    cases=_capstone_cases,
+    ask=_ask_capstone,
+    timeout=240.0,
+    criteria=(
+        Criterion("ragged M, N and K over two tiles of 128 x 256, one short k-tile: D = relu(A B^T + bias)",
+                  "reference", 3,
+                  _capstone_criterion(0)),
+        Criterion("9 k-tiles, twice round a 4-stage ring: every wait, arrival and copy in order", "reference", 2,
+                  _capstone_criterion(1)),
+        Criterion("compiled by real CuTeDSL for sm_90a: TMA loads, mbarrier try_wait and expect_tx, wgmma; no "
+                  "mma.sync, no local memory", "cutedsl-cpu", 1, _capstone_ptx),
+        Criterion(f"on an sm_90 GPU: a 4096^3 GEMM + bias + relu equals torch, at least {CAPSTONE_SPEED} of the "
+                  f"speed of torch.relu(torch.addmm(...))", "gpu", 1, _capstone_gpu, needs="sm_90"),
+    ),
+)
+
+
+EXERCISES = [SMEM_LAYOUT, TMA_PLAN, STAGE_COUNT, MBARRIER_PHASES, WGMMA_MAIN_LOOP, CAPSTONE]

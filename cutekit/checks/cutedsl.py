@@ -192,6 +192,52 @@ def compile_to_ptx(module_path: str, function_name: str, arguments: tuple = (), 
     return PtxReport(True, reply.ptx, instruction_counts(reply.ptx))
 
 
+@dataclass(frozen=True)
+class AlgebraReply:
+    """Real CuTeDSL's answers to layout-algebra calls: one printed result (or `ErrorType: message`) per call."""
+    available: bool
+    answers: list = field(default_factory=list)
+    error: str = ""
+
+
+def layout_algebra_in_cutedsl(calls: list, timeout: float = 120) -> AlgebraReply:
+    """Ask real CuTeDSL, in a fresh process and inside one `@cute.jit` trace, for `cute.<name>(*arguments)` per
+    call `(name, *arguments)`. A cutekit layout among the arguments (or inside a tuple of them, a tiler) is
+    rebuilt with CuTeDSL's `make_layout`; a trailing dict holds keyword arguments. Each answer is what `print`
+    shows, or `ErrorType: message` where CuTeDSL raised. Where CuTeDSL is not installed, `available` is False.
+
+    >>> from cutekit import cute
+    >>> reply = layout_algebra_in_cutedsl([("coalesce", cute.make_layout((2, 2), stride=(1, 2)))])
+    >>> reply.answers if reply.available else ["4:1"]
+    ['4:1']
+    """
+    reply = run_in_cutedsl("cutekit.checks.cutedsl", "_algebra_call", [tuple(call) for call in calls], timeout,
+                           with_cute=True)
+    if not reply.ok:
+        if "No module named 'cutlass'" in reply.error:
+            from cutekit.backend import platform_name
+            return AlgebraReply(False, error=f"CuTeDSL (nvidia-cutlass-dsl) is not installed ({platform_name()}); "
+                                             f"where it is (Linux, Windows) this cell prints its answers")
+        return AlgebraReply(False, error=reply.error)
+    return AlgebraReply(True, [value if error == "" else error for value, error in reply.values])
+
+
+def _algebra_call(cute, name, *arguments):
+    """Runs in the CuTeDSL worker, with `cute` = cutlass.cute: one call of `layout_algebra_in_cutedsl`."""
+    from cutekit.cute import Layout
+
+    def real(value):
+        if isinstance(value, Layout):
+            return cute.make_layout(value.shape, stride=value.stride)
+        if isinstance(value, tuple) and any(isinstance(part, Layout) for part in value):
+            return tuple(real(part) for part in value)
+        return value
+    keywords = arguments[-1] if arguments and isinstance(arguments[-1], dict) else {}
+    positional = arguments[:-1] if keywords else arguments
+    return getattr(cute, name)(*(real(argument) for argument in positional),
+                               **{key: real(value) for key, value in keywords.items()})
+
+
 def cutedsl_agrees(module: str, function: str, arguments, learner_text, case_text, multiline: bool = False):
     """A `cutedsl-cpu` criterion: real CuTeDSL, asked each case's question (`module.function(cute,
     *arguments(outcome))` in a fresh process), gives what the learner's answer gave (`learner_text(value)`).

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import secrets
 import sys
 from dataclasses import dataclass
@@ -72,7 +73,9 @@ class Exercise:
     `cases(rng)` draws the randomized inputs (plain dicts); `ask(answer, case)` runs the learner's answer on
     one case and returns a plain value (it runs in the sandbox, so it may raise freely: wrong type, wrong
     shape); `criteria` judge the outcomes. `forbidden` names cutekit.cute functions the answer must not call
-    (an exercise that asks for coalescing by hand switches `coalesce` off while the answer runs).
+    (an exercise that asks for coalescing by hand switches `coalesce` off while the answer runs). `rule` is the
+    second hint level, printed by `hint(id)`: the rule(s) behind the exercise, one per line, stated without the
+    answer's code or formula.
     """
     id: str
     statement: str
@@ -82,6 +85,7 @@ class Exercise:
     forbidden: tuple = ()
     timeout: float = 10.0
     example: str = ""
+    rule: str = ""
 
     @property
     def chapter(self) -> str:
@@ -195,7 +199,10 @@ def _missing_architecture(criterion) -> str:
     if f"({criterion.needs})" in detail:
         return ""
     device = detail.split(":")[0] if detail else "this GPU"
-    return (f"waits for an {criterion.needs} GPU (an H100 or H200): {device} has no TMA or wgmma, so this "
+    found = re.search(r"\(sm_(\d+)\)", detail)
+    # wgmma is sm_90a only: a later GPU (Blackwell, sm_100 on) has TMA but multiplies with tcgen05 instead
+    lacks = "has TMA but no wgmma (sm_90a only)" if found and int(found.group(1)) > 90 else "has no TMA or wgmma"
+    return (f"waits for an {criterion.needs} GPU (an H100 or H200): {device} {lacks}, so this "
             f"chapter's kernels need {criterion.needs}; the simulator graded the criteria above")
 
 

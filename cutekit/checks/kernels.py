@@ -37,10 +37,28 @@ def unwrap(function):
         function = inner
 
 
+_SOURCES: dict = {}     # id(code object) -> (code, its source with decorators), asked again for every check
+
+
 def _source_with_decorators(function) -> str:
     """The function's source from its first decorator line. Once real CuTeDSL has compiled a function, the
     object its name refers to reports source starting at `def` (its decorators gone), so the decorator lines
-    just above it in the same file (or notebook cell) are put back."""
+    just above it in the same file (or notebook cell) are put back. Kept per code object: running a cell again
+    makes a new one, so an edited function is read afresh, and reading the source (tokenizing the file) is the
+    dearest part of asking whether an answer was attempted."""
+    code = getattr(function, "__code__", None)
+    kept = _SOURCES.get(id(code))
+    if kept is not None and kept[0] is code:    # the same object, not an equal one (equal code may differ in
+        return kept[1]                          # its comments, and the placeholder is a comment)
+    source = _read_source_with_decorators(function)
+    if code is not None:
+        if len(_SOURCES) >= 4096:
+            _SOURCES.clear()
+        _SOURCES[id(code)] = (code, source)     # the code object kept alive, so its id is not reused
+    return source
+
+
+def _read_source_with_decorators(function) -> str:
     lines, first = inspect.getsourcelines(function)
     if lines and lines[0].lstrip().startswith("@"):
         return "".join(lines)

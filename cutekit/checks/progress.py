@@ -7,10 +7,19 @@ last line was cut off mid-write (a notebook killed while saving) gets its missin
 record, so that record starts a line of its own; readers skip the damaged line, name it in their problems
 (`cutekit progress` and `cutekit report` print them) and keep every other line.
 
+On a course JupyterHub (deploy/) the hub collects the room's progress: where `CUTEKIT_PROGRESS_URL` names its
+progress service, every record written also sends the learner's whole file there with the hub token the
+kernel has (`JUPYTERHUB_API_TOKEN`), so the hub's copy survives the learner's server being culled; a send that
+fails is a note on the result, and the next check's send carries it. `hub_progress` reads the hub's copies
+back for `cutekit report --hub`.
+
 `learner_table` shows one learner's best score per exercise; `class_report` gathers many learners' files
 (each file, home folder, or folder of home folders) into one table and CSV for an instructor. Given a hub's
 home folders (`homes=`), every learner with a home gets a row: one with no progress file yet shows as
-"not attempted", one whose file cannot be read as "unreadable", with the reason among the problems.
+"not attempted", one whose file cannot be read as "unreadable", with the reason among the problems. The
+report also shows the room per chapter and per exercise (passed, tried, checks run, learners failing it
+repeatedly, last check) and the learners to go and see (failing one exercise again and again, idle, not
+started), for every chapter or the chosen ones (`chapters=`, `--chapter 07`).
 """
 from __future__ import annotations
 
@@ -21,6 +30,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -101,7 +111,101 @@ def record_result(result, exercise):
         append_line(path, record)
     except OSError as error:
         return result.with_note(f"progress not saved to {path}: {error.strerror or error}")
-    return result
+    problem = send_to_hub(path)
+    return result.with_note(problem) if problem else result
+
+
+HUB_SERVICE = "services/cutekit-progress/"
+SEND_SECONDS = 3
+
+
+def _no_proxy_request(request, timeout: float):
+    """urlopen without the environment's HTTP proxy (the hub's service is an address inside the hub's network)."""
+    import urllib.request
+    return urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=timeout)
+
+
+def send_to_hub(path: Path) -> str | None:
+    """Send the learner's whole progress file to the hub's progress service (CUTEKIT_PROGRESS_URL), with the
+    kernel's hub token; None when sent or when there is no hub to send to, else what went wrong."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    url = os.environ.get("CUTEKIT_PROGRESS_URL", "")
+    token, user = os.environ.get("JUPYTERHUB_API_TOKEN", ""), os.environ.get("JUPYTERHUB_USER", "")
+    if not (url and token and user):
+        return None
+    target = url.rstrip("/") + "/learners/" + urllib.parse.quote(user, safe="")
+    try:
+        request = urllib.request.Request(target, data=Path(path).read_bytes(), method="POST", headers={
+            "Authorization": f"token {token}", "Content-Type": "application/x-ndjson"})
+        with _no_proxy_request(request, SEND_SECONDS):
+            return None
+    except urllib.error.HTTPError as error:
+        why = f"HTTP {error.code}: {error.read().decode(errors='replace')[:200]}"
+    except (OSError, ValueError) as error:
+        why = str(getattr(error, "reason", None) or error)
+    return f"progress saved here, not sent to the hub ({target}: {why}); the next check sends it again"
+
+
+class HubError(RuntimeError):
+    """The hub's progress service could not be read; the message says why and what to do."""
+
+
+def hub_service_url(hub: str) -> str:
+    """The progress service's address from the hub's (`https://hub.example.org` -> `.../services/cutekit-progress/`);
+    an address that already names a service is kept."""
+    hub = hub.strip()
+    if not hub.startswith(("http://", "https://")):
+        raise HubError(f"--hub {hub!r}: give the hub's address, like https://hub.example.org")
+    return hub if "/services/" in hub else hub.rstrip("/") + "/" + HUB_SERVICE
+
+
+def hub_progress(url: str, token: str) -> tuple[dict, list]:
+    """({learner: progress file text}, [every non-admin hub user]) from the hub's progress service."""
+    import urllib.error
+    import urllib.request
+    if not token:
+        raise HubError("no token: make one as an admin on the hub's token page (/hub/token) and set "
+                       "CUTEKIT_HUB_TOKEN to it")
+    request = urllib.request.Request(url.rstrip("/") + "/learners", headers={"Authorization": f"token {token}"})
+    try:
+        with _no_proxy_request(request, 60) as answer:
+            body = json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        said = error.read().decode(errors="replace")
+        try:
+            said = json.loads(said).get("error", said)
+        except ValueError:
+            pass
+        raise HubError(f"{url}: HTTP {error.code}: {said}") from None
+    except (OSError, ValueError) as error:
+        raise HubError(f"{url}: cannot be read ({getattr(error, 'reason', None) or error}); is the hub's "
+                       "cutekit-progress service running (deploy/README.md)?") from None
+    return dict(body.get("learners", {})), list(body.get("users", []))
+
+
+def failed_attempts(exercise_id: str) -> int:
+    """How many checks of `exercise_id` in this learner's progress file did not pass (0 when recording is off
+    or the file cannot be read)."""
+    path = progress_path()
+    if path is None:
+        return 0
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 0
+    count, quoted = 0, json.dumps(exercise_id)
+    for line in text.splitlines():
+        if quoted not in line:         # most lines are other exercises: skip them unparsed
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("exercise") == exercise_id and record.get("passed") is False:
+            count += 1
+    return count
 
 
 @dataclass(frozen=True)
@@ -119,6 +223,11 @@ def read_progress(path: Path) -> Progress:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as error:
         return Progress(str(path), (), (cannot_read(path, error),))
+    return parse_progress(text, path)
+
+
+def parse_progress(text: str, path) -> Progress:
+    """The records of a progress file's `text` (read from `path`, named in problems)."""
     records, problems = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -230,6 +339,86 @@ class Row(NamedTuple):
     scores: dict             # exercise id -> best points earned
     total: int
     status: str = ""         # "" when scores were read; else "not attempted" or "unreadable"
+    attempts: dict | None = None     # exercise id -> checks run
+    passed: frozenset = frozenset()  # exercise ids passed at least once
+    last: datetime | None = None     # the latest check's time
+    last_exercise: str = ""          # and its exercise
+    failing: dict | None = None      # exercise id -> checks failed since it last passed (all, if never)
+    last_checks: dict | None = None  # exercise id -> the time of its latest check
+
+
+STUCK_AFTER = 3          # this many checks of one exercise, none passed: "failing repeatedly"
+IDLE_MINUTES = 15        # no check in this many minutes before the room's latest: "idle"
+
+
+def record_time(record: dict) -> datetime | None:
+    """When a record was written (its `time`, with its UTC offset; one without is local time)."""
+    text = str(record.get("time", ""))
+    for form in ("%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            return datetime.strptime(text, form).astimezone()
+        except ValueError:
+            continue
+    return None
+
+
+def record_passed(record: dict) -> bool:
+    """Whether a check passed: its `passed`, or (older records) every point of the tiers that ran."""
+    if "passed" in record:
+        return bool(record["passed"])
+    return record["earned"] >= record["possible"] - record.get("waiting", 0)
+
+
+def chapter_of(exercise_id: str) -> str:
+    """`ch07.swizzle` -> `ch07`."""
+    return exercise_id.split(".", 1)[0]
+
+
+def chapter_names(wanted) -> tuple:
+    """`07`, `7`, `ch07` -> `ch07`; refuses anything else with the form it wants."""
+    names = []
+    for item in wanted or ():
+        text = str(item).strip().lower().removeprefix("ch")
+        if not text.isdigit():
+            raise ValueError(f"--chapter {item!r}: give a chapter number, like 07 (or ch07)")
+        names.append(f"ch{int(text):02d}")
+    return tuple(dict.fromkeys(names))
+
+
+def _row_from_records(learner: str, source: str, records) -> Row:
+    best = best_scores(records)
+    scores = {exercise_id: record["earned"] for exercise_id, record in best.items()}
+    attempts, passed, failing = {}, set(), {}
+    timed = sorted(records, key=lambda record: getattr(record_time(record), "timestamp", lambda: float("-inf"))())
+    for record in timed:
+        exercise_id = record["exercise"]
+        attempts[exercise_id] = attempts.get(exercise_id, 0) + 1
+        if record_passed(record):
+            passed.add(exercise_id)
+            failing.pop(exercise_id, None)
+        else:
+            failing[exercise_id] = failing.get(exercise_id, 0) + 1
+    last_checks = {}
+    for record in timed:
+        moment = record_time(record)
+        if moment is not None:
+            last_checks[record["exercise"]] = moment
+    last, last_exercise = max(((moment, e) for e, moment in last_checks.items()), default=(None, ""))
+    return Row(learner, source, scores, sum(scores.values()), "" if scores else "not attempted",
+               attempts, frozenset(passed), last, last_exercise, failing, last_checks)
+
+
+def _when(moment: datetime | None, latest: datetime | None) -> str:
+    if moment is None:
+        return "-"
+    if latest is not None and moment.date() == latest.date():
+        return moment.strftime("%H:%M")
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _columns(rows: list) -> list:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
 
 
 @dataclass(frozen=True)
@@ -238,40 +427,123 @@ class ClassReport:
     rows: tuple              # Row per learner
     possible: dict
     problems: tuple
+    chapters: tuple = ()     # only these chapters (`ch07`), or every chapter
+    stuck_after: int = STUCK_AFTER
+    idle_minutes: int = IDLE_MINUTES
+
+    @property
+    def shown(self) -> tuple:
+        """The exercise ids of the chosen chapters."""
+        return tuple(e for e in self.exercise_ids if not self.chapters or chapter_of(e) in self.chapters)
+
+    @property
+    def latest(self) -> datetime | None:
+        """The room's latest check: what "idle" is measured from (live or from files collected later)."""
+        times = [row.last for row in self.rows if row.last is not None]
+        return max(times) if times else None
+
+    def _total(self, row: Row) -> int:
+        return sum(row.scores.get(exercise_id, 0) for exercise_id in self.shown)
 
     def table(self) -> str:
-        header = ["learner"] + [exercise_id.split(".", 1)[1] for exercise_id in self.exercise_ids] + ["total", ""]
-        body = [[row.learner] + [str(row.scores.get(exercise_id, "-")) for exercise_id in self.exercise_ids]
-                + [str(row.total), row.status] for row in self.rows]
-        out_of = ["(out of)"] + [str(self.possible[exercise_id]) for exercise_id in self.exercise_ids]
-        out_of += [str(sum(self.possible.values())), ""]
-        widths = [max(len(row[column]) for row in [header, out_of] + body) for column in range(len(header))]
-        lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-                 for row in [header, out_of] + body]
+        """One row per learner: best points per exercise, total, status (of the chosen chapters)."""
+        shown = self.shown
+        header = ["learner"] + [exercise_id.split(".", 1)[1] for exercise_id in shown] + ["total", ""]
+        body = [[row.learner] + [str(row.scores.get(exercise_id, "-")) for exercise_id in shown]
+                + [str(self._total(row)), row.status] for row in self.rows]
+        out_of = ["(out of)"] + [str(self.possible[exercise_id]) for exercise_id in shown]
+        out_of += [str(sum(self.possible[exercise_id] for exercise_id in shown)), ""]
+        lines = _columns([header, out_of] + body)
         if not self.rows:
             lines.append("(no progress files found)")
         lines += [f"problem: {problem}" for problem in self.problems]
         return "\n".join(lines)
 
+    def summary(self) -> str:
+        """The room per chapter and per exercise: learners who passed, who tried, checks run, learners
+        failing it repeatedly, the last check."""
+        learners = len(self.rows)
+        latest = self.latest
+        lines = [f"The room: {learners} learner{'s' if learners != 1 else ''}"
+                 + (f", latest check {_when(latest, None)}" if latest else "")
+                 + (f"; chapters {', '.join(self.chapters)}" if self.chapters else "")]
+        rows = [["exercise", "passed", "tried", "checks", f"failing {self.stuck_after}+", "last check"]]
+        for chapter in dict.fromkeys(chapter_of(e) for e in self.shown):
+            ids = [e for e in self.shown if chapter_of(e) == chapter]
+            everything = sum(1 for row in self.rows if set(ids) <= row.passed)
+            tried = sum(1 for row in self.rows if any((row.attempts or {}).get(e) for e in ids))
+            checks = sum((row.attempts or {}).get(e, 0) for row in self.rows for e in ids)
+            stuck = sum(1 for row in self.rows if any((row.failing or {}).get(e, 0) >= self.stuck_after
+                                                      and e not in row.passed for e in ids))
+            rows.append([f"{chapter}: all {len(ids)} exercises", f"{everything}/{learners}", str(tried), str(checks),
+                         str(stuck), ""])
+            for exercise_id in ids:
+                last = max((row.last_checks[exercise_id] for row in self.rows
+                            if exercise_id in (row.last_checks or {})), default=None)
+                rows.append([f"  {exercise_id}",
+                             f"{sum(1 for row in self.rows if exercise_id in row.passed)}/{learners}",
+                             str(sum(1 for row in self.rows if (row.attempts or {}).get(exercise_id))),
+                             str(sum((row.attempts or {}).get(exercise_id, 0) for row in self.rows)),
+                             str(sum(1 for row in self.rows if (row.failing or {}).get(exercise_id, 0)
+                                     >= self.stuck_after and exercise_id not in row.passed)),
+                             _when(last, latest)])
+        return "\n".join(lines + _columns(rows))
+
+    def attention(self) -> list[str]:
+        """Learners to go and see: failing one exercise repeatedly, idle, not started (chosen chapters)."""
+        latest, found = self.latest, []
+        for row in self.rows:
+            stuck = [(count, e) for e, count in (row.failing or {}).items()
+                     if count >= self.stuck_after and e not in row.passed and e in self.shown]
+            for count, exercise_id in sorted(stuck, reverse=True):
+                found.append(f"{row.learner}: failing {exercise_id}, {count} checks, none passed")
+            if row.status:
+                found.append(f"{row.learner}: {row.status}")
+            elif latest is not None and row.last is not None and \
+                    (latest - row.last).total_seconds() > 60 * self.idle_minutes:
+                minutes = int((latest - row.last).total_seconds() // 60)
+                found.append(f"{row.learner}: idle, last check {_when(row.last, latest)} ({row.last_exercise}), "
+                             f"{minutes} min before the room's latest")
+        return found
+
+    def text(self) -> str:
+        """What `python -m cutekit report` prints: the learners' table, the room, who needs attention."""
+        attention = self.attention()
+        lines = [self.table(), "", self.summary(), "",
+                 f"Needs attention (failing {self.stuck_after}+ times, idle {self.idle_minutes}+ min, not started):"]
+        lines += [f"  {line}" for line in attention] or ["  nobody"]
+        return "\n".join(lines)
+
     def csv(self) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        writer.writerow(["learner", "source", "status", *self.exercise_ids, "total", "possible"])
+        shown = self.shown
+        writer.writerow(["learner", "source", "status", "checks", "last check", "failing", *shown, "total",
+                         "possible"])
         for row in self.rows:
+            failing = " ".join(f"{e}:{n}" for e, n in sorted((row.failing or {}).items())
+                               if n >= self.stuck_after and e not in row.passed and e in shown)
             writer.writerow([row.learner, row.source, row.status,
-                             *(row.scores.get(exercise_id, "") for exercise_id in self.exercise_ids),
-                             row.total, sum(self.possible.values())])
+                             sum((row.attempts or {}).get(e, 0) for e in shown),
+                             row.last.isoformat(timespec="seconds") if row.last else "", failing,
+                             *(row.scores.get(exercise_id, "") for exercise_id in shown),
+                             self._total(row), sum(self.possible[exercise_id] for exercise_id in shown)])
         return buffer.getvalue()
 
 
-def class_report(places=(), homes=()) -> ClassReport:
-    """Best scores of every learner found under `places` (files, home folders or folders of them), and of
-    every learner with a home in the `homes` folders (a hub's `/home`), tried or not."""
+def class_report(places=(), homes=(), chapters=(), stuck_after: int = STUCK_AFTER,
+                 idle_minutes: int = IDLE_MINUTES, collected=None, users=(), collected_from: str = "") -> ClassReport:
+    """Best scores, checks run and last activity of every learner found under `places` (files, home folders or
+    folders of them), of every learner with a home in the `homes` folders (a hub's `/home`), tried or not, and
+    of every learner in `collected` ({name: progress file text}, from `collected_from`, the hub's progress
+    service) or `users` (its users: those without a file are "not attempted").
+    `chapters` (`07`, `ch07`) chooses what the tables show."""
+    chosen = chapter_names(chapters)
     possible = {exercise.id: exercise.points for exercise in exercises()}
     rows, problems = [], []
 
-    def add_file(path: Path, learner_hint: str | None = None) -> None:
-        progress = read_progress(path)
+    def add_file(path: Path, learner_hint: str | None = None, progress: Progress | None = None) -> None:
+        progress = progress or read_progress(path)
         problems.extend(progress.problems)
         if not progress.records and progress.problems:
             if learner_hint:
@@ -279,12 +551,9 @@ def class_report(places=(), homes=()) -> ClassReport:
             return
         learners = {record.get("learner") for record in progress.records} - {None}
         learner = learner_hint or (learners.pop() if len(learners) == 1 else _name_from_path(path))
-        best = best_scores(progress.records)
-        for exercise_id, record in best.items():
-            possible.setdefault(exercise_id, record["possible"])
-        scores = {exercise_id: record["earned"] for exercise_id, record in best.items()}
-        rows.append(Row(learner, str(path), scores, sum(scores.values()),
-                        "" if scores else "not attempted"))
+        for record in progress.records:
+            possible.setdefault(record["exercise"], record["possible"])
+        rows.append(_row_from_records(learner, str(path), progress.records))
 
     for place in places:
         try:
@@ -311,7 +580,18 @@ def class_report(places=(), homes=()) -> ClassReport:
                 add_file(path, learner_hint=home.name)
             else:
                 rows.append(Row(home.name, str(path), {}, 0, "not attempted"))
-    return ClassReport(tuple(possible), tuple(rows), possible, tuple(problems))
+    collected = collected or {}
+    for learner in sorted(set(collected) | set(users)):
+        source = f"{collected_from}{learner}"
+        if learner in collected:
+            add_file(Path(source), learner_hint=learner, progress=parse_progress(collected[learner], source))
+        else:
+            rows.append(Row(learner, source, {}, 0, "not attempted"))
+    unknown = set(chosen) - {chapter_of(e) for e in possible}
+    if unknown:
+        raise ValueError(f"--chapter: no chapter {', '.join(sorted(unknown))} (chapters: "
+                         f"{', '.join(sorted({chapter_of(e) for e in possible}))})")
+    return ClassReport(tuple(possible), tuple(rows), possible, tuple(problems), chosen, stuck_after, idle_minutes)
 
 
 def _name_from_path(path: Path) -> str:

@@ -51,6 +51,7 @@ class ExerciseResult:
     criteria: tuple
     output: str = ""           # what the answer printed while it was checked
     note: str = ""             # e.g. the progress file could not be written
+    offer: str = ""            # after repeated failures: where the second hint level is (`hint(id)`)
     attempted: bool = True     # False: the exercise still holds the course's placeholder (nothing graded)
 
     @property
@@ -83,6 +84,9 @@ class ExerciseResult:
     def with_note(self, note: str) -> "ExerciseResult":
         return replace(self, note=note)
 
+    def with_offer(self, offer: str) -> "ExerciseResult":
+        return replace(self, offer=offer)
+
     def _summary(self) -> str:
         if not self.attempted:
             return f"0/{self.possible} points, not attempted yet"
@@ -102,6 +106,8 @@ class ExerciseResult:
             lines.extend(f"    {line}" for line in self.output.strip().splitlines()[-10:])
         if self.note:
             lines.append(f"  note: {self.note}")
+        if self.offer:
+            lines.append(f"  {self.offer}")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -131,6 +137,8 @@ class ExerciseResult:
             extra += f"<details><summary>your code printed</summary><pre>{printed}</pre></details>"
         if self.note:
             extra += f"<div style='color:#9a6700'>note: {escape(self.note)}</div>"
+        if self.offer:
+            extra += f"<div style='color:#0969da'>{_html_text(self.offer)}</div>"
         return (f"<div><b><code>{escape(self.exercise_id)}</code></b> "
                 f"<span style='color:{headline_colour};font-weight:bold'>{escape(self._summary())}</span> "
                 f"<span style='color:#6e7781'>seed {self.seed}</span><br><i>{_html_text(self.statement)}</i>"

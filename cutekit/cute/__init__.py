@@ -9,8 +9,9 @@ from .layout import (Basis, ComposedLayout, Layout, Swizzle, append, blocked_pro
                      flatten, get, group_modes, idx2crd, left_inverse, logical_divide, logical_product,
                      make_composed_layout, make_layout, make_layout_tv, make_ordered_layout, make_swizzle,
                      max_common_layout, max_common_vector, prepend, rank, raked_product, recast_layout, right_inverse, select, shape, size,
-                     slice_, tile_to_shape, tiled_divide, tiled_product, zipped_divide, zipped_product)
+                     tile_to_shape, tiled_divide, tiled_product, zipped_divide, zipped_product)
 from .tensor import Tensor, local_partition, local_tile, make_identity_tensor, make_tensor
+from .tensor import cute_slice as slice_
 from .typing import BFloat16, Float16, Float32, Float64, Int8, Int16, Int32, Numeric, TFloat32
 
 try:  # copy and MMA atoms (cutekit/cute/atom.py, cutekit/cute/nvgpu/)

@@ -1117,8 +1117,11 @@ class ComposedLayout:
 
     def __call__(self, coord):
         if _has_none(coord):
-            return ComposedLayout(self.inner, self.offset + slice_offset(coord, self.outer),
-                                  slice_(coord, self.outer))
+            # CuTeDSL 4.8.1 reads None as 0 here and returns an offset (0 for stage 0 of a staged layout), not a
+            # slice: refused, so that code written against cutekit does not silently differ on CuTeDSL
+            raise CuteError(f"calling a composed layout with None in the coordinate ({fmt_coord(coord)}) does not "
+                            f"slice it: CuTeDSL 4.8.1 returns the offset of that coordinate with None read as 0, an "
+                            f"int. Slice it with cute.slice_(layout, {fmt_coord(coord)})")
         return self.inner(self.offset + self.outer(coord))
 
     def __str__(self):

@@ -11,6 +11,10 @@ CuTeDSL's lacks: code that calls these runs on cutekit only, and says so where i
     tidfrg_S(tiled_copy, layout)      (M,N,...) -> (Thr,(FrgV,FrgX),(RestM,RestN,...)), the source's order
     tidfrg_D(tiled_copy, layout)      the same in the destination's order
     retile_layout(tiled_copy, layout) what retile(fragment) does to the fragment's layout
+    tensor_over(array, layout)        a tensor over a NumPy array, to read a layout's offsets as data on the CPU
+                                      (CuTeDSL's make_tensor takes a pointer, inside @cute.jit)
+    swizzled(swizzle, offset)         the offset a swizzle S<B,M,S> sends `offset` to (CuTeDSL's Swizzle is
+                                      not callable from Python)
 
 >>> from cutekit.cute import make_copy_atom, nvgpu, Float16
 >>> atom = make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 4), Float16)
@@ -21,7 +25,7 @@ from .atom import AtomDoesNotFitWarning, CopyAtom, TiledCopy
 from .inttuple import CuteError
 
 __all__ = ["layout_ref_tv", "src_to_ref", "dst_to_ref", "tidfrg_S", "tidfrg_D", "retile_layout",
-           "AtomDoesNotFitWarning"]
+           "tensor_over", "swizzled", "AtomDoesNotFitWarning"]
 
 
 def _cutekit(obj, kind, name):
@@ -60,3 +64,26 @@ def tidfrg_D(tiled_copy, layout):
 def retile_layout(tiled_copy, layout):
     """(V,Rest...) of a thread's fragment -> ((AtomV,RestV),Rest...): the layout tiled_copy.retile gives it."""
     return _cutekit(tiled_copy, TiledCopy, "retile_layout")._retile_layout(layout)
+
+
+def tensor_over(array, layout):
+    """A tensor over a NumPy array (or CPU torch tensor) seen through `layout`: its elements are data on the CPU.
+
+    >>> import numpy
+    >>> from cutekit.cute import make_layout
+    >>> t = tensor_over(numpy.arange(6), make_layout((2, 3), stride=(3, 1)))
+    >>> int(t[1, 2])
+    5
+    """
+    from .tensor import make_tensor
+    return make_tensor(array, layout)
+
+
+def swizzled(swizzle, offset: int) -> int:
+    """Where the swizzle S<B,M,S> sends `offset`: the B bits above bit M+S xored into the B bits above bit M.
+
+    >>> from cutekit.cute import make_swizzle
+    >>> swizzled(make_swizzle(3, 4, 3), 128)
+    144
+    """
+    return swizzle(offset)

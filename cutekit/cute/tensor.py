@@ -12,8 +12,8 @@ import functools
 import numpy
 
 from .inttuple import CuteError, as_algebra, check_coordinate, fmt_coord, is_int, is_tuple, product
-from .layout import (Basis, Coord, Layout, _has_none, _layout_of, composition, dice, make_layout, size, slice_,
-                     slice_offset, zipped_divide)
+from .layout import (Basis, ComposedLayout, Coord, Layout, _has_none, _layout_of, composition, dice, make_layout,
+                     size, slice_, slice_offset, zipped_divide)
 
 _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "float64": "f64", "int32": "i32", "int8": "i8",
                 "int16": "i16", "int64": "i64", "bool": "i1", "uint8": "u8"}
@@ -186,6 +186,26 @@ def make_tensor(iterator, layout) -> Tensor:
         raise CuteError(f"make_tensor: layout {layout} reaches offset {span - 1}, but the array has only "
                         f"{flat.size} elements")
     return Tensor(("memory", flat, 0), layout)
+
+
+def cute_slice(src, coord):
+    """`cute.slice_(src, coord)` in CuTeDSL's order, the sliced thing first: the modes of a layout, composed
+    layout or tensor where `coord` is None. A composed layout keeps its swizzle and its offset (CuTeDSL 4.8.1
+    does not add the offset of the modes sliced away: stage 1 of a staged layout prints as stage 0 does).
+
+    >>> str(cute_slice(make_layout((4, 8), stride=(8, 1)), (None, 1)))
+    '(4):(8)'
+    """
+    slicing = (Layout, ComposedLayout, Tensor)
+    if not isinstance(src, slicing) and isinstance(coord, slicing):
+        raise CuteError(f"cute.slice_(src, coord) takes the layout or tensor first, then the coordinate (CuTeDSL's "
+                        f"order); this call passes the coordinate {fmt_coord(src) if is_tuple(src) else src!r} "
+                        f"first (CuTeDSL 4.8.1 returns () for that, without an error)")
+    if isinstance(src, Tensor):
+        return src[coord]
+    if isinstance(src, ComposedLayout):
+        return ComposedLayout(src.inner, src.offset, slice_(coord, src.outer))
+    return slice_(coord, src)
 
 
 def local_tile(input, tiler, coord, proj=None):

@@ -285,10 +285,11 @@ class Launchable:
         args, kwargs = self.bound.args, self.bound.kwargs     # worked out once, not once per thread
 
         def body():
-            function(*args, **kwargs)
+            with numpy.errstate(all="ignore"):     # on a GPU exp(1000) is inf and 0 / 0 nan, without a word
+                function(*args, **kwargs)
         if tracing.tracing_only():      # cute.compile traces the host code; nothing runs
             return None
-        with LEARNER_FRAMES:
+        with LEARNER_FRAMES, numpy.errstate(all="ignore"):
             if vector.wanted(machine._as_dim3(grid, "grid"), machine._as_dim3(block, "block")):
                 report = vector.run(function.__name__, function, args, kwargs, grid, block, smem)
                 if report is not None:      # else the kernel needs the thread-by-thread run
@@ -616,7 +617,7 @@ def build_modules() -> dict:
                        "slice_": host.slice_, "make_composed_layout": host.make_composed_layout,
                        "make_identity_layout": host.make_identity_layout})
     cute = _module("cutlass.cute", cute_names, package=True)
-    utils = _module("cutlass.utils", {"SmemAllocator": ops.SmemAllocator, "LayoutEnum": compat.LayoutEnum,
+    utils = _module("cutlass.utils", {"SmemAllocator": ops.DeprecatedSmemAllocator, "LayoutEnum": compat.LayoutEnum,
                                       "get_smem_capacity_in_bytes": compat.smem_capacity_in_bytes},
                     package=True)
     memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator,

@@ -243,7 +243,7 @@ def explain(error: BaseException, frame, line: str) -> str:
             return dim3_problem(arch.group(1), None)
     if isinstance(error, KernelError):
         if isinstance(error, machine.OutOfBoundsError) and "guard" not in text and "misaligned" not in text:
-            text += (". Guard the access with an `if` on the tensor's shape (e.g. `if i < cute.size(t, mode=[0]):`)"
+            text += (". Guard the access with an `if` on the tensor's shape (e.g. `if i < t.shape[0]:`)"
                      " or fix the index")
         return text
     floated = _GOT_FLOAT.search(text)

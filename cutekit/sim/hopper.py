@@ -123,7 +123,7 @@ def check_block_end(block):
             _fail(f"the TMA copy at {record.site} (phase {record.phase - 1} of mbarrier {record.barrier.index}) was "
                   f"never waited for: no thread waited for the phase its bytes complete, so on a GPU it may still "
                   f"be writing shared memory when the block reuses it (the epilogue's tile) or exits. Load only "
-                  f"the k-tiles that exist (range(k_tiles)), each into a stage that a consumer then waits for")
+                  f"the k-tiles that exist, each into a stage that a consumer then waits for")
 
 
 def _fail(message: str):
@@ -543,7 +543,8 @@ def check_register_access(storage, writing: bool):
               f"committed groups)")
     if getattr(storage, "wgmma_busy", 0):
         _fail(f"{'wrote' if writing else 'read'} the accumulators while wgmmas that write them are still in "
-              f"flight: warpgroup.commit_group() and warpgroup.wait_group(0) first")
+              f"flight: commit them (warpgroup.commit_group()) and wait until no group of them is left running "
+              f"(warpgroup.wait_group) first")
     if writing and thread is not None:
         storage.generic_stamp = thread.__dict__.get("wgmma_fences", 0)
 

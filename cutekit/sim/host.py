@@ -92,9 +92,7 @@ def make_ptr(dtype, value, mem_space=AddressSpace.generic, assumed_align=None):
 def slice_(src, coord):
     """cute.slice_(src, coord): the modes of a layout, tensor or tuple where `coord` is None (CuTeDSL's order
     of arguments: the sliced thing first)."""
-    if isinstance(src, Tensor):
-        return src[coord]
-    return reference.slice_(coord, src)
+    return reference.slice_(src, coord)
 
 
 def initialize_cuda_context(*args, **kwargs):

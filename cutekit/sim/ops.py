@@ -505,7 +505,7 @@ def _resolve_mma(mma: MmaAtom, payloads: dict) -> dict:
 # --------------------------------------------------------------------------------------------- smem
 
 class SmemAllocator:
-    """cutlass.utils.SmemAllocator: carve the block's shared memory. The k-th allocation a thread makes is
+    """cutlass.memory.SmemAllocator: carve the block's shared memory. The k-th allocation a thread makes is
     the same memory as every other thread's k-th allocation (that is what makes it shared)."""
 
     def __init__(self, *args, **kwargs):
@@ -543,6 +543,32 @@ class SmemAllocator:
         storage.align_bytes = byte_alignment
         from .dsl import Pointer
         return Pointer(storage, 0)      # CuTeDSL gives a pointer to the first element
+
+
+# CuTeDSL 4.8.1 moved the allocator to cutlass.memory; the old name still works and warns on every construction
+# (typing_extensions.deprecated on cutlass/utils/smem_allocator.py's subclass), with this message.
+SMEM_ALLOCATOR_MOVED = ("cutlass.utils.smem_allocator.SmemAllocator is deprecated; use cutlass.memory.SmemAllocator "
+                        "instead. It will be removed in a future release.")
+
+
+class DeprecatedSmemAllocator(SmemAllocator):
+    """cutlass.utils.SmemAllocator: the same allocator, with CuTeDSL's DeprecationWarning."""
+
+    def __new__(cls, *args, **kwargs):
+        import warnings
+        warnings.warn(SMEM_ALLOCATOR_MOVED, DeprecationWarning, stacklevel=2)
+        return super().__new__(cls)
+
+    @staticmethod
+    def capacity_in_bytes(compute_capability=None):
+        import warnings
+        warnings.warn("cutlass.utils.smem_allocator.SmemAllocator.capacity_in_bytes is deprecated; use "
+                      "cutlass.memory.SmemAllocator.capacity_in_bytes instead. It will be removed in a future "
+                      "release.", DeprecationWarning, stacklevel=2)
+        return SmemAllocator.capacity_in_bytes(compute_capability)
+
+
+DeprecatedSmemAllocator.__name__ = DeprecatedSmemAllocator.__qualname__ = "SmemAllocator"
 
 
 def _shared_storage(thread, element_type, count: int, alignment: int) -> Storage:

@@ -246,6 +246,24 @@ def coalesced_with_cute_flatten(shape, stride):
         else:
             shapes.append(extent)
             strides.append(step)
+    if not shapes:
+        return cute.make_layout(1, stride=0)
+    if len(shapes) == 1:
+        return cute.make_layout(shapes[0], stride=strides[0])
+    return cute.make_layout(tuple(shapes), stride=tuple(strides))
+
+
+def coalesced_with_nothing_left_unhandled(shape, stride):
+    """The notebook's answer before step 6 said what is left when every mode has size 1."""
+    shapes, strides = [], []
+    for extent, step in zip(cute.flatten(shape), cute.flatten(stride)):
+        if extent == 1:
+            continue
+        if shapes and strides[-1] * shapes[-1] == step:
+            shapes[-1] *= extent
+        else:
+            shapes.append(extent)
+            strides.append(step)
     if len(shapes) == 1:
         return cute.make_layout(shapes[0], stride=strides[0])
     return cute.make_layout(tuple(shapes), stride=tuple(strides))
@@ -376,3 +394,194 @@ def transposer_shape_not_transposed(M, N, B):
 def transposer_worked_example_only(M, N, B):
     """Step 7's transposer for the 4 x 8 matrix, whatever M, N and B are."""
     return cute.make_layout((8, 4), stride=(4, 1))
+
+
+# ---- ch01.compose_by_hand: composed(A, B), or None where CuTe refuses ----
+
+def _flat_pairs(layout):
+    if isinstance(layout.shape, tuple):
+        return list(zip(cute.flatten(layout.shape), cute.flatten(layout.stride)))
+    return [(layout.shape, layout.stride)]
+
+
+def _composed(A, B, *, coalesce_a=True, stride_check=True, shape_check=True, bounded=False):
+    a_modes = _flat_pairs(cute.coalesce(A) if coalesce_a else A)
+
+    def one_mode(s, d):                                    # rule 1: every d-th element of A's 1-D view, s of them
+        shape, stride = [], []
+        for k, (n, e) in enumerate(a_modes):
+            if k == len(a_modes) - 1:                      # A's last mode never runs out
+                if bounded and d * (s - 1) >= n:
+                    return None
+                shape.append(s)
+                stride.append(d * e)
+                break
+            if d >= n:                                     # skipped whole
+                if d % n and stride_check:
+                    return None                            # stride divisibility broken
+                d //= n
+                continue
+            take = min(-(-n // d), s)
+            if s % take and shape_check:
+                return None                                # shape divisibility broken
+            shape.append(take)
+            stride.append(d * e)
+            s, d = s // take, 1
+            if s <= 1:
+                break
+        return (shape[0], stride[0]) if len(shape) == 1 else (tuple(shape), tuple(stride))
+
+    parts = [one_mode(s, d) for s, d in _flat_pairs(B)]   # rule 2: each mode of B on its own
+    if None in parts:
+        return None
+    if len(parts) == 1:
+        return cute.make_layout(parts[0][0], stride=parts[0][1])
+    return cute.make_layout(tuple(p[0] for p in parts), stride=tuple(p[1] for p in parts))
+
+
+def composed(A, B):
+    return _composed(A, B)
+
+
+def composed_roles_swapped(A, B):
+    """B read through A: composition(B, A) by the same rules."""
+    return _composed(B, A)
+
+
+def composed_strides_multiplied(A, B):
+    """Each mode of B keeps its size and takes its stride times A's stride of the same mode."""
+    a, b = _flat_pairs(A), _flat_pairs(B)
+    shapes = tuple(s for s, _ in b)
+    strides = tuple(d * a[min(k, len(a) - 1)][1] for k, (_, d) in enumerate(b))
+    return cute.make_layout(shapes[0], stride=strides[0]) if len(b) == 1 else cute.make_layout(shapes, stride=strides)
+
+
+def composed_without_shape_divisibility(A, B):
+    return _composed(A, B, shape_check=False)
+
+
+def composed_without_stride_divisibility(A, B):
+    return _composed(A, B, stride_check=False)
+
+
+def composed_without_coalescing_a(A, B):
+    return _composed(A, B, coalesce_a=False)
+
+
+def composed_stops_at_the_end_of_a(A, B):
+    """Refuses a B that reads past A's last element."""
+    return _composed(A, B, bounded=True)
+
+
+def composed_worked_example_only(A, B):
+    return cute.make_layout((2, 2), stride=(16, 1))
+
+
+def composed_calls_the_switched_off_composition(A, B):
+    return cute.composition(A, B)
+
+
+# ---- ch01.complement_by_hand: complement_of(shape, stride, n) ----
+
+def _complement_of(shape, stride, n, *, sort=True, gaps=True, gap_step=None, drop_ones=True, round_up=True,
+                   block_from_cosize=False):
+    modes = [(s, d) for s, d in zip(_flat(shape), _flat(stride)) if not drop_ones or (s != 1 and d != 0)]
+    if sort:
+        modes.sort(key=lambda mode: mode[1])
+    shapes, strides, reached = [], [], 1
+    for s, d in modes:                       # the gap before each mode, in stride order, then the mode's block
+        if gaps:
+            shapes.append(d // reached)
+            strides.append(gap_step or reached)
+        reached = s * d
+    if block_from_cosize:
+        reached = cute.cosize(cute.make_layout(shape, stride=stride))
+    shapes.append(-(-n // reached) if round_up else n // reached)
+    strides.append(reached)
+    return cute.coalesce(cute.make_layout(tuple(shapes), stride=tuple(strides)))
+
+
+def complement_of(shape, stride, n):
+    return _complement_of(shape, stride, n)
+
+
+def complement_rest_rounded_down(shape, stride, n):
+    return _complement_of(shape, stride, n, round_up=False)
+
+
+def complement_block_from_cosize(shape, stride, n):
+    return _complement_of(shape, stride, n, block_from_cosize=True)
+
+
+def complement_modes_not_sorted(shape, stride, n):
+    return _complement_of(shape, stride, n, sort=False)
+
+
+def complement_gaps_not_filled(shape, stride, n):
+    return _complement_of(shape, stride, n, gaps=False)
+
+
+def complement_gap_steps_by_one(shape, stride, n):
+    return _complement_of(shape, stride, n, gap_step=1)
+
+
+def complement_size_one_modes_kept(shape, stride, n):
+    return _complement_of(shape, stride, n, drop_ones=False)
+
+
+def complement_worked_example_only(shape, stride, n):
+    return cute.make_layout((2, 3), stride=(1, 8))
+
+
+def complement_calls_the_switched_off_complement(shape, stride, n):
+    return cute.complement(cute.make_layout(shape, stride=stride), n)
+
+
+# ---- ch01.right_inverse_by_hand: right_inverse_of(shape, stride) ----
+
+def _right_inverse_of(shape, stride, *, sort=True, stop=True, index_steps=True):
+    modes = _flat_pairs(cute.coalesce(cute.make_layout(shape, stride=stride)))
+    before, running = [], 1
+    for size, _ in modes:                    # where each mode steps in A's 1-D index
+        before.append(running)
+        running *= size
+    order = sorted(range(len(modes)), key=lambda i: modes[i][1]) if sort else range(len(modes))
+    shapes, strides, reached = [1], [0], 1
+    for i in order:
+        size, step = modes[i]
+        if step != reached and stop:
+            break                            # offset `reached` is not A's: R ends here
+        shapes.append(size)
+        strides.append(before[i] if index_steps else step)
+        reached = size * step
+    return cute.coalesce(cute.make_layout(tuple(shapes), stride=tuple(strides)))
+
+
+def right_inverse_of(shape, stride):
+    return _right_inverse_of(shape, stride)
+
+
+def right_inverse_offsets_not_indices(shape, stride):
+    return _right_inverse_of(shape, stride, index_steps=False)
+
+
+def right_inverse_modes_not_sorted(shape, stride):
+    return _right_inverse_of(shape, stride, sort=False)
+
+
+def right_inverse_runs_past_the_hole(shape, stride):
+    return _right_inverse_of(shape, stride, stop=False)
+
+
+def right_inverse_worked_example_only(shape, stride):
+    return cute.make_layout((8, 4), stride=(4, 1))
+
+
+def right_inverse_calls_the_switched_off_right_inverse(shape, stride):
+    return cute.right_inverse(cute.make_layout(shape, stride=stride))
+
+
+def in_cutedsl(cute, function, *arguments):
+    """Runs in the CuTeDSL worker: one of ch01's `*_in_cutedsl` functions, by name."""
+    from cutekit.checks import ch01_layouts
+    return getattr(ch01_layouts, function)(cute, *arguments)

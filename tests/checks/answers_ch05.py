@@ -114,3 +114,82 @@ def key_object_identity(x):
 
 def key_returns_a_list(x):
     return [x.dtype, x.shape[1], x.stride(), x.data_ptr() % 16 == 0]
+
+
+# ---- ch05.capstone_softmax ----
+# Whole kernels, as source (the mutant test writes them to a module imported on the simulator, NAME replaced by
+# each mistake's name; the model answer is the chapter's own, read from solutions/05_tiled_copy.py).
+
+# A learner's softmax in the style of version 2: a warp per row (row = 4 * block + warp, the row's rows past M
+# skipped as a whole warp), the row cut into tiles of 32 * vector with zipped_divide, lane t's vector taken
+# through composition with a (32, vector) TV layout, a vector read only where elem_less says it exists; three
+# passes over the row (max, sum, output), the output written with autovec_copy under the same test.
+LEARNER_SOFTMAX = '''
+@cute.kernel
+def learner_softmax_kernel_NAME(mX: cute.Tensor, mY: cute.Tensor, tv_layout: cute.Layout):
+    lane = cute.arch.lane_idx()
+    warp = cute.arch.warp_idx()
+    block, _, _ = cute.arch.block_idx()
+    row = block * 4 + warp
+    if row < cute.size(mX, mode=[0]):
+        x_row = mX[row, None]
+        y_row = mY[row, None]
+        width = cute.size(tv_layout)
+        x_tiles = cute.zipped_divide(x_row, (width,))
+        y_tiles = cute.zipped_divide(y_row, (width,))
+        c_tiles = cute.zipped_divide(cute.make_identity_tensor(x_row.shape), (width,))
+        fragment = cute.make_rmem_tensor(cute.make_layout(cute.size(tv_layout, mode=[1])), cutlass.Float32)
+        biggest = -cutlass.Float32.inf
+        for k in cutlass.range(cute.size(x_tiles, mode=[1])):
+            coordinate = cute.composition(c_tiles[(None, k)], tv_layout)[lane, None][0]
+            if cute.elem_less(coordinate, x_row.shape):
+                cute.autovec_copy(cute.composition(x_tiles[(None, k)], tv_layout)[lane, None], fragment)
+                biggest = fragment.load().reduce(cute.ReductionOp.MAX, biggest, 0)
+        row_max = cute.arch.warp_reduction_max(biggest)
+        total = cutlass.Float32(0.0)
+        for k in cutlass.range(cute.size(x_tiles, mode=[1])):
+            coordinate = cute.composition(c_tiles[(None, k)], tv_layout)[lane, None][0]
+            if cute.elem_less(coordinate, x_row.shape):
+                cute.autovec_copy(cute.composition(x_tiles[(None, k)], tv_layout)[lane, None], fragment)
+                exponentials = cute.math.exp(fragment.load() - row_max)
+                total = total + exponentials.reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0)
+        row_sum = cute.arch.warp_reduction_sum(total)
+        for k in cutlass.range(cute.size(x_tiles, mode=[1])):
+            coordinate = cute.composition(c_tiles[(None, k)], tv_layout)[lane, None][0]
+            if cute.elem_less(coordinate, x_row.shape):
+                cute.autovec_copy(cute.composition(x_tiles[(None, k)], tv_layout)[lane, None], fragment)
+                fragment.store(cute.math.exp(fragment.load() - row_max) / row_sum)
+                cute.autovec_copy(fragment, cute.composition(y_tiles[(None, k)], tv_layout)[lane, None])
+
+
+@cute.jit
+def learner_softmax_rows_NAME(mX: cute.Tensor, mY: cute.Tensor, vector: cutlass.Constexpr):
+    tv_layout = cute.make_layout((32, vector), stride=(vector, 1))
+    learner_softmax_kernel_NAME(mX, mY, tv_layout).launch(
+        grid=[cute.ceil_div(cute.size(mX, mode=[0]), 4), 1, 1], block=[128, 1, 1])
+'''
+
+# Right and slow: one thread walks a whole row, three times, one float per load (the lanes of a warp read 32
+# rows N floats apart). It earns the simulator's points and loses the PTX criterion's.
+ROW_PER_THREAD_SOFTMAX = '''
+@cute.kernel
+def row_per_thread_kernel(mX: cute.Tensor, mY: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    row = bidx * 128 + tidx
+    if row < cute.size(mX, mode=[0]):
+        biggest = -cutlass.Float32.inf
+        for n in cutlass.range(cute.size(mX, mode=[1])):
+            biggest = cute.arch.fmax(biggest, mX[row, n])
+        total = cutlass.Float32(0.0)
+        for n in cutlass.range(cute.size(mX, mode=[1])):
+            total = total + cute.math.exp(mX[row, n] - biggest)
+        for n in cutlass.range(cute.size(mX, mode=[1])):
+            mY[row, n] = cute.math.exp(mX[row, n] - biggest) / total
+
+
+@cute.jit
+def row_per_thread_softmax_rows(mX: cute.Tensor, mY: cute.Tensor, vector: cutlass.Constexpr):
+    row_per_thread_kernel(mX, mY).launch(grid=[cute.ceil_div(cute.size(mX, mode=[0]), 128), 1, 1],
+                                         block=[128, 1, 1])
+'''

@@ -1,5 +1,6 @@
 """Chapter 07 answers: the right one per exercise (CORRECT) and the mistakes learners make (MISTAKES rows
-`(exercise_id, mistake, wrong_answer, cause)`, `cause` a regular expression the hint must match).
+`(exercise_id, mistake, wrong_answer, cause)`, `cause` a regular expression the hint must match); for the
+capstone also right but slow kernels (CAPSTONE_SLOW), whose PTX the check reads.
 
 The main-loop answers import `cutlass` when they run, so they meet whatever `cutekit.use(...)` installed (the
 check installs the simulator)."""
@@ -299,8 +300,10 @@ MISTAKES = [
      r"refills stage \d+ while it multiplies from it"),
     ("ch07.pipeline_stages", "refills_the_next_stage", schedule_refills_the_next_stage,
      r"still holds k-tile \d+ that has not been multiplied"),
-    ("ch07.pipeline_stages", "loads_one_k_tile_too_far", schedule_loads_one_k_tile_too_far, r"k \+ stages - 1"),
-    ("ch07.pipeline_stages", "loads_one_k_tile_too_near", schedule_loads_one_k_tile_too_near, r"k \+ stages - 1"),
+    ("ch07.pipeline_stages", "loads_one_k_tile_too_far", schedule_loads_one_k_tile_too_far,
+     r"stages - 1 ahead of the one it multiplies"),
+    ("ch07.pipeline_stages", "loads_one_k_tile_too_near", schedule_loads_one_k_tile_too_near,
+     r"stages - 1 ahead of the one it multiplies"),
     ("ch07.pipeline_stages", "loads_past_the_end", schedule_loads_past_the_end, r"does not exist"),
     ("ch07.pipeline_stages", "stops_one_k_tile_early", schedule_stops_one_k_tile_early, r"never loaded"),
     ("ch07.pipeline_stages", "hard_coded_three_stages", schedule_hard_coded_three_stages, r"stages"),
@@ -318,3 +321,165 @@ MISTAKES = [
 ] + [("ch07.main_loop", mistake, main_loop_with(mistake), cause) for mistake, cause in LOOP_CAUSES.items()]
 
 KERNEL_EXERCISES = ("ch07.s2r_copy", "ch07.main_loop")      # simulated per case: a few seeds, not 100
+
+
+# ---- ch07.capstone_gemm: the chapter's model answer, with one mistake planted in each copy ------------------------
+#
+# Each wrong kernel is the solved chapter's GEMM (solutions/07_sgemm.py) with some of its lines replaced, so the
+# table stays in step with the model answer: a replacement whose line is gone fails loudly. They are imported
+# from real files (CuTeDSL and the simulator read source) with the simulator as `cutlass`.
+
+def _skipped_by_if(operand: str, k_tile: str, stage: str) -> str:
+    """The predicated copy of one operand rewritten CUDA-style: each 16-byte copy issued only where its
+    predicate holds, so a vector past K is not copied at all (instead of zero-filled)."""
+    x, pad = operand, " " * 12
+    return (f"for i in cutlass.range_constexpr(cute.size(p{x}, mode=[1])):\n"
+            f"{pad}    for j in cutlass.range_constexpr(cute.size(p{x}, mode=[2])):\n"
+            f"{pad}        if p{x}[0, i, j]:\n"
+            f"{pad}            cute.copy(g2s_{x}, t{x}g{x}[None, i, j, {k_tile}], t{x}s{x}[None, i, j, {stage}])")
+
+
+_COPIES = {("A", "stage", "stage"): "cute.copy(g2s_A, tAgA[None, None, None, stage], tAsA[None, None, None, stage], pred=pA)",
+           ("B", "stage", "stage"): "cute.copy(g2s_B, tBgB[None, None, None, stage], tBsB[None, None, None, stage], pred=pB)",
+           ("A", "next_k_tile", "write_stage"):
+               "cute.copy(g2s_A, tAgA[None, None, None, next_k_tile], tAsA[None, None, None, write_stage], pred=pA)",
+           ("B", "next_k_tile", "write_stage"):
+               "cute.copy(g2s_B, tBgB[None, None, None, next_k_tile], tBsB[None, None, None, write_stage], pred=pB)"}
+SKIPPED_BY_IF = [(line, _skipped_by_if(*key)) for key, line in _COPIES.items()]
+EPILOGUE_EDGE = ("    else:\n        for i in cutlass.range(cute.size(tCgC), unroll_full=True):\n"
+                 "            if cute.elem_less(tCcC[i], mC.shape):\n"
+                 "                tCgC[i] = alpha * accumulators[i] + beta * tCgC[i]\n")
+
+# mistake: (the lines it replaces, what the hint must name)
+CAPSTONE_MISTAKES = {
+    "no_k_predicate": (   # the predicate tests the row only, as chapter 07's kernel of section 7 (K a multiple of 64)
+        [("cute.elem_less(coordinates[(0, 0), i, j], shape)", "cute.elem_less(coordinates[(0, 0), i, j][0], shape[0])")],
+        r"reads outside A or B.*row and k both"),
+    "plain_copy_not_cp_async": (
+        [("cute.nvgpu.cpasync.CopyG2SOp(cache_mode=cute.nvgpu.cpasync.LoadCacheMode.GLOBAL)", "cute.nvgpu.CopyUniversalOp()")],
+        r"NaN.*no copy had written.*plain copy whose predicate is false"),
+    "copies_skipped_by_if": (SKIPPED_BY_IF, r"NaN.*no copy had written.*an `if` skips"),
+    "stages_cleared_once_then_copies_skipped": (   # fresh stages hold zeros; a reused one keeps its old k-tile
+        [("    k_tiles = cute.size(tAgA, mode=[3])\n",
+          "    k_tiles = cute.size(tAgA, mode=[3])\n    tAsA.fill(0.0)\n    tBsB.fill(0.0)\n    cute.arch.sync_threads()\n")]
+        + SKIPPED_BY_IF, r"stage still held k-tile \d+"),
+    "b_read_as_k_contiguous": (    # the chapter's TN kernel, handed this B
+        [("mB_nk = cute.make_tensor(mB.iterator, cute.select(mB.layout, mode=[1, 0]))",
+          "mB_nk = cute.make_tensor(mB.iterator, cute.make_layout((cute.size(mB, mode=[1]), cute.size(mB, mode=[0])), "
+          "stride=(cute.size(mB, mode=[0]), 1)))"),
+         ("b_atom = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((64, 8), stride=(1, 64)))",
+          "b_atom = a_atom"),
+         ("g2s_B = cute.make_tiled_copy_tv(cp_async, cute.make_layout((16, 8), stride=(1, 16)), cute.make_layout((8, 1)))",
+          "g2s_B = g2s_A"),
+         ("LdMatrix8x8x16bOp(True, 4)", "LdMatrix8x8x16bOp(False, 4)")],
+        r"stored \(N, K\), K contiguous.*N contiguous.*transposed ldmatrix"),
+    "beta_ignored": (
+        [("alpha * accumulators.load() + beta * old.load()", "alpha * accumulators.load()"),
+         ("alpha * accumulators[i] + beta * tCgC[i]", "alpha * accumulators[i]")], r"old C was not added"),
+    "alpha_applied_twice": (
+        [("    cute.arch.cp_async_wait_group(0)\n",
+          "    cute.arch.cp_async_wait_group(0)\n    accumulators.store(alpha * accumulators.load())\n")],
+        r"alpha was applied twice"),
+    "alpha_and_beta_swapped": (
+        [("alpha * accumulators.load() + beta * old.load()", "beta * accumulators.load() + alpha * old.load()"),
+         ("alpha * accumulators[i] + beta * tCgC[i]", "beta * accumulators[i] + alpha * tCgC[i]")],
+        r"alpha and beta are swapped"),
+    "edge_tiles_never_stored": ([(EPILOGUE_EDGE, "")], r"no element of C was written|never written"),
+    "epilogue_unpredicated": (
+        [("if cute.elem_less(cC[BM - 1, BN - 1], mC.shape):", "if True:")], r"epilogue reads or writes C outside"),
+    "no_barrier_after_the_wait": ([("        cute.arch.sync_threads()\n", "")], r"no barrier between"),
+    "waits_for_one_group_too_few": (
+        [("cute.arch.cp_async_wait_group(STAGES - 2)", "cute.arch.cp_async_wait_group(STAGES - 1)")],
+        r"still in flight.*the wait left the k-tile about to be read pending"),
+    "refills_the_stage_read_next": (
+        [("        write_stage = read_stage\n", "        write_stage = (read_stage + 1) % STAGES\n")],
+        r"still in flight.*a refill was issued into the stage about to be read"),
+    "plain_ldmatrix_for_b": ([("LdMatrix8x8x16bOp(True, 4)", "LdMatrix8x8x16bOp(False, 4)")], r"transposed ldmatrix"),
+    "grid_rounds_down": (
+        [("cute.ceil_div(cute.size(mC, mode=[0]), BM), cute.ceil_div(cute.size(mC, mode=[1]), BN)",
+          "cute.size(mC, mode=[0]) // BM, cute.size(mC, mode=[1]) // BN")], r"rounded up"),
+    "unswizzled": (       # right values, but every warp's accesses to the plain tiles pile into a few banks
+        [("cute.make_swizzle(2, 3, 3)", "cute.make_swizzle(0, 3, 3)"), ("cute.make_swizzle(3, 3, 3)", "cute.make_swizzle(0, 3, 3)")],
+        r"bank conflicts.*swizzle"),
+}
+
+# right but slow: C is right (every reference point), the PTX says what is missing
+CAPSTONE_SLOW = {
+    "single_stage": (   # exercise 5's loop: each k-tile requested and waited for in the same iteration
+        [("BM, BN, BK, STAGES = 128, 128, 32, 4", "BM, BN, BK, STAGES = 128, 128, 32, 1"),
+         ("""        cute.arch.cp_async_wait_group(STAGES - 2)
+        cute.arch.sync_threads()
+        if next_k_tile < k_tiles:
+            inside(pA, tAcA[None, None, None, next_k_tile], mA.shape)
+            inside(pB, tBcB[None, None, None, next_k_tile], mB.shape)
+            cute.copy(g2s_A, tAgA[None, None, None, next_k_tile], tAsA[None, None, None, write_stage], pred=pA)
+            cute.copy(g2s_B, tBgB[None, None, None, next_k_tile], tBsB[None, None, None, write_stage], pred=pB)
+        cute.arch.cp_async_commit_group()
+""", """        inside(pA, tAcA[None, None, None, k_tile], mA.shape)
+        inside(pB, tBcB[None, None, None, k_tile], mB.shape)
+        cute.copy(g2s_A, tAgA[None, None, None, k_tile], tAsA[None, None, None, 0], pred=pA)
+        cute.copy(g2s_B, tBgB[None, None, None, k_tile], tBsB[None, None, None, 0], pred=pB)
+        cute.arch.cp_async_commit_group()
+        cute.arch.cp_async_wait_group(0)
+        cute.arch.sync_threads()
+"""),
+         ("        write_stage = read_stage\n", "        cute.arch.sync_threads()\n")],
+        r"no copy is in flight while the tensor cores work"),
+    "no_ldmatrix": (
+        [("cute.copy(s2r_A, tXsA[None, None, kb, read_stage], tXrA[None, None, kb])",
+          "cute.autovec_copy(thr_mma.partition_A(sA)[None, None, kb, read_stage], tCrA[None, None, kb])"),
+         ("cute.copy(s2r_B, tXsB[None, None, kb, read_stage], tXrB[None, None, kb])",
+          "cute.autovec_copy(thr_mma.partition_B(sB)[None, None, kb, read_stage], tCrB[None, None, kb])")],
+        r"no ldmatrix"),
+    "cache_mode_always": (
+        [("cute.nvgpu.cpasync.LoadCacheMode.GLOBAL", "cute.nvgpu.cpasync.LoadCacheMode.ALWAYS")], r"cp\.async\.ca"),
+}
+
+
+def capstone_source(replacements=()) -> str:
+    """The chapter's model answer as a module, with `replacements` made (each line must still be there)."""
+    from simulated import solution_code
+    code = solution_code("07_sgemm", "BM, BN, BK, STAGES = ", '\ncheck("ch07.capstone_gemm"')
+    for old, new in replacements:
+        assert old in code, f"the capstone's model answer no longer contains {old!r}"
+        code = code.replace(old, new)
+    return "import cutlass\nimport cutlass.cute as cute\n\n" + code
+
+
+def _capstone_hosts(table: dict, prefix: str) -> dict:
+    """name -> the `gemm` host function of each variant, imported from its own file on the simulator."""
+    import importlib
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import cutekit
+    folder = Path(tempfile.mkdtemp(prefix=f"ch07-{prefix}-"))
+    names = {name: f"ch07_{prefix}_{name}" for name in table}
+    for name, module in names.items():
+        (folder / f"{module}.py").write_text(capstone_source(table[name][0]))
+    sys.path.insert(0, str(folder))
+    try:
+        with cutekit.using("sim", fresh=tuple(names.values())):
+            return {name: importlib.import_module(module).gemm for name, module in names.items()}
+    finally:
+        sys.path.remove(str(folder))
+
+
+def _solutions_at_hand() -> bool:
+    """The capstone's answers are read from solutions/07_sgemm.py: a student bundle has none (its test of the
+    packed graders copies this table without them), and then the capstone's rows are left out."""
+    try:
+        import simulated
+    except ImportError:
+        return False
+    return (simulated.SOLUTIONS / "07_sgemm.py").is_file()
+
+
+if _solutions_at_hand():
+    CAPSTONE = _capstone_hosts({"right": ([], "")}, "model")["right"]
+    CAPSTONE_WRONG = _capstone_hosts(CAPSTONE_MISTAKES, "mistake")
+    CORRECT["ch07.capstone_gemm"] = CAPSTONE
+    MISTAKES += [("ch07.capstone_gemm", mistake, CAPSTONE_WRONG[mistake], cause)
+                 for mistake, (_, cause) in CAPSTONE_MISTAKES.items()]
+    KERNEL_EXERCISES += ("ch07.capstone_gemm",)

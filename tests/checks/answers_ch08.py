@@ -150,15 +150,15 @@ def stages_epilogue_never_counted(bm, bn, bk, dtype, c_dtype, reuse):
 
 PRODUCER_MISTAKES = {
     "waits_in_the_first_lap": r"need no wait",
-    "parity_off_by_one": r"parity \(k_tile // stages - 1\) % 2",
+    "parity_off_by_one": r"first release completes its phase 0",
     "no_wait_on_empty": r"wait on empty \+ s .* before loading into stage s",
-    "waits_on_full": r"parity \(k_tile // stages - 1\) % 2|before loading into stage s",
-    "plain_arrive": r"mbarrier_arrive_and_expect_tx\(full \+ s, bytes_per_stage\)",
+    "waits_on_full": r"first release completes its phase 0|before loading into stage s",
+    "plain_arrive": r"all of the stage's bytes in one arrival",
     "copies_past_the_last_k_tile": r"load only the k-tiles that exist",
     "two_arrivals_per_k_tile": r"one mbarrier_arrive_and_expect_tx per k-tile",
     "announces_half_the_bytes": r"announcing fewer completes the phase",
     "every_lane_arrives": r"in one lane, inside `with cute.arch.elect_one\(\):`",
-    "stage_never_wraps": r"the stage is k_tile % stages",
+    "stage_never_wraps": r"wrap around the ring",
     "always_k_tile_0": r"every k-tile must be loaded",
     "b_copy_forgotten": r"both copies, A and B",
 }
@@ -204,13 +204,13 @@ def producer_with(mistake=""):
 # ---- ch08.wgmma_main_loop: the consumers' loop, two k-tiles deep ---------------------------------------------------
 
 CONSUMER_MISTAKES = {
-    "phase_off_by_one": r"parity \(k_tile // stages\) % 2",
+    "phase_off_by_one": r"first fill completes its phase 0",
     "no_fence": r"warpgroup.fence\(\) after the wait",
     "releases_the_current_stage": r"two back",
     "releases_the_previous_stage": r"two back",
     "the_worked_depth_one_loop": r"wait_group\(1\) is section 3.7's loop",
     "wait_group_0_in_the_loop": r"tensor cores idle",
-    "no_final_wait": r"wait_group\(0\): the epilogue",
+    "no_final_wait": r"epilogue reads the accumulators",
     "every_lane_arrives": r"one arrival per warp \(lane 0\)",
     "never_releases": r"release every stage",
     "no_commit_group": r"commit_group\(\) after each k-tile",
@@ -297,3 +297,72 @@ MISTAKES = [
      for mistake, cause in CONSUMER_MISTAKES.items()]
 
 KERNEL_EXERCISES = ("ch08.mbarrier_phases", "ch08.wgmma_main_loop")     # simulated per case: a few seeds, not 100
+
+
+# ---- ch08.capstone: the whole kernel, D = relu(A B^T + bias) ---------------------------------------------------
+# Each mistake is the solution's capstone (solutions/08_hopper_gemm.py) with edits: (old, new) pairs of its
+# text. `cause` is what the hint must name; the hint must not hold the solution's lines that the edit removed.
+
+CAPSTONE_MISTAKES = {
+    # the pipeline: the simulator's diagnostics, passed on with what to change
+    "consumers_wait_for_the_wrong_parity": (
+        [("cute.arch.mbarrier_wait(full + s, (k_tile // STAGES) % 2)",
+          "cute.arch.mbarrier_wait(full + s, (k_tile // STAGES + 1) % 2)")],
+        r"waited on the wrong phase.*wait for the phase those copies complete"),
+    "producer_never_waits_for_a_free_stage": (
+        [("                cute.arch.mbarrier_wait(empty + s, (k_tile // STAGES + 1) % 2)\n", "")],
+        r"stage reused before its consumer released it.*did not wait on the stage's empty barrier"),
+    "no_wgmma_fence": (
+        [("            warpgroup.fence()\n", "")],
+        r"missing fence: the wgmma"),
+    "releases_the_stage_its_wgmmas_still_read": (
+        [("            if k_tile > 0:\n                if lane == 0:\n"
+          "                    cute.arch.mbarrier_arrive(empty + (k_tile - 1) % STAGES)",
+          "            if lane == 0:\n                cute.arch.mbarrier_arrive(empty + s)")],
+        r"stage reused.*arrived on it before the wait_group that retires"),
+    "epilogue_before_the_last_wgmmas_retire": (
+        [("        warpgroup.wait_group(0)\n", "")],
+        r"still in flight.*every committed group of wgmmas must be waited for"),
+    "expect_tx_of_a_only": (
+        [("cute.arch.mbarrier_arrive_and_expect_tx(full + s, (BM + BN) * BK * 2)",
+          "cute.arch.mbarrier_arrive_and_expect_tx(full + s, BM * BK * 2)")],
+        r"every byte its copies deliver"),
+    "no_proxy_fence_before_the_tma_store": (
+        [('        cute.arch.fence_proxy("async.shared", space="cta")\n', "")],
+        r"missing fence: the TMA store.*proxy fence"),
+    # the epilogue: named from what D holds
+    "bias_read_past_column_n": (
+        [("            value = cutlass.Float32(0.0)\n            if column < cute.size(bias):\n"
+          "                value = bias[column]\n            sBias[consumer] = value",
+          "            sBias[consumer] = bias[column]")],
+        r"bias holds N values, one per column"),
+    "bias_added_per_row": (
+        [("cute.make_layout((BM, BN), stride=(0, 1))", "cute.make_layout((BM, BN), stride=(1, 0))")],
+        r"changes down the rows of a column"),
+    "clamp_before_the_bias": (
+        [("        summed = accumulators.load() + thr_mma.partition_C(bias_tile).load()\n",
+          "        product = accumulators.load()\n"
+          "        clamped = cute.where(product > 0.0, product, cute.full_like(product, 0.0))\n"
+          "        summed = clamped + thr_mma.partition_C(bias_tile).load()\n"),
+         ("result.store(cute.where(summed > 0.0, summed, cute.full_like(summed, 0.0)).to(cutlass.Float16))",
+          "result.store(summed.to(cutlass.Float16))")],
+        r"clamp at 0 came before the bias"),
+    "bias_never_added": (
+        [("        summed = accumulators.load() + thr_mma.partition_C(bias_tile).load()\n",
+          "        summed = accumulators.load()\n")],
+        r"bias was never added"),
+    "bias_of_the_warpgroups_first_thread": (
+        [("thr_mma.partition_C(bias_tile)", "tiled_mma.get_slice(consumer - consumer % 128).partition_C(bias_tile)")],
+        r"columns its accumulators do not hold"),
+    "tiles_counted_rounding_down": (
+        [("grid = [cute.ceil_div(cute.size(mD, mode=[0]), BM), cute.ceil_div(cute.size(mD, mode=[1]), BN), 1]",
+          "grid = [cute.size(mD, mode=[0]) // BM, cute.size(mD, mode=[1]) // BN, 1]")],
+        r"no CTA along a mode.*rounding up"),
+    "stores_from_registers_past_the_edge": (
+        [("gemm_bias_relu_kernel(tma_a, tma_mA, tma_b, tma_mB, tma_d, tma_mD, bias,",
+          "gemm_bias_relu_kernel(tma_a, tma_mA, tma_b, tma_mB, tma_d, mD, bias,"),
+         ("        r2s = cute.make_tiled_copy_C(", "        cute.autovec_copy(result, thr_mma.partition_C(gD))\n"
+          "        r2s = cute.make_tiled_copy_C("),
+         ("        if warp == 4:\n            tDsD, tDgD", "        if warp == 1000:\n            tDsD, tDgD")],
+        r"out-of-bounds.*store from registers must leave out the rows and columns past D's edge"),
+}

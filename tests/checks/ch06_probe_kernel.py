@@ -9,7 +9,7 @@ import cutlass.cute as cute
 def probe_kernel(mOut: cute.Tensor, tiled_mma: cute.TiledMma, s2r: cute.TiledCopy, operand: cutlass.Constexpr,
                  rows: cutlass.Constexpr, cols: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
-    sX = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((rows, cols), stride=(cols, 1)),
+    sX = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16, cute.make_layout((rows, cols), stride=(cols, 1)),
                                                        16)
     thread_mma = tiled_mma.get_slice(tidx)
     if cutlass.const_expr(operand == "A"):

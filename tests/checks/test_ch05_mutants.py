@@ -5,8 +5,10 @@ The two kernel exercises (ch05.tiled_copy_row_sum, ch05.sum_dim0) run on the sim
 or more a check: their mistakes in KERNEL_MISTAKES are graded on KERNEL_SEEDS only, and their case generators
 are swept over seeds 0-99 to show that every seed draws the shapes on which those mistakes go wrong. Kernel
 answers are rebuilt from source, so the wrong kernels are written out as a real module, one host function per
-mistake."""
+mistake. The capstone (ch05.capstone_softmax) does the same with CAPSTONE_MISTAKES (added to KERNEL_MISTAKES at
+the end of this file) on CAPSTONE_SEEDS."""
 import random
+import re
 
 import pytest
 
@@ -30,9 +32,9 @@ MISTAKES = [
     ("ch05.tiled_copy_for", "threads_column_major", answers.copy_threads_column_major, r"threads are column-major"),
     ("ch05.tiled_copy_for", "values_column_major", answers.copy_values_column_major, r"values are column-major"),
     ("ch05.tiled_copy_for", "one_value_per_atom", answers.copy_one_value_per_atom,
-     r"num_bits_per_copy = value_shape\[1\] \* dtype.width"),
+     r"num_bits_per_copy must cover one row"),
     ("ch05.tiled_copy_for", "always_128_bits", answers.copy_always_128_bits,
-     r"num_bits_per_copy = value_shape\[1\] \* dtype.width"),
+     r"num_bits_per_copy must cover one row"),
     ("ch05.tiled_copy_for", "threads_and_values_swapped", answers.copy_swaps_threads_and_values,
      r"values where the threads go"),
     ("ch05.tiled_copy_for", "worked_example_hard_coded", answers.copy_hard_coded_worked_example,
@@ -63,7 +65,7 @@ SANDBOXED = {"calls_the_switched_off_constructor"}
 
 def test_every_chapter_05_exercise_has_a_correct_answer_and_four_mistakes_or_more():
     ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch05"]
-    assert set(ids) == set(CORRECT) | {"ch05.tiled_copy_row_sum", "ch05.sum_dim0"}
+    assert set(ids) == set(CORRECT) | {"ch05.tiled_copy_row_sum", "ch05.sum_dim0", "ch05.capstone_softmax"}
     counts = mistakes_per_exercise(MISTAKES + KERNEL_MISTAKES)
     assert all(counts[exercise_id] >= 4 for exercise_id in ids), counts
 
@@ -114,29 +116,30 @@ SUM_DIM0 = solution_code("05_tiled_copy", "@cute.jit\ndef sum_dim0", 'check("ch0
 KERNEL_MISTAKES = [
     ("ch05.tiled_copy_row_sum", "whole_warp_reduced",
      ("cute.arch.warp_reduction_sum(mine, threads_in_group=16)", "cute.arch.warp_reduction_sum(mine)"),
-     r"threads_in_group=16"),
+     r"inside the 16 lanes of a row"),
     ("ch05.tiled_copy_row_sum", "row_from_the_warp_index",
      ("row = row_block * 8 + tidx // 16", "row = row_block * cute.size(gX, mode=[0, 0]) + cute.arch.warp_idx()"),
-     r"tidx // 16"),
+     r"counts 16-thread groups, not warps"),
     ("ch05.tiled_copy_row_sum", "only_lane_0_writes", ("if tidx % 16 == 0:", "if cute.arch.lane_idx() == 0:"),
-     r"tidx % 16 == 0"),
+     r"the first lane of each 16 writes"),
     ("ch05.tiled_copy_row_sum", "rows_past_the_end_written",
      ("        if row < shape[0]:\n            mOut[row] = row_total", "        mOut[row] = row_total"),
      r"rows that exist"),
-    ("ch05.tiled_copy_row_sum", "version_3s_ending_copied", (ANSWER_LINES, VERSION_3_ENDING), r"tidx // 16"),
+    ("ch05.tiled_copy_row_sum", "version_3s_ending_copied", (ANSWER_LINES, VERSION_3_ENDING),
+     r"counts 16-thread groups, not warps"),
     ("ch05.tiled_copy_row_sum", "groups_of_8_lanes", ("threads_in_group=16", "threads_in_group=8"), r"16 lanes"),
 
     ("ch05.sum_dim0", "grid_rounded_down", ("grid=[cute.ceil_div(columns, 128), 1, 1]", "grid=[columns // 128, 1, 1]"),
-     r"ceil_div\(N, 128\)"),
+     r"enough blocks for every column"),
     ("ch05.sum_dim0", "one_block_only", ("grid=[cute.ceil_div(columns, 128), 1, 1]", "grid=[1, 1, 1]"),
-     r"ceil_div\(N, 128\)"),
+     r"enough blocks for every column"),
     ("ch05.sum_dim0", "column_major_view", ("stride=(rows * columns, columns, 1)", "stride=(rows * columns, 1, rows)"),
-     r"reduced mode is M, stride N"),
+     r"reduced mode is M\W+the rows, one row of N elements apart"),
     ("ch05.sum_dim0", "reduced_over_n", ("cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1))",
                                          "cute.make_layout((1, columns, rows), stride=(rows * columns, 1, columns))"),
      r"you reduced over N"),
     ("ch05.sum_dim0", "output_view_forgotten", ("inner_sum_kernel(view, out_view)", "inner_sum_kernel(view, mOut)"),
-     r"view mOut as \(1, N\)"),
+     r"mOut needs a view with an outer mode"),
     ("ch05.sum_dim0", "rows_as_outer", ("cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1))",
                                         "cute.make_layout((rows, 1, columns), stride=(columns, columns, 1))"),
      r"reduced mode is M"),
@@ -223,3 +226,121 @@ def test_real_cutedsl_types_from_dlpack_static_and_a_fake_tensor_with_a_symbolic
     assert static == "Tensor<0x...@generic o (8,64):(64,1)>"
     assert dynamic == "Tensor<0x...@generic o (?,?):(?{i64},1)>"
     assert fake == "FakeTensor<Float32, (?{div=1}, 64), (64, 1)>"
+
+
+# ---- the capstone (ch05.capstone_softmax): a row softmax written from a blank cell ----
+# Three bases: the chapter's model answer (solutions/05_tiled_copy.py), a learner's three-pass softmax in the
+# style of version 2 (answers_ch05.LEARNER_SOFTMAX), and a right but slow one-thread-per-row kernel. Each row
+# of the table is one base with one mistake; the hints name the mistake on CAPSTONE_SEEDS (the simulator costs
+# about a second a check here), and test_every_seed_draws_the_capstones_shapes shows that every seed 0-99
+# draws the shapes each mistake fails on. A warp reduction inside an `if` that only some lanes reach is not in
+# the table: the simulator pairs the lanes waiting at two different warp reductions of the same kind, as
+# shfl.sync does on sm_70+, so the values come out wrong without naming that cause.
+
+CAPSTONE = solution_code("05_tiled_copy", "@cute.kernel\ndef softmax_kernel", 'check("ch05.capstone_softmax"') \
+    .replace("softmax_kernel", "softmax_kernel_NAME").replace("def softmax_rows(", "def softmax_rows_NAME(")
+CAPSTONE_SEEDS = (0,)
+PER_THREAD = ("row_per_thread", "", "")
+
+# (exercise, mistake, (base, the base's text, what it becomes), what the hint must name)
+CAPSTONE_MISTAKES = [
+    ("ch05.capstone_softmax", "max_not_subtracted", ("learner", "fragment.load() - row_max", "fragment.load()"),
+     r"subtract the row's max"),
+    ("ch05.capstone_softmax", "padding_read_as_zero",
+     ("model", "fragment.fill(-cutlass.Float32.inf)", "fragment.fill(0.0)"), r"past the end of the row, read as 0"),
+    ("ch05.capstone_softmax", "half_a_warp_reduced",
+     ("model", "warp_reduction_max(running_max)\n    row_sum = cute.arch.warp_reduction_sum("
+               "running_sum * cute.math.exp(running_max - row_max))",
+      "warp_reduction_max(running_max, threads_in_group=16)\n    row_sum = cute.arch.warp_reduction_sum("
+      "running_sum * cute.math.exp(running_max - row_max), threads_in_group=16)"),
+     r"only part of the threads that hold the row"),
+    ("ch05.capstone_softmax", "only_lane_0_writes",
+     ("learner", "                cute.autovec_copy(fragment, cute.composition(y_tiles",
+      "                if lane == 0:\n                    cute.autovec_copy(fragment, cute.composition(y_tiles"),
+     r"every thread stores every element"),
+    ("ch05.capstone_softmax", "row_ignores_the_rows_of_earlier_blocks",
+     ("learner", "row = block * 4 + warp", "row = block + warp"), r"rows of every block before its own"),
+    ("ch05.capstone_softmax", "every_warp_on_the_blocks_first_row",
+     ("learner", "row = block * 4 + warp", "row = block * 4"), r"warp's place in the block"),
+    ("ch05.capstone_softmax", "grid_rounded_down",
+     ("learner", "grid=[cute.ceil_div(cute.size(mX, mode=[0]), 4), 1, 1]", "grid=[cute.size(mX, mode=[0]) // 4, 1, 1]"),
+     r"block count must be rounded up"),
+    ("ch05.capstone_softmax", "store_not_predicated",
+     ("model", "thread.partition_D(gY[None, None, k]), pred=inside)", "thread.partition_D(gY[None, None, k]))"),
+     r"store past the end of Y"),
+    ("ch05.capstone_softmax", "not_divided_by_the_sum",
+     ("model", "fragment.store(cute.math.exp(fragment.load() - row_max) * scale)",
+      "fragment.store(cute.math.exp(fragment.load() - row_max))"), r"never divided by the row's sum"),
+    ("ch05.capstone_softmax", "sum_not_rescaled_when_the_max_grows",
+     ("model", "running_sum * cute.math.exp(running_max - new_max) + ", "running_sum + "), r"rescale it"),
+    ("ch05.capstone_softmax", "one_thread_per_row", PER_THREAD, r"your loads are 32-bit"),
+]
+KERNEL_MISTAKES = KERNEL_MISTAKES + CAPSTONE_MISTAKES      # INSTRUCTOR.md's table and test_mistake_tables read it
+HOST_PREFIX = {"model": "softmax_rows_", "learner": "learner_softmax_rows_"}
+
+
+def _capstone_source() -> str:
+    changes = {base: {name: (old, new) for _, name, (b, old, new), _ in CAPSTONE_MISTAKES if b == base}
+               for base in HOST_PREFIX}
+    return "\n".join(["import cutlass\nimport cutlass.cute as cute\n", with_mistakes(CAPSTONE, changes["model"]),
+                      with_mistakes(answers.LEARNER_SOFTMAX, changes["learner"]), answers.ROW_PER_THREAD_SOFTMAX])
+
+
+@pytest.fixture(scope="module")
+def softmax_kernels(tmp_path_factory):
+    with kernels_on_simulator(_capstone_source(), "ch05_softmax", tmp_path_factory.mktemp("ch05_softmax")) as module:
+        yield module
+
+
+def _softmax_host(module, base, name):
+    return module.row_per_thread_softmax_rows if base == "row_per_thread" else \
+        getattr(module, f"{HOST_PREFIX[base]}{name}")
+
+
+def test_a_learners_three_pass_softmax_passes_on_the_simulator_in_strict_mode(softmax_kernels, monkeypatch):
+    """Another right design than the model answer's (whose strict run is the solution notebook's): a warp per
+    row through composition, three passes, a vector read or written only where it lies inside the row."""
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    for seed in CAPSTONE_SEEDS:
+        assert check("ch05.capstone_softmax", _softmax_host(softmax_kernels, "learner", "none"), seed=seed).passed
+
+
+@pytest.mark.parametrize("mistake,change,cause", [pytest.param(m, ch, c, id=m) for _, m, ch, c in CAPSTONE_MISTAKES
+                                                  if ch is not PER_THREAD])
+def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause(softmax_kernels, mistake, change, cause,
+                                                                   monkeypatch):
+    assert_mistake_fails_naming_its_cause("ch05.capstone_softmax", _softmax_host(softmax_kernels, change[0], mistake),
+                                          cause, CAPSTONE_SEEDS, monkeypatch)
+
+
+@pytest.mark.cutedsl
+def test_one_thread_per_row_earns_the_simulators_points_and_loses_the_ptx_criterion(softmax_kernels, monkeypatch):
+    """Right but slow: every reference criterion passes; compiled for sm_80 its loads are 32-bit and it has no
+    shuffle, which the hint says."""
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    cause = next(c for _, m, _, c in CAPSTONE_MISTAKES if m == "one_thread_per_row")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
+    result = check("ch05.capstone_softmax", softmax_kernels.row_per_thread_softmax_rows, seed=CAPSTONE_SEEDS[0])
+    by_tier = {criterion.tier: criterion for criterion in result.criteria}
+    assert all(c.status == "passed" for c in result.criteria if c.tier == "reference"), str(result)
+    assert by_tier["cutedsl-cpu"].status == "failed", str(result)
+    assert re.search(cause, by_tier["cutedsl-cpu"].hint) and "shfl.sync.bfly" in by_tier["cutedsl-cpu"].hint
+
+
+def test_every_seed_draws_the_capstones_shapes():
+    """On every seed 0-99: rows of 1024 with M a multiple of 4 (a warp's rows, a sum not rescaled, half a warp
+    reduced); an odd M over three blocks of 4 rows and an odd N longer than one 128-wide step of vector 1 (rows
+    counted without the blocks before, padding in the sum, a grid rounded down, a last row alone); N = 1;
+    inputs near +1000 with N a multiple of 4 and a tail (overflow) and near -1000 with N odd (padding read as
+    0 as the max)."""
+    for seed in HINT_SEEDS:
+        cases = chapter05._softmax_cases(random.Random(seed))
+        aligned = [c for c in cases if c["kind"] == "aligned"]
+        ragged = [c for c in cases if c["kind"] == "ragged"]
+        large = [c for c in cases if c["kind"] == "large"]
+        assert any(c["M"] % 4 == 0 and c["N"] == 1024 for c in aligned), (seed, cases)
+        assert any(c["M"] % 2 and c["M"] > 8 and c["N"] % 2 and c["N"] > 128 for c in ragged), (seed, cases)
+        assert any(c["N"] == 1 for c in ragged), (seed, cases)
+        assert any(c["shift"] > 0 and c["N"] % 4 == 0 and c["N"] % 512 for c in large), (seed, cases)
+        assert any(c["shift"] < 0 and c["N"] % 2 for c in large), (seed, cases)

@@ -28,7 +28,7 @@ def in_this_process(monkeypatch):
     monkeypatch.setattr(grading, "run_isolated", lambda function, timeout=10.0: sandbox.Isolated(value=function()))
 
 
-def test_chapter_07_has_five_exercises_each_with_four_mistakes_or_more():
+def test_chapter_07_has_six_exercises_each_with_four_mistakes_or_more():
     ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch07"]
     assert ids == list(CORRECT)
     counts = mistakes_per_exercise(MISTAKES)
@@ -79,6 +79,15 @@ def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
         assert all(case["warps_m"] * case["warps_n"] <= 4 for case in copies)
         loops = ch07_sgemm._main_loop_cases(random.Random(seed))
         assert [case["k_tiles"] == 1 for case in loops] == [True, False] and loops[1]["k_tiles"] in (2, 3)
+        # the capstone: one partial k-tile (of 32) with beta = 0, then 72x136x40, then a partial last k-tile after
+        # several (K = 136: 5 k-tiles of 32, 3 of 64, 9 of 16); alpha, alpha^2, 1, 0 and beta all tell apart
+        first, middle, last = ch07_sgemm._capstone_cases(random.Random(seed))[0]["runs"]
+        assert first["K"] in (8, 24) and first["beta"] == 0 and first["N"] % 8 == 0
+        assert (middle["M"], middle["N"], middle["K"]) == (72, 136, 40) and last["K"] == 136 and last["N"] % 8 == 0
+        for run in (first, middle, last):
+            assert run["alpha"] not in (0, 1, -1) and run["alpha"] ** 2 != run["alpha"]
+        for run in (middle, last):
+            assert run["beta"] not in (0, 1) and run["beta"] != run["alpha"]
 
 
 def test_a_transposed_ldmatrix_on_a_k_major_tile_moves_the_wrong_data_although_its_tv_layout_is_the_mmas():
@@ -173,3 +182,85 @@ def test_the_gpu_criterions_program_compiles_a_learners_plain_or_jit_main_loop_w
     assert done.returncode == 0, done.stderr[-3000:]
     # the k-tile loop stays a device loop: a few MMAs and barriers in the PTX, not 32 unrolled k-tiles' worth
     assert done.stdout.split("\n")[:2] == ["plain 8 4", "decorated 8 4"], done.stdout
+
+
+def test_the_right_but_slow_capstones_compute_c_right_on_the_simulator():
+    """What the PTX criterion below calls slow is right: on the first problem of a draw (one partial k-tile, M and N
+    inside one tile) the single-stage and the ldmatrix-less variant's C equals alpha A B + beta C (the cache mode is
+    the model's kernel on the simulator). The harness is called in this process, on kernels imported with the
+    simulator as `cutlass`."""
+    import importlib
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import cutekit
+    from answers_ch07 import CAPSTONE_SLOW, capstone_source
+    runs = ch07_sgemm._capstone_cases(random.Random(2))[0]["runs"][:1]
+    slow = {name: CAPSTONE_SLOW[name] for name in ("single_stage", "no_ldmatrix")}
+    folder = Path(tempfile.mkdtemp(prefix="ch07-slow-"))
+    names = [f"ch07_slow_{name}" for name in slow]
+    for name, (replacements, _) in zip(names, slow.values()):
+        (folder / f"{name}.py").write_text(capstone_source(replacements))
+    sys.path.insert(0, str(folder))
+    try:
+        with cutekit.using("sim", fresh=tuple(names)):
+            results = {name: ch07_sgemm.simulator_capstone(importlib.import_module(name).gemm, {"runs": runs})
+                       for name in names}
+    finally:
+        sys.path.remove(str(folder))
+    for name, result in results.items():
+        assert [(r["error"], r["wrong"]) for r in result] == [("", 0)], (name, result)
+
+CAPSTONE_PTX_PROGRAM = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import cutlass
+from cutlass.cute.runtime import make_fake_compact_tensor
+from benchmarks.kernels.tensors import compile_with_ptx
+from cutekit.checks import ch07_sgemm
+from cutekit.checks.cutedsl import PtxReport, instruction_counts
+import importlib
+for name in sys.argv[2:]:
+    gemm = importlib.import_module(name).gemm
+    fakes = [make_fake_compact_tensor(dtype, (cutlass.cute.sym_int(), cutlass.cute.sym_int(divisibility=8)),
+                                      stride_order=(1, 0), assumed_align=16)
+             for dtype in (cutlass.Float16, cutlass.Float16, cutlass.Float32)]
+    ptx = compile_with_ptx(gemm, *fakes, 1.5, 0.5).__ptx__
+    texts = {name: ptx}
+    if name.endswith("model"):
+        texts["capstone_cache_mode_always"] = ptx.replace("cp.async.cg.", "cp.async.ca.")
+    for label, text in texts.items():
+        verdict = ch07_sgemm._capstone_ptx_verdict(PtxReport(True, text, instruction_counts(text)))
+        print(label, "|", verdict.passed, "|", verdict.hint.replace(chr(10), " "))
+"""
+
+
+@pytest.mark.cutedsl
+def test_the_capstones_ptx_criterion_passes_the_model_and_names_what_a_slow_kernel_lacks(tmp_path):
+    """Real CuTeDSL compiles the model answer, its single-stage and its ldmatrix-less variants for sm_80 in one
+    process (one import, three compiles); the criterion's reading of each PTX: the model passes, each variant
+    fails naming the part of the fast path it lacks. The cache mode differs in one qualifier, so its variant is
+    the model's PTX with `.cg` made `.ca`."""
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    from answers_ch07 import CAPSTONE_SLOW, capstone_source
+    compiled = ("single_stage", "no_ldmatrix")
+    assert ".ALWAYS" in capstone_source(CAPSTONE_SLOW["cache_mode_always"][0])     # its line is still the model's
+    variants = {"model": []} | {name: CAPSTONE_SLOW[name][0] for name in compiled}
+    for name, replacements in variants.items():
+        (tmp_path / f"capstone_{name}.py").write_text(capstone_source(replacements))
+    root = pathlib.Path(__file__).parents[2]
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_80", PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", CAPSTONE_PTX_PROGRAM, str(tmp_path)]
+                          + [f"capstone_{name}" for name in variants], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    verdicts = {line.split(" | ")[0][len("capstone_"):]: line.split(" | ")[1:] for line in done.stdout.splitlines()
+                if line.startswith("capstone_")}
+    assert verdicts["model"] == ["True", ""], verdicts["model"]
+    for name, (_, cause) in CAPSTONE_SLOW.items():
+        passed, hint = verdicts[name]
+        assert passed == "False" and re.search(cause, hint), (name, hint)

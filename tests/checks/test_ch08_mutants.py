@@ -6,21 +6,32 @@ this process (a fork per check would cost more than the grading; a test below sh
 Exercises 4 and 5 run the learner's loop inside the chapter's kernel on the simulator (1-3 s a check, forked,
 since they switch `cutlass` to the simulator), so their mistakes run on one seed, and their case generator is
 swept over seeds 0-99 instead: every draw holds a problem with fewer k-tiles than stages and one that goes
-round the ring at least twice."""
-import random
+round the ring at least twice.
 
+The capstone (exercise 6) is a whole kernel: its mistakes (KERNEL_MISTAKES, from CAPSTONE_MISTAKES in
+answers_ch08.py) are the solution's kernel with edits, written out as one module and run on the simulator on
+seed 0 (a few seconds a check; a failing first problem skips the second). What tells its epilogue mistakes
+apart, `capstone_diagnosis`, is run on the problems of seeds 0-24 with D made in NumPy."""
+import random
+import re
+from types import SimpleNamespace
+
+import numpy
 import pytest
 
 from cutekit.checks import ch08_hopper, check, exercises, grading, sandbox
 
-from answers_ch08 import CORRECT, KERNEL_EXERCISES, MISTAKES
+from answers_ch08 import CAPSTONE_MISTAKES, CORRECT, KERNEL_EXERCISES, MISTAKES
+from simulated import kernels_on_simulator, solution_code
 from verdicts import (HINT_SEEDS, assert_mistake_fails_naming_its_cause,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 
 KERNEL_SEEDS = (0,)
 PLAIN_MISTAKES = [row for row in MISTAKES if row[0] not in KERNEL_EXERCISES]
-KERNEL_MISTAKES = [row for row in MISTAKES if row[0] in KERNEL_EXERCISES]
+LOOP_MISTAKES = [row for row in MISTAKES if row[0] in KERNEL_EXERCISES]
+# (exercise, mistake, the edits of the solution's text, what the hint must name)
+KERNEL_MISTAKES = [("ch08.capstone", name, edits, cause) for name, (edits, cause) in CAPSTONE_MISTAKES.items()]
 
 
 def in_this_process(monkeypatch):
@@ -28,11 +39,11 @@ def in_this_process(monkeypatch):
     monkeypatch.setattr(grading, "run_isolated", lambda function, timeout=10.0: sandbox.Isolated(value=function()))
 
 
-def test_chapter_08_has_five_exercises_each_with_five_mistakes_or_more():
+def test_chapter_08_has_six_exercises_each_with_five_mistakes_or_more_and_the_capstone_eight():
     ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch08"]
-    assert ids == list(CORRECT)
-    counts = mistakes_per_exercise(MISTAKES)
-    assert all(counts[exercise_id] >= 5 for exercise_id in ids), counts
+    assert ids == list(CORRECT) + ["ch08.capstone"]
+    counts = mistakes_per_exercise(MISTAKES + KERNEL_MISTAKES)
+    assert all(counts[exercise_id] >= 5 for exercise_id in ids) and counts["ch08.capstone"] >= 8, counts
     assert len({(row[0], row[1]) for row in MISTAKES}) == len(MISTAKES)
 
 
@@ -68,7 +79,7 @@ def test_each_mistake_fails_with_a_hint_naming_its_cause_on_every_seed(exercise_
     assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, HINT_SEEDS, monkeypatch)
 
 
-@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(KERNEL_MISTAKES))
+@pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(LOOP_MISTAKES))
 def test_each_kernel_loop_mistake_fails_with_a_hint_naming_its_cause(exercise_id, answer, cause, monkeypatch):
     assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
 
@@ -147,3 +158,110 @@ def test_real_cutedsl_compiles_the_right_loops_inside_the_kernel_for_sm_90a(exer
     result = check(exercise_id, CORRECT[exercise_id], seed=2, record=False)
     compiled = next(criterion for criterion in result.criteria if criterion.tier == "cutedsl-cpu")
     assert result.passed and compiled.status == "passed", str(result)
+
+
+# ---- ch08.capstone: the whole kernel, D = relu(A B^T + bias) ------------------------------------------------
+
+CAPSTONE = solution_code("08_hopper_gemm", "from cutlass.cute.nvgpu import cpasync, warpgroup\n\n### BEGIN",
+                         'check("ch08.capstone"')
+
+
+def _capstone_source() -> str:
+    """The solution's capstone, then once per mistake with its edits made, each under its own names
+    (gemm_bias_relu_<mistake> and gemm_bias_relu_<mistake>_kernel)."""
+    pieces = ["import cutlass\nimport cutlass.cute as cute\n"]
+    for name, edits in {"none": [], **{name: edits for name, (edits, _) in CAPSTONE_MISTAKES.items()}}.items():
+        text = CAPSTONE
+        for old, new in edits:
+            assert text.count(old) == 1, f"the solution no longer holds, once, what mistake {name!r} edits: {old!r}"
+            text = text.replace(old, new)
+        pieces.append(text.replace("gemm_bias_relu", f"gemm_bias_relu_{name}"))
+    return "\n".join(pieces)
+
+
+@pytest.fixture(scope="module")
+def capstones(tmp_path_factory):
+    with kernels_on_simulator(_capstone_source(), "ch08_capstones", tmp_path_factory.mktemp("ch08_capstones")) as module:
+        yield module
+
+
+def test_the_capstones_model_answer_earns_every_reference_point_in_strict_mode(capstones, monkeypatch):
+    assert_right_answer_earns_every_reference_point("ch08.capstone", capstones.gemm_bias_relu_none, 0, monkeypatch)
+
+
+def removed_statements(edits) -> list:
+    """The solution's statements an edit removed or changed, 24 characters or more: the answer's code with its
+    arguments, which a hint must not give away (a bare call such as `warpgroup.fence()` is the cause's name)."""
+    return [line.strip() for old, _ in edits for line in old.splitlines() if len(line.strip()) >= 24]
+
+
+@pytest.mark.parametrize("mistake", list(CAPSTONE_MISTAKES))
+def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause_not_the_answer(capstones, mistake, monkeypatch):
+    edits, cause = CAPSTONE_MISTAKES[mistake]
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch08.capstone", getattr(capstones, f"gemm_bias_relu_{mistake}"), seed=0)
+    lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+    assert lost and not result.passed, f"a wrong kernel passed:\n{result}"
+    hints = " | ".join(criterion.hint for criterion in lost)
+    assert re.search(cause, hints, flags=re.IGNORECASE | re.DOTALL), f"the hint does not name /{cause}/: {hints}"
+    for statement in removed_statements(edits):
+        assert statement not in hints, f"the hint gives the answer's {statement!r} away: {hints}"
+    for formula in ANSWER_FORMULAS:
+        assert formula not in hints, f"the hint gives the answer's {formula!r} away: {hints}"
+
+
+def test_every_capstone_draw_is_ragged_and_goes_round_the_ring_twice():
+    for seed in HINT_SEEDS:
+        edges, laps = ch08_hopper._capstone_cases(random.Random(seed))
+        for case in (edges, laps):
+            assert case["N"] % 8 == case["K"] % 8 == 0 and case["N"] % 64 and case["K"] % 64 and case["M"] % 64
+        assert 64 < edges["M"] < 128 < 256 < edges["N"] < 384 and edges["K"] < 64      # two tiles, one k-tile
+        assert laps["M"] < 64 and laps["N"] < 256 and 8 * 64 < laps["K"] < 9 * 64      # 9 k-tiles: 2 laps of 4
+
+
+ANSWER_FORMULAS = ("(k_tile // STAGES", "stride=(0, 1)", "n_tile * BN", "cute.where(", "(k_tile - 1) % STAGES")
+# what the epilogue left in D -> what the hint must name
+EPILOGUE_HINTS = {"no bias": r"bias was never added", "no relu": r"clamp at 0 is missing",
+                  "relu first": r"clamp at 0 came before the bias", "per row": r"changes down the rows of a column",
+                  "another thread's columns": r"columns its accumulators do not hold",
+                  "tile shift": r"first tile-column's bias", "unwritten": r"never written.*rounding up"}
+
+
+def test_the_epilogue_diagnosis_names_each_mistake_on_every_seed():
+    """What each epilogue mistake leaves in D, made in NumPy for the problems of seeds 0-24 (their data differ
+    from seed to seed): the diagnosis names it, and the hint says so without the answer's code. The kernels
+    above run a few of them on the simulator; these are all of them, cheaply."""
+    for seed in HINT_SEEDS[:25]:
+        for case in ch08_hopper._capstone_cases(random.Random(seed)):
+            a, b, bias, _ = ch08_hopper._capstone_data(case)
+            product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
+            M, N = product.shape
+            columns = numpy.arange(N)
+            right = numpy.maximum(product + bias, 0)
+            # the bias tile with stride (1, 0): row m of tile-column c gets the value staged for column 256 c + m
+            staged = (columns // 256)[None, :] * 256 + numpy.arange(M)[:, None]
+            rows = numpy.where(staged < N, bias[numpy.minimum(staged, N - 1)], 0)
+            made = {"no bias": numpy.maximum(product, 0), "no relu": product + bias,
+                    "relu first": numpy.maximum(product, 0) + bias, "per row": numpy.maximum(product + rows, 0),
+                    # the bias slice of the warpgroup's first thread: column n gets column n - 2 (n % 8 // 2)'s
+                    "another thread's columns": numpy.maximum(product + bias[columns - columns % 8 + columns % 2], 0)}
+            if N > 256:
+                made["tile shift"] = numpy.maximum(product + bias[columns % 256], 0)   # no tile offset
+                made["unwritten"] = numpy.where(columns < 256, right, numpy.nan)        # one tile-column only
+            for mistake, d in made.items():
+                found = ch08_hopper.capstone_diagnosis(product, bias, d.astype(numpy.float16))
+                cause = {"another thread's columns": "other column", "tile shift": "other column"}.get(mistake, mistake)
+                assert found["cause"] == cause, (seed, case, mistake, found)
+                hint = ch08_hopper._capstone_hint(found, case)
+                assert re.search(EPILOGUE_HINTS[mistake], hint, flags=re.DOTALL), (seed, mistake, hint)
+                assert not any(formula in hint for formula in ANSWER_FORMULAS), (seed, mistake, hint)
+                if mistake == "unwritten":
+                    assert found["from_column"] == 256
+
+
+@pytest.mark.cutedsl
+def test_real_cutedsl_compiles_the_capstone_for_sm_90a_and_its_ptx_passes(capstones):
+    """The cutedsl-cpu criterion on the model answer, called directly (the check would first simulate it)."""
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    verdict = ch08_hopper._capstone_ptx(SimpleNamespace(answer=capstones.gemm_bias_relu_none))
+    assert verdict.passed, verdict

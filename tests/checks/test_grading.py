@@ -131,6 +131,9 @@ def test_a_criterion_that_needs_sm_90_waits_on_another_gpu_with_one_line_saying_
     result = grade(doubling_exercise(on_hopper), lambda x: 2 * x, seed=1)
     assert not ran and result.passed and result.criteria[1].status == "waiting"
     assert "NVIDIA A100-SXM4-80GB (sm_80) has no TMA or wgmma, so this chapter's kernels need sm_90" in str(result)
+    monkeypatch.setitem(grading._tier_details, "gpu", "NVIDIA B200 (sm_100): CuTeDSL kernels run")
+    result = grade(doubling_exercise(on_hopper), lambda x: 2 * x, seed=1)
+    assert not ran and "NVIDIA B200 (sm_100) has TMA but no wgmma (sm_90a only)" in str(result)
     monkeypatch.setitem(grading._tier_details, "gpu", "NVIDIA H100 80GB HBM3 (sm_90): CuTeDSL kernels run")
     result = grade(doubling_exercise(on_hopper), lambda x: 2 * x, seed=1)
     assert ran and result.criteria[1].status == "passed"

@@ -189,3 +189,25 @@ def test_the_report_names_the_damaged_line_and_keeps_the_new_record(private_prog
     header, row = csv_path.read_text().splitlines()
     assert row.split(",")[header.split(",").index("ch01.layout_from_grid")] == "3"   # the best: the new record
     assert row.startswith("ada,")
+
+
+def test_the_third_failed_check_of_an_exercise_offers_the_rule_behind_it(private_progress_file, monkeypatch):
+    """The progress file counts the attempts: from the third failed check of one exercise on, the result says
+    where the second hint level is. Another exercise's failures and a right answer do not count."""
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    offer = "Stuck? `hint('ch01.layout_from_grid')` states the rule"
+    check("ch01.layout_from_picture", answers.picture_swapped_strides, seed=1)
+    check("ch01.layout_from_grid", answers.layout_for, seed=1)
+    first, second, third = (check("ch01.layout_from_grid", answers.layout_for_column_major, seed=seed)
+                            for seed in (1, 2, 3))
+    assert offer not in str(first) and offer not in str(second)
+    assert offer in str(third)
+    assert "<code>hint(&#x27;ch01.layout_from_grid&#x27;)</code> states the rule" in third._repr_html_()
+    assert offer not in str(check("ch01.layout_from_grid", answers.layout_for, seed=4))
+
+
+def test_no_offer_without_a_progress_file_to_count_attempts_in(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_PROGRESS", "off")
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    results = [check("ch01.layout_from_grid", answers.layout_for_column_major, seed=seed) for seed in range(4)]
+    assert not any(result.offer for result in results)

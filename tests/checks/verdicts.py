@@ -17,6 +17,7 @@ def assert_right_answer_earns_every_reference_point(exercise_id, answer, seed, m
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
     result = check(exercise_id, answer, seed=seed)
     assert result.passed and result.earned == result.possible - result.waiting
+    assert_no_hint_answers(result)
 
 
 def assert_real_cutedsl_confirms_it(exercise_id, answer, monkeypatch):
@@ -50,7 +51,8 @@ def mistake_params(mistakes):
 
 
 def assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference"):
-    """On every seed: the answer loses points, and the hints of the criteria it lost name `cause`."""
+    """On every seed: the answer loses points, the hints of the criteria it lost name `cause`, and no hint of
+    the result writes out the model answer's code or formula (`assert_no_hint_answers`)."""
     import re
 
     monkeypatch.setenv("CUTEKIT_TIERS", tiers)
@@ -61,6 +63,20 @@ def assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, seeds, mon
         hints = " | ".join(criterion.hint for criterion in lost)
         assert re.search(cause, hints, flags=re.IGNORECASE | re.DOTALL), \
             f"seed {seed}: the hint does not name the cause /{cause}/: {hints}"
+        assert_no_hint_answers(result)
+
+
+def assert_no_hint_answers(result):
+    """No criterion's hint in `result` writes out an expression of the exercise's model answer (the code
+    between BEGIN/END SOLUTION in solutions/, see model_answers.py): a hint names the cause and the place."""
+    from model_answers import answer_in, leak_log
+
+    for criterion in result.criteria:
+        leaked = answer_in(criterion.hint, result.exercise_id)
+        if leaked and leak_log(result, criterion, leaked):
+            continue
+        assert not leaked, (f"seed {result.seed}: the hint of '{criterion.name}' writes out the model answer's "
+                            f"{', '.join(repr(text) for text in leaked)}: {criterion.hint}")
 
 
 def mistakes_per_exercise(mistakes):

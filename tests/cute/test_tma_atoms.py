@@ -66,8 +66,8 @@ def cutekit_answers() -> dict:
             cute.make_layout((rows, columns), stride=stride))
         op = {"load": cpasync.CopyBulkTensorTileG2SOp(), "store": cpasync.CopyBulkTensorTileS2GOp(),
               "multicast": cpasync.CopyBulkTensorTileG2SMulticastOp()}[case["op"]]
-        one_stage = cute.make_composed_layout(staged.inner, 0, cute.slice_((None, None, 0), staged.outer))
-        tma, coords = cpasync.make_tiled_tma_atom(op, gmem, one_stage, (case["mn"], case["k"]),
+        tma, coords = cpasync.make_tiled_tma_atom(op, gmem, cute.slice_(staged, (None, None, 0)),
+                                                  (case["mn"], case["k"]),
                                                   num_multicast=case["multicast"])
         tiles = cute.local_tile(coords, (case["mn"], case["k"]), (1, None))
         smem = cute.make_tensor(numpy.zeros(cute.cosize(staged.outer), numpy.float32), staged.outer)
@@ -79,7 +79,8 @@ def cutekit_answers() -> dict:
             shares.append([str(s.layout), str(g)])
         out["tma"].append({"atom": str(tma), "coords": str(coords), "shares": shares})
     for n, transpose, x, groups in STMATRIX:
-        mma = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, n, 16))
+        mma = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, n, 16), warpgroup.OperandSource.SMEM,
+                                     cute.nvgpu.OperandMajorMode.K, cute.nvgpu.OperandMajorMode.K)
         tiled = cute.make_tiled_mma(cute.make_mma_atom(mma), (groups, 1, 1))
         atom = cute.make_copy_atom(warp.StMatrix8x8x16bOp(transpose, x), cute.Float16)
         out["stmatrix"].append({"atom": str(atom), "tiled": str(cute.make_tiled_copy_C(atom, tiled))})
@@ -177,9 +178,7 @@ def test_the_kernels_tma_atoms_as_cutedsl_printed_them(ours):
     staged = cute.tile_to_shape(atom, (128, 64, 4), order=(0, 1, 2))
     a = cute.make_tensor(numpy.zeros(1000 * 512, numpy.float16), cute.make_layout((1000, 512), stride=(512, 1)))
     tma_a, coords = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a,
-                                                cute.make_composed_layout(staged.inner, 0,
-                                                                          cute.slice_((None, None, 0), staged.outer)),
-                                                (128, 64))
+                                                cute.slice_(staged, (None, None, 0)), (128, 64))
     assert str(tma_a) == ("Copy Atom\n  ThrID:         1:0\n  TV Layout Src: (1,8192):(0,1)\n"
                           "  TV Layout Dst: (1,8192):(0,1)\n  Value type:    f16")
     assert str(coords) == "tensor<(0,0) o (1000,512):(1@1,1@0)>"
@@ -203,7 +202,8 @@ def test_the_kernels_tma_atoms_as_cutedsl_printed_them(ours):
 
 def test_stmatrix_x4_as_cutedsl_printed_it():
     """Pinned from CuTeDSL 4.8.1 (sm_90a, 2026-11-24): the kernel's epilogue copy."""
-    mma = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 256, 16))
+    mma = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 256, 16), warpgroup.OperandSource.SMEM,
+                                 cute.nvgpu.OperandMajorMode.K, cute.nvgpu.OperandMajorMode.K)
     tiled = cute.make_tiled_mma(cute.make_mma_atom(mma), (2, 1, 1))
     atom = cute.make_copy_atom(warp.StMatrix8x8x16bOp(False, 4), cute.Float16)
     assert str(atom.layout_src_tv) == "(32,(2,4)):(2,(1,64))" and str(atom.layout_dst_tv) == "(32,8):(8,1)"

@@ -112,3 +112,32 @@ def test_the_warpgroup_mma_is_cutedsls(cutedsl):
         mine = [str(op), str(one), str(two.tv_layout_C_tiled), str(two.tv_layout_A_tiled), str(two.thr_layout_vmnk)]
         mine += [str(two.get_slice(t).partition_C(C)) for t in (0, 37, 130)]
         assert mine == cutedsl["mma"][str(n)], n
+
+
+@pytest.mark.parametrize("extra, message", [
+    ((), r"missing 3 required positional arguments: 'a_src', 'a_major_mode', and 'b_major_mode'"),
+    (("SMEM", cute.nvgpu.OperandMajorMode.K, cute.nvgpu.OperandMajorMode.K),
+     r"expects the 'a_src' Op parameter to be a warpgroup.OperandSource instance"),
+    ((warpgroup.OperandSource.SMEM, "K", cute.nvgpu.OperandMajorMode.K),
+     r"expects the 'a_major_mode' Op parameter to be a cute.nvgpu.OperandMajorMode"),
+])
+def test_the_warpgroup_mma_takes_cutedsls_six_arguments(extra, message):
+    """As CuTeDSL 4.8.1 (sm_90a, 2026-11-27): the A source and both major modes are required; three arguments
+    raise the same TypeError, a wrong type the same message."""
+    with pytest.raises((TypeError, Exception), match=message):
+        warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 256, 16), *extra)
+
+
+def test_a_staged_composed_layout_is_sliced_with_slice_not_called_with_none():
+    """CuTeDSL 4.8.1 (sm_90a, 2026-11-27): `cute.slice_(sA, (None, None, 1))` prints
+    S<3,4,3> o 0 o ((8,16),(64,1)):((64,512),(1,0)); `sA((None, None, 1))` returns 8192, an int (None read as 0),
+    which cutekit refuses; the coordinate first, `cute.slice_(coord, layout)`, returns () there."""
+    atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
+    staged = cute.tile_to_shape(atom, (128, 64, 4), order=(0, 1, 2))
+    for stage in (0, 1):
+        assert str(cute.slice_(staged, (None, None, stage))) == "S<3,4,3> o 0 o ((8,16),(64,1)):((64,512),(1,0))"
+    with pytest.raises(cute.CuteError, match=r"does not slice it: CuTeDSL 4.8.1 returns the offset"):
+        staged((None, None, 0))
+    with pytest.raises(cute.CuteError, match=r"takes the layout or tensor first"):
+        cute.slice_((None, None, 0), staged)
+    assert str(cute.slice_(cute.make_layout((4, 8), stride=(8, 1)), (None, 1))) == "(4):(8)"

@@ -125,9 +125,19 @@ def code_cells(name: str) -> int:
     return sum(1 for cell in cells if cell["cell_type"] == "code" and "".join(cell["source"]).strip())
 
 
-def _menu(page, menu: str, item: str):
-    page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click(force=True, timeout=10_000)
-    page.locator(".lm-Menu-itemLabel", has_text=item).first.click(force=True, timeout=10_000)
+def _menu(page, menu: str, item: str, tries: int = 3):
+    """Menu > item. On a machine busy with a fresh JupyterLab's first start the menu may open before its items
+    are drawn, or a click may land while it closes: Escape and ask again, `tries` times."""
+    for attempt in range(tries):
+        page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click(force=True, timeout=10_000)
+        try:
+            page.locator(".lm-Menu-itemLabel", has_text=item).first.click(force=True, timeout=10_000)
+            return
+        except Exception:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(1_000)
 
 
 class Runner:

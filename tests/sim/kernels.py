@@ -47,7 +47,7 @@ def reverse(mIn: cute.Tensor, mOut: cute.Tensor, barrier: cutlass.Constexpr = Tr
 @cute.kernel
 def transpose_kernel(gIn: cute.Tensor, gOut: cute.Tensor, padding: cutlass.Constexpr):
     tx, ty, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     tile = smem.allocate_tensor(cutlass.Float32, cute.make_layout((32, 32), stride=(32 + padding, 1)), 16)
     for step in cutlass.range_constexpr(4):
         tile[ty + 8 * step, tx] = gIn[ty + 8 * step, tx]      # a warp writes one row: 32 banks
@@ -104,7 +104,7 @@ def half_barrier(mOut: cute.Tensor):
 @cute.kernel
 def staged_copy_kernel(gIn: cute.Tensor, gOut: cute.Tensor, wait: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     staged = smem.allocate_tensor(cutlass.Float32, cute.make_layout(128), 16)
     atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float32, num_bits_per_copy=128)
     source = cute.zipped_divide(gIn, (4,))
@@ -126,7 +126,7 @@ def staged_copy(mIn: cute.Tensor, mOut: cute.Tensor, wait: cutlass.Constexpr = T
 @cute.kernel
 def named_barrier_kernel(gOut: cute.Tensor, participants: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     buffer = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
     if tidx < 64:
         buffer[tidx] = tidx * 1.0

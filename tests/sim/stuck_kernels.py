@@ -10,7 +10,7 @@ STUCK = ["none"]
 def stuck_kernel(gA: cute.Tensor):
     stuck = STUCK[0]
     tidx, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     flag = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
     if tidx == 0:
         flag[0] = 0

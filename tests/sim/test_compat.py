@@ -1,6 +1,6 @@
 """What CuTeDSL code from outside the course needs of the simulator (cutekit/sim/compat.py): launch options and
 testing.benchmark said once, cute.domain_offset, cutlass.utils.LayoutEnum, cp.async's zero fill under a false
-predicate, kernels defined as methods."""
+predicate, kernels defined as methods, the old name of the shared-memory allocator."""
 import numpy
 import pytest
 
@@ -97,7 +97,7 @@ def test_cp_async_with_a_false_predicate_fills_zeros(sim):
 
     @cute.kernel
     def guarded_copy(gIn: cute.Tensor, gOut: cute.Tensor):
-        smem = cutlass.utils.SmemAllocator()
+        smem = cutlass.memory.SmemAllocator()
         staged = smem.allocate_tensor(cutlass.Float32, cute.make_layout(8), 16)
         for i in range(8):
             staged[i] = -1.0                    # what a false predicate must not leave behind
@@ -136,3 +136,48 @@ def test_a_kernel_defined_as_a_method_is_bound_to_its_instance(sim):
     Scale(3.0)(from_dlpack(x), from_dlpack(out))
     numpy.testing.assert_array_equal(out, x * 3)
     assert Scale.kernel is Scale.__dict__["kernel"]
+
+
+def test_the_old_allocator_name_works_and_warns_as_cutedsl_does(sim):
+    """CuTeDSL 4.8.1 moved SmemAllocator to cutlass.memory; cutlass.utils.SmemAllocator still allocates, and each
+    construction warns (a DeprecationWarning, an error under `-W error`). The simulator gives the same message,
+    read here from the real package where it is installed."""
+    import subprocess
+    import sys
+    import warnings
+
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+    from cutekit.sim.ops import SMEM_ALLOCATOR_MOVED
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        old = cutlass.utils.SmemAllocator()
+        cutlass.memory.SmemAllocator()
+    assert [(w.category, str(w.message)) for w in seen] == [(DeprecationWarning, SMEM_ALLOCATOR_MOVED)]
+    assert isinstance(old, cutlass.memory.SmemAllocator) and seen[0].filename == __file__
+
+    @cute.kernel
+    def staged(gOut: cute.Tensor):
+        smem = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
+        tidx, _, _ = cute.arch.thread_idx()
+        smem[tidx] = tidx + 1.0
+        cute.arch.sync_threads()
+        gOut[tidx] = smem[3 - tidx]
+
+    out = numpy.zeros(4, numpy.float32)
+    with pytest.warns(DeprecationWarning, match="use cutlass.memory.SmemAllocator"):
+        staged(from_dlpack(out)).launch(block=[4, 1, 1])
+    numpy.testing.assert_array_equal(out, [4, 3, 2, 1])
+
+    real = subprocess.run([sys.executable, "-c", "import warnings, cutlass\n"
+                           "with warnings.catch_warnings(record=True) as seen:\n"
+                           "    warnings.simplefilter('always')\n"
+                           "    cutlass.utils.SmemAllocator\n"
+                           "    try:\n        cutlass.utils.SmemAllocator()\n    except Exception:\n        pass\n"
+                           "print(repr([(w.category.__name__, str(w.message)) for w in seen]))"],
+                          capture_output=True, text=True, timeout=120)
+    if "No module named" in real.stderr:
+        pytest.skip("nvidia-cutlass-dsl is not installed: the message is compared with CuTeDSL 4.8.1's where it is")
+    assert real.stdout.strip().splitlines()[-1] == repr([("DeprecationWarning", SMEM_ALLOCATOR_MOVED)]), real.stderr

@@ -17,7 +17,7 @@ def _pipeline_kernel(sim, stages: int, skip_release: bool = False):
             barriers: cute.struct.MemRange[cutlass.Int64, stages * 2]
             staging: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, stages], 1024]
 
-        storage = cutlass.utils.SmemAllocator().allocate(SharedStorage, 64)
+        storage = cutlass.memory.SmemAllocator().allocate(SharedStorage, 64)
         group = cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32)
         pipeline = cutlass.pipeline.PipelineAsync.create(num_stages=stages, producer_group=group,
                                                          consumer_group=group,
@@ -69,7 +69,7 @@ def test_threads_writing_different_values_still_race(sim):
     @cute.kernel
     def every_thread_its_own_value(out: cute.Tensor):
         tidx, _, _ = cute.arch.thread_idx()
-        shared = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(1))
+        shared = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(1))
         shared[0] = 1.0 * tidx
         cute.arch.sync_threads()
         out[tidx] = shared[0]

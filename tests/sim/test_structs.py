@@ -54,7 +54,7 @@ def test_one_allocation_seen_with_several_element_types(sim):
 
     @cute.kernel
     def reinterpret(gIn: cute.Tensor, gHalves: cute.Tensor, gBytes: cute.Tensor):
-        raw = cutlass.utils.SmemAllocator().allocate(max(Wide.size_in_bytes(), Narrow.size_in_bytes()),
+        raw = cutlass.memory.SmemAllocator().allocate(max(Wide.size_in_bytes(), Narrow.size_in_bytes()),
                                                      byte_alignment=16)
         words = Wide(raw).words.get_tensor(cute.make_layout(8))
         for i in range(8):
@@ -90,7 +90,7 @@ def test_structs_laid_over_one_allocation_share_its_elements(sim):
             c: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, 128], 16]
 
         tidx, _, _ = cute.arch.thread_idx()
-        storage = cutlass.utils.SmemAllocator().allocate(
+        storage = cutlass.memory.SmemAllocator().allocate(
             max(Mainloop.size_in_bytes(), Epilogue.size_in_bytes()), byte_alignment=16)
         sB = Mainloop(storage).b.get_tensor(cute.make_layout(64))
         sC = Epilogue(storage).c.get_tensor(cute.make_layout(128))
@@ -114,7 +114,7 @@ def test_a_pointer_swizzle_acts_on_byte_addresses(sim):
         class Tile:
             a: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, 1024], 1024]
 
-        tile = cutlass.utils.SmemAllocator().allocate(Tile)
+        tile = cutlass.memory.SmemAllocator().allocate(Tile)
         plain = tile.a.get_tensor(cute.make_layout(1024))
         for i in range(1024):
             plain[i] = 0.0
@@ -143,7 +143,7 @@ def test_a_swizzled_layout_on_an_unaligned_member_is_refused_by_name(sim):
             pad: cutlass.Float16
             a: cute.struct.MemRange[cutlass.Float16, 512]
 
-        tiles = cutlass.utils.SmemAllocator().allocate(Tiles)
+        tiles = cutlass.memory.SmemAllocator().allocate(Tiles)
         layout = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((8, 64), stride=(64, 1)))
         tiles.a.get_tensor(layout)[0, 0] = 1.0
 
@@ -163,7 +163,7 @@ def test_allocate_gives_scalars_and_struct_members_that_read_and_write(sim):
             total: cutlass.Int32
             scale: cutlass.Float32
 
-        smem = cutlass.utils.SmemAllocator()
+        smem = cutlass.memory.SmemAllocator()
         counters = smem.allocate(Counters)
         alone = smem.allocate(cutlass.Float32)
         counters.total = 41
@@ -185,7 +185,7 @@ def test_a_slice_past_the_last_tile_copies_with_false_predicates_and_refuses_rea
     @cute.kernel
     def past_the_end(gIn: cute.Tensor, gOut: cute.Tensor, read_it: cutlass.Constexpr):
         tiles = cute.zipped_divide(gIn, (8,))                      # (8, 2): two tiles
-        staged = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(8), 16)
+        staged = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(8), 16)
         pred = cute.make_rmem_tensor(cute.make_layout(2), cutlass.Boolean)
         pred.fill(False)
         atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float32, num_bits_per_copy=128)

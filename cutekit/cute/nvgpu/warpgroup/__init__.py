@@ -4,7 +4,9 @@ read, and the warpgroup MMA (`wgmma.mma_async`) as a TiledMMA atom.
     SmemLayoutAtomKind                  K_INTER, K_SW32, K_SW64, K_SW128 and the MN_ ones, as in CuTeDSL
     make_smem_layout_atom(kind, dtype)  the atom: Swizzle o 0 o (rows, columns) in elements, e.g. for fp16
                                         K_SW128 is S<3,4,3> o 0 o (8,64):(64,1)
-    MmaF16BF16Op(ab, acc, shape, ...)   64xNx16 on 128 threads; A and B read from shared memory
+    MmaF16BF16Op(ab, acc, shape, a_src, a_major, b_major)
+                                        64xNx16 on 128 threads; A and B read from shared memory (a_src SMEM),
+                                        each K- or MN-major (cute.nvgpu.OperandMajorMode)
 
 The swizzle of an atom acts on *byte* addresses (CuTeDSL gives it to the shared-memory pointer): S<B,4,3>
 XORs B bits of the 128-byte row index (offset bits 7..) into the 16-byte chunk index (bits 4..), which is the
@@ -80,9 +82,9 @@ class MmaF16BF16Op(MmaOp):
     ab_dtype: type
     acc_dtype: type
     shape_mnk: tuple
-    a_src: OperandSource = OperandSource.SMEM
-    a_major_mode: OperandMajorMode = OperandMajorMode.K
-    b_major_mode: OperandMajorMode = OperandMajorMode.K
+    a_src: OperandSource               # all six are required, as in CuTeDSL 4.8.1
+    a_major_mode: OperandMajorMode
+    b_major_mode: OperandMajorMode
 
     def __post_init__(self):
         if self.ab_dtype not in (_types.Float16, _types.BFloat16):
@@ -96,6 +98,11 @@ class MmaF16BF16Op(MmaOp):
             raise CuteError(f"expects the N-mode to satisfy 8 <= N <= 256 and N % 8 == 0. but got {n}")
         if k != 16:
             raise CuteError(f"expects the instruction extent in the K-mode to be 16, but got {k}")
+        if not isinstance(self.a_src, OperandSource):
+            raise CuteError("expects the 'a_src' Op parameter to be a warpgroup.OperandSource instance")
+        for name in ("a_major_mode", "b_major_mode"):
+            if not isinstance(getattr(self, name), OperandMajorMode):
+                raise CuteError(f"expects the '{name}' Op parameter to be a cute.nvgpu.OperandMajorMode instance")
         if self.a_src is not OperandSource.SMEM:
             raise CuteError("cutekit describes the warpgroup MMA with A in shared memory (OperandSource.SMEM) only")
 
