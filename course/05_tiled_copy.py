@@ -299,12 +299,7 @@ def block_sum(partial: cutlass.Float32, warp_sums: cute.Tensor):
 
 
 # %% [markdown]
-# **A GPU fact the simulator does not show.** In CuTeDSL `cute.arch.warp_idx()` is not a plain division of
-# the thread index: it broadcasts lane 0's value with a `shfl.sync` over all 32 lanes (so the compiler knows
-# it is the same in the whole warp). Called inside `if lane_idx() == 0:`, only one lane reaches that
-# shuffle, which names all 32 lanes: PTX leaves that undefined, and on an H100 the warp waited for the other
-# 31 forever, a hung kernel. Compute it where every lane is, as above. (Compiled for sm_80 on the CPU, that
-# version's PTX has `shfl.sync.idx.b32 ..., -1` after the branch that only lane 0 takes.)
+# `warp_idx()` stands before the `if` for a reason the next section shows, once version 1 has run.
 #
 # ### Version 1 · CUDA style
 #
@@ -346,6 +341,51 @@ x_here, out_here = on_backend(x, out)
 sum_rows_cuda_style(from_dlpack(x_here, assumed_align=16), from_dlpack(out_here))
 assert torch.allclose(out_here.cpu(), x.sum(dim=-1), atol=1e-4)
 print("cuda style, 16x1000: equal to torch.sum on", backend.name)
+
+# %% [markdown]
+# **Why `warp_idx()` comes before the `if`.** In CuTeDSL `cute.arch.warp_idx()` is not a plain division of
+# the thread index: it broadcasts lane 0's value with a `shfl.sync` over all 32 lanes (so the compiler knows
+# it is the same in the whole warp). Called inside `if lane_idx() == 0:`, only one lane reaches that
+# shuffle, which names all 32 lanes: PTX leaves that undefined, and on an H100 the warp waited for the other
+# 31 forever, a hung kernel. (Compiled for sm_80 on the CPU, such a kernel's PTX has
+# `shfl.sync.idx.b32 ..., -1` inside the branch only lane 0 takes.) The simulator holds every warp
+# collective until all the lanes it names arrive, so it stops there with a `DeadlockError` naming the
+# lanes that came and where the others wait. Below, version 1 with that one line moved into the `if`
+# (run on the simulator only: on a GPU it would hang the notebook):
+
+# %%
+@cute.kernel
+def warp_idx_in_the_if_kernel(mX: cute.Tensor, mOut: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    row, _, _ = cute.arch.block_idx()
+    warp_sums = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float32, cute.make_layout(4), 16)
+    partial = cutlass.Float32(0.0)
+    for n in cutlass.range(tidx, cute.size(mX, mode=[1]), 128):
+        partial = partial + mX[row, n]
+    warp_total = cute.arch.warp_reduction_sum(partial)
+    if cute.arch.lane_idx() == 0:
+        warp_sums[cute.arch.warp_idx()] = warp_total       # only lane 0 reaches this shuffle
+    cute.arch.sync_threads()
+    if tidx == 0:
+        mOut[row] = warp_sums[0] + warp_sums[1] + warp_sums[2] + warp_sums[3]
+
+
+@cute.jit
+def sum_rows_warp_idx_in_the_if(mX: cute.Tensor, mOut: cute.Tensor):
+    warp_idx_in_the_if_kernel(mX, mOut).launch(grid=[cute.size(mX, mode=[0]), 1, 1], block=[128, 1, 1])
+
+
+if backend.name == "sim":
+    from cutekit.sim import DeadlockError
+    try:
+        sum_rows_warp_idx_in_the_if(from_dlpack(x, assumed_align=16), from_dlpack(out))
+    except DeadlockError as stopped:
+        print(str(stopped)[:600])
+        assert "cute.arch.warp_idx()" in str(stopped) and "reached by lane 0 of warp 0" in str(stopped)
+    else:
+        raise AssertionError("the simulator ran the hanging kernel to the end")
+else:
+    print(f"not run on {backend.name}: on a GPU this kernel hangs")
 
 # %% [markdown]
 # ### Version 2 · composition: the tile seen through the TV layout
