@@ -579,6 +579,100 @@ for name, value in dump.items():
 assert str(dump["s2r B TV (ldmatrix.x4)"]) == str(tiled_mma.tv_layout_B_tiled)
 
 # %% [markdown]
+# ### An M-major tile: its swizzle and its copies
+#
+# An operand is **M-major** (for B, **N-major**) when its M (N) mode is the contiguous one in global memory:
+# an A handed over as the transpose of a row-major torch tensor of shape (K, M), as the SIMT kernel takes it,
+# or a B given (K, N) row-major. The `ldmatrix` above already reads such a tile; here is the rest of it, on
+# a 32x64 tile of an M-major A (BM = 32, BK = 64) that section 3's 2x2 TiledMMA and its 128 threads read.
+# Three things change from the K-major tile:
+#
+# - **Global memory.** M is the mode of stride 1: a 32x64 tile of an A with M = 96 rows is `(32,64):(1,96)`,
+#   and a 16-byte vector is 8 consecutive m of one k.
+# - **Shared memory.** The atom keeps M contiguous: 8 columns k of 32 m each, `make_layout((32, 8),
+#   stride=(1, 32))`, offset = m + 32 k. That is section 4's rows of 64 bytes with a column k in place of a
+#   row, so the same rule gives the same `Swizzle<2,3,3>`, from the atom's contiguous extent (32 fp16, 64
+#   bytes): chunk c of column k moves to chunk c XOR (k // 2 mod 4). `tile_to_shape(atom, (32, 64), (0, 1))`
+#   repeats the atom along M first (here once: the tile's 32 m are one atom), then 8 times along K, 256
+#   elements apart.
+# - **The `cp.async` TiledCopy runs along M.** The value layout `(8, 1)` gives each thread 8 m of one k; the
+#   thread layout `(4, 32):(1, 4)` puts 4 consecutive threads down the 32 m of one k and the next 4 at the next
+#   k: a 32x32 tile per copy, two copies across BK = 64. (The K-major copy above: threads `(16, 8):(8, 1)`,
+#   values `(1, 8)`.)
+#
+# Composing a layout with a TiledCopy's `layout_tv_tiled` (or, for `ldmatrix`, its source-side
+# `layout_src_tv_tiled`, chapter 06) gives, for each (thread, value), where the value lives in that layout: a
+# value mode of stride 1 says each thread's 8 values are one 16-byte vector there.
+
+# %%
+gA_m_major = cute.make_layout((32, 64), stride=(1, 96))     # a 32x64 tile of an A with M = 96: M contiguous
+m_major_atom = cute.make_composed_layout(cute.make_swizzle(2, 3, 3), 0, cute.make_layout((32, 8), stride=(1, 32)))
+sA_m_major = cute.tile_to_shape(m_major_atom, (32, 64), (0, 1))
+g2s_m_major = cute.make_tiled_copy_tv(g2s_atom, cute.make_layout((4, 32), stride=(1, 4)), cute.make_layout((8, 1)))
+print("global tile:", gA_m_major)
+print("shared tile:", sA_m_major, " chunk 0 of columns k = 0..7 ->", [sA_m_major((0, k)) % 32 // 8 for k in range(8)])
+print("cp.async TV:", g2s_m_major.layout_tv_tiled, " tile per copy:", [str(mode) for mode in g2s_m_major.tiler_mn])
+vectors = {"global": gA_m_major, "shared": sA_m_major, "a K-major tile": cute.make_layout((32, 64), stride=(64, 1))}
+for name, layout in vectors.items():
+    print(f"cp.async (thread, value) -> {name}:", cute.composition(layout, g2s_m_major.layout_tv_tiled))
+print("ldmatrix.trans (lane, value) -> shared:", cute.composition(sA_m_major, s2r_A_m_major.layout_src_tv_tiled))
+assert str(gA_m_major) == "(32,64):(1,96)"
+assert str(sA_m_major) == "S<2,3,3> o 0 o ((32,1),(8,8)):((1,0),(32,256))"
+assert [sA_m_major((0, k)) % 32 // 8 for k in range(8)] == [0, 0, 1, 1, 2, 2, 3, 3]
+assert str(g2s_m_major.layout_tv_tiled) == "(128,8):(8,1)"
+assert [str(mode) for mode in g2s_m_major.tiler_mn] == ["32:1", "32:1"]
+assert str(cute.composition(gA_m_major, g2s_m_major.layout_tv_tiled)) == "((4,32),8):((8,96),1)"
+assert str(cute.composition(sA_m_major, g2s_m_major.layout_tv_tiled)) == "S<2,3,3> o 0 o (128,8):(8,1)"
+assert str(cute.composition(vectors["a K-major tile"], g2s_m_major.layout_tv_tiled)) == "((4,32),8):((512,1),64)"
+assert str(cute.composition(sA_m_major, s2r_A_m_major.layout_src_tv_tiled)) == \
+    "S<2,3,3> o 0 o ((8,2,2,2,2),(8,1)):((32,8,256,16,0),(1,0))"
+
+# %% [markdown]
+# Thread t's vector is elements 8t to 8t + 7 of the copy's tile (value stride 1): in global memory 16
+# contiguous bytes, and in shared memory one 16-byte chunk, since the swizzle moves whole chunks (its M = 3
+# leaves the low 3 offset bits alone). Written into a K-major tile the same 8 values would lie 64 elements
+# apart, which no 16-byte `cp.async` can write. The `ldmatrix` is the transposed one, `s2r_A_m_major` above,
+# built from `LdMatrix8x8x16bOp(transpose=True, num_matrices=4)` (written `(True, 4)` there; `ldmatrix` with
+# `.trans` in the PTX): each lane's 8 values are 8 consecutive m of one k, again one 16-byte chunk of the
+# swizzled tile.
+#
+# **Bank conflicts.** A 16-byte `cp.async` is served 8 lanes per phase, an `ldmatrix` one 8x8 matrix (8
+# lanes' rows) per phase (section 4). In a TV layout's numbering, value v of thread t is index t + 128 v, so
+# `make_layout((16, (8, 8)), stride=(8, (128, 1)))` lists in each row one phase's 8 lanes, each with its 8
+# values: 16 phases for 128 threads. Composed with the TV layout, it gives the tile elements each phase
+# touches; composed with the tile's layout, their shared-memory offsets, whose conflicts `render.bank_conflicts`
+# counts with the simulator's bank model, unswizzled and swizzled (the first copy, k 0 to 31, and the first
+# k-block, k 0 to 15; the others repeat the pattern a multiple of 512 elements further):
+
+# %%
+plain_m_major = cute.tile_to_shape(cute.make_layout((32, 8), stride=(1, 32)), (32, 64), (0, 1))   # no swizzle
+phases = cute.make_layout((16, (8, 8)), stride=(8, (128, 1)))      # (phase, (value, lane)) -> thread + 128 value
+m_major_accesses = {"cp.async writes": cute.composition(g2s_m_major.layout_tv_tiled, phases),
+                    "ldmatrix.trans reads": cute.composition(s2r_A_m_major.layout_src_tv_tiled, phases)}
+m_major_conflicts = {}
+for name, access in m_major_accesses.items():
+    m_major_conflicts[name] = [render.bank_conflicts(cute.composition(tile, access), element_bits=16)
+                               for tile in (plain_m_major, sA_m_major)]
+    print(f"{name:20} {access}: {m_major_conflicts[name][0]} extra passes unswizzled, "
+          f"{m_major_conflicts[name][1]} with S<2,3,3>")
+assert str(m_major_accesses["cp.async writes"]) == "(16,(8,8)):(64,(1,8))"
+assert str(m_major_accesses["ldmatrix.trans reads"]) == "((2,2,2,2),(8,8)):((8,256,16,0),(1,32))"
+assert m_major_conflicts == {"cp.async writes": [0, 0], "ldmatrix.trans reads": [48, 0]}
+render.swizzle(cute.make_swizzle(2, 3, 3), cute.composition(plain_m_major, m_major_accesses["ldmatrix.trans reads"]),
+               element_bits=16, highlight_row=0)
+
+# %% [markdown]
+# Each row of the picture is one `ldmatrix.trans` phase: 8 columns k of one 8-m chunk (8 fp16 each).
+# Unswizzled, columns k and k + 2 are 128 bytes apart, in the same banks: 4 passes instead of 1, 3 extra for
+# each of the 16 matrices the 4 warps read per k-block (warps 2 and 3 read the same rows of A as warps 0 and
+# 1, as section 3's TiledMMA shares A along N): 48. The writes cover 128 contiguous bytes per phase, with or
+# without the swizzle. With `Swizzle<2,3,3>` both are conflict-free.
+#
+# An N-major B is the same with N for M: its atom runs along N, its swizzle comes from section 4's rule
+# applied to the atom's N extent (exercise 2), its `cp.async` threads and vectors run along N, and its
+# `ldmatrix` is the transposed one, through `make_tiled_copy_B`.
+
+# %% [markdown]
 # ## 6 · The multistage pipeline
 #
 # `STAGES = 3` buffers of A and B. Before the main loop, k-tiles 0 and 1 are requested with `cp.async`, and
