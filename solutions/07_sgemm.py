@@ -1360,9 +1360,10 @@ check("ch07.main_loop", main_loop)
 # kernel reached 0.58-0.66 of torch.matmul on an H100 at 8192^3, `benchmarks/RESULTS.md`).
 #
 # **What you need**, and where it was shown. The TiledMMA and its fragments: sections 2 and 3, exercise 1.
-# Swizzled shared memory for a K-contiguous A and for an N-contiguous B, whose rows run along N: section 4 (rows
-# of 64 and of 128 bytes), exercise 2. The cp.async TiledCopies and their partitions: section 5; for B the
-# threads and each vector run along N. The `ldmatrix` copies made from the TiledMMA, and the transposed one for
+# Swizzled shared memory for a K-contiguous A: section 4 (rows of 64 and of 128 bytes), exercise 2; for an
+# N-contiguous B, whose atom runs along N: section 5's M-major tile, with N for M, at your own tile size. The
+# cp.async TiledCopies and their partitions: section 5; for B the threads and each vector run along N, as they
+# run along M in the M-major tile. The `ldmatrix` copies made from the TiledMMA, and the transposed one for
 # a tile that is not K-contiguous: section 5 (an M-major A) and exercise 4. B's memory seen as the MMA's (N, K)
 # operand, and alpha and beta applied to whole fragments: the list that opens section 8. One tiler for A, B and
 # C: chapter 04 section 5 (and its exercise 4, a B stored (K, N)). The pipeline: section 6, exercises 3 and 5,

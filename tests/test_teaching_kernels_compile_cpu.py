@@ -39,17 +39,21 @@ def _cases():
     def fake(*shape):
         order = tuple(range(len(shape)))[::-1]
         return make_fake_compact_tensor(cutlass.Float32, shape, stride_order=order, assumed_align=16)
+
+    def m_major():
+        return make_fake_compact_tensor(cutlass.Float16, (32, 64), stride_order=(0, 1), assumed_align=16)
     kernels = _kernels()
     return {"add_one_per_thread": (kernels.add_one_per_thread, (fake(20, 20), fake(20, 20), fake(20, 20), False)),
             "reverse": (kernels.reverse, (fake(64), fake(64), True)),
             "transpose": (kernels.transpose, (fake(32, 32), fake(32, 32), 1)),
             "hello": (kernels.hello, ((2, 1, 1), (2, 2, 1))),
             "warp_sums": (kernels.warp_sums, (fake(96), fake(3))),
-            "staged_copy": (kernels.staged_copy, (fake(128), fake(32), True))}, cute
+            "staged_copy": (kernels.staged_copy, (fake(128), fake(32), True)),
+            "m_major_tile": (kernels.m_major_tile, (m_major(), m_major(), 2))}, cute
 
 
 @pytest.mark.parametrize("name", ["add_one_per_thread", "reverse", "transpose", "hello", "warp_sums",
-                                  "staged_copy"])
+                                  "staged_copy", "m_major_tile"])
 def test_each_simulator_test_kernel_compiles_with_real_cutedsl(name):
     cases, cute = _cases()
     function, arguments = cases[name]

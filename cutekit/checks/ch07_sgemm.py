@@ -1189,7 +1189,7 @@ def _capstone_conflicts(context) -> Verdict:
                       f"{value['conflicts']} bank conflicts (extra wavefronts; {where}): a warp's accesses to a tile "
                       f"stored without a swizzle land several times in one bank. Section 4's swizzle spreads each "
                       f"row of 8 16-byte chunks over the banks; B's N-contiguous tile needs one too, chosen by the "
-                      f"same rule from its own contiguous extent")
+                      f"same rule from its own contiguous extent (section 5, 'An M-major tile')")
     return passed()
 
 

@@ -137,3 +137,38 @@ def named_barrier_kernel(gOut: cute.Tensor, participants: cutlass.Constexpr):
 @cute.jit
 def named_barrier(mOut: cute.Tensor, participants: cutlass.Constexpr = 64):
     named_barrier_kernel(mOut, participants).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+
+# ---- chapter 07's M-major A tile (32x64 fp16, M contiguous): cp.async along M into shared memory, ldmatrix.trans
+# into the 2x2 TiledMMA's A fragments, written back out where the MMA's A layout puts them; `bits` 0 unswizzled
+@cute.kernel
+def m_major_tile_kernel(gA: cute.Tensor, gOut: cute.Tensor, sA_layout: cute.ComposedLayout, g2s: cute.TiledCopy,
+                        tiled_mma: cute.TiledMma, s2r: cute.TiledCopy):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.memory.SmemAllocator()
+    sA = smem.allocate_tensor(cutlass.Float16, sA_layout, 128)
+    copier = g2s.get_slice(tidx)
+    cute.copy(g2s, copier.partition_S(gA), copier.partition_D(sA))
+    cute.arch.cp_async_commit_group()
+    cute.arch.cp_async_wait_group(0)
+    cute.arch.sync_threads()
+    thr_mma = tiled_mma.get_slice(tidx)
+    tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
+    tXsA, tXrA = s2r.get_slice(tidx).partition_S(sA), s2r.get_slice(tidx).retile(tCrA)
+    for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+        cute.copy(s2r, tXsA[None, None, kb], tXrA[None, None, kb])
+    cute.autovec_copy(tCrA, thr_mma.partition_A(gOut))
+
+
+@cute.jit
+def m_major_tile(mA: cute.Tensor, mOut: cute.Tensor, bits: cutlass.Constexpr = 2):
+    atom = cute.make_composed_layout(cute.make_swizzle(bits, 3, 3), 0, cute.make_layout((32, 8), stride=(1, 32)))
+    sA_layout = cute.tile_to_shape(atom, (32, 64), (0, 1))
+    cp_async = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float16, num_bits_per_copy=128)
+    g2s = cute.make_tiled_copy_tv(cp_async, cute.make_layout((4, 32), stride=(1, 4)), cute.make_layout((8, 1)))
+    tiled_mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)),
+                                    cute.make_layout((2, 2, 1)), permutation_mnk=(32, 32, 16))
+    ldmatrix_trans = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose=True, num_matrices=4),
+                                         cutlass.Float16)
+    m_major_tile_kernel(mA, mOut, sA_layout, g2s, tiled_mma, cute.make_tiled_copy_A(ldmatrix_trans, tiled_mma)).launch(
+        grid=[1, 1, 1], block=[128, 1, 1], smem=cute.cosize(sA_layout) * 2 + 128)

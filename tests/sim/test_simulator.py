@@ -193,6 +193,24 @@ def test_column_reads_of_an_unpadded_tile_conflict_32_ways_and_padding_removes_i
     assert padded.bank_conflicts == 0
 
 
+@pytest.mark.parametrize("bits, conflicts", [(0, 4 * 48), (2, 0)])
+def test_chapter_07s_m_major_tile_conflicts_only_unswizzled_and_only_in_the_ldmatrix_trans_reads(sim, kernels, bits,
+                                                                                                   conflicts):
+    """Chapter 07 section 5 counts, per k-block, 48 extra passes for the ldmatrix.trans reads of its unswizzled
+    32x64 M-major tile and none for the cp.async writes, with render.bank_conflicts; the simulator running the same
+    copies (4 k-blocks) must count the same, and Swizzle<2,3,3> none."""
+    from cutlass.cute.runtime import from_dlpack
+    a_km = torch.randn(64, 32, dtype=torch.float16)            # (K, M) row-major: A (M, K), M contiguous
+    out_km = torch.zeros(64, 32, dtype=torch.float16)
+    kernels.m_major_tile(from_dlpack(a_km.T, assumed_align=16), from_dlpack(out_km.T, assumed_align=16), bits)
+    assert torch.equal(out_km, a_km)                           # every fragment holds the MMA's A values
+    report = last_launch()
+    assert report.bank_conflicts == conflicts
+    if conflicts:
+        (where, extra), = [(line, n) for line, n in report.bank_conflicts_by_line.items() if n]
+        assert extra == conflicts and "kernels.py" in where    # one line: the ldmatrix copy
+
+
 def test_wavefronts_follow_the_bank_rules():
     assert wavefronts([(lane, [4 * lane]) for lane in range(32)], 4) == 1            # 32 banks, once each
     assert wavefronts([(lane, [0]) for lane in range(32)], 4) == 1                   # one word, broadcast
