@@ -595,10 +595,10 @@ assert str(dump["s2r B TV (ldmatrix.x4)"]) == str(tiled_mma.tv_layout_B_tiled)
 #   bytes): chunk c of column k moves to chunk c XOR (k // 2 mod 4). `tile_to_shape(atom, (32, 64), (0, 1))`
 #   repeats the atom along M first (here once: the tile's 32 m are one atom), then 8 times along K, 256
 #   elements apart.
-# - **The `cp.async` TiledCopy runs along M.** The value layout `(8, 1)` gives each thread 8 m of one k; the
-#   thread layout `(4, 32):(1, 4)` puts 4 consecutive threads down the 32 m of one k and the next 4 at the next
-#   k: a 32x32 tile per copy, two copies across BK = 64. (The K-major copy above: threads `(16, 8):(8, 1)`,
-#   values `(1, 8)`.)
+# - **The `cp.async` TiledCopy runs along M.** The value layout `make_layout((8, 1))` gives each thread 8 m of
+#   one k; the thread layout `make_layout((4, 32), stride=(1, 4))` puts 4 consecutive threads down the 32 m of
+#   one k and the next 4 at the next k: a 32x32 tile per copy, two copies across BK = 64. (The K-major copy
+#   above: threads `make_layout((16, 8), stride=(8, 1))`, values `make_layout((1, 8))`.)
 #
 # Composing a layout with a TiledCopy's `layout_tv_tiled` (or, for `ldmatrix`, its source-side
 # `layout_src_tv_tiled`, chapter 06) gives, for each (thread, value), where the value lives in that layout: a
