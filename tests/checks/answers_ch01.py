@@ -482,14 +482,14 @@ def composed_calls_the_switched_off_composition(A, B):
 
 # ---- ch01.complement_by_hand: complement_of(shape, stride, n) ----
 
-def _complement_of(shape, stride, n, *, sort=True, gaps=True, gap_step=None, drop_ones=True, round_up=True,
-                   block_from_cosize=False):
+def _complement_of(shape, stride, n, *, sort=True, gaps=True, between=True, gap_step=None, drop_ones=True,
+                   round_up=True, block_from_cosize=False):
     modes = [(s, d) for s, d in zip(_flat(shape), _flat(stride)) if not drop_ones or (s != 1 and d != 0)]
     if sort:
         modes.sort(key=lambda mode: mode[1])
     shapes, strides, reached = [], [], 1
-    for s, d in modes:                       # the gap before each mode, in stride order, then the mode's block
-        if gaps:
+    for k, (s, d) in enumerate(modes):       # the gap before each mode, in stride order, then the mode's block
+        if gaps and (between or k == 0):
             shapes.append(d // reached)
             strides.append(gap_step or reached)
         reached = s * d
@@ -505,6 +505,9 @@ complement_rest_rounded_down = _slip(_complement_of, "complement_rest_rounded_do
 complement_block_from_cosize = _slip(_complement_of, "complement_block_from_cosize", block_from_cosize=True)
 complement_modes_not_sorted = _slip(_complement_of, "complement_modes_not_sorted", sort=False)
 complement_gaps_not_filled = _slip(_complement_of, "complement_gaps_not_filled", gaps=False)
+complement_only_the_first_gap = _slip(_complement_of, "complement_only_the_first_gap",
+                                      "A's modes taken as contiguous: the gap before the first, none between them.",
+                                      between=False)
 complement_gap_steps_by_one = _slip(_complement_of, "complement_gap_steps_by_one", gap_step=1)
 complement_size_one_modes_kept = _slip(_complement_of, "complement_size_one_modes_kept", drop_ones=False)
 
