@@ -57,13 +57,11 @@ render.local_partition((4, 6), cute.make_layout((2, 3)), 0)
 # Thread 0 does **not** get a contiguous 2x2 corner: it gets rows 0 and 2 of columns 0 and 3, one cell of
 # every 2x3 piece of the tile. Keep that picture; section 2 below gives the rule.
 #
-# A common mistake expects the corner. "The Art of Slicing; Partitioning Data Across Blocks and Threads"
-# (dcbaslani.xyz, 2025-06-20) tiles an 8x8 column-major "counting" matrix (each element holds its own
-# offset) by 4x4, partitions the tile over 2x2 threads, draws thread 0 owning the top-left 2x2 block and
-# prints `Thread 0 owns elements: 0 1 8 9`. The same program, with its numbers: the matrix is the layout
-# `(8,8):(1,8)` (its offset at (m, n) is what the counting matrix holds), the tile an identity tensor's
-# 4x4 corner, and thread 0's part read through the layout. The thread index is `cute.Int32(0)`, CuTeDSL's
-# 32-bit integer (the paragraph after the cell says why).
+# The same on numbers: an 8x8 column-major counting matrix (each element holds its own offset) tiled by
+# 4x4, the tile partitioned over 2x2 threads. The matrix is the layout `(8,8):(1,8)` (its offset at (m, n) is
+# what the counting matrix holds), the tile an identity tensor's 4x4 corner, and thread 0's part read through
+# the layout. The thread index is `cute.Int32(0)`, CuTeDSL's 32-bit integer (the paragraph after the cell
+# says why).
 
 # %%
 counting = cute.make_layout((8, 8))                # offset of (m, n): m + 8 n
@@ -81,18 +79,26 @@ assert str(tile_layout) == "(4,4):(1,8)" and str(by_threads) == "((2,2),(2,2)):(
 assert str(cute.get(by_threads, mode=[0])) == "(2,2):(1,8)" and str(cute.get(by_threads, mode=[1])) == "(2,2):(2,16)"
 
 # %% [markdown]
-# The tutorial's matrix and tile layouts are right: `(8,8):(1,8)` and the tile mode `(4,4):(1,8)` (its C++
-# prints `_8` for a static 8). Its thread 0 is not: dividing the tile by the 2x2 threads gives
+# The tile mode of the matrix is `(4,4):(1,8)`. Dividing the tile by the 2x2 threads gives
 # `((2,2),(2,2)):((1,8),(2,16))`, and thread 0 keeps the *second* mode, `(2,2):(2,16)`: elements 0, 2, 16,
-# 18. The first mode, `(2,2):(1,8)`, is the 2x2 corner the tutorial printed: that mode picks the thread,
-# it is not what a thread keeps. Real CuTeDSL 4.8.1 agrees (traced on the CPU: the same divides print the
-# same, and thread 0's part of the identity tile prints `tensor<(0,0) o (2,2):(2@0,2@1)>`).
+# 18. The first mode, `(2,2):(1,8)`, the 2x2 corner, picks the thread; it is not what a thread keeps. Real
+# CuTeDSL 4.8.1 agrees (traced on the CPU: the same divides print the same, and thread 0's part of the
+# identity tile prints `tensor<(0,0) o (2,2):(2@0,2@1)>`).
 #
 # `cute.Int32(0)`: CuTeDSL takes the thread index as a run-time integer (in a kernel it is
 # `cute.arch.thread_idx()`'s value); a plain Python `0` makes CuTeDSL's `local_partition` raise
 # `AttributeError: 'int' object has no attribute 'ir_value'`. cutekit's reference accepts either; the course
 # writes `cute.Int32(...)` so that the line runs in both.
-#
+
+# %% [markdown]
+# > **Elsewhere you may read** this program with thread 0 drawn owning the top-left 2x2 block and printing
+# > `Thread 0 owns elements: 0 1 8 9` ("The Art of Slicing; Partitioning Data Across Blocks and Threads").
+# > Its matrix and tile layouts are right (`(8,8):(1,8)` and `(4,4):(1,8)`; its C++ prints `_8` for a static
+# > 8). Its thread 0 is not: `local_partition` gives thread 0 elements 0, 2, 16, 18, as the cell above
+# > asserts. Its 0, 1, 8, 9 is the *blocked* assignment, `local_tile` of the tile (section 3 runs it), not
+# > what its code's `local_partition` gives.
+
+# %% [markdown]
 # ## Play
 #
 # Move the block sliders, then the thread slider. Whatever the block, each thread's cells repeat every 2 rows
@@ -208,9 +214,15 @@ for t in range(6):
 assert [blocked[1][i] for i in range(4)] == [(0, 2), (1, 2), (0, 3), (1, 3)]
 
 # %% [markdown]
-# The tutorial's picture (described in this chapter's See it section) is this blocked assignment; its code,
-# `local_partition`, is the cyclic one.
-#
+# On the counting matrix of "See it", thread 0's blocked piece of the 4x4 tile (2x2 threads, so pieces of
+# 2x2) is the corner, elements 0, 1, 8, 9:
+
+# %%
+corner = cute.local_tile(cute.local_tile(cute.make_identity_tensor((8, 8)), (4, 4), (0, 0)), (2, 2), (0, 0))
+print([counting(corner[i]) for i in range(4)])
+assert [counting(corner[i]) for i in range(4)] == [0, 1, 8, 9]
+
+# %% [markdown]
 # ### 4. A `None` in the coordinate keeps every tile of a mode
 #
 # `local_tile(matrix, (4, 6), (1, None))` takes row of tiles 1 and keeps all 3 of its tiles as a third mode:
@@ -501,10 +513,6 @@ for M, N in [(20, 130), (37, 300), (5, 7), (16, 128)]:
     print(f"{M}x{N}: equal to torch.add on {backend.name}")
 
 # %% [markdown]
-# "Notes on CuTeDSL" (2025-07-14) builds the coordinate tensor `cC` for the shapes a tile does not divide,
-# slices it per block, and leaves the copy itself "(TBA.)"; above, the predicate runs. Its kernel partitions
-# with a TiledCopy (`partition_S`), which chapter 05 teaches, with 128-bit loads, on a row-sum kernel.
-#
 # Each thread here loads one 32-bit word per cell (compiled for sm_80, the kernel's PTX has 32
 # `ld.global.b32` per thread, 2 per cell). On a GPU this cell measures it against `torch.add` on a large
 # tensor; on the simulator, which measures nothing about speed, it prints the numbers measured for the
@@ -537,6 +545,13 @@ else:
     from cutekit.results import latest_table
 
     print(latest_table("add"))
+
+# %% [markdown]
+# > **Elsewhere you may read** a kernel that builds this coordinate tensor `cC` for the shapes a tile does not
+# > divide, slices it per block, and leaves the copy itself "(TBA.)" ("Notes on CuTeDSL"). The predicated
+# > copy is the `if cute.elem_less(...)` of `add_kernel`, run above on three shapes that 16x128 does not
+# > divide and asserted equal to `torch.add`. That kernel partitions with a TiledCopy (`partition_S`), which
+# > chapter 05 teaches, with 128-bit loads, on a row-sum kernel.
 
 # %% [markdown]
 # ### Exercise 5 · One block per row strip

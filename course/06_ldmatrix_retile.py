@@ -189,9 +189,8 @@ assert str(src2ref) == "((8,4),(2,4)):((4,64),(32,1))"
 assert str(dst2ref) == "(32,(2,4)):(1,(32,64))"
 
 # %% [markdown]
-# These are the numbers printed in "CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)" (from C++,
-# where they carry underscores). Its sample table of src2ref, (source thread, source value) ->
-# (reference thread, (half, register)), reproduced:
+# A sample of src2ref, (source thread, source value) -> (reference thread, (half, register)), for the first
+# lane of each of the four 8x8 matrices:
 
 # %%
 samples = {}
@@ -203,9 +202,8 @@ for t, row in samples.items():
 assert samples[8][:3] == [(0, (0, 1)), (0, (1, 1)), (1, (0, 1))]
 
 # %% [markdown]
-# **A correction.** The same tutorial says, in Chinese, that for ldmatrix the dst2ref step is crucial
-# ("这一步就很关键"). It is the identity: `(32,(2,4)):(1,(32,64))` sends (t, (h, r)) to t + 32h + 64r, which is
-# exactly the index of (t, (h, r)) in a (32, 8) domain. Every ldmatrix atom, transposed or not:
+# dst2ref is the identity: `(32,(2,4)):(1,(32,64))` sends (t, (h, r)) to t + 32h + 64r, which is exactly the
+# index of (t, (h, r)) in a (32, 8) domain. Every ldmatrix atom, transposed or not:
 
 # %%
 for key, atom in atoms.items():
@@ -216,7 +214,15 @@ print("dst2ref(i) == i for every ldmatrix atom; src2ref is where the renumbering
 # %% [markdown]
 # So `partition_D` (and everything on the register side) needs no renumbering; `partition_S` does: lane 8's
 # row is matrix 1's row 0, whose elements end up in reference lanes 0..3, register 1.
-#
+
+# %% [markdown]
+# > **Elsewhere you may read** these src2ref and dst2ref layouts and the sample table above, printed from C++
+# > (with underscores), and, in Chinese, that for ldmatrix the dst2ref step is crucial ("这一步就很关键")
+# > ("CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)"). The layouts and the table hold; the
+# > dst2ref step does nothing: it is the identity for every ldmatrix atom, as the cell above asserts, and the
+# > renumbering is all in src2ref.
+
+# %% [markdown]
 # ### 4. retile: the MMA's registers seen by the copy
 #
 # The MMA partitions A for a thread as `(MMA, MMA_M, MMA_K)` = (values of one MMA, repeats down M, repeats
@@ -242,19 +248,24 @@ assert str(cute.make_tiled_copy_A(atoms[1, False], mma).get_slice(lane).retile(f
     "((2,4),1,1):((1,2),0,0)"
 
 # %% [markdown]
-# **A second correction.** The same tutorial says (in Chinese) that `retile_D` rearranges the MMA fragment
-# into a `(thr, (lane,reg), ...)` view. A retiled tensor has no thread mode: it is one thread's registers. For
-# x4 and one warp it is `((8,1),1,1):((1,0),0,0)`: register v of the copy is register v of the MMA, because
-# the MMA's register order *is* ldmatrix's destination order (section 3). For x2 it groups the same 8
-# values as 2 instructions of 4, `((4,2),1,1):((1,4),0,0)`; for x1 as 4 instructions of 2 (one 32-bit
-# register each), `((2,4),1,1):((1,2),0,0)`. And the tutorial's
-# `tCrA: ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK)))` is the layout `thrfrg_A` gives for all threads; the
-# fragment itself is `(MMA, MMA_M, MMA_K)` as printed above. CuTeDSL 4.8.1 prints the same strings.
+# A retiled tensor has no thread mode: it is one thread's registers. For x4 and one warp it is
+# `((8,1),1,1):((1,0),0,0)`: register v of the copy is register v of the MMA, because the MMA's register order
+# *is* ldmatrix's destination order (section 3). For x2 it groups the same 8 values as 2 instructions of 4,
+# `((4,2),1,1):((1,4),0,0)`; for x1 as 4 instructions of 2 (one 32-bit register each),
+# `((2,4),1,1):((1,2),0,0)`. CuTeDSL 4.8.1 prints the same strings.
 #
 # `partition_S` shows the price of fewer matrices: for x1 a thread's source is `(8,(2,2))`, 32 values (a
 # 16-byte row per instruction, four instructions) for the same 8 registers, because lanes 8..31 repeat the
 # row addresses of lanes 0..7 and only 2 fp16 land per lane per instruction.
-#
+
+# %% [markdown]
+# > **Elsewhere you may read**, in Chinese, that `retile_D` rearranges the MMA fragment into a
+# > `(thr, (lane,reg), ...)` view ("CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)"). A retiled
+# > tensor has no thread mode: it is one thread's registers, `((8,1),1,1):((1,0),0,0)` for x4, as asserted
+# > above. Its `tCrA: ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK)))` has thread modes, so it is not one thread's
+# > fragment either: that is `(MMA, MMA_M, MMA_K)`, `((2,2,2),1,1):((1,2,4),0,0)` above.
+
+# %% [markdown]
 # ### 5. Which thread, register and half, for A and for B
 #
 # Element (m, k) of A lands where the MMA's A layout sends it: invert the TV layout. Value v of a thread is
@@ -296,10 +307,10 @@ assert (index_B % 32, index_B // 32) == (12, 3) and where_B[3, 9] == (12, 3 // 2
 # %% [markdown]
 # ### 6. The 2x2 TiledMMA of sgemm_sm80
 #
-# The sgemm_sm80 example the same tutorial walks through uses 2x2 atoms (4 warps) and a (32, 32, 16) tile.
-# Its printed layouts, reproduced with CuTeDSL's names (C++'s `layoutA_TV`, `layoutB_TV` and `layoutC_TV` are
-# `tv_layout_A_tiled`, `tv_layout_B_tiled` and `tv_layout_C_tiled`; `thr_layout_vmnk` has one name in both).
-# Its atom accumulates in fp16, ours in fp32; the layouts are the same:
+# CUTLASS's C++ example `sgemm_sm80.cu` uses 2x2 atoms (4 warps) and a (32, 32, 16) tile. Here are its
+# layouts, with CuTeDSL's names (C++'s `layoutA_TV`, `layoutB_TV` and `layoutC_TV` are `tv_layout_A_tiled`,
+# `tv_layout_B_tiled` and `tv_layout_C_tiled`; `thr_layout_vmnk` has one name in both). Its atom accumulates
+# in fp16, ours in fp32; the layouts are the same:
 
 # %%
 mma_2x2 = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(F16, cute.Float32, (16, 8, 16)), (2, 2, 1),
@@ -318,10 +329,15 @@ assert tuple(t.shape for t in s2r_A_2x2.tiler_mn) == (32, 16)
 
 # %% [markdown]
 # The stride 0 in A's thread mode is the N warp index: warps 0 and 2 (same M, different N) load the same A
-# rows. The tutorial's `layoutC_TV` and its `thrfrg_C` walk-through also hold (the C layout printed above).
-# Note B's value mode `((2,2),(2,1))`: past the atom's own 4 values, a thread's values go on along N (the 2:
-# this warp's two n8 atoms) and then along K (the 1). That order decides the next section.
-#
+# rows. Note B's value mode `((2,2),(2,1))`: past the atom's own 4 values, a thread's values go on along N
+# (the 2: this warp's two n8 atoms) and then along K (the 1). That order decides the next section.
+
+# %% [markdown]
+# > **Elsewhere you may read** these layouts of `sgemm_sm80.cu` printed from C++, with a walk-through of
+# > `thrfrg_C` ("CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)"). They hold: the strings are
+# > the ones asserted above, and chapter 07 (section 3) runs the steps of `thrfrg_C` to the same C layout.
+
+# %% [markdown]
 # ### 7. x1, x2 or x4: which ldmatrix fits
 #
 # One `ldmatrix.x4` fills 4 registers, 8 fp16 values, of every lane; x2 fills 4 values, x1 2. A thread's

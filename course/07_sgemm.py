@@ -268,13 +268,12 @@ assert str(tiled_mma.tv_layout_C_tiled) == "((4,8,2,2),((2,2),(1,2))):((64,1,16,
 assert [tiled_mma.get_tile_size(i) for i in range(3)] == [32, 32, 16]
 
 # %% [markdown]
-# These are the layouts "CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)" prints for the C++
-# tutorial, and its reading of `Thr Layout VMNK (32,2,2,1):(1,32,64,0)` (thread = lane + 32 warp_m + 64
-# warp_n) holds. The integers in `permutation_mnk` are identity permutations that set the tile's size: N
-# becomes 32 instead of 16, so each warp gets a second n8 atom. Where does it go? C's layout over the 32x32
-# tile (offset = m + 32 n) answers: warp_n has stride 256 = 8 columns, and the new value mode `(1,2):(0,512)`
-# steps 512 = 16 columns. So warp_n = 0 owns columns 0-7 and 16-23, warp_n = 1 columns 8-15 and 24-31: a
-# warp's two n8 atoms are **16 columns apart**, not side by side. Thread 0 and thread 64 (warp_n = 1):
+# `thr_layout_vmnk`, `(32,2,2,1):(1,32,64,0)`, reads thread = lane + 32 warp_m + 64 warp_n. The integers in
+# `permutation_mnk` are identity permutations that set the tile's size: N becomes 32 instead of 16, so each
+# warp gets a second n8 atom. Where does it go? C's layout over the 32x32 tile (offset = m + 32 n) answers:
+# warp_n has stride 256 = 8 columns, and the new value mode `(1,2):(0,512)` steps 512 = 16 columns. So
+# warp_n = 0 owns columns 0-7 and 16-23, warp_n = 1 columns 8-15 and 24-31: a warp's two n8 atoms are
+# **16 columns apart**, not side by side. Thread 0 and thread 64 (warp_n = 1):
 
 # %%
 C_32 = cute.make_identity_tensor((32, 32))
@@ -299,9 +298,9 @@ assert [unpermuted.get_tile_size(i) for i in range(3)] == [32, 16, 16]
 assert str(unpermuted.tv_layout_B_tiled) == "((4,8,2,2),((2,2),(1,1))):((32,1,0,8),((16,128),(0,0)))"
 
 # %% [markdown]
-# **thrfrg_C, step by step.** How does CuTe get the tiled C layout from the atom? The same tutorial lists
-# the steps of C++'s `thrfrg_C`; here they are run on the 32x32 tile (column-major: offset = m + 32 n). Step 1
-# applies the permutation, the identity here.
+# **thrfrg_C, step by step.** How does CuTe get the tiled C layout from the atom? C++'s `thrfrg_C` takes it in
+# steps; here they are run on the 32x32 tile (column-major: offset = m + 32 n). Step 1 applies the
+# permutation, the identity here.
 
 # %%
 C_32_layout = cute.make_layout((32, 32))
@@ -326,11 +325,20 @@ assert str(cute.get(by_warp, mode=[1])) == "((2,2),(1,2)):((32,8),(0,512))"
 # the 2x4 blocks of the rest mode to the 2x2 warps: (ThrM, ThrN) = `(2,2):(16,256)`, and each warp keeps
 # `(1,2):(0,512)`, its two n8 blocks, 16 columns apart. The thread modes end up in mode 0,
 # `((4,8),(2,2)):((64,1),(16,256))`, and the value modes in mode 1, `((2,2),(1,2)):((32,8),(0,512))`:
-# exactly `tv_layout_C_tiled` above. The tutorial writes the step-4 shape as `((32,(2,2)),(4,(1,2)))`, the
-# same with each atom's 32 threads and 4 values counted as one number.
+# exactly `tv_layout_C_tiled` above.
 
 # %%
 render.tv_layout(tiled_mma.tv_layout_C_tiled, (32, 32), highlight=0)
+
+# %% [markdown]
+# > **Elsewhere you may read** these layouts printed from C++ for `sgemm_sm80.cu`, the same reading of
+# > `Thr Layout VMNK (32,2,2,1):(1,32,64,0)`, and the steps of `thrfrg_C` with the step-4 shape written
+# > `((32,(2,2)),(4,(1,2)))` ("CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)"). They hold:
+# > that shape is step 4's above with each atom's 32 threads and 4 values counted as one number:
+
+# %%
+print([cute.size(cute.get(by_warp, mode=[0, 0])), cute.size(cute.get(by_warp, mode=[1, 0]))])
+assert [cute.size(cute.get(by_warp, mode=[0, 0])), cute.size(cute.get(by_warp, mode=[1, 0]))] == [32, 4]
 
 # %% [markdown]
 # ## 4 · Shared memory: the swizzled layout
@@ -366,23 +374,6 @@ assert [smem_atom((row, 8)) % 64 // 8 for row in range(8)] == [1, 0, 3, 2, 5, 4,
 # %% [markdown]
 # (In CuTeDSL a `Swizzle` itself is not callable; the composed layout is, in both.)
 #
-# **A claim to check.** "CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)" says the `Sw<3,3,3>`
-# pattern "XORs bits [3:5] of the row with bits [3:5] of the column". For the atom above it is bits 0-2 of
-# the row (offset bits 6-8) into bits 3-5 of the column (offset bits 3-5), as printed: row 1's first chunk
-# lands at offset 72 = row 1, column 8. The C++ tutorial's own atom is a different one, whose 8x8 sub-blocks
-# are contiguous; its `sA` string is reproduced here, and for that atom the XOR goes the other way (the
-# column's chunk bits, offset bits 6-8, into the row bits, offset bits 3-5).
-
-# %%
-tutorial_atom = cute.make_composed_layout(swizzle, 0, cute.make_layout((8, (8, 8)), stride=(8, (1, 64))))
-print(tutorial_atom)
-print(cute.tile_to_shape(tutorial_atom, (128, 64, 3), (0, 1, 2)))
-assert str(tutorial_atom) == "S<3,3,3> o 0 o (8,(8,8)):(8,(1,64))"
-assert str(cute.tile_to_shape(tutorial_atom, (128, 64, 3), (0, 1, 2))) == \
-    "S<3,3,3> o 0 o ((8,16),((8,8),1),(1,3)):((8,512),((1,64),0),(0,8192))"
-assert smem_atom((1, 0)) == 72
-
-# %% [markdown]
 # **Why swizzle.** Shared memory has 32 banks of 4 bytes. A warp's request of 4-byte values is served in as
 # many passes ("wavefronts") as its busiest bank has distinct words. Wider accesses are served a part of the
 # warp at a time: 8-byte ones half a warp per phase, 16-byte ones (a 128-bit `cp.async`, an `ld.shared.v4`,
@@ -405,18 +396,38 @@ render.swizzle(swizzle, ldmatrix_reads, element_bits=16, highlight_row=0)
 # 56 = 8 reads x 7 extra passes. The `cp.async` writes are the other access: 8 consecutive lanes write the 8
 # chunks of one row, 128 contiguous bytes, conflict-free with or without the swizzle, and the swizzle only
 # permutes chunks within a row, so it keeps them so. The simulator counts both in the running kernel
-# (section 7). The C++ tutorial's atom is the opposite case: its 8x8 blocks are contiguous, so the
-# `ldmatrix` reads are conflict-free unswizzled and it is the `cp.async` writes that the swizzle saves:
+# (section 7). CUTLASS's C++ example `sgemm_sm80.cu` builds its atom the other way round, with contiguous 8x8
+# blocks, `(8,(8,8)):(8,(1,64))` under the same `S<3,3,3>`: there the `ldmatrix` reads are conflict-free
+# unswizzled and it is the `cp.async` writes that the swizzle saves:
 
 # %%
-tutorial_reads = cute.make_layout((8, (8, 8)), stride=(64, (1, 8)))    # chunk c of rows 0..7, tutorial's atom
-tutorial_writes = cute.make_layout((8, (8, 8)), stride=(8, (1, 64)))   # row r's 8 chunks
-print("tutorial's atom, unswizzled: reads", render.bank_conflicts(tutorial_reads, element_bits=16),
-      " writes", render.bank_conflicts(tutorial_writes, element_bits=16),
-      "; swizzled writes", render.bank_conflicts(cute.make_composed_layout(swizzle, 0, tutorial_writes), element_bits=16))
-assert render.bank_conflicts(tutorial_reads, element_bits=16) == 0
-assert render.bank_conflicts(tutorial_writes, element_bits=16) == 56
-assert render.bank_conflicts(cute.make_composed_layout(swizzle, 0, tutorial_writes), element_bits=16) == 0
+sgemm_sm80_atom = cute.make_composed_layout(swizzle, 0, cute.make_layout((8, (8, 8)), stride=(8, (1, 64))))
+print(sgemm_sm80_atom, " tiled:", cute.tile_to_shape(sgemm_sm80_atom, (128, 64, 3), (0, 1, 2)))
+assert str(sgemm_sm80_atom) == "S<3,3,3> o 0 o (8,(8,8)):(8,(1,64))"
+assert str(cute.tile_to_shape(sgemm_sm80_atom, (128, 64, 3), (0, 1, 2))) == \
+    "S<3,3,3> o 0 o ((8,16),((8,8),1),(1,3)):((8,512),((1,64),0),(0,8192))"
+sgemm_sm80_reads = cute.make_layout((8, (8, 8)), stride=(64, (1, 8)))    # chunk c of rows 0..7
+sgemm_sm80_writes = cute.make_layout((8, (8, 8)), stride=(8, (1, 64)))   # row r's 8 chunks
+print("sgemm_sm80's atom, unswizzled: reads", render.bank_conflicts(sgemm_sm80_reads, element_bits=16),
+      " writes", render.bank_conflicts(sgemm_sm80_writes, element_bits=16),
+      "; swizzled writes",
+      render.bank_conflicts(cute.make_composed_layout(swizzle, 0, sgemm_sm80_writes), element_bits=16))
+assert render.bank_conflicts(sgemm_sm80_reads, element_bits=16) == 0
+assert render.bank_conflicts(sgemm_sm80_writes, element_bits=16) == 56
+assert render.bank_conflicts(cute.make_composed_layout(swizzle, 0, sgemm_sm80_writes), element_bits=16) == 0
+
+# %% [markdown]
+# > **Elsewhere you may read** that the `Sw<3,3,3>` pattern "XORs bits [3:5] of the row with bits [3:5] of
+# > the column" ("CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)"). For this section's atom it
+# > is bits 0-2 of the row (offset bits 6-8) into bits 3-5 of the column (offset bits 3-5): row 1's first
+# > chunk lands at offset 72, row 1, column 8. For `sgemm_sm80.cu`'s atom the XOR goes the other way, the
+# > column's chunk bits (offset bits 6-8) into the row bits (offset bits 3-5): row 0's chunk c lands in the
+# > slot of row c.
+
+# %%
+print(smem_atom((1, 0)), [sgemm_sm80_atom((0, 8 * c)) % 64 // 8 for c in range(8)])
+assert smem_atom((1, 0)) == 72 and (72 // 64, 72 % 64) == (1, 8)
+assert [sgemm_sm80_atom((0, 8 * c)) % 64 // 8 for c in range(8)] == list(range(8))
 
 # %% [markdown]
 #
@@ -468,10 +479,9 @@ assert str(g2s_copy.layout_tv_tiled) == "((8,16),8):((128,1),16)"
 assert [str(mode) for mode in g2s_copy.tiler_mn] == ["16:1", "64:1"]
 
 # %% [markdown]
-# The tutorial prints the same strings, but reads them as "threads 0-7 handle columns 0,16,32,...; thread 8
-# handles column 1". In the 16x64 tile, column-major, offset 128 is 8 columns and offset 1 is one row. So
-# threads 0-7 start at columns 0, 8, ..., 56 of row 0, thread 8 starts at row 1, and each thread's 8 values
-# step 16 = one column. Partitioning the kernel's A tile (128x64, 4 k-tiles) with an identity tensor shows it:
+# In the 16x64 tile, column-major, offset 128 is 8 columns and offset 1 is one row. So threads 0-7 start at
+# columns 0, 8, ..., 56 of row 0, thread 8 starts at row 1, and each thread's 8 values step 16 = one column.
+# Partitioning the kernel's A tile (128x64, 4 k-tiles) with an identity tensor shows it:
 
 # %%
 gA = cute.make_identity_tensor((128, 64, 4))
@@ -482,8 +492,7 @@ assert str(g2s_copy.get_slice(8).partition_S(gA)) == "tensor<(1,0,0) o ((8,1),8,
 
 # %% [markdown]
 # `((8,1),8,1,4)` is (CPY = 8 values per `cp.async`, CPY_M = 8 copies down M, 16 rows apart, CPY_K = 1,
-# k-tiles): each thread issues 8 `cp.async` per k-tile for A. The tutorial's `((_8,_1),_8,_1,1)` is the
-# same with one k-tile.
+# k-tiles): each thread issues 8 `cp.async` per k-tile for A.
 #
 # **The MMA's partitions.** `partition_A` / `partition_C` of thread 0, and its register fragment (built from
 # the partition's shape: CuTeDSL's `make_fragment_A` takes a tensor of memory, a shape or a layout, not an
@@ -522,8 +531,8 @@ assert [str(mode) for mode in s2r_A.tiler_mn] == [str(mode) for mode in s2r_B.ti
 # %% [markdown]
 # Source `(32,8):(8,1)`: each lane gives the address of one 8-element row. Destination `(32,(2,4)):(2,(1,64))`:
 # each lane receives 4 registers of 2 fp16, one from each of the 4 8x8 matrices (64 elements apart). The
-# tiled layout *is* `tv_layout_A_tiled`, as the tutorial observes, asserted here. `retile` then views the
-# MMA's fragment `tCrA` the way the copy wants to write it:
+# tiled layout *is* `tv_layout_A_tiled`, asserted here. `retile` then views the MMA's fragment `tCrA` the way
+# the copy wants to write it:
 
 # %%
 print("tXsA:", s2r_A.get_slice(0).partition_S(cute.make_identity_tensor((128, 64))))
@@ -671,6 +680,13 @@ render.swizzle(cute.make_swizzle(2, 3, 3), cute.composition(plain_m_major, m_maj
 # An N-major B is the same with N for M: its atom runs along N, its swizzle comes from section 4's rule
 # applied to the atom's N extent (exercise 2), its `cp.async` threads and vectors run along N, and its
 # `ldmatrix` is the transposed one, through `make_tiled_copy_B`.
+
+# %% [markdown]
+# > **Elsewhere you may read** the G2S copy's strings printed from C++, read as "threads 0-7 handle columns
+# > 0,16,32,...; thread 8 handles column 1" ("CuTe Layout Transformations for MMA and Copy (sgemm_sm80.cu)").
+# > The strings are these; the reading is not: thread 1 starts at column 8 and thread 8 at row 1, as the
+# > partitions above assert. Its `((_8,_1),_8,_1,1)` is `((8,1),8,1,4)` above with one k-tile, and it also
+# > finds the S2R copy's tiled layout equal to `tv_layout_A_tiled`, as asserted above.
 
 # %% [markdown]
 # ## 6 · The multistage pipeline

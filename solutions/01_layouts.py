@@ -710,8 +710,9 @@ check("ch01.compose_by_hand", composed)
 # `cute.complement(cute.make_layout(shape, stride=stride), n)` gives, built with step 8's algorithm
 # (`cute.complement` is switched off; `cute.flatten`, `cute.coalesce` and `cute.make_layout` stay). `shape`
 # and `stride` are tuples, possibly nested; n is often not a multiple of the block A fills, and some layouts
-# list their modes out of stride order or hold a mode of size 1. Step 8 worked `complement_of((2,), (3,), 10)`,
-# which is `(3,2):(1,6)`; any layout with the complement's offsets, in the same order, passes.
+# list their modes out of stride order, leave a gap between two of their modes, or hold a mode of size 1.
+# Step 8 worked `complement_of((2,), (3,), 10)`, which is `(3,2):(1,6)`; any layout with the complement's
+# offsets, in the same order, passes.
 
 # %%
 def complement_of(shape, stride, n):

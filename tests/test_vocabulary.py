@@ -171,30 +171,22 @@ def test_prose_teaches_by_last_component_in_backticks_before_the_cell_and_in_lat
 
 
 def test_members_names_of_two_modules_and_python_words_need_their_qualified_spelling(tmp_path):
+    calls = ("code", """
+        import cutlass
+        import cutlass.cute as cute
+        cute.nvgpu.OperandMajorMode.K
+        cute.nvgpu.warp.MmaF16BF16Op(a, b, c)
+        cute.nvgpu.warpgroup.MmaF16BF16Op(a, b, c)
+        cutlass.range(4)
+        cute.copy(a, b, c)
+        layout.inner
+        """)      # one cell, before and after the prose that names its calls
     chapter_file(tmp_path, "01_a", [
         ("markdown", "`K`, `MmaF16BF16Op`, `range`, `copy` and `inner` alone are not enough"),
-        ("code", """
-            import cutlass
-            import cutlass.cute as cute
-            cute.nvgpu.OperandMajorMode.K
-            cute.nvgpu.warp.MmaF16BF16Op(a, b, c)
-            cute.nvgpu.warpgroup.MmaF16BF16Op(a, b, c)
-            cutlass.range(4)
-            cute.copy(a, b, c)
-            layout.inner
-            """),
+        calls,
         ("markdown", "`OperandMajorMode.K`, `warp.MmaF16BF16Op`, `warpgroup.MmaF16BF16Op(...)`, `cutlass.range`, "
                      "`cute.copy` and a composed layout's `.inner`"),
-        ("code", """
-            import cutlass
-            import cutlass.cute as cute
-            cute.nvgpu.OperandMajorMode.K
-            cute.nvgpu.warp.MmaF16BF16Op(a, b, c)
-            cute.nvgpu.warpgroup.MmaF16BF16Op(a, b, c)
-            cutlass.range(4)
-            cute.copy(a, b, c)
-            layout.inner
-            """)])
+        calls])
     course = vocabulary.read_course(tmp_path)
     assert sorted({use.name for use in course.untaught}) == sorted(
         {"cute.nvgpu.OperandMajorMode.K", "cute.nvgpu.warp.MmaF16BF16Op", "cute.nvgpu.warpgroup.MmaF16BF16Op",

@@ -1006,15 +1006,16 @@ COMPOSE_BY_HAND = Exercise(
 COMPLEMENT_WORKED = "(2,3):(1,8)"   # step 8: complement(4:2, 24)
 
 
-def _complement_parts(modes, n, *, sort=True, gaps=True, gap_step_one=False, drop_ones=True, rounding="up",
-                      block="reached"):
-    """Step 8's algorithm on flat modes, with switches for the usual slips: [(size, stride)...] of the result."""
+def _complement_parts(modes, n, *, sort=True, gaps=True, between=True, gap_step_one=False, drop_ones=True,
+                      rounding="up", block="reached"):
+    """Step 8's algorithm on flat modes, with switches for the usual slips: [(size, stride)...] of the result.
+    `between=False`: only the gap before the first mode is filled, as if A's modes always followed each other."""
     kept = [(s, d) for s, d in modes if not drop_ones or (s != 1 and d != 0)]
     if sort:
         kept = sorted(kept, key=lambda mode: mode[1])
     parts, reached = [], 1
-    for s, d in kept:
-        if gaps:
+    for k, (s, d) in enumerate(kept):
+        if gaps and (between or k == 0):
             parts.append((d // reached, 1 if gap_step_one else reached))
         reached = s * d
     if block == "cosize":
@@ -1031,8 +1032,10 @@ def _complement_right(case) -> dict:
 
 def _complement_cases(rng):
     """Every seed: one mode with n a multiple of the block and one with n not a multiple; two modes out of
-    stride order with a gap between them; n below the block; a nested layout with a mode of size 1. Every case
-    has a gap and a rest, so a missing gap or a rest not rounded up shows."""
+    stride order with a gap between them; n below the block; two modes in stride order with a gap between them
+    (an interleaved complement, such as (2,2):(1,4) up to 16: a copy of A sits between A's modes); a nested
+    layout with a mode of size 1. Every case has a gap and a rest, so a missing gap or a rest not rounded up
+    shows."""
     def one_mode():
         size, step = rng.randint(2, 4), rng.randint(2, 5)
         return (size,), (step,), size * step
@@ -1043,6 +1046,12 @@ def _complement_cases(rng):
         big_step = small * small_step * rng.choice([2, 3])
         return (big, small), (big_step, small_step), big * big_step
 
+    def gap_between_in_order():
+        small, small_step = rng.randint(2, 3), rng.randint(1, 2)
+        big = rng.randint(2, 3)
+        big_step = small * small_step * rng.choice([2, 3])
+        return (small, big), (small_step, big_step), big * big_step
+
     def nested_with_a_one():
         small, small_step = rng.randint(2, 3), rng.randint(2, 3)
         big, big_step = rng.randint(2, 3), small * small_step * rng.choice([1, 2])
@@ -1050,7 +1059,8 @@ def _complement_cases(rng):
 
     cases = []
     for kind, make in (("a multiple", one_mode), ("not a multiple", one_mode), ("out of order", two_out_of_order),
-                       ("below the block", two_out_of_order), ("a size-1 mode", nested_with_a_one)):
+                       ("below the block", two_out_of_order), ("a gap between modes", gap_between_in_order),
+                       ("a size-1 mode", nested_with_a_one)):
         while True:
             shape, stride, block = make()
             n = {"a multiple": block * rng.randint(2, 3),
@@ -1079,6 +1089,9 @@ def _complement_story(case, got) -> str:
     slips = [
         (dict(drop_ones=False), "a mode of size 1 adds no offsets: drop it before sorting the modes"),
         (dict(sort=False), "walk A's modes in order of stride, smallest first (yours follows A's own order)"),
+        (dict(between=False), "the holes between A's modes are not filled: past the block its first modes cover, "
+                              "A's next mode starts further on, and copies of that block fit in between. Every one "
+                              "of A's modes, in stride order, gets its gap mode, not only the first (step 8, item 2)"),
         (dict(gaps=False), "the holes between A's offsets are not filled: before each of A's modes, in stride order, "
                            "comes a gap mode of copies of what is covered so far (step 8, item 2)"),
         (dict(gap_step_one=True), "a gap mode steps by the block covered so far (reached), not by 1"),
@@ -1142,8 +1155,8 @@ COMPLEMENT_BY_HAND = Exercise(
                   _complement_criterion(("a multiple",))),
         Criterion("the rest rounds up when n is not a multiple of the block (or is below it)", "reference", 1,
                   _complement_criterion(("not a multiple", "below the block"))),
-        Criterion("modes in stride order, size-1 modes dropped, each gap filled", "reference", 1,
-                  _complement_criterion(("out of order", "a size-1 mode"))),
+        Criterion("modes in stride order, size-1 modes dropped, each gap filled (between A's modes too)",
+                  "reference", 1, _complement_criterion(("out of order", "a gap between modes", "a size-1 mode"))),
         Criterion("real CuTeDSL's complement has your offsets", "cutedsl-cpu", 1,
                   _cutedsl_agrees("complement_offsets_in_cutedsl",
                                   lambda outcome: (outcome.case["shape"], outcome.case["stride"], outcome.case["n"]),

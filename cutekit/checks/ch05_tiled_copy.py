@@ -16,6 +16,7 @@ from from_dlpack, mark_layout_dynamic and make_fake_compact_tensor).
 from __future__ import annotations
 
 import re
+import time
 
 from .common import compiled_kernel, each_outcome, on_simulator, torch_ready
 from .common import compile_notebook_kernel  # noqa: F401 (the notebook calls chapter05.compile_notebook_kernel)
@@ -676,8 +677,20 @@ def _ask_softmax(answer, case):
     run, from_dlpack = on_simulator(answer)
     x = _softmax_inputs(case)
     y = torch.full_like(x, SENTINEL)
+    started = time.perf_counter()
     run(from_dlpack(x, assumed_align=16), from_dlpack(y, assumed_align=16), 4 if case["N"] % 4 == 0 else 1)
-    return _softmax_facts(x, y)
+    return {**_softmax_facts(x, y), "seconds": time.perf_counter() - started}
+
+
+def _softmax_where(case) -> str:
+    near = {0.0: "", 1000.0: ", inputs near +1000", -1000.0: ", inputs near -1000"}[case["shift"]]
+    return f"a {case['M']}x{case['N']} softmax{near}"
+
+
+def _softmax_runs(outcome) -> list:
+    """(problem, seconds) of the learner's softmax on the simulator, for the result's time lines."""
+    value = outcome.value or {}
+    return [(_softmax_where(outcome.case), value["seconds"])] if "seconds" in value else []
 
 
 def _rows_text(rows) -> str:
@@ -772,8 +785,7 @@ def _softmax_criterion(kind: str):
             case = outcome.case
             if case["kind"] != kind:
                 continue
-            near = {0.0: "", 1000.0: ", inputs near +1000", -1000.0: ", inputs near -1000"}[case["shift"]]
-            where = f"a {case['M']}x{case['N']} softmax{near}"
+            where = _softmax_where(case)
             if outcome.error:
                 first = outcome.error.splitlines()[0][:400]
                 hint = ""
@@ -896,6 +908,7 @@ CAPSTONE_SOFTMAX = Exercise(
           "may be written (predicates from an identity tensor, on the way in and on the way out)."),
     cases=_softmax_cases,
     ask=_ask_softmax,
+    runs=_softmax_runs,
     timeout=240.0,
     criteria=(
         Criterion("M and N multiples of 4, N = 1024: every row equals torch.softmax", "reference", 1,

@@ -20,6 +20,7 @@ import functools
 import inspect
 import re
 import tempfile
+import time
 import types
 from pathlib import Path
 
@@ -1160,17 +1161,20 @@ def simulator_capstone(host, case):
         a[:], b[:] = rng.standard_normal(a.shape), rng.standard_normal(b.shape)
         c[:] = rng.standard_normal(c.shape)
         c0 = c.copy()
+        started = time.perf_counter()
         try:
             host(from_dlpack(a, assumed_align=16), from_dlpack(b, assumed_align=16), from_dlpack(c, assumed_align=16),
                  run["alpha"], run["beta"])
         except Exception as error:
-            results.append({"error": f"{type(error).__name__}: {str(error).strip()}"})
+            results.append({"error": f"{type(error).__name__}: {str(error).strip()}",
+                            "seconds": time.perf_counter() - started})
             break
+        seconds = time.perf_counter() - started
         from cutekit.sim import last_launch
         launch = last_launch()
         lines = sorted(launch.bank_conflicts_by_line.items(), key=lambda item: -item[1]) if launch else []
-        results.append({"error": "", "conflicts": launch.bank_conflicts if launch else 0, "conflict_lines": lines[:2],
-                        **_what_c_holds_instead(a, b, c0, c, run["alpha"], run["beta"])})
+        results.append({"error": "", "seconds": seconds, "conflicts": launch.bank_conflicts if launch else 0,
+                        "conflict_lines": lines[:2], **_what_c_holds_instead(a, b, c0, c, run["alpha"], run["beta"])})
         if results[-1]["wrong"]:
             break
     return results
@@ -1195,6 +1199,12 @@ def _capstone_conflicts(context) -> Verdict:
 
 def _ask_capstone(answer, case):
     return simulate(answer, simulator_capstone, case)
+
+
+def _capstone_runs(outcome) -> list:
+    """(problem, seconds) of each problem the learner's GEMM ran on the simulator, for the result's time lines."""
+    return [(_problem(run), result["seconds"]) for run, result in zip(outcome.case["runs"], outcome.value or [])
+            if "seconds" in result]
 
 
 ZERO_RULE = ("a cp.async whose predicate is false still writes its 16 bytes, with zeros; a copy an `if` skips, or "
@@ -1434,6 +1444,7 @@ CAPSTONE_GEMM = Exercise(
           "and writes only the elements of C that exist."),
     cases=_capstone_cases,
     ask=_ask_capstone,
+    runs=_capstone_runs,
     timeout=240.0,
     criteria=(
         Criterion("K of 8 or 24, beta = 0: C = alpha A B", "reference", 2, _capstone_criterion(0)),

@@ -8,7 +8,9 @@ How an answer is graded (`checking.check` finds the exercise, calls `grade`, rec
   3. Each criterion judges those outcomes on its tier: `reference` (cutekit's algebra, always),
      `cutedsl-cpu` (real CuTeDSL in a subprocess, when it is installed), `gpu` (a real kernel, when there is
      an sm_80+ GPU). A tier that is missing leaves its points waiting; it is never counted as a failure.
-  4. The outcome is an `ExerciseResult`: per criterion, its tier, status, points and hint.
+  4. The outcome is an `ExerciseResult`: per criterion, its tier, status, points and hint; for a kernel
+     exercise whose `runs` says so, one line per problem the simulator ran, with its wall time (a kernel
+     that is right but slow shows it, where there is no GPU to time it).
 
 A wrong answer never raises; `strict()` (`CUTEKIT_STRICT=1`, for CI) says a lost point should, which
 `grade` honours for a check that itself fails and `checking.check` for a wrong answer.
@@ -75,7 +77,8 @@ class Exercise:
     shape); `criteria` judge the outcomes. `forbidden` names cutekit.cute functions the answer must not call
     (an exercise that asks for coalescing by hand switches `coalesce` off while the answer runs). `rule` is the
     second hint level, printed by `hint(id)`: the rule(s) behind the exercise, one per line, stated without the
-    answer's code or formula.
+    answer's code or formula. `runs(outcome)`, for a kernel exercise, lists the problems the simulator ran for
+    that outcome as (problem, seconds of wall time) pairs; the result shows one line for each.
     """
     id: str
     statement: str
@@ -86,6 +89,7 @@ class Exercise:
     timeout: float = 10.0
     example: str = ""
     rule: str = ""
+    runs: Callable[[Outcome], list] | None = None
 
     @property
     def chapter(self) -> str:
@@ -279,7 +283,16 @@ def grade(exercise: Exercise, answer, seed: int) -> ExerciseResult:
         results.append(CriterionResult(criterion.name, criterion.tier, criterion.points,
                                        criterion.points if verdict.passed else 0,
                                        "passed" if verdict.passed else "failed", verdict.hint, verdict.figure))
-    return ExerciseResult(exercise.id, exercise.statement, seed, tuple(results), isolated.output)
+    return ExerciseResult(exercise.id, exercise.statement, seed, tuple(results), isolated.output,
+                          simulated=simulator_times(exercise, outcomes))
+
+
+def simulator_times(exercise: Exercise, outcomes) -> tuple:
+    """One line per problem the simulator ran for a kernel exercise (its `runs`): the problem and the wall
+    time of the learner's kernel on it, on this machine."""
+    if exercise.runs is None:
+        return ()
+    return tuple(f"{problem}: {seconds:.1f} s" for outcome in outcomes for problem, seconds in exercise.runs(outcome))
 
 
 def new_seed() -> int:

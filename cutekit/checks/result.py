@@ -20,6 +20,9 @@ TIER_COLOUR = {"reference": "#0969da", "cutedsl-cpu": "#8250df", "gpu": "#1a7f37
 
 _figure_renderer = None
 
+# the heading of a kernel exercise's simulator times (one line per problem below it)
+SIMULATED = "your kernel on the simulator, wall time on this machine (not a GPU's speed)"
+
 
 def set_figure_renderer(renderer) -> None:
     """Register `renderer(figure: dict) -> str (HTML) | None`, used for criteria that carry a figure."""
@@ -53,6 +56,7 @@ class ExerciseResult:
     note: str = ""             # e.g. the progress file could not be written
     offer: str = ""            # after repeated failures: where the second hint level is (`hint(id)`)
     attempted: bool = True     # False: the exercise still holds the course's placeholder (nothing graded)
+    simulated: tuple = ()      # a kernel exercise: "problem: seconds" per problem the simulator ran
 
     @property
     def earned(self) -> int:
@@ -101,6 +105,9 @@ class ExerciseResult:
                          f"{criterion.earned}/{criterion.points}  {criterion.name}")
             if criterion.hint:
                 lines.extend(f"{'':>26}{line}" for line in criterion.hint.splitlines())
+        if self.simulated:
+            lines.append(f"  {SIMULATED}:")
+            lines.extend(f"    {line}" for line in self.simulated)
         if self.output.strip():
             lines.append("  your code printed:")
             lines.extend(f"    {line}" for line in self.output.strip().splitlines()[-10:])
@@ -132,6 +139,9 @@ class ExerciseResult:
                 f"<td style='text-align:left'>{_html_text(criterion.name)}"
                 + (f"<div style='color:{colour};margin-top:2px'>{hint}</div>" if hint else "") + "</td></tr>")
         extra = ""
+        if self.simulated:
+            extra += (f"<div style='color:#6e7781'>{escape(SIMULATED)}:<br>"
+                      + "<br>".join(escape(line) for line in self.simulated) + "</div>")
         if self.output.strip():
             printed = escape("\n".join(self.output.strip().splitlines()[-10:]))
             extra += f"<details><summary>your code printed</summary><pre>{printed}</pre></details>"

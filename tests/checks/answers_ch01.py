@@ -396,6 +396,16 @@ def transposer_worked_example_only(M, N, B):
     return cute.make_layout((8, 4), stride=(4, 1))
 
 
+def _slip(build, name: str, doc: str = "", **switches):
+    """A learner's function made of `build` with some of its switches thrown: one row of a mistake table (the
+    algebra exercises' right answers and their slips share one builder each)."""
+    def answer(*arguments):
+        return build(*arguments, **switches)
+    answer.__name__ = answer.__qualname__ = name
+    answer.__doc__ = doc or None
+    return answer
+
+
 # ---- ch01.compose_by_hand: composed(A, B), or None where CuTe refuses ----
 
 def _flat_pairs(layout):
@@ -439,8 +449,7 @@ def _composed(A, B, *, coalesce_a=True, stride_check=True, shape_check=True, bou
     return cute.make_layout(tuple(p[0] for p in parts), stride=tuple(p[1] for p in parts))
 
 
-def composed(A, B):
-    return _composed(A, B)
+composed = _slip(_composed, "composed")
 
 
 def composed_roles_swapped(A, B):
@@ -456,21 +465,11 @@ def composed_strides_multiplied(A, B):
     return cute.make_layout(shapes[0], stride=strides[0]) if len(b) == 1 else cute.make_layout(shapes, stride=strides)
 
 
-def composed_without_shape_divisibility(A, B):
-    return _composed(A, B, shape_check=False)
-
-
-def composed_without_stride_divisibility(A, B):
-    return _composed(A, B, stride_check=False)
-
-
-def composed_without_coalescing_a(A, B):
-    return _composed(A, B, coalesce_a=False)
-
-
-def composed_stops_at_the_end_of_a(A, B):
-    """Refuses a B that reads past A's last element."""
-    return _composed(A, B, bounded=True)
+composed_without_shape_divisibility = _slip(_composed, "composed_without_shape_divisibility", shape_check=False)
+composed_without_stride_divisibility = _slip(_composed, "composed_without_stride_divisibility", stride_check=False)
+composed_without_coalescing_a = _slip(_composed, "composed_without_coalescing_a", coalesce_a=False)
+composed_stops_at_the_end_of_a = _slip(_composed, "composed_stops_at_the_end_of_a",
+                                       "Refuses a B that reads past A's last element.", bounded=True)
 
 
 def composed_worked_example_only(A, B):
@@ -483,14 +482,14 @@ def composed_calls_the_switched_off_composition(A, B):
 
 # ---- ch01.complement_by_hand: complement_of(shape, stride, n) ----
 
-def _complement_of(shape, stride, n, *, sort=True, gaps=True, gap_step=None, drop_ones=True, round_up=True,
-                   block_from_cosize=False):
+def _complement_of(shape, stride, n, *, sort=True, gaps=True, between=True, gap_step=None, drop_ones=True,
+                   round_up=True, block_from_cosize=False):
     modes = [(s, d) for s, d in zip(_flat(shape), _flat(stride)) if not drop_ones or (s != 1 and d != 0)]
     if sort:
         modes.sort(key=lambda mode: mode[1])
     shapes, strides, reached = [], [], 1
-    for s, d in modes:                       # the gap before each mode, in stride order, then the mode's block
-        if gaps:
+    for k, (s, d) in enumerate(modes):       # the gap before each mode, in stride order, then the mode's block
+        if gaps and (between or k == 0):
             shapes.append(d // reached)
             strides.append(gap_step or reached)
         reached = s * d
@@ -501,32 +500,16 @@ def _complement_of(shape, stride, n, *, sort=True, gaps=True, gap_step=None, dro
     return cute.coalesce(cute.make_layout(tuple(shapes), stride=tuple(strides)))
 
 
-def complement_of(shape, stride, n):
-    return _complement_of(shape, stride, n)
-
-
-def complement_rest_rounded_down(shape, stride, n):
-    return _complement_of(shape, stride, n, round_up=False)
-
-
-def complement_block_from_cosize(shape, stride, n):
-    return _complement_of(shape, stride, n, block_from_cosize=True)
-
-
-def complement_modes_not_sorted(shape, stride, n):
-    return _complement_of(shape, stride, n, sort=False)
-
-
-def complement_gaps_not_filled(shape, stride, n):
-    return _complement_of(shape, stride, n, gaps=False)
-
-
-def complement_gap_steps_by_one(shape, stride, n):
-    return _complement_of(shape, stride, n, gap_step=1)
-
-
-def complement_size_one_modes_kept(shape, stride, n):
-    return _complement_of(shape, stride, n, drop_ones=False)
+complement_of = _slip(_complement_of, "complement_of")
+complement_rest_rounded_down = _slip(_complement_of, "complement_rest_rounded_down", round_up=False)
+complement_block_from_cosize = _slip(_complement_of, "complement_block_from_cosize", block_from_cosize=True)
+complement_modes_not_sorted = _slip(_complement_of, "complement_modes_not_sorted", sort=False)
+complement_gaps_not_filled = _slip(_complement_of, "complement_gaps_not_filled", gaps=False)
+complement_only_the_first_gap = _slip(_complement_of, "complement_only_the_first_gap",
+                                      "A's modes taken as contiguous: the gap before the first, none between them.",
+                                      between=False)
+complement_gap_steps_by_one = _slip(_complement_of, "complement_gap_steps_by_one", gap_step=1)
+complement_size_one_modes_kept = _slip(_complement_of, "complement_size_one_modes_kept", drop_ones=False)
 
 
 def complement_worked_example_only(shape, stride, n):
@@ -557,20 +540,10 @@ def _right_inverse_of(shape, stride, *, sort=True, stop=True, index_steps=True):
     return cute.coalesce(cute.make_layout(tuple(shapes), stride=tuple(strides)))
 
 
-def right_inverse_of(shape, stride):
-    return _right_inverse_of(shape, stride)
-
-
-def right_inverse_offsets_not_indices(shape, stride):
-    return _right_inverse_of(shape, stride, index_steps=False)
-
-
-def right_inverse_modes_not_sorted(shape, stride):
-    return _right_inverse_of(shape, stride, sort=False)
-
-
-def right_inverse_runs_past_the_hole(shape, stride):
-    return _right_inverse_of(shape, stride, stop=False)
+right_inverse_of = _slip(_right_inverse_of, "right_inverse_of")
+right_inverse_offsets_not_indices = _slip(_right_inverse_of, "right_inverse_offsets_not_indices", index_steps=False)
+right_inverse_modes_not_sorted = _slip(_right_inverse_of, "right_inverse_modes_not_sorted", sort=False)
+right_inverse_runs_past_the_hole = _slip(_right_inverse_of, "right_inverse_runs_past_the_hole", stop=False)
 
 
 def right_inverse_worked_example_only(shape, stride):

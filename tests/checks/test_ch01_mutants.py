@@ -124,6 +124,8 @@ MISTAKES = [
     ("ch01.complement_by_hand", "modes_not_sorted_by_stride", answers.complement_modes_not_sorted,
      r"order of stride"),
     ("ch01.complement_by_hand", "gaps_not_filled", answers.complement_gaps_not_filled, r"holes .* not filled"),
+    ("ch01.complement_by_hand", "gap_between_modes_not_filled", answers.complement_only_the_first_gap,
+     r"holes between A's modes are not filled"),
     ("ch01.complement_by_hand", "gap_steps_by_one", answers.complement_gap_steps_by_one, r"not by 1"),
     ("ch01.complement_by_hand", "size_one_modes_kept", answers.complement_size_one_modes_kept,
      r"mode of size 1 adds no offsets"),

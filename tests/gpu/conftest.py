@@ -2,6 +2,9 @@
 
 Every test here is skipped, with one reason, when this machine cannot run CuTeDSL kernels
 (no CUDA torch, no device, a device older than sm_80, or no nvidia-cutlass-dsl)."""
+import importlib
+import sys
+
 import pytest
 
 
@@ -47,6 +50,26 @@ def generator():
     """A seeded CUDA random generator, so a failure reproduces."""
     import torch
     return torch.Generator(device="cuda").manual_seed(1234)
+
+
+@pytest.fixture(scope="module")
+def module_from_source(tmp_path_factory):
+    """`load(name, source)`: the Python `source` written to NAME.py in a fresh folder and imported, as a
+    learner's cell is moved by its source (a capstone's model answer cut from its chapter); the folder leaves
+    sys.path and the module sys.modules when the test module ends."""
+    loaded = []
+
+    def load(name: str, source: str):
+        folder = tmp_path_factory.mktemp(name)
+        (folder / f"{name}.py").write_text(source)
+        sys.path.insert(0, str(folder))
+        loaded.append((str(folder), name))
+        return importlib.import_module(name)
+
+    yield load
+    for folder, name in loaded:
+        sys.path.remove(folder)
+        sys.modules.pop(name, None)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -1,9 +1,7 @@
 """Chapter 07's capstone on a GPU: the model answer (solutions/07_sgemm.py) through the check's gpu tier. It must
 equal torch's alpha A B + beta C (fp32) on 4096^3 and 1000x1032x1000 and reach, at 4096^3, the share of the speed
 of torch.matmul(A, B) * alpha + beta * C that the exercise states; the test prints what was measured."""
-import importlib
 import pathlib
-import sys
 
 import pytest
 
@@ -23,13 +21,8 @@ def model_source() -> str:
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("capstone")
-    (folder / "capstone_model.py").write_text(model_source())
-    sys.path.insert(0, str(folder))
-    yield importlib.import_module("capstone_model")
-    sys.path.remove(str(folder))
-    sys.modules.pop("capstone_model", None)
+def model(module_from_source):
+    return module_from_source("capstone_model", model_source())
 
 
 def test_the_capstones_model_answer_equals_torch_and_is_fast_enough(model, monkeypatch, capsys):

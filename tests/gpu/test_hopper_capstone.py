@@ -3,10 +3,8 @@ and wgmma, moved by source as a learner's is, earns every point its tiers offer.
 criterion runs a 4096^3 fp16 problem, compares D with torch.relu(torch.addmm(bias, A, B^T)) and times the
 kernel against that torch expression in the same process (at least 0.5 of torch's speed passes); the test
 prints the times. On any other GPU the criterion waits with one line saying the kernels need sm_90."""
-import importlib
 import os
 import pathlib
-import sys
 
 import pytest
 import torch
@@ -30,13 +28,8 @@ def capstone_source() -> str:
 
 
 @pytest.fixture(scope="module")
-def capstone(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("hopper_capstone")
-    (folder / "hopper_capstone.py").write_text(capstone_source())
-    sys.path.insert(0, str(folder))
-    yield importlib.import_module("hopper_capstone")
-    sys.path.remove(str(folder))
-    sys.modules.pop("hopper_capstone", None)
+def capstone(module_from_source):
+    return module_from_source("hopper_capstone", capstone_source())
 
 
 def test_the_solutions_capstone_earns_its_points_and_is_timed_against_torch(capstone, monkeypatch):
