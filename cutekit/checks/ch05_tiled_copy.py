@@ -532,12 +532,13 @@ GPU_DIM0_CASES = ({"M": 4096, "N": 8192}, {"M": 3001, "N": 5004})
 
 
 def _dim0_cases(rng):
-    """A shape the super tile divides, two steps over three column blocks (a grid of as many blocks as row
-    steps shows); then M not a multiple of 4 over two steps with N past a multiple of 512 (a last step
-    partly past M, a last block partly past N, a fragment cleared once keeps the first step's rows); then M
-    below 4 and N below 512 (one partial step in one partial block). N is always a multiple of 4."""
+    """A shape the super tile divides, one step over two column blocks (a grid of as many blocks as row steps
+    shows); then M not a multiple of 4 over two steps with N past a multiple of 512 (a last step partly past
+    M, a last block partly past N, a fragment cleared once keeps the first step's rows, blocks racing on a
+    column leave one step's rows); then M below 4 and N below 512 (one partial step in one partial block). N
+    is always a multiple of 4. Small, so that a check simulates few 128-thread blocks: about a second."""
     torch_ready()
-    return [{"M": 8, "N": 1536, "kind": "divisible"},
+    return [{"M": 4, "N": 1024, "kind": "divisible"},
             {"M": rng.choice([5, 6, 7]), "N": 4 * rng.randint(129, 255), "kind": "ragged"},
             {"M": rng.choice([1, 2, 3]), "N": 4 * rng.randint(2, 120), "kind": "ragged"}]
 
@@ -639,6 +640,10 @@ def _dim0_access(error: str) -> str:
     if re.search(r"out", name, flags=re.IGNORECASE):
         return (" (a store past the end of mOut: the last block's columns reach past N, and only the columns "
                 "that exist are written)")
+    if re.search(r"coordinate \d+ is out of range for shape \d+ ", error):
+        return (" (a tile of the divided tensor that does not exist: its rest mode is (row steps, column blocks), "
+                "so the block index picks a column block, the rest mode's second index, and the loop walks the "
+                "row steps, its first)")
     return (" (a load past the end of mX: every row of a step needs its own predicate, one elem_less per atom, "
             "since the last step reaches past M and the last block past N; cute.copy(..., pred=) skips the "
             "atoms outside)")
@@ -653,7 +658,7 @@ def _dim0_criterion(kind: str):
             where = f"a {case['M']}x{case['N']} sum over dim 0"
             if outcome.error:
                 hint = ""
-                if "out-of-bounds" in outcome.error:
+                if "out-of-bounds" in outcome.error or "OutOfBoundsError" in outcome.error:
                     hint = _dim0_access(outcome.error)
                 elif "grid=" in outcome.error and "[0," in outcome.error:
                     hint = (f" (a grid of no blocks for {case['N']} columns: the block count must be rounded up, so "
