@@ -881,17 +881,57 @@ def cache_key(x):
 check("ch05.cache_key", cache_key)
 
 # %% [markdown]
-# ### Exercise 5 · Reduce over dim 0
+# ### Exercise 5 · Sum over dim 0, four columns per thread
 #
-# Write the host function `sum_dim0(mX, mOut)`: `mOut[n] = sum over m of mX[m, n]` for a contiguous (M, N)
-# tensor, by viewing `mX` as the 3-D `(outer, reduced, inner)` tensor of version 4 and `mOut` as
-# `(outer, inner)`, and launching `inner_sum_kernel` on enough blocks for every column.
+# Version 4 reduced over dim 0 with one thread per column: a thread reads one float of each row, a 32-bit
+# load. Here a thread owns 4 adjacent columns and reads them with one 128-bit load per row: version 3's
+# vector along the row, while the loop walks down the rows. Write the kernel's body and the rest of the
+# host function `sum_dim0(mX, mOut)`: `mOut[n] = sum over m of mX[m, n]` for a row-major, contiguous fp32
+# (M, N) tensor.
+#
+# - **Shapes.** Any M from 1 up, not only multiples of 4. N is a multiple of 4 and need not be one of 512:
+#   every row then starts on a 16-byte boundary, and the check passes `from_dlpack(t, assumed_align=16)` for
+#   `mX` and `mOut`. Nothing outside `mOut` is written, nothing outside `mX` is read.
+# - **The block.** 128 threads side by side along a row, each owning 4 adjacent columns: a block owns 512
+#   columns, down all M rows. The host gives the 128-bit atom and the super tile `(4, 512)`: one step of the
+#   block's loop reads 4 rows of its columns, so each thread has 4 independent 128-bit loads in flight
+#   (version 3's super tile grew along the row; this one grows down).
+# - **The kernel's signature** is given: `gX` and `cX` are `mX` and its identity tensor divided by the super
+#   tile with `zipped_divide`, so they are indexed ((row in the step, column in the block), (row step,
+#   column block)); `shape` is `mX.shape`.
+#
+# **What you need**, by section: the TiledCopy from the atom, a thread layout and a value layout (sections 1
+# and 2; which way the threads lie decides whether a warp's loads are coalesced, version 4); a thread's
+# `partition_S` of one super tile and its shape (section 3, exercise 2); the loop over super tiles, one
+# `elem_less` per atom, `cute.copy(..., pred=)` and the fragment cleared before each copy (version 3,
+# "Tails"); register fragments, `.load()`, `.store()` and `.reduce` (version 2). A thread's 4 columns are 4
+# different outputs, so here `.reduce` takes a profile: a tuple with one entry per mode of the value, `None`
+# to keep that mode and `1` to fold it. The grid: one block per 512 columns, the last one partly full
+# (version 4's launch, with 512 columns to a block instead of 128).
+#
+# **How it is graded.** `reference`: on the simulator, a shape the super tile divides, then ragged ones (M
+# not a multiple of 4 over two steps and N past a multiple of 512; M below 4 and N below 512), where nothing
+# outside `mOut` may be written. `cutedsl-cpu`: real CuTeDSL compiles it for sm_80 with M and N run-time
+# values (N a multiple of 4); every global load must be a 128-bit `ld.global.v4`, at least one per row of
+# a step, and nothing may go to local memory. A kernel that is right with 32-bit loads loses this point, and
+# the hint says what its PTX lacks. `gpu`: 4096x8192 and 3001x5004 must equal `torch.sum(x, dim=0)`; the
+# time is printed beside torch's and not graded.
 
 # %%
+@cute.kernel
+def column_sum_kernel(gX: cute.Tensor, cX: cute.Tensor, mOut: cute.Tensor, shape: cute.Shape,
+                      tiled_copy: cute.TiledCopy):
+    """gX, cX: mX and its identity tensor by the super tile, ((4, 512), (row steps, column blocks))."""
+    # YOUR CODE HERE
+    pass
+
+
 @cute.jit
 def sum_dim0(mX: cute.Tensor, mOut: cute.Tensor):
+    atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32, num_bits_per_copy=128)
+    super_tile = (4, 512)                   # one step: 4 rows of the block's 512 columns
     # YOUR CODE HERE
-    return None
+    pass
 
 
 check("ch05.sum_dim0", sum_dim0)

@@ -51,7 +51,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 EXERCISE_ARGUMENTS = {
     "ch04.add_with_tails": (("Float32", 2, 1),) * 3,
     "ch05.tiled_copy_row_sum": (("Float32", 2, 4), ("Float32", 1, 1), 4),
-    "ch05.sum_dim0": (("Float32", 2, 1), ("Float32", 1, 1)),
+    "ch05.sum_dim0": (("Float32", 2, 4), ("Float32", 1, 4)),
     "ch06.s2r_k_block": (("Float16", 2, 8), ("Float16", 2, 8), 1),
     "ch05.capstone_softmax": (("Float32", 2, 4), ("Float32", 2, 4), 4),
     "ch07.capstone_gemm": (("Float16", 2, 8), ("Float16", 2, 8), ("Float32", 2, 4), 1.5, 0.5),

@@ -193,3 +193,26 @@ def row_per_thread_softmax_rows(mX: cute.Tensor, mY: cute.Tensor, vector: cutlas
     row_per_thread_kernel(mX, mY).launch(grid=[cute.ceil_div(cute.size(mX, mode=[0]), 128), 1, 1],
                                          block=[128, 1, 1])
 '''
+
+
+# ---- ch05.sum_dim0 ----
+# Right and slow: version 4's one thread per column, one float per load. It earns the simulator's points and loses
+# the PTX criterion's (no ld.global.v4).
+COLUMN_PER_THREAD_SUM = '''
+@cute.kernel
+def column_per_thread_kernel(mX: cute.Tensor, mOut: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    n = bidx * 128 + tidx
+    if n < cute.size(mX, mode=[1]):
+        total = cutlass.Float32(0.0)
+        for m in cutlass.range(cute.size(mX, mode=[0])):
+            total = total + mX[m, n]
+        mOut[n] = total
+
+
+@cute.jit
+def column_per_thread_sum_dim0(mX: cute.Tensor, mOut: cute.Tensor):
+    column_per_thread_kernel(mX, mOut).launch(grid=[cute.ceil_div(cute.size(mX, mode=[1]), 128), 1, 1],
+                                              block=[128, 1, 1])
+'''

@@ -2,7 +2,8 @@
 what the learner got wrong) loses points on every seed 0-99 with a hint that names its cause.
 
 The two kernel exercises (ch05.tiled_copy_row_sum, ch05.sum_dim0) run on the simulator, a fraction of a second
-or more a check: their mistakes in KERNEL_MISTAKES are graded on KERNEL_SEEDS only, and their case generators
+or more a check: their mistakes in KERNEL_MISTAKES are graded on KERNEL_SEEDS only (ch05.sum_dim0's, a second
+a check, on DIM0_SEEDS; its right but slow kernel, PER_COLUMN, by its PTX), and their case generators
 are swept over seeds 0-99 to show that every seed draws the shapes on which those mistakes go wrong. Kernel
 answers are rebuilt from source, so the wrong kernels are written out as a real module, one host function per
 mistake. The capstone (ch05.capstone_softmax) does the same with CAPSTONE_MISTAKES (added to KERNEL_MISTAKES at
@@ -16,7 +17,7 @@ from cutekit.checks import check, exercises, grading, sandbox
 from cutekit.checks import ch05_tiled_copy as chapter05
 
 from simulated import kernels_on_simulator, solution_code, with_mistakes
-from verdicts import (HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause,
+from verdicts import (HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_no_hint_answers,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 import answers_ch05 as answers
@@ -108,9 +109,10 @@ VERSION_3_ENDING = '''    row_total = cute.arch.warp_reduction_sum(partials.load
 '''
 ANSWER_LINES = ROW_SUM[ROW_SUM.index("    mine = partials"):ROW_SUM.index("\n\n", ROW_SUM.index("    mine = partials")) + 1]
 
-INNER_SUM_KERNEL = solution_code("05_tiled_copy", "@cute.kernel\ndef inner_sum_kernel", "\n@cute.jit")
-SUM_DIM0 = solution_code("05_tiled_copy", "@cute.jit\ndef sum_dim0", 'check("ch05.sum_dim0"') \
-    .replace("def sum_dim0(", "def sum_dim0_NAME(")
+SUM_DIM0 = solution_code("05_tiled_copy", "@cute.kernel\ndef column_sum_kernel", 'check("ch05.sum_dim0"') \
+    .replace("column_sum_kernel", "column_sum_kernel_NAME").replace("def sum_dim0(", "def sum_dim0_NAME(")
+
+PER_COLUMN = ("column_per_thread", "", "")      # answers_ch05.COLUMN_PER_THREAD_SUM: right, and slow
 
 # (exercise, mistake, the solution's text and what it becomes, what the hint must name)
 KERNEL_MISTAKES = [
@@ -129,32 +131,65 @@ KERNEL_MISTAKES = [
      r"counts 16-thread groups, not warps"),
     ("ch05.tiled_copy_row_sum", "groups_of_8_lanes", ("threads_in_group=16", "threads_in_group=8"), r"16 lanes"),
 
-    ("ch05.sum_dim0", "grid_rounded_down", ("grid=[cute.ceil_div(columns, 128), 1, 1]", "grid=[columns // 128, 1, 1]"),
-     r"enough blocks for every column"),
-    ("ch05.sum_dim0", "one_block_only", ("grid=[cute.ceil_div(columns, 128), 1, 1]", "grid=[1, 1, 1]"),
-     r"enough blocks for every column"),
-    ("ch05.sum_dim0", "column_major_view", ("stride=(rows * columns, columns, 1)", "stride=(rows * columns, 1, rows)"),
-     r"reduced mode is M\W+the rows, one row of N elements apart"),
-    ("ch05.sum_dim0", "reduced_over_n", ("cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1))",
-                                         "cute.make_layout((1, columns, rows), stride=(rows * columns, 1, columns))"),
-     r"you reduced over N"),
-    ("ch05.sum_dim0", "output_view_forgotten", ("inner_sum_kernel(view, out_view)", "inner_sum_kernel(view, mOut)"),
-     r"mOut needs a view with an outer mode"),
-    ("ch05.sum_dim0", "rows_as_outer", ("cute.make_layout((1, rows, columns), stride=(rows * columns, columns, 1))",
-                                        "cute.make_layout((rows, 1, columns), stride=(columns, columns, 1))"),
-     r"reduced mode is M"),
+    # ch05.sum_dim0: each change is a list of (the solution's text, what it becomes), made everywhere
+    ("ch05.sum_dim0", "grid_rounded_down",
+     [("grid=[cute.size(gX, mode=[1, 1]), 1, 1]", "grid=[cute.size(mX, mode=[1]) // 512, 1, 1]")],
+     r"block count must be rounded up"),
+    ("ch05.sum_dim0", "grid_counts_the_row_steps",
+     [("grid=[cute.size(gX, mode=[1, 1]), 1, 1]", "grid=[cute.size(gX, mode=[1, 0]), 1, 1]")],
+     r"one block per 512 columns, counted along N"),
+    ("ch05.sum_dim0", "rest_modes_swapped",
+     [("(0, column_block)", "(column_block, 0)"), ("(k, column_block)", "(column_block, k)"),
+      ("for k in cutlass.range(cute.size(gX, mode=[1, 0]))", "for k in cutlass.range(cute.size(gX, mode=[1, 1]))")],
+     r"the block index picks a column block"),
+    ("ch05.sum_dim0", "no_predicate", [(", fragment, pred=inside)", ", fragment)")], r"load past the end of mX"),
+    ("ch05.sum_dim0", "fragment_cleared_once",
+     [("        fragment.fill(0.0)\n        cute.copy", "        cute.copy"),
+      ("    fragment = cute.make_fragment_like(partials)\n",
+       "    fragment = cute.make_fragment_like(partials)\n    fragment.fill(0.0)\n")],
+     r"clear the fragment before every copy"),
+    ("ch05.sum_dim0", "the_4_columns_added_together",
+     [("totals.store(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), (None, 1, 1)))",
+       "totals.fill(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), 0))")],
+     r"sum of 4 adjacent columns"),
+    ("ch05.sum_dim0", "one_row_of_each_step",
+     [("totals.store(partials.load().reduce(cute.ReductionOp.ADD, cutlass.Float32(0.0), (None, 1, 1)))",
+       "for w in cutlass.range_constexpr(4):\n        totals[w] = partials[(w, 0), 0, 0]")],
+     r"only every 4th row"),
+    ("ch05.sum_dim0", "a_block_per_step_racing_on_the_columns",
+     [("column_block, _, _ = cute.arch.block_idx()", "column_block, step, _ = cute.arch.block_idx()"),
+      ("for k in cutlass.range(cute.size(gX, mode=[1, 0])):", "for k in cutlass.range(step, step + 1):"),
+      ("grid=[cute.size(gX, mode=[1, 1]), 1, 1]", "grid=[cute.size(gX, mode=[1, 1]), cute.size(gX, mode=[1, 0]), 1]")],
+     r"several blocks wrote the same columns"),
+    ("ch05.sum_dim0", "store_not_predicated",
+     [("        if n < shape[1]:\n            mOut[n] = totals[v]", "        mOut[n] = totals[v]")],
+     r"store past the end of mOut"),
+    ("ch05.sum_dim0", "a_column_per_thread_32_bit_loads", PER_COLUMN, r"your loads are 32-bit"),
 ]
 KERNEL_SEEDS = (0, 1, 2)
+DIM0_SEEDS = (0,)           # each check simulates three launches of 128-thread blocks: about a second
 
 
 def _changes(exercise_id):
-    return {name: change for e, name, change, _ in KERNEL_MISTAKES if e == exercise_id}
+    return {name: change for e, name, change, _ in KERNEL_MISTAKES if e == exercise_id and change is not PER_COLUMN}
+
+
+def _with_changes(code: str, mistakes: dict) -> str:
+    """with_mistakes for changes of several (old, new) pairs: `code` once per mistake with each pair made."""
+    pieces = []
+    for name, pairs in {"none": [], **mistakes}.items():
+        text = code.replace("NAME", name)
+        for old, new in pairs:
+            assert old in text, f"the solution no longer contains what mistake {name!r} replaces: {old!r}"
+            text = text.replace(old, new)
+        pieces.append(text)
+    return "\n".join(pieces)
 
 
 def _kernel_source() -> str:
-    return "\n".join(["import cutlass\nimport cutlass.cute as cute\n", INNER_SUM_KERNEL,
+    return "\n".join(["import cutlass\nimport cutlass.cute as cute\n",
                       with_mistakes(ROW_SUM, _changes("ch05.tiled_copy_row_sum")),
-                      with_mistakes(SUM_DIM0, _changes("ch05.sum_dim0"))])
+                      _with_changes(SUM_DIM0, _changes("ch05.sum_dim0")), answers.COLUMN_PER_THREAD_SUM])
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +200,8 @@ def kernels(tmp_path_factory):
 
 
 def _host(kernels, exercise_id, name):
+    if name == "a_column_per_thread_32_bit_loads":
+        return kernels.column_per_thread_sum_dim0
     return getattr(kernels, f"{'row_sum' if exercise_id.endswith('row_sum') else 'sum_dim0'}_{name}")
 
 
@@ -172,29 +209,41 @@ def _host(kernels, exercise_id, name):
 def test_the_correct_kernel_passes_on_the_simulator_in_strict_mode(kernels, exercise_id, monkeypatch):
     monkeypatch.setenv("CUTEKIT_STRICT", "1")
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
-    for seed in KERNEL_SEEDS:
+    for seed in _seeds(exercise_id):
         assert check(exercise_id, _host(kernels, exercise_id, "none"), seed=seed).passed
 
 
+def _seeds(exercise_id):
+    return DIM0_SEEDS if exercise_id == "ch05.sum_dim0" else KERNEL_SEEDS
+
+
 @pytest.mark.parametrize("exercise_id,mistake,cause",
-                         [pytest.param(e, m, c, id=f"{e.split('.')[1]}-{m}") for e, m, _, c in KERNEL_MISTAKES])
+                         [pytest.param(e, m, c, id=f"{e.split('.')[1]}-{m}") for e, m, change, c in KERNEL_MISTAKES
+                          if change is not PER_COLUMN])
 def test_each_kernel_mistake_fails_with_a_hint_naming_its_cause(kernels, exercise_id, mistake, cause, monkeypatch):
-    assert_mistake_fails_naming_its_cause(exercise_id, _host(kernels, exercise_id, mistake), cause, KERNEL_SEEDS,
-                                          monkeypatch)
+    assert_mistake_fails_naming_its_cause(exercise_id, _host(kernels, exercise_id, mistake), cause,
+                                          _seeds(exercise_id), monkeypatch)
 
 
 def test_every_seed_draws_the_shapes_the_kernel_mistakes_fail_on():
     """What makes each kernel mistake fail, on every seed 0-99. Row sum: more than 8 rows and an odd count (a
     second block; rows 4-7 of a block, odd rows and a row past the end all show), and a divisible shape of two
-    blocks. Sum over dim 0: a case with N past a multiple of 128 and more than 128 (a grid rounded down or of
-    one block leaves columns unwritten), and one with M > 1 and N > M (summing over N shows)."""
+    blocks. Sum over dim 0 (N a multiple of 4 in every case): a divisible case with more column blocks than row
+    steps (a grid of row steps leaves columns unwritten, swapped rest modes leave them too) and M > 1 (one row
+    of each step shows); M not a multiple of 4 over two or more steps, with N past a multiple of 512 and above
+    it (a last step past M, a last block past N, a grid rounded down, a fragment cleared once, a missing
+    predicate, blocks racing on a column); N below 512 (a grid rounded down to no blocks)."""
     for seed in HINT_SEEDS:
         rows = chapter05._row_sum_cases(random.Random(seed))
         assert any(c["M"] > 8 and c["M"] % 2 for c in rows if c["kind"] == "ragged"), (seed, rows)
         assert any(c["M"] >= 16 and c["M"] % 8 == 0 for c in rows if c["kind"] == "divisible"), (seed, rows)
         dim0 = chapter05._dim0_cases(random.Random(seed))
-        assert any(c["N"] > 128 and c["N"] % 128 for c in dim0), (seed, dim0)
-        assert any(1 < c["M"] < c["N"] for c in dim0), (seed, dim0)
+        assert all(c["N"] % 4 == 0 for c in dim0), (seed, dim0)
+        divisible = [c for c in dim0 if c["kind"] == "divisible"]
+        assert any(c["N"] // 512 > c["M"] // 4 and c["M"] > 1 and c["N"] % 512 == 0 == c["M"] % 4 for c in divisible)
+        ragged = [c for c in dim0 if c["kind"] == "ragged"]
+        assert any(c["M"] > 4 and c["M"] % 4 and c["N"] > 512 and c["N"] % 512 for c in ragged), (seed, dim0)
+        assert any(c["N"] < 512 for c in ragged), (seed, dim0)
 
 
 @pytest.mark.cutedsl
@@ -216,6 +265,20 @@ def test_a_whole_warp_reduction_is_caught_in_the_ptx(kernels, monkeypatch):
     context = Context(chapter05.TILED_COPY_ROW_SUM, 0, (), kernels.row_sum_whole_warp_reduced)
     verdict = chapter05._row_sum_ptx(context)
     assert not verdict.passed and "4 butterfly shuffles" in verdict.hint and "has 5" in verdict.hint, verdict.hint
+
+
+@pytest.mark.cutedsl
+def test_a_column_per_thread_earns_the_simulators_points_and_loses_the_ptx_criterion(kernels, monkeypatch):
+    """Right but slow: version 4's one column per thread passes every reference criterion; compiled for sm_80
+    its loads are 32-bit, which the hint says."""
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    cause = next(c for _, m, change, c in KERNEL_MISTAKES if change is PER_COLUMN)
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
+    result = check("ch05.sum_dim0", kernels.column_per_thread_sum_dim0, seed=DIM0_SEEDS[0])
+    by_tier = {criterion.tier: criterion for criterion in result.criteria}
+    assert all(c.status == "passed" for c in result.criteria if c.tier == "reference"), str(result)
+    assert by_tier["cutedsl-cpu"].status == "failed" and re.search(cause, by_tier["cutedsl-cpu"].hint), str(result)
+    assert_no_hint_answers(result)
 
 
 @pytest.mark.cutedsl

@@ -36,7 +36,7 @@ def _exercise(exercise_id):
     ("ch08.wgmma_main_loop", "wait with parity (k // stages) % 2"),
     ("ch08.wgmma_main_loop", "release empty + (k_tile - 2) % stages"),
     ("ch08.mbarrier_phases", "so wait with parity ((k_tile // stages) - 1) % 2"),
-    ("ch05.sum_dim0", "the grid needs ceil_div(N, 128) blocks"),
+    ("ch05.sum_dim0", "the grid has size(divided, mode=[1, 1]) blocks"),
     ("ch06.ref_to_src", "ref2src is composition(right_inverse(src), dst)"),
     ("ch03.predict_zipped", "one tile down is tile_m * N"),
 ])
