@@ -154,8 +154,8 @@ def ch03_tiler_from_picture(answer, accepts, monkeypatch):
 
 
 def ch03_zipped_text(answer, accepts, monkeypatch):
-    assert answer(256, 512, 16, 128) == "((16,128),(16,4)):((512,1),(8192,128))"
-    assert accepts({"M": 256, "N": 512, "tile_m": 16, "tile_n": 128}) == []
+    assert answer((8, 12), (1, 8), (4, 3)) == "((4,3),(2,4)):((1,8),(4,24))"
+    assert accepts({"shape": (8, 12), "stride": (1, 8), "tiler": (4, 3)}) == []
 
 
 def ch03_block_tile(answer, accepts, monkeypatch):
@@ -393,7 +393,8 @@ EXAMPLES = {
     "ch03.logical_divide_by_hand": ("divide_by_hand((12,8):(8,1), (3:2, 2:1)) prints ((3,(2,2)),(2,4)):((16,(8,48)),"
                                     "(1,2))", [], ch03_divide_by_hand),
     "ch03.tiler_from_picture": ("a 4x6 picture of 2x3 blocks gives (2:1, 3:1)", [], ch03_tiler_from_picture),
-    "ch03.predict_zipped": ("zipped_text(256, 512, 16, 128) is ((16,128),(16,4)):((512,1),(8192,128))", [],
+    "ch03.predict_zipped": ("zipped_text((8, 12), (1, 8), (4, 3)) is ((4,3),(2,4)):((1,8),(4,24))",
+                            ["`zipped_text((8, 12), (1, 8), (4, 3))` is `((4,3),(2,4)):((1,8),(4,24))`"],
                             ch03_zipped_text),
     "ch03.slice_block": ("block_tile(make_identity_tensor((256, 512)), (16, 128), 17) starts at (16, 128)", [],
                          ch03_block_tile),
