@@ -248,8 +248,11 @@ def ch07_swizzle(answer, accepts, monkeypatch):
 
 
 def ch07_schedule(answer, accepts, monkeypatch):
-    assert answer(5, 3) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]
-    assert accepts({"k_tiles": 5, "stages": 3}) == []
+    assert answer(6, 4, 2) == [(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), (1, None, None)]
+    assert accepts({"k_tiles": 6, "stages": 4, "ahead": 2}) == []
+    # section 6's 3 stages, 2 ahead: what its cell printed
+    assert answer(5, 3, 2) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]
+    assert accepts({"k_tiles": 5, "stages": 3, "ahead": 2}) == []
 
 
 def ch07_s2r_copy(answer, accepts, monkeypatch):
@@ -429,8 +432,11 @@ EXAMPLES = {
                                             "apart there, with 2 warps along N, and 32 apart with 4"], ch07_tiled_mma),
     "ch07.swizzle": ("swizzle_for(64, 16) == (3, 3, 3) and swizzle_for(32, 16) == (2, 3, 3): section 4's two fp16 "
                      "atoms", ["Section 4 worked out rows of 128 and 64 bytes of fp16"], ch07_swizzle),
-    "ch07.pipeline_stages": ("schedule(5, 3) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]",
-                             ["Section 6 played 3 stages"], ch07_schedule),
+    "ch07.pipeline_stages": ("schedule(6, 4, 2) == [(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), "
+                             "(1, None, None)]",
+                             ["`schedule(6, 4, 2)` is `[(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), "
+                              "(1, None, None)]`", "For section 6's 3 stages, `schedule(5, 3, 2)` is what it printed"],
+                             ch07_schedule),
     "ch07.s2r_copy": ("s2r_copy(tiled_mma, 'A', 'MN') uses LdMatrix8x8x16bOp(True, 4): the transposed ldmatrix", [],
                       ch07_s2r_copy),
     "ch08.smem_layout": ("smem_layout(128, 64, Float16, 'K', 4) is S<3,4,3> o 0 o ((8,16),(64,1),(1,4)):((64,512),"
