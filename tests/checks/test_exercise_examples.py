@@ -171,8 +171,9 @@ def ch03_inside(answer, accepts, monkeypatch):
 
 
 def ch04_tile_of(answer, accepts, monkeypatch):
-    assert str(answer(cute.make_identity_tensor((8, 18)), (4, 6), (1, 2))) == "tensor<(4,12) o (4,6):(1@0,1@1)>"
-    assert accepts({"shape": (8, 18), "tiler": (4, 6), "coord": (1, 2)}) == []
+    mA = cute.make_identity_tensor((64, 32))
+    assert str(answer(mA, (16, 8, 4), (1, 2, None), (1, None, 1))) == "tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>"
+    assert accepts({"shape": (64, 32), "tiler": (16, 8, 4), "coord": (1, 2, None), "proj": (1, None, 1)}) == []
 
 
 def ch04_elements_of(answer, accepts, monkeypatch):
@@ -404,8 +405,10 @@ EXAMPLES = {
     "ch03.tile_predicate": ("inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False "
                             "elsewhere", ["For section 7's 10x12 matrix and tiler `(4, 8)`, tile 5's mask is True in "
                                           "rows 0-1, columns 0-3 and False elsewhere"], ch03_inside),
-    "ch04.local_tile_by_hand": ("tile_of(make_identity_tensor((8, 18)), (4, 6), (1, 2)) is tensor<(4,12) o "
-                                "(4,6):(1@0,1@1)>", [], ch04_tile_of),
+    "ch04.local_tile_by_hand": ("tile_of(make_identity_tensor((64, 32)), (16, 8, 4), (1, 2, None), (1, None, 1)) is "
+                                "tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>",
+                                ["`tile_of(mA, (16, 8, 4), (1, 2, None), (1, None, 1))`, which prints "
+                                 "`tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>`"], ch04_tile_of),
     "ch04.thread_elements": ("elements_of((4, 6), (2, 3), 1) is [(1, 0), (3, 0), (1, 3), (3, 3)]", [],
                              ch04_elements_of),
     "ch04.thread_layout_for_picture": ("a 4x6 picture with first row 0 1 2 0 1 2 and second row 3 4 5 3 4 5 gives "
