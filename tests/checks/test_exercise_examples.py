@@ -271,8 +271,11 @@ def ch08_smem_layout(answer, accepts, monkeypatch):
 
 
 def ch08_tma_plan(answer, accepts, monkeypatch):
-    assert answer(128, 256, 64, 1, cute.Float16) == {"A": (128, 64), "B": (256, 64), "expect_tx": 49152}
-    assert accepts({"bm": 128, "bn": 256, "bk": 64, "cluster_m": 1, "dtype": "Float16"}) == []
+    assert answer(128, 256, 64, 2, 2, cute.Float16) == {"A": (64, 64), "B": (128, 64), "expect_tx": 49152}
+    assert accepts({"bm": 128, "bn": 256, "bk": 64, "cluster_m": 2, "cluster_n": 2, "dtype": "Float16"}) == []
+    # the chapter's kernel: CLUSTER_M = 2, A not shared
+    assert answer(128, 256, 64, 2, 1, cute.Float16) == {"A": (128, 64), "B": (128, 64), "expect_tx": 49152}
+    assert accepts({"bm": 128, "bn": 256, "bk": 64, "cluster_m": 2, "cluster_n": 1, "dtype": "Float16"}) == []
 
 
 def ch08_stages(answer, accepts, monkeypatch):
@@ -444,8 +447,9 @@ EXAMPLES = {
                       ch07_s2r_copy),
     "ch08.smem_layout": ("smem_layout(128, 64, Float16, 'K', 4) is S<3,4,3> o 0 o ((8,16),(64,1),(1,4)):((64,512),"
                          "(1,0),(0,8192))", [], ch08_smem_layout),
-    "ch08.tma_plan": ("tma_plan(128, 256, 64, 1, Float16) is {'A': (128, 64), 'B': (256, 64), 'expect_tx': 49152}",
-                      [], ch08_tma_plan),
+    "ch08.tma_plan": ("tma_plan(128, 256, 64, 2, 2, Float16) is {'A': (64, 64), 'B': (128, 64), 'expect_tx': 49152}",
+                      ["`tma_plan(128, 256, 64, 2, 2, Float16)` is `{'A': (64, 64), 'B': (128, 64), 'expect_tx': "
+                       "49152}`"], ch08_tma_plan),
     "ch08.stage_count": ("stages_that_fit(128, 256, 64, Float16, Float16, True) is 4", [], ch08_stages),
     "ch07.main_loop": ("a single-stage 32x32 tensor-core GEMM on the simulator equals NumPy's A @ B.T", [],
                        ch07_main_loop),
