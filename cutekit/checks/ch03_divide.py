@@ -434,8 +434,13 @@ def _zipped_cases(rng):
 
 
 def _reference_zipped(case) -> str:
+    return _zipped_of(case["shape"], case["stride"], case["tiler"])
+
+
+@functools.lru_cache(maxsize=1024)
+def _zipped_of(shape, stride, tiler) -> str:
     from cutekit import cute
-    return str(cute.zipped_divide(cute.make_layout(case["shape"], stride=case["stride"]), case["tiler"]))
+    return str(cute.zipped_divide(cute.make_layout(shape, stride=stride), tiler))
 
 
 def _ask_zipped(answer, case):

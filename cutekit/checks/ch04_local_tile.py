@@ -49,7 +49,7 @@ def _tile_cases(rng):
     (proj all 1s), with a None in the 3-D coordinate. Every integer coordinate differs from its reverse (a
     reversed coordinate shows), and some is not 0 (always taking tile 0 shows); never section 5's gA."""
     while True:
-        tiler = tuple(rng.sample([2, 3, 4, 5, 8], 3))
+        tiler = tuple(rng.sample([2, 3, 4, 5], 3))
         counts = tuple(rng.sample([2, 3, 4], 3))
         if all(t != c for t, c in zip(tiler, counts)):
             break
@@ -144,9 +144,14 @@ def _tile_shape(outcome) -> Verdict | None:
     return failed(f"{case_text(case)}: the tile should have the shape {want}, yours is {got['text']} ({why})")
 
 
+@functools.lru_cache(maxsize=1024)
+def _reference_cells(shape, tiler, coord, proj) -> list:
+    return _cells(_reference_tile({"shape": shape, "tiler": tiler, "coord": coord, "proj": proj}))
+
+
 def _tile_cells(outcome) -> Verdict | None:
     case, got = outcome.case, outcome.value
-    want = _cells(_reference_tile(case))
+    want = _reference_cells(case["shape"], case["tiler"], case["coord"], case["proj"])
     if got["cells"] == want:
         return None
     tiler, coord = _projected(case)
