@@ -447,14 +447,19 @@ def tiler_from_picture(picture):
 check("ch03.tiler_from_picture", tiler_from_picture)
 
 # %% [markdown]
-# ### Exercise 3 · Predict a zipped divide
+# ### Exercise 3 · Predict a zipped divide of any matrix
 #
-# Write `zipped_text(M, N, tile_m, tile_n)`: the string `print` shows for
-# `cute.zipped_divide(cute.make_layout((M, N), stride=(N, 1)), (tile_m, tile_n))`, where the tile sizes
-# divide M and N. Work it out from the rule, not by calling a divide (they are switched off).
+# Section 5 divided row-major matrices whose rows are N elements apart. A matrix may be stored other ways:
+# column-major, `(M,N):(1,M)`, or padded, its rows (or columns) further apart than it is wide (or tall): a
+# leading dimension, CUDA's `lda`, larger than N, as in `(M,N):(N+4,1)`. Write `zipped_text(shape, stride,
+# tiler)`: the string `print` shows for `cute.zipped_divide(cute.make_layout(shape, stride=stride), tiler)`,
+# for a two-mode `shape` `(M, N)`, its `stride`, and a tiler `(tile_m, tile_n)` whose sizes divide M and N.
+# The check's matrices are column-major, padded either way, or row-major; some of its tiles are one row or one
+# column thick, some as tall or as wide as the matrix. Work it out from the rule (the divides are switched
+# off): `zipped_text((8, 12), (1, 8), (4, 3))` is `((4,3),(2,4)):((1,8),(4,24))`.
 
 # %%
-def zipped_text(M, N, tile_m, tile_n):
+def zipped_text(shape, stride, tiler):
     # YOUR CODE HERE
     return None
 

@@ -289,13 +289,18 @@ assert cells == [(9, 19), (11, 19), (9, 22), (11, 22)] and inside == [True, Fals
 # These four are about the algebra, so they come now, while `cute` is still cutekit's reference algebra
 # (after `cutekit.use` in "Run it", `cute` is the kernel language). Exercise 5 is at the end.
 #
-# ### Exercise 1 · local_tile by hand
+# ### Exercise 1 · local_tile with a projection, by hand
 #
-# Write `tile_of(tensor, tiler, coord)`: what `cute.local_tile(tensor, tiler, coord)` returns, for 2-D and
-# 3-D tensors, with `zipped_divide` and one slice (`local_tile` is switched off while it is checked).
+# Write `tile_of(tensor, tiler, coord, proj)`: what `cute.local_tile(tensor, tiler, coord, proj=proj)`
+# returns, with `zipped_divide` and one slice (`local_tile` is switched off while it is checked). The
+# tiler, the coordinate and `proj` have one entry per mode of a GEMM, (M, N, K), as in section 5, and the
+# tensor is A (M, K), B (N, K) or C (M, N); a `None` in `coord` keeps every tile of its mode (section 4). The
+# check asks for the three tiles of other GEMMs, with the `None` in other places, and for 2-D and 3-D tensors
+# whose every mode the tiler keeps (`proj` all 1s). Section 5's `gA` is
+# `tile_of(mA, (16, 8, 4), (1, 2, None), (1, None, 1))`, which prints `tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>`.
 
 # %%
-def tile_of(tensor, tiler, coord):
+def tile_of(tensor, tiler, coord, proj):
     # YOUR CODE HERE
     return None
 

@@ -810,15 +810,20 @@ def smem_layout(mn, k, dtype, major, stages):
 check("ch08.smem_layout", smem_layout)
 
 # %% [markdown]
-# ### Exercise 2 · The TMA boxes and the transaction count
+# ### Exercise 2 · The TMA boxes of a two-dimensional cluster
 #
-# Write `tma_plan(bm, bn, bk, cluster_m, dtype)`: a dict with the box (a tuple in the tensor's modes) each
-# CTA's TMA copy of A loads (`"A"`, A is (M, K)), the box each CTA loads of B (`"B"`, B is (N, K)) when B is
-# multicast across `cluster_m` CTAs along M, and the bytes the stage's full barrier expects
-# (`"expect_tx"`).
+# The kernel's clusters line CTAs up along M only, so only B is shared. A cluster may also be
+# `cluster_m x cluster_n` CTAs computing a `(cluster_m * bm) x (cluster_n * bn)` block of C: the `cluster_m`
+# CTAs along M (one cluster column) need the same B tile, and the `cluster_n` CTAs along N (one cluster row)
+# the same A tile. Each shared tile is multicast as B is in section 3.3: every CTA that needs it loads an
+# equal share of its rows, and the copy engine writes each share into all of them. Write
+# `tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype)`: a dict with the box (a tuple in the tensor's modes) each
+# CTA's TMA copy of A loads (`"A"`, A is (M, K)), the box it loads of B (`"B"`, B is (N, K)), and the bytes the
+# stage's full barrier expects (`"expect_tx"`). `tma_plan(128, 256, 64, 2, 2, Float16)` is
+# `{'A': (64, 64), 'B': (128, 64), 'expect_tx': 49152}`.
 
 # %%
-def tma_plan(bm, bn, bk, cluster_m, dtype):
+def tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype):
     # YOUR CODE HERE
     return None
 

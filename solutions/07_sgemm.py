@@ -723,8 +723,8 @@ assert steps == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, Non
 
 # %% [markdown]
 # Iteration 0 reads stage 0 and refills stage 2 (empty until now) with k-tile 2; iteration 1 refills stage
-# 0, which iteration 0 finished. Exercise 3 asks for this schedule for any number of stages; exercise 5 for a
-# (single-stage) loop.
+# 0, which iteration 0 finished. Exercise 3 asks for a ring that keeps fewer k-tiles in flight than it could;
+# exercise 5 for a (single-stage) loop.
 #
 # ## 7 · Run it
 #
@@ -1257,20 +1257,25 @@ def swizzle_for(row_elements, element_bits):
 check("ch07.swizzle", swizzle_for)
 
 # %% [markdown]
-# ### Exercise 3 · Index the pipeline stages
+# ### Exercise 3 · Index the stages of a ring with spare stages
 #
-# Write `schedule(k_tiles, stages)`: for each main-loop iteration `k_tile` of the kernel, the tuple
-# `(read_stage, write_stage, loaded_k_tile)`: the stage whose data is multiplied, the stage refilled at k-block
-# 0, and the k-tile loaded into it, with `(read_stage, None, None)` when no k-tile is left to load. Stages
-# `0 .. stages-2` hold k-tiles `0 .. stages-2` before the loop. Section 6 played 3 stages; the check asks 2 to
-# 5 stages, and fewer k-tiles than stages.
+# Section 6's kernel keeps `stages - 1` k-tiles in flight ahead of the one it multiplies, and so it refills
+# the stage it finished in the iteration before. A kernel may keep fewer in flight, `ahead` of them
+# (1 <= `ahead` <= `stages - 1`), and leave spare stages in the ring. Before the loop, k-tiles `0 .. ahead-1`
+# go into stages `0 .. ahead-1`; iteration `k_tile` multiplies k-tile `k_tile` and, at k-block 0, loads the
+# k-tile `ahead` after it, while there is one; the refills go on round the whole ring of `stages` in turn.
+# Write `schedule(k_tiles, stages, ahead)`: for each iteration the tuple `(read_stage, write_stage,
+# loaded_k_tile)`, with `(read_stage, None, None)` when no k-tile is left to load. For section 6's
+# 3 stages, `schedule(5, 3, 2)` is what it printed; with a spare stage, `schedule(6, 4, 2)` is
+# `[(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), (1, None, None)]`. The check asks rings of 2
+# to 5 stages, `ahead` below `stages - 1` and equal to it, and fewer k-tiles than `ahead`.
 
 # %%
-def schedule(k_tiles, stages):
+def schedule(k_tiles, stages, ahead):
     ### BEGIN SOLUTION
     plan = []
     for k_tile in range(k_tiles):
-        upcoming = k_tile + stages - 1
+        upcoming = k_tile + ahead               # k-tile j lives in stage j % stages: the ring goes round in turn
         if upcoming < k_tiles:
             plan.append((k_tile % stages, upcoming % stages, upcoming))
         else:

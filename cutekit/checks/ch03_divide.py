@@ -396,52 +396,103 @@ TILER_FROM_PICTURE = Exercise(
 
 # ---- ch03.predict_zipped -------------------------------------------------------------------------------------
 
+WORKED_ZIPPED = {"shape": (8, 12), "stride": (1, 8), "tiler": (4, 3)}     # the statement's column-major example
+
+
 def _zipped_cases(rng):
-    """Row-major (M, N) divided by (tile_m, tile_n): tile_m > 1 and tile_m != tile_n, so a transposed or
-    column-major answer differs; never the worked example; M // tile_m != tile_m in the first case."""
+    """Six 2-mode matrices none of which is section 5's unpadded row-major one alone: column-major, padded
+    row-major, padded column-major, a tile one row or one column thick (a size-1 mode, printed stride 0), a
+    tile as tall or as wide as the matrix (a rest of size 1, stride 0), and one unpadded row-major. Tile sizes
+    divide the shape; tile_m != tile_n and M != N, so a transposed answer differs; never the statement's
+    example."""
+    def matrix(tile_m, tile_n, rests):
+        return tile_m * rests[0], tile_n * rests[1]
+
+    def draw():
+        tile_m, tile_n = rng.choice([2, 4, 8]), rng.choice([3, 4, 16, 32])
+        return tile_m, tile_n, (rng.randint(2, 4), rng.randint(2, 5))
+
     cases = []
-    while len(cases) < 6:
-        tile_m, tile_n = rng.choice([2, 4, 8, 16]), rng.choice([2, 4, 8, 32, 128])
-        m, n = tile_m * rng.randint(2, 6), tile_n * rng.randint(2, 5)
-        case = {"M": m, "N": n, "tile_m": tile_m, "tile_n": tile_n}
-        if not cases and (m // tile_m == tile_m or n // tile_n == tile_n):
+    kinds = ["column", "padded row", "padded column", "thin", "whole", "row"]
+    while len(cases) < len(kinds):
+        kind = kinds[len(cases)]
+        tile_m, tile_n, rests = draw()
+        if kind == "thin":
+            tile_m, tile_n = (1, tile_n) if rng.random() < 0.5 else (tile_m, 1)
+        if kind == "whole":
+            rests = (1, rests[1]) if rng.random() < 0.5 else (rests[0], 1)
+        m, n = matrix(tile_m, tile_n, rests)
+        pad = rng.randint(1, 7)
+        stride = {"column": (1, m), "padded row": (n + pad, 1), "padded column": (1, m + pad),
+                  "thin": (n, 1) if rng.random() < 0.5 else (1, m),
+                  "whole": (1, m) if rng.random() < 0.5 else (n, 1), "row": (n, 1)}[kind]
+        case = {"shape": (m, n), "stride": stride, "tiler": (tile_m, tile_n)}
+        if tile_m == tile_n or m == n or case == WORKED_ZIPPED or case in cases:
             continue
-        if tile_m != tile_n and (m, n, tile_m, tile_n) != (256, 512, 16, 128) and case not in cases:
-            cases.append(case)
+        cases.append(case)
     return cases
 
 
 def _reference_zipped(case) -> str:
+    return _zipped_of(case["shape"], case["stride"], case["tiler"])
+
+
+@functools.lru_cache(maxsize=1024)
+def _zipped_of(shape, stride, tiler) -> str:
     from cutekit import cute
-    return str(cute.zipped_divide(cute.make_layout((case["M"], case["N"]), stride=(case["N"], 1)),
-                                  (case["tile_m"], case["tile_n"])))
+    return str(cute.zipped_divide(cute.make_layout(shape, stride=stride), tiler))
 
 
 def _ask_zipped(answer, case):
-    value = answer(case["M"], case["N"], case["tile_m"], case["tile_n"])
+    value = answer(case["shape"], case["stride"], case["tiler"])
     return str(value)
 
 
 def _zipped_mistake(text):
-    return lambda case: text(case["M"], case["N"], case["tile_m"], case["tile_n"])
+    return lambda case: text(*case["shape"], *case["stride"], *case["tiler"])
+
+
+def _size_one_is_zero(size, step):
+    return step if size > 1 else 0
+
+
+def _zipped_from(tile, rest, tile_steps, rest_steps, zero_size_one=True):
+    fix = _size_one_is_zero if zero_size_one else (lambda size, step: step)
+    steps = [fix(s, d) for s, d in zip(tile + rest, tile_steps + rest_steps)]
+    return f"(({tile[0]},{tile[1]}),({rest[0]},{rest[1]})):(({steps[0]},{steps[1]}),({steps[2]},{steps[3]}))"
 
 
 PREDICT_ZIPPED_MISTAKES = (
-    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({tm},{tn})):(({N},1),({tm * N},{tn}))"),
+    (_zipped_mistake(lambda M, N, a, b, tm, tn: _zipped_from((tm, tn), (M // tm, N // tn), (N, 1), (tm * N, tn),
+                                                                 zero_size_one=False)),
+     "those are the strides of an unpadded row-major matrix, section 5's (N, 1); this matrix's strides are the "
+     "`stride` you are given: a divide keeps them inside the tile"),
+    (_zipped_mistake(lambda M, N, a, b, tm, tn: _zipped_from((tm, tn), (M // tm, N // tn),
+                                                             (N, 1) if b == 1 else (1, M),
+                                                             (tm * N, tn) if b == 1 else (tm, tn * M))),
+     "those are the strides of the unpadded matrix; this one is padded: its rows (or columns) are further apart "
+     "than its width, as its `stride` says"),
+    (_zipped_mistake(lambda M, N, a, b, tm, tn: _zipped_from((tm, tn), (tm, tn), (a, b), (tm * a, tn * b))),
      "the rest counts tiles: how many tiles fit down and how many across, not the tile's size"),
-    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):((1,{M}),({tm},{tn * M}))"),
-     "those are column-major strides; the matrix is row-major: one row down is N, one column across is 1"),
-    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):(({N},1),({tm},{tn}))"),
-     "strides are memory steps: one tile down is tile_m rows of N elements each, not tile_m elements"),
-    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{tn}),({M // tm},{N // tn})):(({N},1),({N},{tn}))"),
-     "one tile down is tile_m rows, not one"),
-    (_zipped_mistake(lambda M, N, tm, tn: f"(({tm},{M // tm}),({tn},{N // tn})):(({N},{tm * N}),(1,{tn}))"),
+    (_zipped_mistake(lambda M, N, a, b, tm, tn: _zipped_from((tm, tn), (M // tm, N // tn), (a, b), (a, b))),
+     "the rest's steps go from one tile to the next: a whole tile down or across, not one row or one column"),
+    (_zipped_mistake(lambda M, N, a, b, tm, tn: _zipped_from((tm, tn), (M // tm, N // tn), (a, b), (tm, tn))),
+     "strides are memory steps: one tile down is tile_m rows of the matrix, each a row stride apart, not tile_m "
+     "elements"),
+    (_zipped_mistake(lambda M, N, a, b, tm, tn: _zipped_from((tm, tn), (M // tm, N // tn), (a, b), (tm * a, tn * b),
+                                                             zero_size_one=False)),
+     "a mode of size 1 never moves, and where CuTe chooses the stride itself (a divide) it prints 0 for it "
+     "(section 4)"),
+    (_zipped_mistake(lambda M, N, a, b, tm, tn:
+                     f"(({tm},{M // tm}),({tn},{N // tn})):(({a},{tm * a}),({b},{tn * b}))"),
      "that is logical_divide's grouping, (tile, rest) in each mode; zipped_divide gathers the tile parts "
      "into mode 0 and the rest parts into mode 1"),
-    (_zipped_mistake(lambda M, N, tm, tn: f"(({tn},{tm}),({N // tn},{M // tm})):((1,{N}),({tn},{tm * N}))"),
+    (_zipped_mistake(lambda M, N, a, b, tm, tn: _zipped_from((tn, tm), (N // tn, M // tm), (b, a), (tn * b, tm * a))),
      "your modes are (columns, rows); every mode lists rows first, then columns, as the shape (M, N) does"),
+    (lambda case: "((4,3),(2,4)):((1,8),(4,24))",
+     "you return the example's text for every case"),
     (lambda case: "((16,128),(16,4)):((512,1),(8192,128))",
-     "you return the worked example's text for every case"),
+     "you return section 5's text for every case"),
 )
 
 
@@ -466,13 +517,15 @@ def _zipped_part(part: str):
 
 PREDICT_ZIPPED = Exercise(
     id="ch03.predict_zipped",
-    statement="Write zipped_text(M, N, tile_m, tile_n): what print shows for zipped_divide of the row-major "
-              "(M,N):(N,1) by (tile_m, tile_n) (the divide functions are switched off).",
-    example="zipped_text(256, 512, 16, 128) is ((16,128),(16,4)):((512,1),(8192,128))",
+    statement="Write zipped_text(shape, stride, tiler): what print shows for zipped_divide of the two-mode matrix "
+              "make_layout(shape, stride=stride), column-major, row-major or padded, by tiler (tile_m, tile_n) "
+              "(the divide functions are switched off).",
+    example="zipped_text((8, 12), (1, 8), (4, 3)) is ((4,3),(2,4)):((1,8),(4,24))",
     rule=("zipped_divide gathers ((tile), (rest)): mode 0 is the tile's shape, mode 1 counts how many tiles fit "
           "down and across.\n"
-          "The strides are memory steps of the divided layout: inside the tile, the row-major matrix's own; in the "
-          "rest, the step from one tile to the next, down and across."),
+          "The strides are memory steps of the divided layout: inside the tile, the matrix's own, whatever its "
+          "order or padding; in the rest, the step from one tile to the next, down and across. A mode of size 1 "
+          "never moves, and a divide prints its stride as 0."),
     cases=_zipped_cases,
     ask=_ask_zipped,
     forbidden=DIVIDES,
@@ -481,7 +534,7 @@ PREDICT_ZIPPED = Exercise(
         Criterion("the strides: steps inside a tile, then from tile to tile", "reference", 2, _zipped_part("stride")),
         Criterion("real CuTeDSL prints the same", "cutedsl-cpu", 1,
                   cutedsl_gives_the_same(THIS_MODULE, "zipped_in_cutedsl",
-                                         lambda case: (case["M"], case["N"], case["tile_m"], case["tile_n"]),
+                                         lambda case: (case["shape"], case["stride"], case["tiler"]),
                                          lambda value: value)),
     ),
 )
@@ -843,8 +896,8 @@ def tiler_picture_in_cutedsl(cute, rows, columns, tiler):
     return None if str(real) == str(expected) else f"{real} (reference {expected})"
 
 
-def zipped_in_cutedsl(cute, m, n, tile_m, tile_n):
-    return cute.zipped_divide(cute.make_layout((m, n), stride=(n, 1)), (tile_m, tile_n))
+def zipped_in_cutedsl(cute, shape, stride, tiler):
+    return cute.zipped_divide(cute.make_layout(shape, stride=stride), tiler)
 
 
 def slice_in_cutedsl(cute, shape, tiler, block):

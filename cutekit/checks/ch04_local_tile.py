@@ -38,123 +38,155 @@ def _first_failure(outcomes, judge_one, on_error):
 
 # ---- ch04.local_tile_by_hand ---------------------------------------------------------------------------------
 
-WORKED_TILER, WORKED_COORD = (4, 6), (1, 2)
+WORKED = {"shape": (64, 32), "tiler": (16, 8, 4), "coord": (1, 2, None), "proj": (1, None, 1)}   # section 5's gA
+GEMM_PROJ = {"A": (1, None, 1), "B": (None, 1, 1), "C": (1, 1, None)}
 
 
 def _tile_cases(rng):
-    """Four 2-D cases then two 3-D ones. Every tiler has modes of different sizes and differs from the tile
-    counts (a slice of the wrong mode shows); every coordinate differs from its reverse, which is a tile too
-    (a reversed coordinate shows, and so does always taking tile 0); no tiler is the worked example's, and
-    the first case is large enough to hold the worked example's tile (4, 6) at (1, 2), so that a copy of it
-    is told so rather than going out of range."""
-    cases = []
-    while len(cases) < 6:
-        rank = 3 if len(cases) >= 4 else 2
-        tiler = tuple(rng.randint(2, 5) for _ in range(rank))
-        counts = tuple(rng.randint(2, 3) for _ in range(rank))
-        if not cases:      # large enough for the worked example's tile (4, 6) at (1, 2) to exist in it
-            tiler, counts = (rng.randint(4, 6), rng.randint(6, 9)), (2, 3)
-        coord = tuple(rng.randrange(c) for c in counts)
-        shape = tuple(t * c for t, c in zip(tiler, counts))
-        reversed_fits = all(c < k for c, k in zip(reversed(coord), counts))
-        if len(set(tiler)) < rank or tiler == WORKED_TILER or coord == coord[::-1] or not reversed_fits \
-                or tiler == counts:
-            continue
-        cases.append({"shape": shape, "tiler": tiler, "coord": coord})
+    """Six cases. Four are one GEMM's tiles, tiler (BLK_M, BLK_N, BLK_K) of three different sizes, the tile
+    counts different from them and from one another: A, B and C at (m, n, None), then A or B with its row mode
+    kept whole (None) and one K tile fixed. Then a 2-D and a 3-D tensor whose every mode the tiler keeps
+    (proj all 1s), with a None in the 3-D coordinate. Every integer coordinate differs from its reverse (a
+    reversed coordinate shows), and some is not 0 (always taking tile 0 shows); never section 5's gA."""
+    while True:
+        tiler = tuple(rng.sample([2, 3, 4, 5], 3))
+        counts = tuple(rng.sample([2, 3, 4], 3))
+        if all(t != c for t, c in zip(tiler, counts)):
+            break
+    (bm, bn, bk), (cm, cn, ck) = tiler, counts
+    m, n, k = rng.randrange(1, cm), rng.randrange(cn), rng.randrange(1, ck)
+    while n == m:
+        n = rng.randrange(cn)
+    shapes = {"A": (bm * cm, bk * ck), "B": (bn * cn, bk * ck), "C": (bm * cm, bn * cn)}
+    cases = [{"shape": shapes[op], "tiler": tiler, "coord": (m, n, None), "proj": GEMM_PROJ[op]} for op in "ABC"]
+    row = rng.choice("AB")
+    cases.append({"shape": shapes[row], "tiler": tiler, "coord": (None, n, k) if row == "A" else (m, None, k),
+                  "proj": GEMM_PROJ[row]})
+    while True:      # a 2-D tensor, every mode kept, integer coordinates
+        flat, tile_counts = (rng.randint(2, 5), rng.randint(6, 9)), (rng.randint(2, 3), rng.randint(2, 3))
+        coord = tuple(rng.randrange(c) for c in tile_counts)
+        if flat[0] != flat[1] and coord != coord[::-1] and all(c < t for c, t in zip(coord[::-1], tile_counts)):
+            break
+    cases.append({"shape": tuple(t * c for t, c in zip(flat, tile_counts)), "tiler": flat, "coord": coord,
+                  "proj": (1, 1)})
+    deep = tuple(rng.sample([2, 3, 4, 5], 3))
+    deep_counts = tuple(rng.randint(2, 3) for _ in range(3))
+    deep_coord = (rng.randrange(1, deep_counts[0]), None, rng.randrange(deep_counts[2]))
+    cases.append({"shape": tuple(t * c for t, c in zip(deep, deep_counts)), "tiler": deep, "coord": deep_coord,
+                  "proj": (1, 1, 1)})
     return cases
 
 
 def _ask_tile(answer, case):
     from cutekit import cute
-    tile = answer(cute.make_identity_tensor(case["shape"]), case["tiler"], case["coord"])
+    tile = answer(cute.make_identity_tensor(case["shape"]), case["tiler"], case["coord"], case["proj"])
     return {"text": str(tile), "shape": tuple(tile.shape) if isinstance(tile, cute.Tensor) else None,
             "cells": _cells(tile)}
 
 
+def _projected(case, keep=lambda p: p is not None):
+    """The tiler and the coordinate with the modes `keep` selects."""
+    kept = [i for i, p in enumerate(case["proj"]) if keep(p)]
+    return tuple(case["tiler"][i] for i in kept), tuple(case["coord"][i] for i in kept)
+
+
+def _tile_shape_of(tensor_shape, tiler, coord):
+    """The shape local_tile gives: the tile's modes, then one mode per None in the coordinate (its tile count)."""
+    return tuple(tiler) + tuple(-(-s // t) for s, t, c in zip(tensor_shape, tiler, coord) if c is None)
+
+
 def _reference_tile(case, tiler=None, coord=None):
     from cutekit import cute
-    return cute.local_tile(cute.make_identity_tensor(case["shape"]), tiler or case["tiler"], coord or case["coord"])
+    if tiler is not None:
+        return cute.zipped_divide(cute.make_identity_tensor(case["shape"]), tiler)[
+            (tuple(None for _ in tiler), coord)]
+    return cute.local_tile(cute.make_identity_tensor(case["shape"]), case["tiler"], case["coord"], proj=case["proj"])
 
 
 def _tile_error(outcome) -> Verdict:
     error, case = outcome.error, outcome.case
     why = ""
+    tiler, coord = _projected(case)
     if "switched off" in error:
         why = " (write it with zipped_divide and one slice)"
-    elif "out of range" in error:
-        counts = tuple(s // t for s, t in zip(case["shape"], case["tiler"]))
-        why = (f" (coord counts tiles: give coord to mode 1 of the divide, the rest, of shape {counts}; mode 0, "
-               f"the tile, of shape {case['tiler']}, takes one None per tiler mode)")
-    elif "does not match shape" in error:
-        if f"({','.join(map(str, case['tiler']))})" in error.replace(" ", ""):
-            why = (f" (mode 0 of the divide is the tile, {case['tiler']}: slice it with one None per tiler mode, "
-                   f"{tuple(None for _ in case['tiler'])}, and give coord to mode 1)")
-        else:
-            why = (f" (the slice has the worked example's rank, not this tiler's: the tiler here is {case['tiler']}; "
-                   "use the tiler and coord you are given)")
+    elif "modes but" in error:
+        why = (f" (this tensor has {len(case['shape'])} modes: divide it by the tiler's modes proj marks with 1, "
+               f"here {tiler}, and drop the others)")
+    elif "does not match shape" in error or "out of range" in error:
+        why = (f" (coord loses the entries proj drops, as the tiler does: the rest mode has one entry per kept "
+               f"mode, here {coord}; the tile mode takes one None per kept tiler mode)")
     return failed(f"{case_text(case)}: {error.splitlines()[0][:300]}{why}")
-
-
-def _worked_tile_start(case):
-    """Where the worked example's tile (tiler (4, 6), coordinate (1, 2)) starts in this case's tensor."""
-    try:
-        return _cells(_reference_tile(case, WORKED_TILER, WORKED_COORD))[0]
-    except Exception:     # the worked tile does not exist in this tensor
-        return None
 
 
 def _tile_shape(outcome) -> Verdict | None:
     case, got = outcome.case, outcome.value
-    if got["shape"] == tuple(case["tiler"]):
+    tiler, coord = _projected(case)
+    want = _tile_shape_of(case["shape"], tiler, coord)
+    if got["shape"] == want:
         return None
-    counts = tuple(s // t for s, t in zip(case["shape"], case["tiler"]))
-    if got["shape"] == counts:
-        why = ("that is the rest mode's shape: you sliced the tile mode with coord; keep mode 0 whole (one None "
-               "per tiler mode) and give coord to mode 1, the rest")
-    elif got["shape"] == WORKED_TILER:
-        why = f"{WORKED_TILER} is the worked example's tiler: use the tiler you are given"
+    dropped_tiler, dropped_coord = _projected(case, keep=lambda p: p is None)
+    fixed_none = tuple(0 if c is None else c for c in coord)
+    if dropped_tiler and got["shape"] is not None and got["shape"][:len(dropped_tiler)] == dropped_tiler \
+            and dropped_tiler != tiler[:len(dropped_tiler)]:
+        why = ("you kept the tiler modes proj marks None: a 1 in proj keeps that mode of the tiler and of coord, "
+               "None drops it")
+    elif got["shape"] is not None and got["shape"][:2] == (16, 4) and tuple(tiler[:2]) != (16, 4):
+        why = "that is section 5's gA, A's (16, 4) tiles at (1, None): use the tiler, coord and proj you are given"
+    elif got["shape"] == tuple(tiler) and any(c is None for c in coord):
+        why = (f"a None in coord keeps every tile of that mode, as a mode after the tile's (section 4); yours is "
+               f"one tile, as if coord were {fixed_none}")
+    elif got["shape"] == _tile_shape_of(case["shape"], case["tiler"][:len(case["shape"])],
+                                        case["coord"][:len(case["shape"])]):
+        why = ("you took the first modes of the tiler and of coord; proj says which of them this tensor has, "
+               "wherever they are")
     else:
-        why = "keep mode 0 whole, with one None per tiler mode, and give coord to mode 1"
-    return failed(f"{case_text(case)}: the tile should have the tiler's shape {case['tiler']}, yours is "
-                  f"{got['text']} ({why})")
+        why = "the tile's modes are the tiler's modes proj keeps, then one mode per None in coord"
+    return failed(f"{case_text(case)}: the tile should have the shape {want}, yours is {got['text']} ({why})")
+
+
+@functools.lru_cache(maxsize=1024)
+def _reference_cells(shape, tiler, coord, proj) -> list:
+    return _cells(_reference_tile({"shape": shape, "tiler": tiler, "coord": coord, "proj": proj}))
 
 
 def _tile_cells(outcome) -> Verdict | None:
     case, got = outcome.case, outcome.value
-    want = _cells(_reference_tile(case))
+    want = _reference_cells(case["shape"], case["tiler"], case["coord"], case["proj"])
     if got["cells"] == want:
         return None
+    tiler, coord = _projected(case)
     start = got["cells"][0] if got["cells"] else None
-    shape, tiler = case["shape"], case["tiler"]
     why = "coord is the tile coordinate, in tiles, mode by mode: it indexes the rest mode"
-    if start == tuple(0 for _ in tiler):
+    if start == want[0]:
+        why = ("yours starts there but walks other cells: the tile's modes are the kept tiler modes, in their "
+               "order, then one mode per None")
+    elif start == tuple(0 for _ in tiler):
         why = "yours is always the first tile: give coord to the rest mode"
-    elif len(tiler) == 2 and start == _worked_tile_start(case):
-        why = f"yours is the worked example's tile: tiler {WORKED_TILER} at {WORKED_COORD}; use tiler and coord"
-    elif start == tuple(c * t for c, t in zip(reversed(case["coord"]), tiler)):
-        why = "your coordinate is reversed: coord's first entry counts tiles down mode 0"
-    return failed(f"{case_text(case)}: the tile starts at {want[0]}, yours at {start} ({why}; shape {shape})")
+    elif start == tuple((c or 0) * t for c, t in zip(reversed(coord), tiler)):
+        why = "your coordinate is reversed: coord's first kept entry counts tiles down mode 0"
+    return failed(f"{case_text(case)}: the tile starts at {want[0]}, yours at {start} ({why})")
 
 
 LOCAL_TILE_BY_HAND = Exercise(
     id="ch04.local_tile_by_hand",
-    statement="Write tile_of(tensor, tiler, coord): cute.local_tile(tensor, tiler, coord), with zipped_divide "
-              "and one slice (local_tile is switched off while it is checked).",
-    example="tile_of(make_identity_tensor((8, 18)), (4, 6), (1, 2)) is tensor<(4,12) o (4,6):(1@0,1@1)>",
-    rule=("local_tile(tensor, tiler, coord) is a zipped_divide by the tiler, with the rest mode fixed at coord and "
-          "the tile mode kept whole.\n"
-          "The tile mode has one entry per tiler mode, whatever the tiler's rank."),
+    statement="Write tile_of(tensor, tiler, coord, proj): cute.local_tile(tensor, tiler, coord, proj=proj), with "
+              "zipped_divide and one slice (local_tile is switched off while it is checked); coord may hold None.",
+    example="tile_of(make_identity_tensor((64, 32)), (16, 8, 4), (1, 2, None), (1, None, 1)) is tensor<(16,0) o "
+            "(16,4,8):(1@0,1@1,4@1)>",
+    rule=("local_tile(tensor, tiler, coord, proj) is a zipped_divide by the tiler modes proj keeps, with the rest "
+          "mode fixed at the coordinates of those same modes and the tile mode kept whole.\n"
+          "A None in the coordinate keeps every tile of that mode: it becomes a mode after the tile's."),
     cases=_tile_cases,
     ask=_ask_tile,
     forbidden=("local_tile",),
     criteria=(
-        Criterion("the tile has the tiler's shape", "reference", 1,
+        Criterion("the tile has local_tile's shape: the kept tiler modes, then one per None", "reference", 1,
                   lambda context: _first_failure(context.outcomes, _tile_shape, _tile_error)),
-        Criterion("it is the tile at coord (the rest mode), for 2-D and 3-D tensors", "reference", 2,
-                  lambda context: _first_failure(context.outcomes, _tile_cells, _tile_error)),
+        Criterion("it is the tile at coord (the rest mode), for A, B and C of a GEMM and for 2-D and 3-D tensors",
+                  "reference", 2, lambda context: _first_failure(context.outcomes, _tile_cells, _tile_error)),
         Criterion("real CuTeDSL's local_tile gives the same tile", "cutedsl-cpu", 1,
                   cutedsl_gives_the_same(THIS_MODULE, "local_tile_in_cutedsl",
-                                         lambda case: (case["shape"], case["tiler"], case["coord"]),
+                                         lambda case: (case["shape"], case["tiler"], case["coord"], case["proj"]),
                                          lambda value: value["text"])),
     ),
 )
@@ -706,8 +738,8 @@ ADD_WITH_TAILS = Exercise(
 
 # ---- what the CuTeDSL worker calls, with `cute` = cutlass.cute ------------------------------------------------
 
-def local_tile_in_cutedsl(cute, shape, tiler, coord):
-    return cute.local_tile(cute.make_identity_tensor(shape), tiler, coord)
+def local_tile_in_cutedsl(cute, shape, tiler, coord, proj):
+    return cute.local_tile(cute.make_identity_tensor(shape), tiler, coord, proj=proj)
 
 
 def elements_in_cutedsl(cute, tile_shape, thread_shape, thread):

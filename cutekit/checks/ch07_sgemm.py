@@ -3,11 +3,12 @@ main loop, and the capstone: a whole GEMM, C = alpha A B + beta C with B stored 
 
 Layout answers are asked on random warp arrangements, row widths and pipeline depths, so an answer tuned to
 the chapter's 128x128x64 kernel meets other cases; every draw holds the cases where the usual wrong rules
-differ (a 4x2 or 2x4 warp grid, rows of 32 and 256 bytes of both element sizes, 2 and 4-5 stages and fewer
-k-tiles than stages, both operands in both major orders). The swizzle is graded by counting bank conflicts
-with the simulator's bank model (`cutekit.sim.wavefronts`); the S2R copy by simulating it on a tile of known
-values and comparing every thread's registers with the MMA's fragment; the main loop runs inside a small
-tensor-core GEMM on the simulator, which reports wrong results and shared-memory races by name, and is
+differ (a 4x2 or 2x4 warp grid, rows of 32 and 256 bytes of both element sizes, rings of 2 to 5 stages with
+fewer k-tiles in flight than they could hold and with stages - 1, fewer k-tiles than that, both operands in
+both major orders). The swizzle is graded by counting bank conflicts with the simulator's bank model
+(`cutekit.sim.wavefronts`); the S2R copy by simulating it on a tile of known values and comparing every
+thread's registers with the MMA's fragment; the main loop runs inside a small tensor-core GEMM on the
+simulator, which reports wrong results and shared-memory races by name, and is
 compiled with real CuTeDSL for sm_80 (its PTX read) where CuTeDSL is installed. The capstone runs on the
 simulator on three ragged problems and is told what C holds instead when it is wrong (NaN from shared memory no
 copy wrote, an old k-tile in a reused stage, B read K-contiguous, alpha or beta misapplied, cells never
@@ -385,24 +386,44 @@ SWIZZLE = Exercise(
 
 # ---- ch07.pipeline_stages -------------------------------------------------------------------------------------
 
+EXAMPLE_RING = (4, 2)          # the statement's example: 4 stages, 2 k-tiles ahead
+
+
 def _pipeline_cases(rng):
-    """3 stages on more k-tiles than the chapter's 5, 4 or 5 stages, 2 stages, and fewer k-tiles than stages."""
-    return [{"k_tiles": rng.randint(6, 10), "stages": 3}, {"k_tiles": rng.randint(7, 12), "stages": rng.choice([4, 5])},
-            {"k_tiles": rng.randint(4, 8), "stages": 2}, {"k_tiles": rng.randint(1, 3), "stages": rng.choice([4, 5])}]
+    """Fewer k-tiles in flight than the ring could hold (3 stages 1 ahead, 4-5 stages 2-3 ahead, several laps
+    each), 2 stages 1 ahead and 4-5 stages stages - 1 ahead (section 6's depth), and fewer k-tiles than
+    `ahead`. Never the statement's example."""
+    deep = rng.choice([4, 5])
+    full = rng.choice([4, 5])
+    return [{"k_tiles": rng.randint(6, 10), "stages": 3, "ahead": 1},
+            {"k_tiles": rng.randint(8, 12), "stages": deep, "ahead": rng.randint(2, deep - 2)},
+            {"k_tiles": rng.randint(4, 8), "stages": 2, "ahead": 1},
+            {"k_tiles": rng.randint(6, 9), "stages": full, "ahead": full - 1},
+            {"k_tiles": rng.randint(1, 2), "stages": rng.choice([4, 5]), "ahead": 3}]
 
 
-def reference_schedule(k_tiles: int, stages: int) -> list:
-    """The kernel's main loop: iteration k reads stage k % stages and refills stage (k - 1) % stages, the one
-    finished in the previous iteration, with k-tile k + stages - 1 while there is one."""
+def reference_schedule(k_tiles: int, stages: int, ahead: int) -> list:
+    """Iteration k reads the stage holding k-tile k and loads k-tile k + ahead while there is one; the ring
+    goes round all `stages` stages in turn, so k-tile j lives in stage j % stages."""
     plan = []
     for k_tile in range(k_tiles):
-        upcoming = k_tile + stages - 1
+        upcoming = k_tile + ahead
         plan.append((k_tile % stages, upcoming % stages, upcoming) if upcoming < k_tiles else (k_tile % stages, None, None))
     return plan
 
 
+def _section_6_refill(k_tiles: int, stages: int, ahead: int) -> list:
+    """Section 6's bookkeeping with `ahead` put in: each refill into the stage read in the iteration before."""
+    plan, read_stage, write_stage = [], 0, stages - 1
+    for k_tile in range(k_tiles):
+        upcoming = k_tile + ahead
+        plan.append((read_stage, write_stage, upcoming) if upcoming < k_tiles else (read_stage, None, None))
+        write_stage, read_stage = read_stage, (read_stage + 1) % stages
+    return plan
+
+
 def _ask_pipeline(answer, case):
-    plan = answer(case["k_tiles"], case["stages"])
+    plan = answer(case["k_tiles"], case["stages"], case["ahead"])
     if not isinstance(plan, (list, tuple)) or not all(isinstance(step, (list, tuple)) and len(step) == 3 for step in plan):
         raise TypeError(f"expected a list of (read_stage, write_stage, loaded_k_tile) tuples, got {plan!r:.120}")
     if len(plan) != case["k_tiles"]:
@@ -410,27 +431,43 @@ def _ask_pipeline(answer, case):
     return [tuple(None if v is None else int(v) for v in step) for step in plan]
 
 
-def _three_stage_note(case, plan) -> str:
-    if case["stages"] != 3 and plan == reference_schedule(case["k_tiles"], 3):
-        return f" (this is the 3-stage schedule; the case has {case['stages']} stages)"
+def _pipeline_note(case, plan) -> str:
+    """The mistake this case's plan is exactly, in words; "" if none."""
+    k_tiles, stages, ahead = case["k_tiles"], case["stages"], case["ahead"]
+    if plan == reference_schedule(k_tiles, stages, ahead):
+        return ""
+    if ahead != stages - 1 and plan == reference_schedule(k_tiles, stages, stages - 1):
+        return (f" (this is section 6's schedule, stages - 1 = {stages - 1} k-tiles ahead; this case keeps "
+                f"{ahead} ahead)")
+    if plan == _section_6_refill(k_tiles, stages, ahead):
+        return (" (each refill went into the stage read in the iteration before, as in section 6: that is where "
+                "the next k-tile goes only when stages - 1 are in flight; with fewer ahead the ring still goes "
+                "round every stage in turn, and the stage refilled lies further on)")
+    if (stages, ahead) != EXAMPLE_RING and plan == reference_schedule(k_tiles, *EXAMPLE_RING):
+        return f" (this is the example's ring, 4 stages and 2 ahead; this case has {stages} stages, {ahead} ahead)"
+    if all(step[0] == k % ahead for k, step in enumerate(plan)):
+        return (f" (your reads go round a ring of {ahead} stage{'s' if ahead > 1 else ''}, the number of k-tiles "
+                f"ahead; the ring has all {stages} stages)")
     return ""
 
 
 def _replay(case, plan):
     """Play the schedule against the stages' contents; the first problem as (kind, text), or None."""
-    stages, k_tiles = case["stages"], case["k_tiles"]
-    holds = {stage: stage for stage in range(min(stages - 1, k_tiles))}    # filled before the loop
+    stages, k_tiles, ahead = case["stages"], case["k_tiles"], case["ahead"]
+    holds = {stage: stage for stage in range(min(ahead, k_tiles))}       # filled before the loop
     for k_tile, (read, write, loaded) in enumerate(plan):
         if holds.get(read) != k_tile:
             where = next((s for s, k in holds.items() if k == k_tile), None)
             place = (f"k-tile {k_tile} is in stage {where}" if where is not None else
                      f"k-tile {k_tile} was never loaded into any stage")
-            return "read", (f"iteration {k_tile} reads stage {read}, which holds k-tile {holds.get(read)}; {place} "
-                            f"(the prologue put k-tile s in stage s, and each refill goes where the last one left off)")
+            held = "nothing yet" if holds.get(read) is None else f"k-tile {holds[read]}"
+            return "read", (f"iteration {k_tile} reads stage {read}, which holds {held}; {place} "
+                            f"(the prologue put k-tile s in stage s, and each refill goes where your schedule put "
+                            f"it)")
         if write is not None:
             if write == read:
                 return "write", (f"iteration {k_tile} refills stage {write} while it multiplies from it: a race; "
-                                 "refill the stage finished in the previous iteration")
+                                 "refill a stage whose k-tile has been multiplied")
             if holds.get(write) is not None and holds[write] > k_tile:
                 return "write", (f"iteration {k_tile} refills stage {write}, which still holds k-tile {holds[write]} "
                                  "that has not been multiplied yet")
@@ -446,7 +483,7 @@ def _pipeline_criterion(kind: str) -> "callable":
         found = _replay(outcome.case, outcome.value)
         if found and (kind == "read" or found[0] == kind):
             if kind == "write" or found[0] == "read":
-                return failed(f"{case_text(outcome.case)}: {found[1]}{_three_stage_note(outcome.case, outcome.value)}")
+                return failed(f"{case_text(outcome.case)}: {found[1]}{_pipeline_note(outcome.case, outcome.value)}")
         return None
     return judge
 
@@ -454,7 +491,7 @@ def _pipeline_criterion(kind: str) -> "callable":
 @each_outcome
 def _loads_criterion(outcome) -> Verdict | None:
     case = outcome.case
-    want = [step[2] for step in reference_schedule(case["k_tiles"], case["stages"])]
+    want = [step[2] for step in reference_schedule(case["k_tiles"], case["stages"], case["ahead"])]
     got = [step[2] for step in outcome.value]
     if got == want:
         return None
@@ -463,31 +500,33 @@ def _loads_criterion(outcome) -> Verdict | None:
     if late:
         why = f"k-tile {late[0]} does not exist (there are {case['k_tiles']}): load None once none is left"
     elif missing and all(k is None or k in want for k in got):
-        why = (f"k-tile {missing[0]} is never loaded: each iteration loads the k-tile stages - 1 ahead of the one "
-               "it multiplies, as long as there is one")
+        why = (f"k-tile {missing[0]} is never loaded: each iteration loads the k-tile `ahead` after the one it "
+               "multiplies, as long as there is one")
     else:
-        why = ("each iteration loads the k-tile stages - 1 ahead of the one it multiplies (stages - 1 are in "
-               "flight ahead of it)")
+        why = (f"each iteration loads the k-tile `ahead` = {case['ahead']} after the one it multiplies (that many "
+               "are in flight ahead of it)")
     return failed(f"{case_text(case)}: the loaded k-tiles are {got}, they should be {want}: {why}"
-                  f"{_three_stage_note(case, outcome.value)}")
+                  f"{_pipeline_note(case, outcome.value)}")
 
 
 PIPELINE_STAGES = Exercise(
     id="ch07.pipeline_stages",
-    statement="Write schedule(k_tiles, stages): for each main-loop iteration, (read_stage, write_stage, "
-              "loaded_k_tile), with (read_stage, None, None) when no k-tile is left to load.",
-    example="schedule(5, 3) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]",
-    rule=("With `stages` buffers, the iteration that multiplies k-tile k reads the stage holding it, and stages - 1 "
-          "k-tiles are in flight ahead of it.\n"
-          "A refill may only go into a stage nobody still needs, the one read in the previous iteration; once no "
-          "k-tile is left to load, an iteration loads nothing."),
+    statement="Write schedule(k_tiles, stages, ahead): for each main-loop iteration of a ring of `stages` stages "
+              "that keeps `ahead` k-tiles in flight, (read_stage, write_stage, loaded_k_tile), with "
+              "(read_stage, None, None) when no k-tile is left to load.",
+    example="schedule(6, 4, 2) == [(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), (1, None, None)]",
+    rule=("The iteration that multiplies k-tile k reads the stage holding it and loads the k-tile `ahead` after "
+          "it; the refills go round the whole ring of stages in turn, after the prologue's.\n"
+          "A refill may only go into a stage whose k-tile has been multiplied; with fewer than stages - 1 ahead, "
+          "that is not the stage read in the previous iteration. Once no k-tile is left to load, an iteration "
+          "loads nothing."),
     cases=_pipeline_cases,
     ask=_ask_pipeline,
     criteria=(
         Criterion("each iteration reads the stage that holds its k-tile", "reference", 2, _pipeline_criterion("read")),
         Criterion("each refill goes to a stage nobody still needs", "reference", 1, _pipeline_criterion("write")),
-        Criterion("it loads the k-tile stages - 1 ahead, and nothing past the last k-tile", "reference", 1,
-                  _loads_criterion),
+        Criterion("it loads the k-tile `ahead` after the one it multiplies, and nothing past the last k-tile",
+                  "reference", 1, _loads_criterion),
     ),
 )
 

@@ -256,37 +256,51 @@ SMEM_LAYOUT = Exercise(
 # ---- ch08.tma_plan ----------------------------------------------------------------------------------------------
 
 def reference_tma_plan(case) -> dict:
-    bm, bn, bk, cluster, width = case["bm"], case["bn"], case["bk"], case["cluster_m"], _width(case["dtype"])
-    return {"A": (bm, bk), "B": (bn // cluster, bk), "expect_tx": (bm + bn) * bk * width // 8}
+    bm, bn, bk, width = case["bm"], case["bn"], case["bk"], _width(case["dtype"])
+    return {"A": (bm // case["cluster_n"], bk), "B": (bn // case["cluster_m"], bk),
+            "expect_tx": (bm + bn) * bk * width // 8}
+
+
+def _bytes(case, rows) -> int:
+    return rows * case["bk"] * _width(case["dtype"]) // 8
 
 
 TMA_MODELS = {
     "whole B": (lambda c: {**reference_tma_plan(c), "B": (c["bn"], c["bk"])},
-                "with a cluster of {cluster_m} CTAs each CTA loads 1/{cluster_m} of B's tile ({bn_part} rows) and "
-                "multicasts it; your B box is the whole tile"),
-    "own share": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"] // c["cluster_m"]) * c["bk"] * _width(c["dtype"]) // 8},
-                  "the full barrier counts every byte that lands in this CTA's shared memory: all of B arrives "
-                  "(its own share and the other CTAs' multicast shares), so expect_tx counts B's whole tile, not "
-                  "this CTA's share of it"),
+                "the {cluster_m} CTAs of a cluster column compute different rows of C from the same B tile: each "
+                "loads 1/{cluster_m} of B's tile ({bn_part} rows) and multicasts it; your B box is the whole tile"),
+    "whole A": (lambda c: {**reference_tma_plan(c), "A": (c["bm"], c["bk"])},
+                "the {cluster_n} CTAs of a cluster row compute different columns of C from the same A tile: each "
+                "loads 1/{cluster_n} of A's tile ({bm_part} rows) and multicasts it, as B's is shared down a "
+                "cluster column; your A box is the whole tile"),
+    "cluster modes swapped": (lambda c: {**reference_tma_plan(c), "A": (c["bm"] // c["cluster_m"], c["bk"]),
+                                         "B": (c["bn"] // c["cluster_n"], c["bk"])},
+                              "A's tile is shared by the CTAs along N (cluster_n of them: same rows of C, other "
+                              "columns), B's by the CTAs along M (cluster_m); you divided each by the other "
+                              "cluster mode"),
+    "own share": (lambda c: {**reference_tma_plan(c),
+                             "expect_tx": _bytes(c, c["bm"] // c["cluster_n"] + c["bn"] // c["cluster_m"])},
+                  "the full barrier counts every byte that lands in this CTA's shared memory: all of A and all of "
+                  "B arrive (its own shares and the other CTAs' multicast shares), so expect_tx counts the whole "
+                  "tiles, not this CTA's shares of them"),
     "elements": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"]) * c["bk"]},
                  "expect_tx is a count of bytes, not elements: multiply by {bytes} bytes per {dtype}"),
     "fp16 bytes": (lambda c: {**reference_tma_plan(c), "expect_tx": (c["bm"] + c["bn"]) * c["bk"] * 2},
                    "the element size is hard-coded as 2 bytes; {dtype} is {bytes} bytes"),
-    "A shared": (lambda c: {**reference_tma_plan(c), "A": (c["bm"] // c["cluster_m"], c["bk"]), "B": (c["bn"], c["bk"])},
-                 "the cluster's CTAs compute different rows of C (different A tiles) and share B: divide B's box, "
-                 "not A's"),
-    "K first": (lambda c: {**reference_tma_plan(c), "A": (c["bk"], c["bm"]), "B": (c["bk"], c["bn"] // c["cluster_m"])},
+    "K first": (lambda c: {**reference_tma_plan(c), "A": (c["bk"], c["bm"] // c["cluster_n"]),
+                           "B": (c["bk"], c["bn"] // c["cluster_m"])},
                 "the boxes are written (K, M) / (K, N); they follow the tensors' modes: A is (M, K) and B (N, K)"),
-    "one stage of A": (lambda c: {**reference_tma_plan(c), "expect_tx": c["bm"] * c["bk"] * _width(c["dtype"]) // 8},
+    "one stage of A": (lambda c: {**reference_tma_plan(c), "expect_tx": _bytes(c, c["bm"])},
                        "expect_tx counts only A's bytes; the full barrier waits for A's and B's copies together"),
 }
 
 
 def _tma_draw(rng):
     cases = []
-    for cluster in (2, 1, rng.choice([1, 2])):
+    for cluster_m, cluster_n in ((2, 1), (1, 2), (2, 2), rng.choice([(1, 1), (2, 4), (4, 2)])):
         cases.append({"bm": rng.choice([64, 128, 192]), "bn": rng.choice([64, 128, 256]),
-                      "bk": rng.choice([32, 64, 128]), "cluster_m": cluster, "dtype": rng.choice(DTYPES)})
+                      "bk": rng.choice([32, 64, 128]), "cluster_m": cluster_m, "cluster_n": cluster_n,
+                      "dtype": rng.choice(DTYPES)})
     rng.shuffle(cases)
     return cases
 
@@ -296,7 +310,7 @@ def _tma_cases(rng):
 
 
 def _ask_tma(answer, case):
-    plan = answer(case["bm"], case["bn"], case["bk"], case["cluster_m"], _dtype(case["dtype"]))
+    plan = answer(case["bm"], case["bn"], case["bk"], case["cluster_m"], case["cluster_n"], _dtype(case["dtype"]))
     if not isinstance(plan, dict) or set(plan) != {"A", "B", "expect_tx"}:
         raise TypeError(f"expected a dict with keys 'A', 'B', 'expect_tx', got {plan!r:.120}")
     return {"A": tuple(plan["A"]), "B": tuple(plan["B"]), "expect_tx": plan["expect_tx"]}
@@ -307,23 +321,26 @@ def _tma_hint(outcome, keys) -> Verdict | None:
     want = reference_tma_plan(case)
     if all(got[key] == want[key] for key in keys):
         return None
-    facts = {**case, "bytes": _width(case["dtype"]) // 8, "bn_part": case["bn"] // case["cluster_m"]}
+    facts = {**case, "bytes": _width(case["dtype"]) // 8, "bn_part": case["bn"] // case["cluster_m"],
+             "bm_part": case["bm"] // case["cluster_n"]}
     named = _matching(got, case, TMA_MODELS, facts)
     wrong = ", ".join(f"{key} = {got[key]} (expected {want[key]})" for key in keys if got[key] != want[key])
     text = f"{case_text(case)}: {wrong}"
     if named:
         return failed(text + "\n" + named)
-    return failed(text + "\nA's box is (bm, bk); B's is (bn / cluster_m, bk), each CTA's share; expect_tx is every "
-                  "byte of A's and B's tiles")
+    return failed(text + "\nEach box is one CTA's share of a tile the CTAs sharing it split by rows, in the tensor's "
+                  "modes; expect_tx is every byte of A's and B's tiles that lands in the CTA")
 
 
 TMA_PLAN = Exercise(
     id="ch08.tma_plan",
-    statement="Write tma_plan(bm, bn, bk, cluster_m, dtype): the TMA box each CTA loads for A and for B (B "
-              "multicast across cluster_m CTAs along M) and the bytes its full barrier expects per stage.",
-    example="tma_plan(128, 256, 64, 1, Float16) is {'A': (128, 64), 'B': (256, 64), 'expect_tx': 49152}",
-    rule=("With B multicast across cluster_m CTAs along M, each CTA loads its share of B's rows and sends it to the "
-          "others; A is not shared.\n"
+    statement="Write tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype): the TMA box each CTA of a cluster_m x "
+              "cluster_n cluster loads for A (multicast across the cluster_n CTAs along N) and for B (across the "
+              "cluster_m CTAs along M), and the bytes its full barrier expects per stage.",
+    example="tma_plan(128, 256, 64, 2, 2, Float16) is {'A': (64, 64), 'B': (128, 64), 'expect_tx': 49152}",
+    rule=("CTAs that need the same tile share it: those along M (same columns of C) share B's, those along N "
+          "(same rows of C) share A's; each loads an equal share of the tile's rows and multicasts it to the "
+          "others.\n"
           "A full barrier counts every byte that lands in its CTA's shared memory in one stage: all of A's tile and "
           "all of B's, the other CTAs' multicast shares included, in bytes, not elements."),
     cases=_tma_cases,

@@ -3,39 +3,73 @@ models (a learner's usual confusion about local_tile, local_partition, thread la
 from cutekit import cute
 
 
-# ---- ch04.local_tile_by_hand ----
+# ---- ch04.local_tile_by_hand: tile_of(tensor, tiler, coord, proj) ----
 
-def tile_of(tensor, tiler, coord):
+def _kept(tiler, coord, proj, keep=lambda p: p is not None):
+    modes = [i for i, p in enumerate(proj) if keep(p)]
+    return tuple(tiler[i] for i in modes), tuple(coord[i] for i in modes)
+
+
+def tile_of(tensor, tiler, coord, proj):
+    tile, where = _kept(tiler, coord, proj)
+    return cute.zipped_divide(tensor, tile)[(tuple(None for _ in tile), where)]
+
+
+def tile_of_flat_divide(tensor, tiler, coord, proj):
+    """Right too: flat_divide lists the tile modes, then the rest modes; None keeps the tile modes whole."""
+    tile, where = _kept(tiler, coord, proj)
+    return cute.flat_divide(tensor, tile)[tuple(None for _ in tile) + where]
+
+
+def tile_ignores_proj(tensor, tiler, coord, proj):
     return cute.zipped_divide(tensor, tiler)[(tuple(None for _ in tiler), coord)]
 
 
-def tile_of_logical_divide(tensor, tiler, coord):
-    """Right too: (None, c) in each mode of a logical divide is the same tile."""
-    return cute.logical_divide(tensor, tiler)[tuple((None, c) for c in coord)]
+def tile_projects_the_tiler_not_the_coordinate(tensor, tiler, coord, proj):
+    tile, _ = _kept(tiler, coord, proj)
+    return cute.zipped_divide(tensor, tile)[(tuple(None for _ in tile), coord)]
 
 
-def tile_slices_the_tile_mode(tensor, tiler, coord):
-    return cute.zipped_divide(tensor, tiler)[(coord, tuple(None for _ in tiler))]
+def tile_keeps_the_modes_proj_drops(tensor, tiler, coord, proj):
+    """1 and None read the other way round: the modes marked None kept (and, for C, also K)"""
+    tile, where = _kept(tiler, coord, proj, keep=lambda p: p is None)
+    if len(tile) < len(tensor.shape):                  # one dropped mode: keep the first kept one with it
+        first = next(i for i, p in enumerate(proj) if p is not None)
+        tile, where = (tile + (tiler[first],))[:len(tensor.shape)], (where + (coord[first],))[:len(tensor.shape)]
+    return cute.zipped_divide(tensor, tile)[(tuple(None for _ in tile), where)]
 
 
-def tile_assumes_a_two_dimensional_tiler(tensor, tiler, coord):
-    return cute.zipped_divide(tensor, tiler)[((None, None), coord)]
+def tile_takes_the_first_modes(tensor, tiler, coord, proj):
+    rank = len(tensor.shape)
+    return cute.zipped_divide(tensor, tiler[:rank])[(tuple(None for _ in range(rank)), coord[:rank])]
 
 
-def tile_reverses_the_coordinate(tensor, tiler, coord):
-    return cute.zipped_divide(tensor, tiler)[(tuple(None for _ in tiler), tuple(reversed(coord)))]
+def tile_fixes_a_none_at_zero(tensor, tiler, coord, proj):
+    tile, where = _kept(tiler, coord, proj)
+    return cute.zipped_divide(tensor, tile)[(tuple(None for _ in tile), tuple(0 if c is None else c for c in where))]
 
 
-def tile_always_the_first(tensor, tiler, coord):
-    return cute.zipped_divide(tensor, tiler)[(tuple(None for _ in tiler), tuple(0 for _ in coord))]
+def tile_slices_the_tile_mode(tensor, tiler, coord, proj):
+    tile, where = _kept(tiler, coord, proj)
+    return cute.zipped_divide(tensor, tile)[(where, tuple(None for _ in tile))]
 
 
-def tile_hard_coded_worked_example(tensor, tiler, coord):
-    return cute.zipped_divide(tensor, (4, 6))[((None, None), (1, 2))]
+def tile_reverses_the_coordinate(tensor, tiler, coord, proj):
+    tile, where = _kept(tiler, coord, proj)
+    return cute.zipped_divide(tensor, tile)[(tuple(None for _ in tile), tuple(reversed(where)))]
 
 
-def tile_calls_the_switched_off_local_tile(tensor, tiler, coord):
-    return cute.local_tile(tensor, tiler, coord)
+def tile_always_the_first(tensor, tiler, coord, proj):
+    tile, where = _kept(tiler, coord, proj)
+    return cute.zipped_divide(tensor, tile)[(tuple(None for _ in tile), tuple(None if c is None else 0 for c in where))]
+
+
+def tile_hard_coded_worked_example(tensor, tiler, coord, proj):
+    return cute.zipped_divide(tensor, (16, 4))[((None, None), (1, None))]
+
+
+def tile_calls_the_switched_off_local_tile(tensor, tiler, coord, proj):
+    return cute.local_tile(tensor, tiler, coord, proj=proj)
 
 
 # ---- ch04.thread_elements ----

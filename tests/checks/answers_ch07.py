@@ -108,56 +108,68 @@ def swizzle_m_one_too_few(row_elements, element_bits):
     return (b, m - 1, s + 1)
 
 
-# ---- ch07.pipeline_stages ----------------------------------------------------------------------------------------
+# ---- ch07.pipeline_stages: schedule(k_tiles, stages, ahead), a ring that may keep fewer k-tiles in flight ------
 
-def schedule(k_tiles, stages):
+def schedule(k_tiles, stages, ahead):
     plan = []
     for k_tile in range(k_tiles):
-        upcoming = k_tile + stages - 1
+        upcoming = k_tile + ahead
         plan.append((k_tile % stages, upcoming % stages, upcoming) if upcoming < k_tiles else (k_tile % stages, None, None))
     return plan
 
 
-def schedule_reads_modulo_stages_minus_one(k_tiles, stages):
-    return [((k % (stages - 1)) if stages > 1 else 0, w, k_loaded) for k, (_, w, k_loaded) in
-            enumerate(schedule(k_tiles, stages))]
-
-
-def schedule_refills_the_stage_it_reads(k_tiles, stages):
-    return [(r, None if w is None else r, k) for r, w, k in schedule(k_tiles, stages)]
-
-
-def schedule_refills_the_next_stage(k_tiles, stages):
-    return [(r, None if w is None else (r + 1) % stages, k) for r, w, k in schedule(k_tiles, stages)]
-
-
-def schedule_loads_one_k_tile_too_far(k_tiles, stages):
-    plan = []
+def schedule_copies_section_6_refill(k_tiles, stages, ahead):
+    """section 6's bookkeeping with `ahead` put in: each refill into the stage read in the iteration before"""
+    plan, read_stage, write_stage = [], 0, stages - 1
     for k_tile in range(k_tiles):
-        upcoming = k_tile + stages
-        plan.append((k_tile % stages, (k_tile - 1) % stages, upcoming) if upcoming < k_tiles else (k_tile % stages, None, None))
+        upcoming = k_tile + ahead
+        plan.append((read_stage, write_stage, upcoming) if upcoming < k_tiles else (read_stage, None, None))
+        write_stage, read_stage = read_stage, (read_stage + 1) % stages
     return plan
 
 
-def schedule_loads_one_k_tile_too_near(k_tiles, stages):
-    """k + stages - 2: the k-tile already in flight, loaded again"""
-    plan = []
-    for k_tile in range(k_tiles):
-        upcoming = k_tile + stages - 2
-        plan.append((k_tile % stages, (k_tile - 1) % stages, upcoming) if upcoming < k_tiles else (k_tile % stages, None, None))
-    return plan
+def schedule_ignores_ahead(k_tiles, stages, ahead):
+    """section 6's schedule, stages - 1 ahead, whatever `ahead` says"""
+    return schedule(k_tiles, stages, stages - 1)
 
 
-def schedule_loads_past_the_end(k_tiles, stages):
-    return [(k % stages, (k + stages - 1) % stages, k + stages - 1) for k in range(k_tiles)]
+def schedule_ring_of_ahead_stages(k_tiles, stages, ahead):
+    """the ring taken to have `ahead` stages"""
+    return [(k % ahead, None if w is None else (k + ahead) % ahead, loaded)
+            for k, (_, w, loaded) in enumerate(schedule(k_tiles, stages, ahead))]
 
 
-def schedule_stops_one_k_tile_early(k_tiles, stages):
-    return [(r, w, k) if k is not None and k < k_tiles - 1 else (r, None, None) for r, w, k in schedule(k_tiles, stages)]
+def schedule_refills_the_stage_it_reads(k_tiles, stages, ahead):
+    return [(r, None if w is None else r, k) for r, w, k in schedule(k_tiles, stages, ahead)]
 
 
-def schedule_hard_coded_three_stages(k_tiles, stages):
-    return schedule(k_tiles, 3)
+def schedule_refills_the_stage_of_the_newest_k_tile(k_tiles, stages, ahead):
+    """one stage short round the ring: onto the k-tile loaded in the iteration before, not yet multiplied"""
+    return [(r, None if w is None else (w - 1) % stages, k) for r, w, k in schedule(k_tiles, stages, ahead)]
+
+
+def schedule_loads_one_k_tile_too_far(k_tiles, stages, ahead):
+    plan = schedule(k_tiles, stages, ahead)
+    return [(r, w, None if k is None else k + 1) if k is not None and k + 1 < k_tiles else (r, None, None)
+            for r, w, k in plan]
+
+
+def schedule_loads_one_k_tile_too_near(k_tiles, stages, ahead):
+    """k + ahead - 1: the k-tile already in flight, loaded again"""
+    return [(r, w, None if k is None else k - 1) for r, w, k in schedule(k_tiles, stages, ahead)]
+
+
+def schedule_loads_past_the_end(k_tiles, stages, ahead):
+    return [(k % stages, (k + ahead) % stages, k + ahead) for k in range(k_tiles)]
+
+
+def schedule_stops_one_k_tile_early(k_tiles, stages, ahead):
+    return [(r, w, k) if k is not None and k < k_tiles - 1 else (r, None, None)
+            for r, w, k in schedule(k_tiles, stages, ahead)]
+
+
+def schedule_hard_coded_example_ring(k_tiles, stages, ahead):
+    return schedule(k_tiles, 4, 2)
 
 
 # ---- ch07.s2r_copy: ldmatrix x4, transposed for an M- or N-major tile ---------------------------------------------
@@ -294,19 +306,23 @@ MISTAKES = [
     ("ch07.swizzle", "ignores_short_rows", swizzle_ignores_short_rows, r"\bS = \d+\b.*128-byte line"),
     ("ch07.swizzle", "b_one_too_few", swizzle_b_one_too_few, r"\bB = \d+\b"),
     ("ch07.swizzle", "m_one_too_few", swizzle_m_one_too_few, r"\bM = \d+\b"),
-    ("ch07.pipeline_stages", "reads_modulo_stages_minus_one", schedule_reads_modulo_stages_minus_one,
-     r"reads stage \d+, which holds"),
+    ("ch07.pipeline_stages", "copies_section_6_refill", schedule_copies_section_6_refill,
+     r"refill went into the stage read in the iteration before"),
+    ("ch07.pipeline_stages", "ignores_ahead", schedule_ignores_ahead, r"section 6's schedule, stages - 1 = \d+"),
+    ("ch07.pipeline_stages", "ring_of_ahead_stages", schedule_ring_of_ahead_stages,
+     r"refills stage \d+ while it multiplies from it|ring of \d+ stages"),
     ("ch07.pipeline_stages", "refills_the_stage_it_reads", schedule_refills_the_stage_it_reads,
      r"refills stage \d+ while it multiplies from it"),
-    ("ch07.pipeline_stages", "refills_the_next_stage", schedule_refills_the_next_stage,
-     r"still holds k-tile \d+ that has not been multiplied"),
+    ("ch07.pipeline_stages", "refills_the_stage_of_the_newest_k_tile", schedule_refills_the_stage_of_the_newest_k_tile,
+     r"still holds k-tile \d+ that has not been multiplied|refills stage \d+ while it multiplies from it"),
     ("ch07.pipeline_stages", "loads_one_k_tile_too_far", schedule_loads_one_k_tile_too_far,
-     r"stages - 1 ahead of the one it multiplies"),
+     r"loads the k-tile `ahead` = \d+ after the one it multiplies|k-tile \d+ is never loaded"),
     ("ch07.pipeline_stages", "loads_one_k_tile_too_near", schedule_loads_one_k_tile_too_near,
-     r"stages - 1 ahead of the one it multiplies"),
+     r"loads the k-tile `ahead` = \d+ after the one it multiplies"),
     ("ch07.pipeline_stages", "loads_past_the_end", schedule_loads_past_the_end, r"does not exist"),
     ("ch07.pipeline_stages", "stops_one_k_tile_early", schedule_stops_one_k_tile_early, r"never loaded"),
-    ("ch07.pipeline_stages", "hard_coded_three_stages", schedule_hard_coded_three_stages, r"stages"),
+    ("ch07.pipeline_stages", "hard_coded_example_ring", schedule_hard_coded_example_ring,
+     r"the example's ring, 4 stages and 2 ahead"),
     ("ch07.s2r_copy", "never_transposed", s2r_never_transposed, r"MN-major tile needs the transposed"),
     ("ch07.s2r_copy", "always_transposed", s2r_always_transposed, r"K-major tile needs the plain"),
     ("ch07.s2r_copy", "transposed_for_the_k_major_tile", s2r_transposed_for_the_k_major_tile,

@@ -69,38 +69,44 @@ def smem_without_stages(mn, k, dtype, major, stages):
     return cute.tile_to_shape(atom, (mn, k), order=(0, 1) if major == "K" else (1, 0))
 
 
-# ---- ch08.tma_plan ----------------------------------------------------------------------------------------------
+# ---- ch08.tma_plan: tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype), A and B both multicast ------------------
 
-def tma_plan(bm, bn, bk, cluster_m, dtype):
-    return {"A": (bm, bk), "B": (bn // cluster_m, bk), "expect_tx": (bm + bn) * bk * dtype.width // 8}
-
-
-def tma_whole_b_per_cta(bm, bn, bk, cluster_m, dtype):
-    return {"A": (bm, bk), "B": (bn, bk), "expect_tx": (bm + bn) * bk * dtype.width // 8}
+def tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype):
+    return {"A": (bm // cluster_n, bk), "B": (bn // cluster_m, bk), "expect_tx": (bm + bn) * bk * dtype.width // 8}
 
 
-def tma_expects_own_share_only(bm, bn, bk, cluster_m, dtype):
-    return {"A": (bm, bk), "B": (bn // cluster_m, bk), "expect_tx": (bm + bn // cluster_m) * bk * dtype.width // 8}
+def tma_whole_b_per_cta(bm, bn, bk, cluster_m, cluster_n, dtype):
+    return {**tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype), "B": (bn, bk)}
 
 
-def tma_expects_elements(bm, bn, bk, cluster_m, dtype):
-    return {"A": (bm, bk), "B": (bn // cluster_m, bk), "expect_tx": (bm + bn) * bk}
+def tma_whole_a_per_cta(bm, bn, bk, cluster_m, cluster_n, dtype):
+    """the chapter's kernel shares only B: A not divided, whatever cluster_n"""
+    return {**tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype), "A": (bm, bk)}
 
 
-def tma_two_bytes_hard_coded(bm, bn, bk, cluster_m, dtype):
-    return {"A": (bm, bk), "B": (bn // cluster_m, bk), "expect_tx": (bm + bn) * bk * 2}
+def tma_cluster_modes_swapped(bm, bn, bk, cluster_m, cluster_n, dtype):
+    return {**tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype), "A": (bm // cluster_m, bk), "B": (bn // cluster_n, bk)}
 
 
-def tma_divides_a_not_b(bm, bn, bk, cluster_m, dtype):
-    return {"A": (bm // cluster_m, bk), "B": (bn, bk), "expect_tx": (bm + bn) * bk * dtype.width // 8}
+def tma_expects_own_share_only(bm, bn, bk, cluster_m, cluster_n, dtype):
+    return {**tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype),
+            "expect_tx": (bm // cluster_n + bn // cluster_m) * bk * dtype.width // 8}
 
 
-def tma_boxes_k_first(bm, bn, bk, cluster_m, dtype):
-    return {"A": (bk, bm), "B": (bk, bn // cluster_m), "expect_tx": (bm + bn) * bk * dtype.width // 8}
+def tma_expects_elements(bm, bn, bk, cluster_m, cluster_n, dtype):
+    return {**tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype), "expect_tx": (bm + bn) * bk}
 
 
-def tma_expects_a_only(bm, bn, bk, cluster_m, dtype):
-    return {"A": (bm, bk), "B": (bn // cluster_m, bk), "expect_tx": bm * bk * dtype.width // 8}
+def tma_two_bytes_hard_coded(bm, bn, bk, cluster_m, cluster_n, dtype):
+    return {**tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype), "expect_tx": (bm + bn) * bk * 2}
+
+
+def tma_boxes_k_first(bm, bn, bk, cluster_m, cluster_n, dtype):
+    return {**tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype), "A": (bk, bm // cluster_n), "B": (bk, bn // cluster_m)}
+
+
+def tma_expects_a_only(bm, bn, bk, cluster_m, cluster_n, dtype):
+    return {**tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype), "expect_tx": bm * bk * dtype.width // 8}
 
 
 # ---- ch08.stage_count ---------------------------------------------------------------------------------------------
@@ -277,11 +283,12 @@ MISTAKES = [
     ("ch08.smem_layout", "order 0 1 for both majors", smem_always_order_0_1, r"wrong order"),
     ("ch08.smem_layout", "always the 32 byte swizzle", smem_smallest_swizzle, r"32-byte swizzle where"),
     ("ch08.smem_layout", "no stage mode", smem_without_stages, r"no stage mode"),
-    ("ch08.tma_plan", "whole b tile per cta", tma_whole_b_per_cta, r"each CTA loads 1/2 of B"),
-    ("ch08.tma_plan", "expects only its own share of b", tma_expects_own_share_only, r"all of B arrives"),
+    ("ch08.tma_plan", "whole b tile per cta", tma_whole_b_per_cta, r"each loads 1/\d+ of B's tile"),
+    ("ch08.tma_plan", "whole a tile per cta", tma_whole_a_per_cta, r"each loads 1/\d+ of A's tile"),
+    ("ch08.tma_plan", "cluster modes swapped", tma_cluster_modes_swapped, r"divided each by the other cluster mode"),
+    ("ch08.tma_plan", "expects only its own shares", tma_expects_own_share_only, r"all of A and all of B arrive"),
     ("ch08.tma_plan", "expect tx in elements", tma_expects_elements, r"bytes, not elements"),
     ("ch08.tma_plan", "two bytes per element hard coded", tma_two_bytes_hard_coded, r"hard-coded as 2 bytes"),
-    ("ch08.tma_plan", "a divided instead of b", tma_divides_a_not_b, r"divide B's box, not A's"),
     ("ch08.tma_plan", "boxes written k first", tma_boxes_k_first, r"follow the tensors' modes"),
     ("ch08.tma_plan", "expects only a's bytes", tma_expects_a_only, r"only A's bytes"),
     ("ch08.stage_count", "a kib of 1000 bytes", stages_kib_as_1000, r"KiB is 1024 bytes"),

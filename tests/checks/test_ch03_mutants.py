@@ -138,38 +138,64 @@ def tiler_one_layout_not_a_tuple(picture):
     return cute.make_layout(cute.size(rows_tiler) * cute.size(columns_tiler))
 
 
-# ---- ch03.predict_zipped ----
+# ---- ch03.predict_zipped: zipped_text(shape, stride, tiler) for column-major, row-major and padded matrices ----
 
-def zipped_text(M, N, tile_m, tile_n):
-    return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):(({N},1),({tile_m * N},{tile_n}))"
-
-
-def zipped_rest_is_tile_size(M, N, tile_m, tile_n):
-    return f"(({tile_m},{tile_n}),({tile_m},{tile_n})):(({N},1),({tile_m * N},{tile_n}))"
+def _zipped(tile, rest, tile_steps, rest_steps, zero_size_one=True):
+    steps = [d if s > 1 or not zero_size_one else 0 for s, d in zip(tile + rest, tile_steps + rest_steps)]
+    return f"(({tile[0]},{tile[1]}),({rest[0]},{rest[1]})):(({steps[0]},{steps[1]}),({steps[2]},{steps[3]}))"
 
 
-def zipped_column_major_strides(M, N, tile_m, tile_n):
-    return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):((1,{M}),({tile_m},{tile_n * M}))"
+def zipped_text(shape, stride, tiler):
+    (M, N), (down, across), (tile_m, tile_n) = shape, stride, tiler
+    return _zipped((tile_m, tile_n), (M // tile_m, N // tile_n), (down, across), (tile_m * down, tile_n * across))
 
 
-def zipped_tile_step_is_the_tile_height(M, N, tile_m, tile_n):
-    return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):(({N},1),({tile_m},{tile_n}))"
+def zipped_copies_section_5_row_major(shape, stride, tiler):
+    """section 5's pattern: the strides of an unpadded row-major matrix, whatever `stride` says"""
+    (M, N), (tm, tn) = shape, tiler
+    return f"(({tm},{tn}),({M // tm},{N // tn})):(({N},1),({tm * N},{tn}))"
 
 
-def zipped_logical_grouping(M, N, tile_m, tile_n):
-    return f"(({tile_m},{M // tile_m}),({tile_n},{N // tile_n})):(({N},{tile_m * N}),(1,{tile_n}))"
+def zipped_ignores_the_padding(shape, stride, tiler):
+    """the unpadded matrix's strides, in the right order"""
+    (M, N), (tm, tn) = shape, tiler
+    row_major = stride[1] == 1
+    return _zipped((tm, tn), (M // tm, N // tn), (N, 1) if row_major else (1, M),
+                   (tm * N, tn) if row_major else (tm, tn * M))
 
 
-def zipped_hard_coded_worked_example(M, N, tile_m, tile_n):
-    return "((16,128),(16,4)):((512,1),(8192,128))"
+def zipped_rest_is_tile_size(shape, stride, tiler):
+    (a, b), (tm, tn) = stride, tiler
+    return _zipped((tm, tn), (tm, tn), (a, b), (tm * a, tn * b))
 
 
-def zipped_rest_stride_one_row(M, N, tile_m, tile_n):
-    return f"(({tile_m},{tile_n}),({M // tile_m},{N // tile_n})):(({N},1),({N},{tile_n}))"
+def zipped_rest_stride_one_row(shape, stride, tiler):
+    (M, N), (a, b), (tm, tn) = shape, stride, tiler
+    return _zipped((tm, tn), (M // tm, N // tn), (a, b), (a, b))
 
 
-def zipped_coordinate_order_swapped(M, N, tile_m, tile_n):
-    return f"(({tile_n},{tile_m}),({N // tile_n},{M // tile_m})):((1,{N}),({tile_n},{tile_m * N}))"
+def zipped_tile_step_is_the_tile_height(shape, stride, tiler):
+    (M, N), (a, b), (tm, tn) = shape, stride, tiler
+    return _zipped((tm, tn), (M // tm, N // tn), (a, b), (tm, tn))
+
+
+def zipped_keeps_the_stride_of_a_size_one_mode(shape, stride, tiler):
+    (M, N), (a, b), (tm, tn) = shape, stride, tiler
+    return _zipped((tm, tn), (M // tm, N // tn), (a, b), (tm * a, tn * b), zero_size_one=False)
+
+
+def zipped_logical_grouping(shape, stride, tiler):
+    (M, N), (a, b), (tm, tn) = shape, stride, tiler
+    return f"(({tm},{M // tm}),({tn},{N // tn})):(({a},{tm * a}),({b},{tn * b}))"
+
+
+def zipped_coordinate_order_swapped(shape, stride, tiler):
+    (M, N), (a, b), (tm, tn) = shape, stride, tiler
+    return _zipped((tn, tm), (N // tn, M // tm), (b, a), (tn * b, tm * a))
+
+
+def zipped_hard_coded_worked_example(shape, stride, tiler):
+    return "((4,3),(2,4)):((1,8),(4,24))"
 
 
 # ---- ch03.slice_block: block_tile(tensor, tiler, block) with logical_divide ----
@@ -315,14 +341,19 @@ MISTAKES = [
     ("ch03.tiler_from_picture", "whole_matrix", tiler_whole_matrix, r"whole matrix"),
     ("ch03.tiler_from_picture", "one_layout_not_a_tuple", tiler_one_layout_not_a_tuple,
      r"single layout .* one-dimensional"),
+    ("ch03.predict_zipped", "copies_section_5_row_major", zipped_copies_section_5_row_major,
+     r"unpadded row-major matrix.*the `stride` you are given"),
+    ("ch03.predict_zipped", "ignores_the_padding", zipped_ignores_the_padding, r"this one is padded"),
     ("ch03.predict_zipped", "rest_is_the_tile_size", zipped_rest_is_tile_size, r"the rest counts tiles"),
-    ("ch03.predict_zipped", "column_major_strides", zipped_column_major_strides, r"row-major"),
+    ("ch03.predict_zipped", "rest_stride_one_row", zipped_rest_stride_one_row,
+     r"a whole tile down or across, not one row"),
     ("ch03.predict_zipped", "tile_step_down_is_the_tile_height", zipped_tile_step_is_the_tile_height,
-     r"tile_m rows of N"),
-    ("ch03.predict_zipped", "rest_stride_one_row", zipped_rest_stride_one_row, r"tile_m rows, not one"),
+     r"tile_m rows of the matrix.*not tile_m elements"),
+    ("ch03.predict_zipped", "keeps_the_stride_of_a_size_one_mode", zipped_keeps_the_stride_of_a_size_one_mode,
+     r"mode of size 1 .* prints 0"),
     ("ch03.predict_zipped", "logical_grouping_not_zipped", zipped_logical_grouping, r"logical_divide's grouping"),
     ("ch03.predict_zipped", "coordinate_order_swapped", zipped_coordinate_order_swapped, r"rows first"),
-    ("ch03.predict_zipped", "hard_coded_worked_example", zipped_hard_coded_worked_example, r"worked example"),
+    ("ch03.predict_zipped", "hard_coded_worked_example", zipped_hard_coded_worked_example, r"example's text"),
     ("ch03.slice_block", "numbers_tiles_row_major", block_numbers_tiles_row_major, r"row-major"),
     ("ch03.slice_block", "divides_by_the_tiles_across", block_divides_by_the_tiles_across,
      r"number of tiles down"),
@@ -412,7 +443,10 @@ def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
     tiler = (cute.make_layout(3, stride=3), cute.make_layout((2, 4), stride=(1, 8)))
     assert str(divide_hard_coded_worked_example(layout, tiler)) == str(divide_by_hand(layout, tiler)) == \
         str(cute.logical_divide(layout, tiler))
-    assert zipped_hard_coded_worked_example(256, 512, 16, 128) == zipped_text(256, 512, 16, 128)
+    assert zipped_hard_coded_worked_example((8, 12), (1, 8), (4, 3)) == zipped_text((8, 12), (1, 8), (4, 3)) == \
+        str(cute.zipped_divide(cute.make_layout((8, 12), stride=(1, 8)), (4, 3)))
+    assert zipped_copies_section_5_row_major((256, 512), (512, 1), (16, 128)) == \
+        zipped_text((256, 512), (512, 1), (16, 128)) == "((16,128),(16,4)):((512,1),(8192,128))"
 
 
 def test_the_logical_divide_slice_is_the_zipped_divide_slice():

@@ -25,20 +25,28 @@ CORRECT = {
 }
 
 ALSO_CORRECT = [
-    ("ch04.local_tile_by_hand", answers.tile_of_logical_divide),
+    ("ch04.local_tile_by_hand", answers.tile_of_flat_divide),
     ("ch04.gemm_tiles", answers.gemm_tiles_with_proj_for_a_and_c),
 ]
 
 # (exercise, mistake, wrong answer, what the hint must name: a regular expression, case-insensitive)
 MISTAKES = [
+    ("ch04.local_tile_by_hand", "ignores_proj", answers.tile_ignores_proj,
+     r"has 2 modes: divide it by the tiler's modes proj marks with 1"),
+    ("ch04.local_tile_by_hand", "projects_the_tiler_not_the_coordinate", answers.tile_projects_the_tiler_not_the_coordinate,
+     r"coord loses the entries proj drops, as the tiler does"),
+    ("ch04.local_tile_by_hand", "keeps_the_modes_proj_drops", answers.tile_keeps_the_modes_proj_drops,
+     r"you kept the tiler modes proj marks None"),
+    ("ch04.local_tile_by_hand", "takes_the_first_modes", answers.tile_takes_the_first_modes,
+     r"first modes of the tiler and of coord"),
+    ("ch04.local_tile_by_hand", "fixes_a_none_at_zero", answers.tile_fixes_a_none_at_zero,
+     r"a None in coord keeps every tile of that mode"),
     ("ch04.local_tile_by_hand", "coord_given_to_the_tile_mode", answers.tile_slices_the_tile_mode,
-     r"give coord to mode 1|indexes the rest mode"),
-    ("ch04.local_tile_by_hand", "only_two_dimensional_tilers", answers.tile_assumes_a_two_dimensional_tiler,
-     r"one None per tiler mode"),
+     r"coord loses the entries|indexes the rest mode|tile mode takes one None"),
     ("ch04.local_tile_by_hand", "coordinate_reversed", answers.tile_reverses_the_coordinate, r"reversed"),
     ("ch04.local_tile_by_hand", "always_the_first_tile", answers.tile_always_the_first, r"always the first tile"),
     ("ch04.local_tile_by_hand", "worked_example_hard_coded", answers.tile_hard_coded_worked_example,
-     r"worked example"),
+     r"section 5's gA"),
     ("ch04.local_tile_by_hand", "calls_the_switched_off_local_tile", answers.tile_calls_the_switched_off_local_tile,
      r"switched off"),
 
@@ -120,9 +128,10 @@ def test_each_mistake_fails_with_a_hint_naming_its_cause_on_every_seed(exercise_
 def test_hard_coded_answers_are_right_for_the_examples_they_copy():
     """The hard-coded mistakes are fair models: each is right for the cell of the notebook it copies."""
     from cutekit import cute
-    matrix = cute.make_identity_tensor((8, 18))
-    assert str(answers.tile_hard_coded_worked_example(matrix, (4, 6), (1, 2))) == \
-        str(cute.local_tile(matrix, (4, 6), (1, 2)))
+    mA = cute.make_identity_tensor((64, 32))
+    assert str(answers.tile_hard_coded_worked_example(mA, (16, 8, 4), (1, 2, None), (1, None, 1))) == \
+        str(answers.tile_of(mA, (16, 8, 4), (1, 2, None), (1, None, 1))) == \
+        str(cute.local_tile(mA, (16, 8, 4), (1, 2, None), proj=(1, None, 1))) == "tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>"
     assert answers.elements_hard_coded_worked_example((4, 6), (2, 3), 1) == answers.elements_of((4, 6), (2, 3), 1)
     assert str(answers.thread_layout_hard_coded_worked_example(None)) == "(2,3):(3,1)"
 

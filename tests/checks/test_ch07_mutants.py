@@ -70,9 +70,12 @@ def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
         rows = ch07_sgemm._swizzle_cases(random.Random(seed))
         widths = {case["row_elements"] * case["element_bits"] // 8 for case in rows}
         assert {32, 256} <= widths and 64 not in widths and {case["element_bits"] for case in rows} == {16, 32}
-        stages = ch07_sgemm._pipeline_cases(random.Random(seed))
-        assert {2, 3} <= {case["stages"] for case in stages} and any(case["stages"] > 3 for case in stages)
-        assert any(case["k_tiles"] < case["stages"] for case in stages)
+        rings = ch07_sgemm._pipeline_cases(random.Random(seed))
+        assert {2, 3} <= {case["stages"] for case in rings} and any(case["stages"] > 3 for case in rings)
+        # spare stages with several laps (section 6's refill rule breaks), stages - 1 ahead, fewer k-tiles than ahead
+        assert sum(case["ahead"] < case["stages"] - 1 and case["k_tiles"] > case["stages"] for case in rings) >= 2
+        assert any(case["ahead"] == case["stages"] - 1 > 1 for case in rings)
+        assert any(case["k_tiles"] < case["ahead"] for case in rings)
         copies = ch07_sgemm._s2r_cases(random.Random(seed))
         assert {(case["operand"], case["major"]) for case in copies} == {("A", "K"), ("A", "MN"), ("B", "K"), ("B", "MN")}
         assert all(case["warps_m"] != case["warps_n"] for case in copies[:2])

@@ -154,8 +154,8 @@ def ch03_tiler_from_picture(answer, accepts, monkeypatch):
 
 
 def ch03_zipped_text(answer, accepts, monkeypatch):
-    assert answer(256, 512, 16, 128) == "((16,128),(16,4)):((512,1),(8192,128))"
-    assert accepts({"M": 256, "N": 512, "tile_m": 16, "tile_n": 128}) == []
+    assert answer((8, 12), (1, 8), (4, 3)) == "((4,3),(2,4)):((1,8),(4,24))"
+    assert accepts({"shape": (8, 12), "stride": (1, 8), "tiler": (4, 3)}) == []
 
 
 def ch03_block_tile(answer, accepts, monkeypatch):
@@ -171,8 +171,9 @@ def ch03_inside(answer, accepts, monkeypatch):
 
 
 def ch04_tile_of(answer, accepts, monkeypatch):
-    assert str(answer(cute.make_identity_tensor((8, 18)), (4, 6), (1, 2))) == "tensor<(4,12) o (4,6):(1@0,1@1)>"
-    assert accepts({"shape": (8, 18), "tiler": (4, 6), "coord": (1, 2)}) == []
+    mA = cute.make_identity_tensor((64, 32))
+    assert str(answer(mA, (16, 8, 4), (1, 2, None), (1, None, 1))) == "tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>"
+    assert accepts({"shape": (64, 32), "tiler": (16, 8, 4), "coord": (1, 2, None), "proj": (1, None, 1)}) == []
 
 
 def ch04_elements_of(answer, accepts, monkeypatch):
@@ -248,8 +249,11 @@ def ch07_swizzle(answer, accepts, monkeypatch):
 
 
 def ch07_schedule(answer, accepts, monkeypatch):
-    assert answer(5, 3) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]
-    assert accepts({"k_tiles": 5, "stages": 3}) == []
+    assert answer(6, 4, 2) == [(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), (1, None, None)]
+    assert accepts({"k_tiles": 6, "stages": 4, "ahead": 2}) == []
+    # section 6's 3 stages, 2 ahead: what its cell printed
+    assert answer(5, 3, 2) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]
+    assert accepts({"k_tiles": 5, "stages": 3, "ahead": 2}) == []
 
 
 def ch07_s2r_copy(answer, accepts, monkeypatch):
@@ -267,8 +271,11 @@ def ch08_smem_layout(answer, accepts, monkeypatch):
 
 
 def ch08_tma_plan(answer, accepts, monkeypatch):
-    assert answer(128, 256, 64, 1, cute.Float16) == {"A": (128, 64), "B": (256, 64), "expect_tx": 49152}
-    assert accepts({"bm": 128, "bn": 256, "bk": 64, "cluster_m": 1, "dtype": "Float16"}) == []
+    assert answer(128, 256, 64, 2, 2, cute.Float16) == {"A": (64, 64), "B": (128, 64), "expect_tx": 49152}
+    assert accepts({"bm": 128, "bn": 256, "bk": 64, "cluster_m": 2, "cluster_n": 2, "dtype": "Float16"}) == []
+    # the chapter's kernel: CLUSTER_M = 2, A not shared
+    assert answer(128, 256, 64, 2, 1, cute.Float16) == {"A": (128, 64), "B": (128, 64), "expect_tx": 49152}
+    assert accepts({"bm": 128, "bn": 256, "bk": 64, "cluster_m": 2, "cluster_n": 1, "dtype": "Float16"}) == []
 
 
 def ch08_stages(answer, accepts, monkeypatch):
@@ -390,15 +397,18 @@ EXAMPLES = {
     "ch03.logical_divide_by_hand": ("divide_by_hand((12,8):(8,1), (3:2, 2:1)) prints ((3,(2,2)),(2,4)):((16,(8,48)),"
                                     "(1,2))", [], ch03_divide_by_hand),
     "ch03.tiler_from_picture": ("a 4x6 picture of 2x3 blocks gives (2:1, 3:1)", [], ch03_tiler_from_picture),
-    "ch03.predict_zipped": ("zipped_text(256, 512, 16, 128) is ((16,128),(16,4)):((512,1),(8192,128))", [],
+    "ch03.predict_zipped": ("zipped_text((8, 12), (1, 8), (4, 3)) is ((4,3),(2,4)):((1,8),(4,24))",
+                            ["`zipped_text((8, 12), (1, 8), (4, 3))` is `((4,3),(2,4)):((1,8),(4,24))`"],
                             ch03_zipped_text),
     "ch03.slice_block": ("block_tile(make_identity_tensor((256, 512)), (16, 128), 17) starts at (16, 128)", [],
                          ch03_block_tile),
     "ch03.tile_predicate": ("inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False "
                             "elsewhere", ["For section 7's 10x12 matrix and tiler `(4, 8)`, tile 5's mask is True in "
                                           "rows 0-1, columns 0-3 and False elsewhere"], ch03_inside),
-    "ch04.local_tile_by_hand": ("tile_of(make_identity_tensor((8, 18)), (4, 6), (1, 2)) is tensor<(4,12) o "
-                                "(4,6):(1@0,1@1)>", [], ch04_tile_of),
+    "ch04.local_tile_by_hand": ("tile_of(make_identity_tensor((64, 32)), (16, 8, 4), (1, 2, None), (1, None, 1)) is "
+                                "tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>",
+                                ["`tile_of(mA, (16, 8, 4), (1, 2, None), (1, None, 1))`, which prints "
+                                 "`tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>`"], ch04_tile_of),
     "ch04.thread_elements": ("elements_of((4, 6), (2, 3), 1) is [(1, 0), (3, 0), (1, 3), (3, 3)]", [],
                              ch04_elements_of),
     "ch04.thread_layout_for_picture": ("a 4x6 picture with first row 0 1 2 0 1 2 and second row 3 4 5 3 4 5 gives "
@@ -426,14 +436,18 @@ EXAMPLES = {
                                             "apart there, with 2 warps along N, and 32 apart with 4"], ch07_tiled_mma),
     "ch07.swizzle": ("swizzle_for(64, 16) == (3, 3, 3) and swizzle_for(32, 16) == (2, 3, 3): section 4's two fp16 "
                      "atoms", ["Section 4 worked out rows of 128 and 64 bytes of fp16"], ch07_swizzle),
-    "ch07.pipeline_stages": ("schedule(5, 3) == [(0, 2, 2), (1, 0, 3), (2, 1, 4), (0, None, None), (1, None, None)]",
-                             ["Section 6 played 3 stages"], ch07_schedule),
+    "ch07.pipeline_stages": ("schedule(6, 4, 2) == [(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), "
+                             "(1, None, None)]",
+                             ["`schedule(6, 4, 2)` is `[(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), "
+                              "(1, None, None)]`", "For section 6's 3 stages, `schedule(5, 3, 2)` is what it printed"],
+                             ch07_schedule),
     "ch07.s2r_copy": ("s2r_copy(tiled_mma, 'A', 'MN') uses LdMatrix8x8x16bOp(True, 4): the transposed ldmatrix", [],
                       ch07_s2r_copy),
     "ch08.smem_layout": ("smem_layout(128, 64, Float16, 'K', 4) is S<3,4,3> o 0 o ((8,16),(64,1),(1,4)):((64,512),"
                          "(1,0),(0,8192))", [], ch08_smem_layout),
-    "ch08.tma_plan": ("tma_plan(128, 256, 64, 1, Float16) is {'A': (128, 64), 'B': (256, 64), 'expect_tx': 49152}",
-                      [], ch08_tma_plan),
+    "ch08.tma_plan": ("tma_plan(128, 256, 64, 2, 2, Float16) is {'A': (64, 64), 'B': (128, 64), 'expect_tx': 49152}",
+                      ["`tma_plan(128, 256, 64, 2, 2, Float16)` is `{'A': (64, 64), 'B': (128, 64), 'expect_tx': "
+                       "49152}`"], ch08_tma_plan),
     "ch08.stage_count": ("stages_that_fit(128, 256, 64, Float16, Float16, True) is 4", [], ch08_stages),
     "ch07.main_loop": ("a single-stage 32x32 tensor-core GEMM on the simulator equals NumPy's A @ B.T", [],
                        ch07_main_loop),

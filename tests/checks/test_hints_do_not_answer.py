@@ -38,7 +38,7 @@ def _exercise(exercise_id):
     ("ch08.mbarrier_phases", "so wait with parity ((k_tile // stages) - 1) % 2"),
     ("ch05.sum_dim0", "the grid has size(divided, mode=[1, 1]) blocks"),
     ("ch06.ref_to_src", "ref2src is composition(right_inverse(src), dst)"),
-    ("ch03.predict_zipped", "one tile down is tile_m * N"),
+    ("ch03.predict_zipped", "one tile down is tile_m * down"),
 ])
 def test_a_hint_that_writes_the_answers_formula_is_caught_whatever_its_names(exercise_id, hint_text):
     assert answer_in(hint_text, exercise_id)
