@@ -9,13 +9,14 @@ ifeq ($(shell command -v nvidia-smi 2>/dev/null),)
 export CUTE_DSL_ARCH ?= sm_80
 endif
 
-.PHONY: setup lab test test-fast gpu-test bench sync clean distclean doctor progress help conformance
+.PHONY: setup lab test test-deep test-fast gpu-test bench sync clean distclean doctor progress help conformance
 .PHONY: conformance-atoms
 .PHONY: test-hub pull-link image
 
 help:
 	@echo "make lab    set up .venv and open the course in JupyterLab (127.0.0.1)"
 	@echo "make test   set up .venv and run every test, nbval over every notebook included"
+	@echo "make test-deep  make test over the wide sweeps: every seed 0-99, the long CuTeDSL samples, every notebook in the browser"
 	@echo "make test-fast  unit tests only (no notebooks, no slow suites)"
 	@echo "make gpu-test  real CuTeDSL kernels on an sm_80+ GPU vs torch (skips with one line without one)"
 	@echo "make bench  time every course kernel against torch (GPU); table, CSV and plot under results/"
@@ -57,17 +58,22 @@ test: setup
 	CUTEKIT_STRICT=1 $(PYTEST) solutions --nbval-lax --nbval-current-env
 	CUTEKIT_PROGRESS=off $(VPY) -m pytest --timeout 900 -p no:cacheprovider tests/e2e
 
-# cutekit.cute against real CuTeDSL on CASES random cases (make test runs a 5,000-case sample).
+# cutekit.cute against real CuTeDSL on CASES random cases (make test runs a 2,000-case sample, make test-deep 5,000).
 CASES ?= 200000
 SEED ?= 0
 conformance: setup
 	$(VPY) scripts/conformance.py --cases $(CASES) --seed $(SEED)
 
 # The TiledCopys and TiledMMAs CuTeDSL builds from the Ampere atoms, every thread's partitions included
-# (make test runs a 300-case sample).
+# (make test runs a 40-case sample covering every atom and MMA of a 300-case draw, make test-deep the 300).
 ATOM_CASES ?= 4000
 conformance-atoms: setup
 	$(VPY) scripts/conformance.py --atoms --cases $(ATOM_CASES) --seed $(SEED)
+
+# The same suites over their wide sweeps (tests/sweep.py): every mistake on seeds 0-99, CuTeDSL asked about
+# the whole Ampere atom draw, every notebook in the browser. About three times make test's time.
+test-deep: export CUTEKIT_SWEEP = deep
+test-deep: test
 
 test-fast: setup
 	$(VPY) -m pytest -n $(JOBS) -m "not slow" tests

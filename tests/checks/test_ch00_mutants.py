@@ -1,5 +1,5 @@
 """Chapter 00's check: the right prediction passes in strict mode, and every mistake in MISTAKES (named for
-what the learner got wrong) loses points on every seed 0-99 with a hint that names its cause."""
+what the learner got wrong) loses points on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) with a hint that names its cause."""
 import pytest
 
 from cutekit.checks import check, exercises, grading, sandbox

@@ -1,5 +1,5 @@
 """Chapter 01 checks: every correct answer passes in strict mode on every tier this machine has, and every
-mistake in MISTAKES (each named for what the learner got wrong) loses points on every seed 0-99 with a hint
+mistake in MISTAKES (each named for what the learner got wrong) loses points on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) with a hint
 that names its cause."""
 import pytest
 

@@ -1,8 +1,8 @@
 """Chapter 02 checks: every correct answer passes in strict mode, and every wrong answer in MISTAKES (each
 named for the mistake it models, with a regular expression for the cause its hint must name) loses points
-on every seed 0-99, with a hint that names that cause.
+on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep), with a hint that names that cause.
 
-The 100-seed sweep grades in this process (`graded_in_process`: the sandbox's fork costs ~18 ms a check, the
+The seed sweep grades in this process (`graded_in_process`: the sandbox's fork costs ~18 ms a check, the
 grading itself under 1 ms); the functions an exercise switches off are switched off there too, exactly as in
 the sandbox, and put back afterwards. The sandboxed path runs every mistake on the five SEEDS as well.
 

@@ -1,8 +1,8 @@
 """Chapter 03 checks: the correct answers pass in strict mode, and every wrong answer in MISTAKES (each named
-for the mistake it models, with a regular expression for the cause its hint must name) loses points on every
-seed 0-99, with a hint that names that cause.
+for the mistake it models, with a regular expression for the cause its hint must name) loses points on the sweep's
+seeds (0-9; 0-99 under make test-deep), with a hint that names that cause.
 
-The 100-seed sweep grades in this process (`graded_in_process`: the sandbox's fork costs ~18 ms a check, the
+The seed sweep grades in this process (`graded_in_process`: the sandbox's fork costs ~18 ms a check, the
 grading itself a few ms); the functions an exercise switches off are switched off there too, exactly as in
 the sandbox, and put back afterwards. The sandboxed path runs every mistake on the five SEEDS as well.
 

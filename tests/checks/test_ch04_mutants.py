@@ -1,5 +1,5 @@
 """Chapter 04 checks: every correct answer passes in strict mode, and every mistake in MISTAKES (each named for
-what the learner got wrong) loses points on every seed 0-99 with a hint that names its cause.
+what the learner got wrong) loses points on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) with a hint that names its cause.
 
 The kernel exercise (ch04.add_with_tails, one block per row strip) runs on the simulator, which costs a second
 or more a check: its mistakes in KERNEL_MISTAKES are graded on KERNEL_SEEDS only, and the case generator is
@@ -12,7 +12,7 @@ from cutekit.checks import check, exercises, grading, sandbox
 from cutekit.checks import ch04_local_tile as chapter04
 
 from simulated import kernels_on_simulator, solution_code, with_mistakes
-from verdicts import (HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 import answers_ch04 as answers
@@ -199,7 +199,7 @@ def test_every_seed_draws_the_shapes_the_kernel_mistakes_fail_on():
     tiles (a kernel that writes one tile per strip leaves columns unwritten), and ragged shapes with rows past a
     multiple of 16 and columns past a multiple of 128 in strips of two tiles or more (an unguarded kernel goes
     out of bounds; a tile-shaped predicate or strip 0 for every block leaves rows unwritten)."""
-    for seed in HINT_SEEDS:
+    for seed in ALL_SEEDS:
         cases = chapter04._strip_cases(random.Random(seed))
         divisible = [c for c in cases if c["kind"] == "divisible"]
         ragged = [c for c in cases if c["kind"] == "ragged"]

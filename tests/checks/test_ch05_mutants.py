@@ -1,5 +1,5 @@
 """Chapter 05 checks: every correct answer passes in strict mode, and every mistake in MISTAKES (each named for
-what the learner got wrong) loses points on every seed 0-99 with a hint that names its cause.
+what the learner got wrong) loses points on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) with a hint that names its cause.
 
 The two kernel exercises (ch05.tiled_copy_row_sum, ch05.sum_dim0) run on the simulator, a fraction of a second
 or more a check: their mistakes in KERNEL_MISTAKES are graded on KERNEL_SEEDS only (ch05.sum_dim0's, a second
@@ -17,7 +17,7 @@ from cutekit.checks import check, exercises, grading, sandbox
 from cutekit.checks import ch05_tiled_copy as chapter05
 
 from simulated import kernels_on_simulator, solution_code, with_mistakes
-from verdicts import (HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_no_hint_answers,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_no_hint_answers,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 import answers_ch05 as answers
@@ -233,7 +233,7 @@ def test_every_seed_draws_the_shapes_the_kernel_mistakes_fail_on():
     of each step shows); M not a multiple of 4 over two or more steps, with N past a multiple of 512 and above
     it (a last step past M, a last block past N, a grid rounded down, a fragment cleared once, a missing
     predicate, blocks racing on a column); N below 512 (a grid rounded down to no blocks)."""
-    for seed in HINT_SEEDS:
+    for seed in ALL_SEEDS:
         rows = chapter05._row_sum_cases(random.Random(seed))
         assert any(c["M"] > 8 and c["M"] % 2 for c in rows if c["kind"] == "ragged"), (seed, rows)
         assert any(c["M"] >= 16 and c["M"] % 8 == 0 for c in rows if c["kind"] == "divisible"), (seed, rows)
@@ -397,7 +397,7 @@ def test_every_seed_draws_the_capstones_shapes():
     counted without the blocks before, padding in the sum, a grid rounded down, a last row alone); N = 1;
     inputs near +1000 with N a multiple of 4 and a tail (overflow) and near -1000 with N odd (padding read as
     0 as the max)."""
-    for seed in HINT_SEEDS:
+    for seed in ALL_SEEDS:
         cases = chapter05._softmax_cases(random.Random(seed))
         aligned = [c for c in cases if c["kind"] == "aligned"]
         ragged = [c for c in cases if c["kind"] == "ragged"]

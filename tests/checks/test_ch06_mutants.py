@@ -1,7 +1,7 @@
 """Chapter 06 checks: the right answers pass in strict mode, and every mistake in MISTAKES (each named for what
-the learner got wrong) loses points on every seed 0-99 with a hint that names its cause.
+the learner got wrong) loses points on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) with a hint that names its cause.
 
-The kernel exercise costs a simulated launch per case, too much for 100 seeds: its case generator is swept over
+The kernel exercise costs a simulated launch per case, too much for a sweep of seeds: its case generator is swept over
 seeds 0-99 instead (both k-blocks, every seed), and its mistakes run through the check on two seeds. Its
 cutedsl-cpu criterion compiles the kernel with real CuTeDSL (a few seconds each), so only the mistakes that
 only the PTX can see run there."""
@@ -13,7 +13,7 @@ from cutekit.checks import check, exercises
 from cutekit.checks import ch06_ldmatrix as chapter06
 
 from simulated import kernels_on_simulator, solution_code, with_mistakes
-from verdicts import (HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 import answers_ch06 as answers
@@ -121,7 +121,7 @@ def test_every_seed_asks_the_tiles_where_the_easy_rules_go_wrong():
     assert answers_there[("B", (16, 8, 8), (16, 8, 8))] == 1
     assert [answers_there[("B", tile, (16, 8, 16))] for tile in
             [(16, 24, 16), (16, 8, 48), (16, 40, 16), (16, 8, 80), (16, 24, 32)]] == [2] * 5
-    for seed in HINT_SEEDS:
+    for seed in ALL_SEEDS:
         cases = chapter06.LDMATRIX_FOR.cases(random.Random(seed))
         drawn = {(case["operand"], tuple(case["tile_mnk"]), tuple(case["atom_mnk"])) for case in cases}
         assert set(must) <= drawn, seed
@@ -177,7 +177,7 @@ def kernels(tmp_path_factory):
 
 
 def test_the_k_block_cases_ask_both_k_blocks_on_every_seed():
-    for seed in HINT_SEEDS:
+    for seed in ALL_SEEDS:
         cases = chapter06.S2R_K_BLOCK.cases(random.Random(seed))
         assert sorted(case["k_block"] for case in cases) == [0, 1], seed
 

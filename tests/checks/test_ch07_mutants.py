@@ -1,7 +1,7 @@
 """Chapter 07 checks: each right answer earns every reference point in strict mode, and each mistake learners
 make (MISTAKES in answers_ch07.py, with the cause its hint must name) fails with that hint.
 
-The layout exercises (tiled_mma, swizzle, pipeline_stages) run every mistake on every seed 0-99, graded in this
+The layout exercises (tiled_mma, swizzle, pipeline_stages) run every mistake on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep), graded in this
 process (a fork per check would cost more than the grading; a test below shows the hints are the same). The S2R
 copy and the main loop simulate kernels case by case (0.5-1 s a check, forked, since they switch `cutlass` to the
 simulator), so their mistakes run on one seed, and their case generators are swept over seeds 0-99 instead: every
@@ -15,7 +15,7 @@ import pytest
 from cutekit.checks import ch07_sgemm, check, exercises, grading, sandbox
 
 from answers_ch07 import CORRECT, KERNEL_EXERCISES, MISTAKES, main_loop_with
-from verdicts import (HINT_SEEDS, assert_mistake_fails_naming_its_cause,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_mistake_fails_naming_its_cause,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 KERNEL_SEEDS = (0,)
@@ -63,7 +63,7 @@ def test_each_kernel_mistake_fails_with_a_hint_naming_its_cause(exercise_id, ans
 
 def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
     """Seeds 0-99 of each generator: what the mistakes above need on every seed, not only on those tried."""
-    for seed in HINT_SEEDS:
+    for seed in ALL_SEEDS:
         warps = [(case["warps_m"], case["warps_n"]) for case in ch07_sgemm._mma_cases(random.Random(seed))]
         # M-fastest vs N-fastest, a swapped shape and the hard-coded 2x2 all differ on 4x2 / 2x4
         assert warps[0] in ((4, 2), (2, 4)) and len(set(warps)) == 4

@@ -1,7 +1,7 @@
 """Chapter 08 checks: each right answer earns every reference point in strict mode, and each mistake learners
 make (MISTAKES in answers_ch08.py, with the cause its hint must name) fails with that hint.
 
-Exercises 1-3 are graded in plain Python (layouts and numbers), so their mistakes run on every seed 0-99 in
+Exercises 1-3 are graded in plain Python (layouts and numbers), so their mistakes run on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) in
 this process (a fork per check would cost more than the grading; a test below shows the hints are the same).
 Exercises 4 and 5 run the learner's loop inside the chapter's kernel on the simulator (1-3 s a check, forked,
 since they switch `cutlass` to the simulator), so their mistakes run on one seed, and their case generator is
@@ -23,7 +23,7 @@ from cutekit.checks import ch08_hopper, check, exercises, grading, sandbox
 
 from answers_ch08 import CAPSTONE_MISTAKES, CORRECT, KERNEL_EXERCISES, MISTAKES
 from simulated import kernels_on_simulator, solution_code
-from verdicts import (HINT_SEEDS, assert_mistake_fails_naming_its_cause,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_mistake_fails_naming_its_cause,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 
@@ -85,7 +85,7 @@ def test_each_kernel_loop_mistake_fails_with_a_hint_naming_its_cause(exercise_id
 
 
 def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
-    for seed in HINT_SEEDS:
+    for seed in ALL_SEEDS:
         for draw, least in ((ch08_hopper._loop_cases, 2), (ch08_hopper._consumer_cases, 3)):
             few, laps = draw(random.Random(seed))
             k_tiles = [-(-case["K"] // 64) for case in (few, laps)]
@@ -212,7 +212,7 @@ def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause_not_the_answer
 
 
 def test_every_capstone_draw_is_ragged_and_goes_round_the_ring_twice():
-    for seed in HINT_SEEDS:
+    for seed in ALL_SEEDS:
         edges, laps = ch08_hopper._capstone_cases(random.Random(seed))
         for case in (edges, laps):
             assert case["N"] % 8 == case["K"] % 8 == 0 and case["N"] % 64 and case["K"] % 64 and case["M"] % 64
@@ -232,7 +232,7 @@ def test_the_epilogue_diagnosis_names_each_mistake_on_every_seed():
     """What each epilogue mistake leaves in D, made in NumPy for the problems of seeds 0-24 (their data differ
     from seed to seed): the diagnosis names it, and the hint says so without the answer's code. The kernels
     above run a few of them on the simulator; these are all of them, cheaply."""
-    for seed in HINT_SEEDS[:25]:
+    for seed in ALL_SEEDS[:25]:
         for case in ch08_hopper._capstone_cases(random.Random(seed)):
             a, b, bias, _ = ch08_hopper._capstone_data(case)
             product = a.astype(numpy.float32) @ b.astype(numpy.float32).T

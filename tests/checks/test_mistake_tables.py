@@ -1,5 +1,5 @@
 """Every exercise of the course keeps a table of the mistakes learners make, at least four rows, each with
-the cause its hint must name; the chapters' test files run every row on seeds 0-99 (or, for simulated
+the cause its hint must name; the chapters' test files run every row on the sweep's seeds (0-9; 0-99 under make test-deep) (or, for simulated
 kernels, on the seeds their docstrings give). This test holds the tables' size for every exercise the
 registry knows, so a new exercise cannot arrive without one."""
 import importlib

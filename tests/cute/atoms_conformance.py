@@ -239,6 +239,36 @@ def make_cases(n: int, seed: int) -> list:
     return [rng.choice(draws)(rng) for _ in range(n)]
 
 
+def features(config: dict) -> set:
+    """What a configuration exercises: its kind (and operand), each atom and MMA, the MMA's atom layout and
+    the form of its permutation."""
+    found = {("kind", config["kind"])}
+    if config["kind"] == "copy_mma":
+        found.add(("operand", config["operand"]))
+    if "mma" in config:
+        mma = config["mma"]
+        found |= {("op", json.dumps(mma["op"])), ("atom_layout", json.dumps(mma["atom_layout"][0])),
+                  ("permutation", mma["permutation"] is None)}
+        found |= {("entry", type(entry).__name__) for entry in mma["permutation"] or ()}
+    if "copy_atom" in config:
+        found.add(("copy_atom", config["copy_atom"][0], json.dumps(config["copy_atom"][2:])))
+    return found
+
+
+def covering_sample(configs: list, first: int) -> list:
+    """The first `first` configurations and, greedily, as few others as give every feature the list holds,
+    in the list's order."""
+    chosen, covered = set(range(min(first, len(configs)))), set()
+    for i in chosen:
+        covered |= features(configs[i])
+    wanted = set().union(*(features(c) for c in configs))
+    while covered != wanted:
+        best = max(range(len(configs)), key=lambda i: len(features(configs[i]) - covered))
+        chosen.add(best)
+        covered |= features(configs[best])
+    return [configs[i] for i in sorted(chosen)]
+
+
 # ---- building either library's objects from the plain data --------------------------------------------------
 
 def _tuples(x):

@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 
 from cutekit import cute
 
+from tests.sweep import pick
+
 from .cutedsl_oracle import agree, ask, reference
 
 pytest.importorskip("cutlass")
 pytestmark = pytest.mark.cutedsl
 
-CASES = 300
+CASES = pick(quick=100, deep=300)     # hypothesis draws per batch (tests/sweep.py)
 batch = settings(max_examples=1, deadline=None, database=None, phases=[Phase.generate],
                  suppress_health_check=list(HealthCheck))
 

@@ -13,12 +13,22 @@ from . import atoms_conformance as suite
 pytest.importorskip("cutlass")
 pytestmark = pytest.mark.cutedsl
 
-SAMPLE = 300
+from tests.sweep import pick
+
+DRAWN = 300         # the seeded draw; make test-deep asks CuTeDSL about all of it
+
+
+@functools.cache
+def drawn():
+    return suite.make_cases(DRAWN, seed=2025)
 
 
 @functools.cache
 def sample():
-    return suite.make_cases(SAMPLE, seed=2025)
+    """make test: the first 20 cases of the draw and, for every feature the draw holds (each atom, MMA, atom
+    layout, permutation form, kind and operand), a case that has it (about 45 in all); make test-deep: the
+    whole draw."""
+    return pick(quick=suite.covering_sample(drawn(), first=20), deep=drawn())
 
 
 @functools.cache
@@ -53,7 +63,7 @@ def test_what_cutedsl_builds_but_should_not_cutekit_builds_too_with_a_named_warn
 
 
 def test_the_generator_draws_every_ampere_atom_layout_and_permutation_the_issue_names():
-    cases = sample()
+    cases = sample()      # what CuTeDSL is asked about: at either width, every feature of the whole draw
     ops = {json.dumps(c["mma"]["op"]) for c in cases if "mma" in c}
     for op in suite.WARP_MMAS + suite.FMAS:
         assert json.dumps(list(op)) in ops, op

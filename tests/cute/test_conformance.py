@@ -6,12 +6,14 @@ import functools
 
 import pytest
 
+from tests.sweep import pick
+
 from . import conformance
 
 pytest.importorskip("cutlass")
 pytestmark = pytest.mark.cutedsl
 
-SAMPLE = 5000
+SAMPLE = pick(quick=2000, deep=5000)       # tests/sweep.py; `make conformance` runs 200,000
 
 
 @functools.cache

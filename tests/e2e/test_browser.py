@@ -1,4 +1,5 @@
-"""End to end: every course notebook in JupyterLab, as a learner meets it. One JupyterLab server on 127.0.0.1
+"""End to end: the course notebooks in JupyterLab, as a learner meets them (make test: the first notebook and
+every notebook with an explorer to move, the others run under nbval in both their forms; make test-deep: all). One JupyterLab server on 127.0.0.1
 (serving a copy of course/) and one headless Chromium (Playwright driving Debian's `chromium` through
 `executable_path`) with JupyterLab open in one tab; each notebook opens in a tab of JupyterLab and runs with
 "Run All Cells", KERNELS_AT_ONCE kernels at a time, while the tests move the sliders of the notebooks already run:
@@ -27,10 +28,19 @@ import urllib.request
 import pytest
 from PIL import Image
 
+from tests.sweep import pick
+
 HERE = pathlib.Path(__file__).parent
 ROOT = HERE.parent.parent
 COURSE = ROOT / "course"
-NOTEBOOKS = sorted(path.name for path in COURSE.glob("[0-9][0-9]_*.ipynb"))
+ALL_NOTEBOOKS = sorted(path.name for path in COURSE.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _has_explorers(notebook: str) -> bool:
+    return "widgets." in (COURSE / notebook).with_suffix(".py").read_text(encoding="utf-8")
+
+
+NOTEBOOKS = pick(quick=[n for i, n in enumerate(ALL_NOTEBOOKS) if i == 0 or _has_explorers(n)], deep=ALL_NOTEBOOKS)
 KERNELS_AT_ONCE = 3           # notebooks running at once: on 2 cores, one starts while two run
 RUN_SECONDS = 300             # one notebook's Run All, on a machine busy with the others
 

@@ -35,12 +35,12 @@ def _run(stuck, which):
     from cutlass.cute.runtime import from_dlpack
     stuck.STUCK[0] = which
     a = numpy.zeros(32, numpy.float32)
-    started = time.perf_counter()
+    started = time.process_time()       # this process's processor time: other work on the machine does not count
     try:
         stuck.run_stuck(from_dlpack(a))
     except KernelError as error:
-        return error, time.perf_counter() - started, a
-    return None, time.perf_counter() - started, a
+        return error, time.process_time() - started, a
+    return None, time.process_time() - started, a
 
 
 @pytest.mark.parametrize("which, thread, words", [
@@ -59,7 +59,7 @@ def test_a_kernel_that_makes_no_progress_is_stopped_naming_its_line_block_and_th
     error, seconds, _ = _run(stuck, which)
     assert isinstance(error, NoProgressError), error
     # the watchdog looks four times a second, and stops a block once half the limit was spent on the CPU
-    assert seconds < LIMIT + 3 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1) / 2), seconds
+    assert seconds < LIMIT + 1.5, seconds
     message = str(error)
     assert "\n" not in message and error.block == (0, 0, 0) and "of block (0, 0, 0) in stuck_kernel" in message
     if thread is not None:

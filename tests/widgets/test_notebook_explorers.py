@@ -12,6 +12,7 @@ import ipywidgets
 import pytest
 
 from cutekit import widgets
+from tests.sweep import pick
 
 from .notebook_calls import notebook_calls
 
@@ -19,7 +20,8 @@ from .notebook_calls import notebook_calls
 # may take on a machine shared with other work (a learner notices a second)
 REDRAW_BUDGET_SECONDS = 0.100
 SLOWEST_MOVE_SECONDS = 1.0
-MOST_POSITIONS = 128        # a longer slider is sampled: both ends and evenly spaced positions between
+# a longer slider is sampled: both ends and evenly spaced positions between (make test-deep: 128 of them)
+MOST_POSITIONS = pick(quick=24, deep=128)
 
 def distinct_calls():
     """{name: call}: one per distinct call and setup (course and solutions mostly repeat each other); the
