@@ -418,15 +418,24 @@ class MmaAtom:
         return "\n".join(self._atom_lines(15))
 
     def make_fragment_A(self, input):
-        """Registers for A: a tensor of the A type shaped like `input` (a partition or a shape)."""
+        """Registers for A: a tensor of the A type shaped like `input` (a partition or a shape); for a tcgen05
+        MMA, the shared-memory tensor seen as one descriptor per MMA."""
+        if hasattr(self.op, "_make_fragment_AB"):
+            return self.op._make_fragment_AB("A", input)
         return _fragment(self.op.operand_dtypes[0], input, "A")
 
     def make_fragment_B(self, input):
-        """Registers for B: a tensor of the B type shaped like `input` (a partition or a shape)."""
+        """Registers for B: a tensor of the B type shaped like `input` (a partition or a shape); for a tcgen05
+        MMA, the shared-memory tensor seen as one descriptor per MMA."""
+        if hasattr(self.op, "_make_fragment_AB"):
+            return self.op._make_fragment_AB("B", input)
         return _fragment(self.op.operand_dtypes[1], input, "B")
 
     def make_fragment_C(self, input):
-        """Registers for C: a tensor of the accumulator type shaped like `input` (a partition or a shape)."""
+        """Registers for C: a tensor of the accumulator type shaped like `input` (a partition or a shape); for a
+        tcgen05 MMA, the accumulator in tensor memory (input: partition_shape_C of the MMA tile)."""
+        if hasattr(self.op, "_make_fragment_C"):
+            return self.op._make_fragment_C(input)
         return _fragment(self.op.operand_dtypes[2], input, "C")
 
 

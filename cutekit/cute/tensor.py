@@ -19,6 +19,15 @@ _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "float64": "f64", "int32": "
                 "int16": "i16", "int64": "i64", "bool": "i1", "uint8": "u8"}
 
 
+_POINTER_KINDS = ("memory", "tmem", "smem_desc")
+
+
+def _tmem_align(offset: int) -> int:
+    """The alignment CuTeDSL prints for a TMEM pointer: 1 at the allocation's start (its address is known only
+    at run time), else the largest power of two dividing the offset."""
+    return 1 if offset == 0 else offset & -offset
+
+
 class Tensor:
     """`iterator o layout`. `t[coord]` reads, `t[coord] = v` writes, `t[(None, k)]` slices."""
 
@@ -38,12 +47,16 @@ class Tensor:
 
     @property
     def is_coordinate(self) -> bool:
-        return is_tuple(self.iterator) and not (self.iterator and self.iterator[0] == "memory")
+        return is_tuple(self.iterator) and not (self.iterator and self.iterator[0] in _POINTER_KINDS)
 
     @property
     def element_type(self):
         from . import typing
         if self.is_coordinate:
+            return None
+        if self.iterator[0] == "tmem":
+            return self.iterator[1]
+        if self.iterator[0] == "smem_desc":
             return None
         name = {"float32": "Float32", "float16": "Float16", "float64": "Float64", "int32": "Int32",
                 "int8": "Int8", "int16": "Int16"}.get(str(self.iterator[1].dtype))
@@ -85,6 +98,9 @@ class Tensor:
         offset = self._offset(coord)
         if self.is_coordinate:
             return self._advance(offset)
+        if self.iterator[0] != "memory":
+            raise CuteError(f"{self} is not in memory this reference can read (tensor memory and shared-memory "
+                            f"descriptors are only described here): slice it with None to keep modes")
         _, array, base = self.iterator
         return array[base + offset].item()
 
@@ -113,6 +129,10 @@ class Tensor:
     def __str__(self):
         if self.is_coordinate:
             return f"tensor<{fmt_coord(self.iterator)} o {self.layout}>"
+        if self.iterator[0] == "tmem":
+            return f"tensor<ptr<{self.iterator[1].mlir_type}, tmem, align<{_tmem_align(self.iterator[2])}>> o {self.layout}>"
+        if self.iterator[0] == "smem_desc":
+            return f"tensor<smem_desc<{self.iterator[1].name}-major>+{self.iterator[2]} o {self.layout}>"
         dtype = _DTYPE_NAMES.get(str(self.iterator[1].dtype), str(self.iterator[1].dtype))
         return f"tensor<ptr<{dtype}, numpy+{self.iterator[2]}> o {self.layout}>"
 
