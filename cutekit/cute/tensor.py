@@ -28,6 +28,12 @@ def _tmem_align(offset: int) -> int:
     return 1
 
 
+def _tmem_type_name(value_type) -> str:
+    """A TMEM pointer's element type as CuTeDSL 4.8.1 prints it: signed integers with their sign (si32)."""
+    name = value_type.mlir_type
+    return "s" + name if name.startswith("i") else name
+
+
 class Tensor:
     """`iterator o layout`. `t[coord]` reads, `t[coord] = v` writes, `t[(None, k)]` slices."""
 
@@ -130,7 +136,7 @@ class Tensor:
         if self.is_coordinate:
             return f"tensor<{fmt_coord(self.iterator)} o {self.layout}>"
         if self.iterator[0] == "tmem":
-            return f"tensor<ptr<{self.iterator[1].mlir_type}, tmem, align<{_tmem_align(self.iterator[2])}>> o {self.layout}>"
+            return f"tensor<ptr<{_tmem_type_name(self.iterator[1])}, tmem, align<{_tmem_align(self.iterator[2])}>> o {self.layout}>"
         if self.iterator[0] == "smem_desc":
             return f"tensor<smem_desc<{self.iterator[1].name}-major>+{self.iterator[2]} o {self.layout}>"
         dtype = _DTYPE_NAMES.get(str(self.iterator[1].dtype), str(self.iterator[1].dtype))

@@ -54,7 +54,14 @@ def tile_to_mma_shape(atom, mma_tile_shape, order=None):
     mn_shape = (size(a) * size(m_reps), size(b) * size(n_reps)) + tuple(size(s) for s in mma_tile_shape[3:])
     tiled = tile_to_shape(atom, mn_shape, order)
     outer = tiled.outer if isinstance(tiled, ComposedLayout) else tiled
-    divided = tiled_divide(outer, (make_layout(size(a)), make_layout(size(b))))
+    try:
+        divided = tiled_divide(outer, (make_layout(size(a)), make_layout(size(b))))
+    except CuteError:
+        atom_outer = atom.outer if isinstance(atom, ComposedLayout) else atom
+        raise CuteError(f"tile_to_mma_shape: the atom {atom_outer} tiled to {mn_shape} cannot be cut into "
+                        f"tiles of one MMA ({size(a)},{size(b)}): an MMA's extent along the atom's contiguous "
+                        f"mode must be a multiple of the atom's (or divide it); choose a narrower swizzle atom "
+                        f"or another MMA shape") from None
     layout = divided
     layout = coalesce(layout, target_profile=mma_tile_shape)
     if isinstance(tiled, ComposedLayout):
