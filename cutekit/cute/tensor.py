@@ -65,7 +65,7 @@ class Tensor:
         if self.iterator[0] == "smem_desc":
             return None
         name = {"float32": "Float32", "float16": "Float16", "float64": "Float64", "int32": "Int32",
-                "int8": "Int8", "int16": "Int16"}.get(str(self.iterator[1].dtype))
+                "int8": "Int8", "int16": "Int16", "uint8": "Uint8"}.get(str(self.iterator[1].dtype))
         return getattr(typing, name) if name else None
 
     def with_layout(self, layout) -> "Tensor":

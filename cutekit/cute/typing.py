@@ -130,13 +130,13 @@ class Int64(Numeric):
 class Uint8(Numeric):
     numpy_type = int
     width = 8
-    mlir_type = "ui8"
+    mlir_type = "i8"          # CuTeDSL 4.8.1 prints MLIR's signless integer type, as for Int8
 
 
 class Uint32(Numeric):
     numpy_type = int
     width = 32
-    mlir_type = "ui32"
+    mlir_type = "i32"         # signless, as CuTeDSL 4.8.1 prints it
 
 
 class Boolean(Numeric):

@@ -2,7 +2,7 @@
 cutekit.cute and by CuTeDSL 4.8.1 traced on the CPU for sm_100a (CUTE_DSL_ARCH=sm_100a), compared fact by fact
 as printed text (a layout's printed shape:stride is its whole mapping, so equal text is an equal mapping).
 
-`make_cases(n, seed)` draws n configurations of four kinds from a seeded generator:
+`make_cases(n, seed)` draws n configurations of five kinds from a seeded generator:
 
     mma        a tcgen05 MMA op of every kind and type pair it accepts (f16/bf16 with f16/f32 accumulators,
                tf32, i8/u8, f8 e4m3/e5m2 pairs), CtaGroup ONE (M 64/128) or TWO (M 128/256), N from 8 to 256
@@ -17,6 +17,10 @@ as printed text (a layout's printed shape:stride is its whole mapping, so equal 
     epilogue   blackwell_helpers.compute_epilogue_tile_shape, get_tmem_load_op, make_smem_layout_epi for a
                CTA tile, C's type and majorness, then the dense GEMM's epilogue copy: the accumulator
                flat-divided by the epilogue tile, make_tmem_copy, a few threads' partitions
+    tma        the mainloop's TMA loads: cluster_shape_to_tma_atom_A/B for a cluster of 1x1 .. 4x4 CTAs,
+               make_tiled_tma_atom_A/B over a (extent, K, L) tensor, K- or MN-major, with the staged layout
+               of make_smem_layout_a/b, a CTA's partition_A/B of the tiles and every multicast CTA's
+               tma_partition
 
 A refused step is an answer too: the two agree when both refuse it. cutekit refuses with a CuteError (or the
 TypeError/ValueError CuTeDSL raises for the same call); anything else inside cutekit is a crash and never agrees.
@@ -144,7 +148,21 @@ def _case_epilogue(rng):
             "stages": rng.choice((1, 2, 4)), "threads": [0, 45, 96]}
 
 
-DRAWS = [(_case_mma, 5), (_case_smem_atom, 2), (_case_tmem_load, 3), (_case_epilogue, 2)]
+def _case_tma(rng):
+    """The dense GEMM's TMA load of A or B: make_tiled_tma_atom_A/B for the MMA, its staged shared-memory
+    layout and a cluster, then each multicast CTA's tma_partition of the CTA's partition of the tiles."""
+    mma = draw_mma(rng)
+    m, n, k = mma["shape"]
+    group = mma["group"]
+    cluster = [group * rng.choice((1, 1, 2)), rng.choice((1, 1, 2, 4))]
+    operand = rng.choice("AB")
+    extent = (m if operand == "A" else n) * rng.choice((3, 4, 7)) + rng.choice((0, 8, 24))
+    k_total = k * 4 * rng.choice((2, 5))
+    return {"kind": "tma", "operand": operand, "mma": mma, "tiler": [m, n, 4 * k], "cluster": cluster,
+            "stages": rng.choice((1, 2, 3)), "gmem": [extent, k_total, rng.choice((1, 1, 3))], "cta": 1 % group}
+
+
+DRAWS = [(_case_mma, 5), (_case_smem_atom, 2), (_case_tmem_load, 3), (_case_epilogue, 2), (_case_tma, 3)]
 
 
 def make_cases(n: int, seed: int) -> list:
@@ -200,6 +218,19 @@ def covering_cases() -> list:
         cases.append({"kind": "epilogue", "mma": {"kind": ["f16", "Float16", "Float16", acc], "shape": [m, n, 16],
                                                   "group": group, "a_major": "K", "b_major": "K"},
                       "c_dtype": c, "acc": acc, "c_layout": layout, "stages": 2, "threads": [0, 45, 96]})
+    for operand in "AB":
+        for i, (kind, group, majors, cluster) in enumerate([(MMA_KINDS[0], 1, ("K", "K"), [1, 1]),
+                                                            (MMA_KINDS[0], 2, ("K", "MN"), [2, 1]),
+                                                            (MMA_KINDS[2], 1, ("MN", "K"), [2, 2]),
+                                                            (MMA_KINDS[3], 2, ("MN", "MN"), [4, 2]),
+                                                            (MMA_KINDS[4], 1, ("K", "K"), [1, 4])]):
+            m = 128 if group == 1 else 256
+            k = K_OF[kind[0]]
+            mma = {"kind": list(kind), "shape": [m, 128, k], "group": group, "a_major": majors[0],
+                   "b_major": majors[1]}
+            cases.append({"kind": "tma", "operand": operand, "mma": mma, "tiler": [m, 128, 4 * k],
+                          "cluster": cluster, "stages": 3, "gmem": [1000 + 8 * i, 8 * k * 4, 1 + i % 2],
+                          "cta": group - 1})
     return cases
 
 
@@ -249,6 +280,24 @@ class Library:
             return t.MmaI8Op(self.dtype(a), shape, group, source, *majors)
         return t.MmaF8F6F4Op(self.dtype(a), self.dtype(b), self.dtype(acc), shape, group, source, *majors)
 
+    def gmem_tensor(self, name, shape, k_major):
+        """A global tensor (extent, K, L), K- or MN-major, and the internal_type to pass for it (TF32 loads read
+        a Float32 tensor; cutekit's NumPy storage needs the type named where NumPy has none)."""
+        cute = self.cute
+        rows, columns, batch = shape
+        stride = (columns, 1, rows * columns) if k_major else (1, rows, rows * columns)
+        layout = cute.make_layout(tuple(shape), stride=stride)
+        stored = "Float32" if name == "TFloat32" else name
+        internal = self.dtype("TFloat32") if name == "TFloat32" else None
+        if self.real:
+            return cute.make_tensor(cute.make_ptr(self.dtype(stored), 0, cute.AddressSpace.gmem, assumed_align=16),
+                                    layout), internal
+        import numpy
+        numpy_type = {"Float16": numpy.float16, "Int8": numpy.int8, "Uint8": numpy.uint8}.get(stored, numpy.float32)
+        if stored not in ("Float16", "Float32", "Int8", "Uint8"):
+            internal = self.dtype(name)
+        return cute.make_tensor(numpy.zeros(rows * columns * batch, numpy_type), layout), internal
+
     def smem_tensor(self, dtype, layout):
         cute = self.cute
         if self.real:
@@ -297,6 +346,9 @@ def collect(lib: Library, config: dict, on_error) -> dict:
         return facts
     if kind == "epilogue":
         _epilogue(lib, config, step)
+        return facts
+    if kind == "tma":
+        _tma(lib, config, step)
         return facts
     # mma
     spec, tile = config["mma"], config["tile"]
@@ -407,6 +459,64 @@ def _epilogue(lib, config, step):
         _tmem_copy(lib, config, holder["atom"], holder["epi"], step)
 
 
+def _tma(lib, config, step):
+    cute, h = lib.cute, lib.helpers
+    spec, operand, tiler = config["mma"], config["operand"], tuple(config["tiler"])
+    holder = {}
+
+    def tiled():
+        holder["mma"] = h.make_trivial_tiled_mma(
+            lib.dtype(spec["kind"][1]), lib.dtype(spec["kind"][2]), getattr(lib.Major, spec["a_major"]),
+            getattr(lib.Major, spec["b_major"]), lib.dtype(spec["kind"][3]),
+            lib.tcgen05.CtaGroup.ONE if spec["group"] == 1 else lib.tcgen05.CtaGroup.TWO, tuple(spec["shape"][:2]))
+        return _text(holder["mma"].thr_id)
+    if not step("tiled_mma", tiled):
+        return
+    mma = holder["mma"]
+    dtype_name = spec["kind"][1 if operand == "A" else 2]
+    dtype = lib.dtype(dtype_name)
+
+    def smem():
+        holder["smem"] = getattr(h, "make_smem_layout_" + operand.lower())(mma, tiler, dtype, config["stages"])
+        return _text(holder["smem"])
+
+    def op():
+        holder["op"] = getattr(h, "cluster_shape_to_tma_atom_" + operand)(tuple(config["cluster"]), mma.thr_id)
+        holder["vmnk"] = cute.tiled_divide(cute.make_layout((*config["cluster"], 1)), (mma.thr_id.shape,))
+        return _text(holder["op"]) + "\n" + _text(holder["vmnk"])
+    if not (step("smem", smem) and step("op", op)):
+        return
+    k_major = spec[operand.lower() + "_major"] == "K"
+
+    def atom():
+        gmem, internal = lib.gmem_tensor(dtype_name, config["gmem"], k_major)
+        make = getattr(cute.nvgpu, "make_tiled_tma_atom_" + operand)
+        one_stage = cute.slice_(holder["smem"], (None, None, None, 0))
+        holder["atom"], holder["coords"] = make(holder["op"], gmem, one_stage, tiler, mma, holder["vmnk"].shape,
+                                                internal_type=internal)
+        return _text(holder["atom"]) + "\n" + _text(holder["coords"])
+    if not step("tma_atom", atom):
+        return
+    extents = (tiler[0], tiler[2]) if operand == "A" else (tiler[1], tiler[2])
+
+    def partition():
+        tiles = cute.local_tile(holder["coords"], extents, (None, None, None))
+        holder["part"] = getattr(mma.get_slice(config["cta"]), "partition_" + operand)(tiles)
+        return _text(holder["part"])
+    if not step("partition", partition):
+        return
+    vmnk = holder["vmnk"]
+    mode = (0, 0, None, 0) if operand == "A" else (0, None, 0, 0)
+    ctas = cute.make_layout(cute.slice_(vmnk, mode).shape)
+    smem_tensor = lib.smem_tensor(dtype, holder["smem"].outer)
+    for rank in range(cute.size(ctas)):
+        def share():
+            s, g = lib.cute.nvgpu.cpasync.tma_partition(holder["atom"], rank, ctas, cute.group_modes(smem_tensor, 0, 3),
+                                                       cute.group_modes(holder["part"], 0, 3))
+            return _text(s.layout) + "\n" + _text(g)
+        step(f"tma_partition{rank}", share)
+
+
 # ---- answering: cutekit here, CuTeDSL in a worker ---------------------------------------------------------
 
 def _first_line(error) -> str:
@@ -490,7 +600,7 @@ def ask_cutedsl(configs: list) -> list:
 
 def steps_source() -> str:
     return "".join(inspect.getsource(f) for f in (Library, _text, collect, _tiled_facts, _accumulator, _tmem_copy,
-                                                    _epilogue))
+                                                    _epilogue, _tma))
 
 
 def cutedsl_facts(configs: list, use_cache=True) -> list:

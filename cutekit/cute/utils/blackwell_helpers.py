@@ -5,6 +5,7 @@
     compute_epilogue_tile_shape, get_smem_layout_atom_epi, make_smem_layout_epi
     get_num_tmem_alloc_cols(tmem_tensors)                 TMEM columns to allocate (a power of two >= 32)
     get_tmem_load_op(...)                                 the tcgen05.ld atom for the epilogue tile
+    cluster_shape_to_tma_atom_A / _B                      the TMA load op for A / B in a cluster
 
 The rules are CuTeDSL's, written over cutekit's layouts; each result prints as CuTeDSL prints it.
 """
@@ -259,6 +260,31 @@ def get_tmem_load_op(cta_tile_shape, layout_d, elem_ty_d, elem_ty_acc, epi_tile,
     return make_copy_atom(cls(Repetition(rep), Pack.PACK_16b_IN_32b if pack else Pack.NONE), elem_ty_acc)
 
 
-__all__ = ["make_trivial_tiled_mma", "get_smem_layout_atom_ab", "make_smem_layout_a", "make_smem_layout_b",
+def _cluster_op(operand, cluster_shape_mnk, atom_thr_id):
+    from ..nvgpu.cpasync import CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileG2SOp
+    ctas = size(atom_thr_id)
+    shape = tuple(cluster_shape_mnk)
+    # A is shared along N (mode 1 of the cluster), B along M (mode 0)
+    multicast = size(shape[1]) != 1 if operand == "A" else size(shape[0]) != ctas
+    if size(shape[0]) % ctas:
+        raise ValueError(f"Cluster shape not divisible by MMA size: {shape} and {atom_thr_id}")
+    group = CtaGroup.TWO if ctas == 2 else CtaGroup.ONE
+    if ctas not in (1, 2):
+        raise ValueError(f"Unsupported Configuration for SM100 TMA: {shape} and {atom_thr_id}")
+    return (CopyBulkTensorTileG2SMulticastOp if multicast else CopyBulkTensorTileG2SOp)(group)
+
+
+def cluster_shape_to_tma_atom_A(cluster_shape_mnk, atom_thr_id):
+    """The TMA load op for A: multicast when the cluster has more than one CTA along N (they share A's
+    tile), CtaGroup.TWO when the MMA spans a CTA pair (atom_thr_id of size 2)."""
+    return _cluster_op("A", cluster_shape_mnk, atom_thr_id)
+
+
+def cluster_shape_to_tma_atom_B(cluster_shape_mnk, atom_thr_id):
+    """The TMA load op for B: multicast when the cluster has more CTAs along M than the MMA spans."""
+    return _cluster_op("B", cluster_shape_mnk, atom_thr_id)
+
+
+__all__ = ["cluster_shape_to_tma_atom_A", "cluster_shape_to_tma_atom_B", "make_trivial_tiled_mma", "get_smem_layout_atom_ab", "make_smem_layout_a", "make_smem_layout_b",
            "compute_epilogue_tile_size", "compute_epilogue_tile_shape", "get_smem_layout_atom_epi",
            "make_smem_layout_epi", "get_num_tmem_alloc_cols", "get_tmem_load_op"]

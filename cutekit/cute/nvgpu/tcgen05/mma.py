@@ -20,7 +20,7 @@ from ... import typing as _types
 from ...atom import MmaOp
 from ...inttuple import CuteError, is_int, is_tuple
 from ...layout import Layout, complement, composition, cosize, make_layout, recast_layout, size, tiled_product
-from ..common_modes import OperandMajorMode
+from ..common_modes import CtaGroup, OperandMajorMode
 
 
 class OperandSource(Enum):
@@ -29,14 +29,6 @@ class OperandSource(Enum):
 
     def __str__(self):
         return f"OperandSource.{self.name}"
-
-
-class CtaGroup(Enum):
-    ONE = 1
-    TWO = 2
-
-    def __str__(self):
-        return f"CtaGroup.{self.name}"
 
 
 class Field(Enum):
