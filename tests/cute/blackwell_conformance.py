@@ -610,6 +610,29 @@ def cutedsl_facts(configs: list, use_cache=True) -> list:
     return cached(CACHE, [version, steps_source(), configs], lambda: ask_cutedsl(configs), use_cache)
 
 
+PINNED = Path(__file__).resolve().parent / "pinned" / "blackwell_sm100a.json"
+
+
+def write_pinned(use_cache=True) -> Path:
+    """Ask CuTeDSL (sm_100a) for the covering cases' answers and keep them in tests/cute/pinned/, so the
+    comparison runs where CuTeDSL is not installed (the course on a Mac)."""
+    import datetime
+    import importlib.metadata
+    cases = covering_cases()
+    answers = cutedsl_facts(cases, use_cache)
+    PINNED.parent.mkdir(exist_ok=True)
+    PINNED.write_text(json.dumps({
+        "cutedsl": importlib.metadata.version("nvidia-cutlass-dsl"), "arch": "sm_100a",
+        "written": datetime.date.today().isoformat(),
+        "how": "python scripts/conformance.py --blackwell --pin (CuTeDSL traced on the CPU)",
+        "cases": cases, "answers": answers}, indent=1) + "\n")
+    return PINNED
+
+
+def pinned() -> dict:
+    return json.loads(PINNED.read_text())
+
+
 def _refused(answer: str) -> bool:
     return answer.startswith("ERROR") or answer.startswith("CRASH: CuTeDSL")
 
