@@ -486,6 +486,7 @@ def _tma(lib, config, step):
         return _text(holder["op"]) + "\n" + _text(holder["vmnk"])
     if not (step("smem", smem) and step("op", op)):
         return
+    step("smem_bytes", lambda: str(int(cute.size_in_bytes(dtype, cute.slice_(holder["smem"], (None, None, None, 0))))))
     k_major = spec[operand.lower() + "_major"] == "K"
 
     def atom():
