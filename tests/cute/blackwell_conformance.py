@@ -5,7 +5,7 @@ as printed text (a layout's printed shape:stride is its whole mapping, so equal 
 `make_cases(n, seed)` draws n configurations of five kinds from a seeded generator:
 
     mma        a tcgen05 MMA op of every kind and type pair it accepts (f16/bf16 with f16/f32 accumulators,
-               tf32, i8/u8, f8 e4m3/e5m2 pairs), CtaGroup ONE (M 64/128) or TWO (M 128/256), N from 8 to 256
+               tf32, i8/u8, f8 e4m3/e5m2 pairs; A always from shared memory), CtaGroup ONE (M 64/128) or TWO (M 128/256), N from 8 to 256
                in legal steps and now and then an illegal N, M, K or type, A and B K- or MN-major; its atom,
                tiled MMA, TV layouts, partition shapes and each CTA's partitions of an MMA tile, the TMEM
                accumulator (make_fragment_C) and its column count, the staged shared-memory layouts of A and
@@ -49,7 +49,8 @@ MMA_KINDS = [("f16", "Float16", "Float16", "Float32"), ("f16", "Float16", "Float
              ("f16", "BFloat16", "BFloat16", "Float32"), ("tf32", "TFloat32", "TFloat32", "Float32"),
              ("i8", "Int8", "Int8", "Int32"), ("i8", "Uint8", "Uint8", "Int32"),
              ("f8", "Float8E4M3FN", "Float8E4M3FN", "Float32"), ("f8", "Float8E5M2", "Float8E4M3FN", "Float16"),
-             ("f8", "Float8E4M3FN", "Float8E5M2", "Float32"), ("f8", "Float8E5M2", "Float8E5M2", "Float16")]
+             ("f8", "Float8E4M3FN", "Float8E5M2", "Float32"), ("f8", "Float8E5M2", "Float8E5M2", "Float16"),
+             ("f16", "BFloat16", "BFloat16", "Float16")]
 # what CuTeDSL refuses: an accumulator or operand type the kind does not take
 BAD_KINDS = [("f16", "Float16", "Float16", "Int32"), ("f16", "Float32", "Float32", "Float32"),
              ("i8", "Float16", "Float16", "Int32"), ("f8", "Float16", "Float8E4M3FN", "Float32")]

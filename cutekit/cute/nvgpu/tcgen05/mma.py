@@ -285,6 +285,9 @@ def _descriptor_fragment(operand, op, input):
     from ...tensor import Tensor
     from ...layout import ComposedLayout
     name = "make_fragment_" + operand
+    if operand == "A" and op.a_src is OperandSource.TMEM:
+        raise CuteError(f"{name}: this MMA reads A from tensor memory (a_src=OperandSource.TMEM); cutekit describes "
+                        f"the fragments of tcgen05 MMAs with A in shared memory (OperandSource.SMEM) only")
     if not isinstance(input, Tensor):
         raise CuteError(f"{name}: expects the shared-memory tensor of the operand (sA/sB, modes (MMA,MMA_{'M' if operand == 'A' else 'N'},MMA_K,STAGE)), "
                         f"got {type(input).__name__}: a tcgen05 MMA reads {operand} from shared memory, not registers")
