@@ -17,7 +17,7 @@ from .typing import BFloat16, Float16, Float32, Float64, Int8, Int16, Int32, Num
 try:  # copy and MMA atoms (cutekit/cute/atom.py, cutekit/cute/nvgpu/)
     from . import nvgpu
     from .atom import (CopyAtom, MmaAtom, ThrCopy, ThrMma, TiledCopy, TiledMma, make_copy_atom, make_mma_atom,
-                       make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_tv,
+                       make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_D, make_tiled_copy_S, make_tiled_copy_tv,
                        make_tiled_mma)
 except ImportError:  # pragma: no cover - atoms land separately
     pass

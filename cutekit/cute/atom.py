@@ -21,7 +21,7 @@ from .tensor import Tensor, make_tensor
 
 __all__ = ["CopyOp", "MmaOp", "CopyAtom", "TiledCopy", "ThrCopy", "MmaAtom", "TiledMma", "ThrMma",
            "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A", "make_tiled_copy_B",
-           "make_tiled_copy_C", "make_mma_atom", "make_tiled_mma"]
+           "make_tiled_copy_C", "make_tiled_copy_S", "make_tiled_copy_D", "make_mma_atom", "make_tiled_mma"]
 
 
 class AtomDoesNotFitWarning(UserWarning):
@@ -356,6 +356,18 @@ def make_tiled_copy_tv(atom, thr_layout, val_layout):
     (the tile is their raked product)."""
     tiler_mn, layout_tv = make_layout_tv(thr_layout, val_layout)
     return make_tiled_copy(atom, layout_tv, tuple(size(make_layout(t)) for t in tiler_mn))
+
+
+def make_tiled_copy_S(atom, tiled_copy):
+    """A tiled copy of `atom` whose threads and values are `tiled_copy`'s source side (its
+    layout_src_tv_tiled over its tile)."""
+    return make_tiled_copy(atom, tiled_copy.layout_src_tv_tiled, tiled_copy.tiler_mn)
+
+
+def make_tiled_copy_D(atom, tiled_copy):
+    """A tiled copy of `atom` whose threads and values are `tiled_copy`'s destination side: the registers a
+    TMEM load left in each thread, stored on by another atom (the epilogue's registers -> shared memory)."""
+    return make_tiled_copy(atom, tiled_copy.layout_dst_tv_tiled, tiled_copy.tiler_mn)
 
 
 def make_tiled_copy_A(atom, tiled_mma):

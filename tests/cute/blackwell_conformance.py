@@ -15,8 +15,10 @@ as printed text (a layout's printed shape:stride is its whole mapping, so equal 
     tmem_load  a tcgen05.ld atom (every shape, repetitions x1 .. x128, packed or not, 16- or 32-bit) and
                make_tmem_copy of it over an accumulator tile, with a few threads' partition_S/D
     epilogue   blackwell_helpers.compute_epilogue_tile_shape, get_tmem_load_op, make_smem_layout_epi for a
-               CTA tile, C's type and majorness, then the dense GEMM's epilogue copy: the accumulator
-               flat-divided by the epilogue tile, make_tmem_copy, a few threads' partitions
+               CTA tile, C's type and majorness, then the dense GEMM's epilogue copies: the accumulator
+               flat-divided by the epilogue tile, make_tmem_copy, a few threads' partitions; get_smem_store_op
+               and make_tiled_copy_D after it, its partition of the shared-memory C tile and its retile of
+               the registers
     tma        the mainloop's TMA loads: cluster_shape_to_tma_atom_A/B for a cluster of 1x1 .. 4x4 CTAs,
                make_tiled_tma_atom_A/B over a (extent, K, L) tensor, K- or MN-major, with the staged layout
                of make_smem_layout_a/b, a CTA's partition_A/B of the tiles and every multicast CTA's
@@ -215,7 +217,9 @@ def covering_cases() -> list:
                                         (1, 128, 64, "Float16", "Float16", "ROW_MAJOR"),
                                         (2, 256, 128, "Float32", "Float16", "ROW_MAJOR"),
                                         (2, 128, 256, "Float32", "Float16", "COL_MAJOR"),
-                                        (2, 256, 256, "Float32", "Int8", "ROW_MAJOR")]:
+                                        (2, 256, 256, "Float32", "Int8", "ROW_MAJOR"),
+                                        (1, 64, 128, "Float32", "Int8", "COL_MAJOR"),
+                                        (1, 128, 64, "Float32", "Float32", "ROW_MAJOR")]:
         cases.append({"kind": "epilogue", "mma": {"kind": ["f16", "Float16", "Float16", acc], "shape": [m, n, 16],
                                                   "group": group, "a_major": "K", "b_major": "K"},
                       "c_dtype": c, "acc": acc, "c_layout": layout, "stages": 2, "threads": [0, 45, 96]})
@@ -298,6 +302,13 @@ class Library:
         if stored not in ("Float16", "Float32", "Int8", "Uint8"):
             internal = self.dtype(name)
         return cute.make_tensor(numpy.zeros(rows * columns * batch, numpy_type), layout), internal
+
+    def fragment(self, shape, dtype):
+        if self.real:
+            return self.cute.make_rmem_tensor(shape, dtype)
+        import numpy
+        return self.cute.make_tensor(numpy.zeros(self.cute.size(self.cute.make_layout(shape)), numpy.float32),
+                                     self.cute.make_layout(shape))
 
     def smem_tensor(self, dtype, layout):
         cute = self.cute
@@ -417,7 +428,7 @@ def _tmem_copy(lib, config, atom, epi, step):
     cute, t = lib.cute, lib.tcgen05
     holder = {}
     if not _accumulator(lib, config["mma"], holder, step):
-        return
+        return holder
 
     def tiled_copy():
         acc = holder["acc"][((None, None), 0, 0)]
@@ -426,14 +437,20 @@ def _tmem_copy(lib, config, atom, epi, step):
         holder["tiled"] = tiled
         return "\n".join([_text(tiled), _text(tiled.layout_tv_tiled), str(int(tiled.size))])
     if not step("tmem_copy", tiled_copy):
-        return
+        return holder
     tiled = holder["tiled"]
     m, n = config["mma"]["shape"][:2]
     m //= config["mma"]["group"]
     coordinates = cute.flat_divide(cute.make_identity_tensor((m, n)), epi)
     for thread in config["threads"]:
         step(f"partition_S{thread}", lambda: _text(tiled.get_slice(thread).partition_S(holder["epi"])))
-        step(f"partition_D{thread}", lambda: _text(tiled.get_slice(thread).partition_D(coordinates)))
+
+        def destination():
+            part = tiled.get_slice(thread).partition_D(coordinates)
+            holder.setdefault("registers", part[(None, None, None, 0, 0)].shape)
+            return _text(part)
+        step(f"partition_D{thread}", destination)
+    return holder
 
 
 def _epilogue(lib, config, step):
@@ -455,9 +472,30 @@ def _epilogue(lib, config, step):
     def load_op():
         holder["atom"] = h.get_tmem_load_op(cta_tile, layout, c_dtype, acc_dtype, holder["epi"], two)
         return _text(holder["atom"])
-    step("smem_epi", lambda: _text(h.make_smem_layout_epi(c_dtype, layout, holder["epi"], config["stages"])))
-    if step("tmem_load_op", load_op):
-        _tmem_copy(lib, config, holder["atom"], holder["epi"], step)
+    def smem_epi():
+        holder["smem"] = h.make_smem_layout_epi(c_dtype, layout, holder["epi"], config["stages"])
+        return _text(holder["smem"])
+    step("smem_epi", smem_epi)
+    if not step("tmem_load_op", load_op):
+        return
+    t2r = _tmem_copy(lib, config, holder["atom"], holder["epi"], step)
+    if "tiled" not in t2r or "smem" not in holder:
+        return
+
+    def store_op():
+        holder["r2s_atom"] = h.get_smem_store_op(layout, c_dtype, acc_dtype, t2r["tiled"])
+        return _text(holder["r2s_atom"])
+
+    def r2s():
+        holder["r2s"] = cute.make_tiled_copy_D(holder["r2s_atom"], t2r["tiled"])
+        return _text(holder["r2s"]) + "\n" + _text(holder["r2s"].layout_tv_tiled)
+    if not (step("smem_store_op", store_op) and step("tiled_r2s", r2s)):
+        return
+    smem_c = lib.smem_tensor(c_dtype, holder["smem"].outer)
+    for thread in config["threads"]:
+        step(f"partition_r2s_D{thread}", lambda: _text(holder["r2s"].get_slice(thread).partition_D(smem_c).layout))
+    if "registers" in t2r:
+        step("retile_r2s", lambda: _text(holder["r2s"].retile(lib.fragment(t2r["registers"], c_dtype)).layout))
 
 
 def _tma(lib, config, step):

@@ -6,6 +6,7 @@
     get_num_tmem_alloc_cols(tmem_tensors)                 TMEM columns to allocate (a power of two >= 32)
     get_tmem_load_op(...)                                 the tcgen05.ld atom for the epilogue tile
     cluster_shape_to_tma_atom_A / _B                      the TMA load op for A / B in a cluster
+    get_smem_store_op(...)                                the epilogue's registers -> shared memory atom
 
 The rules are CuTeDSL's, written over cutekit's layouts; each result prints as CuTeDSL prints it.
 """
@@ -260,6 +261,38 @@ def get_tmem_load_op(cta_tile_shape, layout_d, elem_ty_d, elem_ty_acc, epi_tile,
     return make_copy_atom(cls(Repetition(rep), Pack.PACK_16b_IN_32b if pack else Pack.NONE), elem_ty_acc)
 
 
+def get_smem_store_op(layout_d, elem_ty_d, elem_ty_acc, tiled_tmem_load):
+    """The copy atom that stores the epilogue's registers to shared memory after `tiled_tmem_load`: stmatrix
+    m8n8 (x4, x2) where the TMEM load left each thread 16-bit pairs in its pattern (16 lanes of 128 or 256
+    bits), stmatrix m16n8 (transposed bytes) for an 8-bit column-major C, else the universal copy (CuTeDSL's
+    rule)."""
+    from ..nvgpu.common import CopyUniversalOp
+    from ..nvgpu.tcgen05 import get_tmem_copy_properties, is_tmem_load
+    from ..nvgpu.warp import StMatrix16x8x8bOp, StMatrix8x8x16bOp
+    for ty, name in ((elem_ty_d, "elem_ty_d"), (elem_ty_acc, "elem_ty_acc")):
+        if not hasattr(ty, "width"):
+            raise TypeError(f"{name} must be a Numeric, but got {ty}")
+    m_major, n_major = layout_d.is_m_major_c(), layout_d.is_n_major_c()
+    if not is_tmem_load(tiled_tmem_load):
+        return make_copy_atom(CopyUniversalOp(), elem_ty_d)
+    dp, bits, rep, pack = get_tmem_copy_properties(tiled_tmem_load)
+    acc, d = elem_ty_acc.width, elem_ty_d.width
+    packed = pack is Pack.PACK_16b_IN_32b
+
+    def pattern(reps):
+        return ((acc == 32 and d == 32 and n_major and dp == 16 and bits == 128 and rep in reps and not packed)
+                or (acc == 32 and d == 16 and dp == 16 and bits == 256 and rep in reps and not packed)
+                or (acc == 16 and d == 16 and dp == 16 and bits == 128 and rep in reps and packed))
+    eight_bit = acc == 32 and d == 8 and m_major and dp == 16 and bits == 256 and not packed
+    if pattern((2, 4, 8, 16, 32, 64)):
+        return make_copy_atom(StMatrix8x8x16bOp(m_major, 4), elem_ty_d)
+    if pattern((1,)):
+        return make_copy_atom(StMatrix8x8x16bOp(m_major, 2), elem_ty_d)
+    if eight_bit and rep in (1, 2, 4, 8, 16, 32):
+        return make_copy_atom(StMatrix16x8x8bOp(transpose=True, num_matrices=4 if rep >= 4 else rep), elem_ty_d)
+    return make_copy_atom(CopyUniversalOp(), elem_ty_d)
+
+
 def _cluster_op(operand, cluster_shape_mnk, atom_thr_id):
     from ..nvgpu.cpasync import CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileG2SOp
     ctas = size(atom_thr_id)
@@ -285,6 +318,6 @@ def cluster_shape_to_tma_atom_B(cluster_shape_mnk, atom_thr_id):
     return _cluster_op("B", cluster_shape_mnk, atom_thr_id)
 
 
-__all__ = ["cluster_shape_to_tma_atom_A", "cluster_shape_to_tma_atom_B", "make_trivial_tiled_mma", "get_smem_layout_atom_ab", "make_smem_layout_a", "make_smem_layout_b",
+__all__ = ["get_smem_store_op", "cluster_shape_to_tma_atom_A", "cluster_shape_to_tma_atom_B", "make_trivial_tiled_mma", "get_smem_layout_atom_ab", "make_smem_layout_a", "make_smem_layout_b",
            "compute_epilogue_tile_size", "compute_epilogue_tile_shape", "get_smem_layout_atom_epi",
            "make_smem_layout_epi", "get_num_tmem_alloc_cols", "get_tmem_load_op"]
