@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from ...atom import CopyOp, make_tiled_copy, _mode, _modes, _join
+from ...atom import CopyOp, make_tiled_copy, _by_mode, _join, _mode
 from ...inttuple import CuteError, is_tuple
-from ...layout import (Layout, coalesce, composition, cosize, filter as _filter, left_inverse, make_layout,
+from ...layout import (coalesce, composition, cosize, filter as _filter, left_inverse, make_layout,
                        recast_layout, size)
 
 DP_BITS = 1 << 21          # one TMEM lane in bit addresses (65536 32-bit columns)
@@ -224,9 +224,9 @@ def _make_cotiled_copy(atom, atom_tv, data):
         picks = make_layout(flat, stride=tuple(1 if j == i else 0 for j in range(len(flat))))
         tiler.append(_filter(composition(picks, tv_data)))
     tiler = tuple(tiler)
+    # tile coordinate -> data coordinate, mode by mode
     reference = make_layout(flat)
-    tile2data = _join(*[composition(_mode(reference, i) if len(flat) > 1 else reference, tiler[i])
-                        for i in range(len(flat))]) if len(flat) > 1 else composition(reference, tiler[0])
+    tile2data = _by_mode(composition, reference, tiler) if len(flat) > 1 else composition(reference, tiler[0])
     layout_tv = composition(left_inverse(tile2data), tv_data)
     return make_tiled_copy(atom, layout_tv, tiler)
 

@@ -2,7 +2,7 @@
 `tile_to_mma_shape`, which tiles an atom to an MMA-partitioned shape ((MMA_M,MMA_K),M_MMAs,K_MMAs,STAGE)."""
 from __future__ import annotations
 
-from ...inttuple import CuteError, is_int, is_tuple
+from ...inttuple import CuteError, is_tuple
 from ...layout import ComposedLayout, coalesce, make_composed_layout, make_layout, make_swizzle, size, tile_to_shape
 from ...layout import tiled_divide
 from .mma import SmemLayoutAtomKind

@@ -19,7 +19,7 @@ from enum import Enum
 from ... import typing as _types
 from ...atom import MmaOp
 from ...inttuple import CuteError, is_int, is_tuple
-from ...layout import Layout, complement, composition, cosize, make_layout, recast_layout, size, tiled_product
+from ...layout import Layout, composition, cosize, make_layout, recast_layout, size, tiled_product
 from ..common_modes import CtaGroup, OperandMajorMode
 
 
