@@ -15,7 +15,7 @@ as printed text (a layout's printed shape:stride is its whole mapping, so equal 
     tmem_load  a tcgen05.ld atom (every shape, repetitions x1 .. x128, packed or not, 16- or 32-bit) and
                make_tmem_copy of it over an accumulator tile, with a few threads' partition_S/D
     epilogue   blackwell_helpers.compute_epilogue_tile_shape, get_tmem_load_op, make_smem_layout_epi for a
-               CTA tile, C's type and majorness, then the dense GEMM's epilogue copies: the accumulator
+               CTA tile, D's type and majorness (sometimes with a source C of its own type and majorness), then the dense GEMM's epilogue copies: the accumulator
                flat-divided by the epilogue tile, make_tmem_copy, a few threads' partitions; get_smem_store_op
                and make_tiled_copy_D after it, its partition of the shared-memory C tile and its retile of
                the registers
@@ -148,7 +148,9 @@ def _case_epilogue(rng):
     return {"kind": "epilogue", "mma": {"kind": ["f16", "Float16", "Float16", acc if acc != "Int32" else "Float32"],
                                         "shape": [m, n, 16], "group": group, "a_major": "K", "b_major": "K"},
             "c_dtype": c, "acc": acc if acc != "Int32" else "Float32", "c_layout": rng.choice(("ROW_MAJOR", "COL_MAJOR")),
-            "stages": rng.choice((1, 2, 4)), "threads": [0, 45, 96]}
+            "stages": rng.choice((1, 2, 4)), "threads": [0, 45, 96],
+            "source": (rng.choice(("ROW_MAJOR", "COL_MAJOR")), rng.choice(("Float16", "Float32", "Int8")))
+            if rng.random() < 0.3 else None}
 
 
 def _case_tma(rng):
@@ -464,7 +466,9 @@ def _epilogue(lib, config, step):
     holder = {}
 
     def epi():
-        holder["epi"] = h.compute_epilogue_tile_shape(cta_tile, two, layout, c_dtype)
+        source = config.get("source")
+        extra = {} if not source else {"layout_c": getattr(lib.LayoutEnum, source[0]), "elem_ty_c": lib.dtype(source[1])}
+        holder["epi"] = h.compute_epilogue_tile_shape(cta_tile, two, layout, c_dtype, **extra)
         return _text(holder["epi"])
     if not step("epi_tile", epi):
         return
