@@ -216,7 +216,7 @@ def make_tensor(iterator, layout) -> Tensor:
 
 def cute_slice(src, coord):
     """`cute.slice_(src, coord)` in CuTeDSL's order, the sliced thing first: the modes of a layout, composed
-    layout or tensor where `coord` is None. A composed layout keeps its swizzle and its offset (CuTeDSL 4.8.1
+    layout, tensor or int tuple (an MMA tiler) where `coord` is None. A composed layout keeps its swizzle and its offset (CuTeDSL 4.8.1
     does not add the offset of the modes sliced away: stage 1 of a staged layout prints as stage 0 does).
 
     >>> str(cute_slice(make_layout((4, 8), stride=(8, 1)), (None, 1)))
@@ -229,9 +229,26 @@ def cute_slice(src, coord):
                         f"first (CuTeDSL 4.8.1 returns () for that, without an error)")
     if isinstance(src, Tensor):
         return src[coord]
+    if is_tuple(src) and is_tuple(coord):
+        return _slice_int_tuple(coord, src)
     if isinstance(src, ComposedLayout):
         return ComposedLayout(src.inner, src.offset, slice_(coord, src.outer))
     return slice_(coord, src)
+
+
+def _slice_int_tuple(coord, value):
+    """The entries of an int tuple where `coord` is None, as CuTe slices a tuple: a nested coordinate's kept
+    entries join their parent's, (None, 0, None) of (128, 256, 64) is (128, 64)."""
+    def kept(c, v):
+        if c is None:
+            return (v,)
+        if is_tuple(c):
+            if not is_tuple(v) or len(c) != len(v):
+                raise CuteError(f"cute.slice_: the coordinate {fmt_coord(coord)} does not match the modes of "
+                                f"{fmt_coord(value)}")
+            return tuple(x for ci, vi in zip(c, v) for x in kept(ci, vi))
+        return ()
+    return kept(coord, value)
 
 
 def local_tile(input, tiler, coord, proj=None):
