@@ -566,6 +566,13 @@ class TiledMma(MmaAtom):
             raise CuteError(f"partition_shape_{operand}({shape}): the shape needs at least two modes")
         values = _mode(getattr(self, "tv_layout_" + operand), 1).shape
         covered = [self.shape_mnk[m] * size(_mode(self.thr_layout_vmnk, m + 1)) for m in (first, second)]
+        if hasattr(self.op, "_make_fragment_C"):        # tcgen05: CuTeDSL 4.8.1 partitions whole MMA tiles only
+            names = "MNK"
+            for extent, tile, m in zip(modes[:2], covered, (first, second)):
+                if size(extent) % tile:
+                    raise CuteError(f"partition_shape_{operand}({shape}): {size(extent)} is not a whole number of the "
+                                    f"MMA's {names[m]} extent {tile} (CuTeDSL 4.8.1 fails to partition it): make the "
+                                    f"tile a multiple of the instruction shape {tuple(self.shape_mnk)}")
         # CuTe's shape_div: the quotient, or 1 when the mode is smaller than the divisor
         rests = tuple(size(s) // d if size(s) // d else 1 for s, d in zip(modes[:2], covered))
         return (values,) + rests + tuple(modes[2:])

@@ -98,6 +98,9 @@ def _case_mma(rng):
     mma = draw_mma(rng, legal=rng.random() < 0.85)
     m, n, k = mma["shape"]
     tile = [m * rng.choice((1, 1, 2)), n * rng.choice((1, 1, 2)), k * rng.choice((1, 2, 4))]
+    if rng.random() < 0.08:             # a ragged tile: not a whole number of instructions in one mode
+        i = rng.randrange(3)
+        tile[i] += rng.choice((8, 16, -8)) if tile[i] > 16 else 8
     return {"kind": "mma", "mma": mma, "tile": tile, "stages": rng.choice((1, 2, 3, 4))}
 
 
