@@ -12,8 +12,9 @@ as printed text (a layout's printed shape:stride is its whole mapping, so equal 
                B (blackwell_helpers.make_smem_layout_a/b) and their descriptor fragments, make_trivial_tiled_mma
     smem_atom  tcgen05.make_smem_layout_atom of every kind for 8-, 16- and 32-bit types, tiled with
                tile_to_mma_shape to ((MMA_MN,MMA_K),MN_MMAs,K_MMAs,STAGE) in K- or MN-major order
-    tmem_load  a tcgen05.ld atom (every shape, repetitions x1 .. x128, packed or not, 16- or 32-bit) and
-               make_tmem_copy of it over an accumulator tile, with a few threads' partition_S/D
+    tmem_load  a tcgen05.ld atom (every shape, repetitions x1 .. x128, packed or not, 16- or 32-bit), or now
+               and then the tcgen05.st of the same shape, and make_tmem_copy of it over an accumulator tile,
+               with a few threads' partition_S/D
     epilogue   blackwell_helpers.compute_epilogue_tile_shape, get_tmem_load_op, make_smem_layout_epi for a
                CTA tile, D's type and majorness (sometimes with a source C of its own type and majorness), then the dense GEMM's epilogue copies: the accumulator
                flat-divided by the epilogue tile, make_tmem_copy, a few threads' partitions; get_smem_store_op
@@ -138,8 +139,8 @@ def _case_tmem_load(rng):
     columns = rep * per_rep
     epi_n = min(n, columns * rng.choice((1, 1, 2)))
     rows = m // group if m // group in (64, 128) else 128
-    return {"kind": "tmem_load", "op": op, "rep": rep, "dtype": dtype, "pack": pack, "mma": mma,
-            "epi": [rows, epi_n], "threads": [0, 37, 127]}
+    return {"kind": "tmem_load", "op": op if rng.random() < 0.75 else "St" + op[2:], "rep": rep, "dtype": dtype,
+            "pack": pack, "mma": mma, "epi": [rows, epi_n], "threads": [0, 37, 127]}
 
 
 def _case_epilogue(rng):
@@ -207,13 +208,13 @@ def covering_cases() -> list:
             mn, kk = (64, contiguous) if major == "K" else (contiguous, 64)
             cases.append({"kind": "smem_atom", "atom": atom, "dtype": dtype, "shape": [[mn, kk], 2, 2, 2],
                           "order": [1, 2, 3] if major == "K" else [2, 1, 3]})
-    for op in LOADS:
-        for rep, dtype, pack in ((1, "Float32", False), (8, "Float16", True), (MAX_REPEAT[op], "Float32", False)):
-            lanes32 = op == "Ld32x32bOp"
+    for op in list(LOADS) + ["St" + name[2:] for name in LOADS]:
+        for rep, dtype, pack in ((1, "Float32", False), (8, "Float16", True), (MAX_REPEAT["Ld" + op[2:]], "Float32", False)):
+            lanes32 = op[2:] == "32x32bOp"
             m = 128 if lanes32 else 64
             mma = {"kind": ["f16", "Float16", "Float16", dtype], "shape": [m, 256, 16], "group": 1, "a_major": "K",
                    "b_major": "K"}
-            columns = LOADS[op] * rep // 32
+            columns = LOADS["Ld" + op[2:]] * rep // 32
             cases.append({"kind": "tmem_load", "op": op, "rep": rep, "dtype": dtype, "pack": pack, "mma": mma,
                           "epi": [m, min(256, max(8, columns))], "threads": [0, 37, 127]})
     for group, m, n, acc, c, layout in [(1, 128, 256, "Float32", "Float16", "ROW_MAJOR"),
@@ -354,7 +355,10 @@ def collect(lib: Library, config: dict, on_error) -> dict:
         dtype = lib.dtype(config["dtype"])
 
         def atom():
-            pack = t.Pack.PACK_16b_IN_32b if config["pack"] else t.Pack.NONE
+            if config["op"].startswith("St"):       # a store: TMEM is the destination
+                pack = t.Unpack.UNPACK_32b_IN_16b if config["pack"] else t.Unpack.NONE
+            else:
+                pack = t.Pack.PACK_16b_IN_32b if config["pack"] else t.Pack.NONE
             op = getattr(t, config["op"])(t.Repetition(config["rep"]), pack)
             holder["atom"] = cute.make_copy_atom(op, dtype)
             return _text(op) + "\n" + _text(holder["atom"])
@@ -447,14 +451,16 @@ def _tmem_copy(lib, config, atom, epi, step):
     m, n = config["mma"]["shape"][:2]
     m //= config["mma"]["group"]
     coordinates = cute.flat_divide(cute.make_identity_tensor((m, n)), epi)
+    store = config.get("op", "").startswith("St")
+    tmem_side, register_side = ("partition_D", "partition_S") if store else ("partition_S", "partition_D")
     for thread in config["threads"]:
-        step(f"partition_S{thread}", lambda: _text(tiled.get_slice(thread).partition_S(holder["epi"])))
+        step(f"{tmem_side}{thread}", lambda: _text(getattr(tiled.get_slice(thread), tmem_side)(holder["epi"])))
 
         def destination():
-            part = tiled.get_slice(thread).partition_D(coordinates)
+            part = getattr(tiled.get_slice(thread), register_side)(coordinates)
             holder.setdefault("registers", part[(None, None, None, 0, 0)].shape)
             return _text(part)
-        step(f"partition_D{thread}", destination)
+        step(f"{register_side}{thread}", destination)
     return holder
 
 

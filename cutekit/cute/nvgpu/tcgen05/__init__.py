@@ -7,15 +7,17 @@ tensor memory (TMEM), and the TMEM loads that bring the accumulator to registers
     SmemLayoutAtomKind, make_smem_layout_atom      shared-memory atoms for A and B (and the epilogue)
     tile_to_mma_shape                              an atom tiled to ((MMA_M,MMA_K),M_MMAs,K_MMAs,STAGE)
     Ld32x32bOp, Ld16x32bx2Op, Ld16x64bOp, Ld16x128bOp, Ld16x256bOp, Repetition, Pack
-                                                   TMEM -> register loads (tcgen05.ld)
+                                                   TMEM -> register loads (tcgen05.ld); St...Op the stores
     make_tmem_copy, find_tmem_tensor_col_offset    a TMEM load tiled over a warpgroup; TMEM columns used
 """
 from .mma import CtaGroup, Field, MmaF8F6F4Op, MmaF16BF16Op, MmaI8Op, MmaTF32Op, OperandSource, SmemLayoutAtomKind
-from .copy import (Ld16x32bx2Op, Ld16x64bOp, Ld16x128bOp, Ld16x256bOp, Ld32x32bOp, Pack, Repetition, Unpack,
-                   find_tmem_tensor_col_offset, get_tmem_copy_properties, is_tmem_load, make_tmem_copy)
+from .copy import (Ld16x32bx2Op, Ld16x64bOp, Ld16x128bOp, Ld16x256bOp, Ld32x32bOp, Pack, Repetition,
+                   St16x32bx2Op, St16x64bOp, St16x128bOp, St16x256bOp, St32x32bOp, Unpack, find_tmem_tensor_col_offset,
+                   get_tmem_copy_properties, is_tmem_load, is_tmem_store, make_tmem_copy)
 from .helpers import make_smem_layout_atom, tile_to_mma_shape
 
 __all__ = ["CtaGroup", "Field", "MmaF8F6F4Op", "MmaF16BF16Op", "MmaI8Op", "MmaTF32Op", "OperandSource",
            "SmemLayoutAtomKind", "Ld16x32bx2Op", "Ld16x64bOp", "Ld16x128bOp", "Ld16x256bOp", "Ld32x32bOp", "Pack",
-           "Repetition", "Unpack", "find_tmem_tensor_col_offset", "get_tmem_copy_properties", "is_tmem_load",
+           "Repetition", "Unpack", "St16x32bx2Op", "St16x64bOp", "St16x128bOp", "St16x256bOp", "St32x32bOp",
+           "find_tmem_tensor_col_offset", "get_tmem_copy_properties", "is_tmem_load", "is_tmem_store",
            "make_tmem_copy", "make_smem_layout_atom", "tile_to_mma_shape"]

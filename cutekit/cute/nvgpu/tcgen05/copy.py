@@ -10,7 +10,8 @@ sub-partition). The shape names what one warp moves per repetition:
     Ld16x256bOp     16 lanes x 256 bits
 
 `repeat` (Repetition.x1 .. x128) repeats it along the columns; `pack` PACK_16b_IN_32b reads 16-bit values
-that sit one per 32-bit column and packs two into each register.
+that sit one per 32-bit column and packs two into each register. The stores St32x32bOp ... (tcgen05.st,
+`repeat` required, `unpack` UNPACK_32b_IN_16b the other way round) move the same registers back.
 
 The atom prints as CuTeDSL prints it: the source (TMEM) side is every thread seeing the whole block,
 (32, elements):(0,1), the destination side is the registers each thread receives. `make_tmem_copy(atom,
@@ -59,23 +60,64 @@ class Unpack(Enum):
         return f"Unpack.{self.name}"
 
 
-@dataclass(frozen=True)
-class _LdBase(CopyOp):
-    repeat: Repetition = Repetition.x1
-    pack: Pack = Pack.NONE
-
-    lanes = 32                 # data paths one warp reads
+class _TmemShape:
+    """What a TMEM load and the store of the same shape share: lanes a warp reaches, bits per lane and
+    repetition, and which register bits each thread holds."""
+    lanes = 32                 # data paths one warp reaches
     bits = 32                  # bits per lane and repetition (both halves for 16x32bx2)
     max_repeat = 128
 
-    def __post_init__(self):
+    def _check_repeat(self):
         if not isinstance(self.repeat, Repetition):
             raise CuteError("expects the 'repeat' Op parameter to be a tcgen05.Repetition instance")
+        if self.repeat.value > self.max_repeat:
+            refused = "x128" if self.max_repeat == 64 else "x64 and x128"
+            raise CuteError(f"{type(self).__name__}: {refused} repetition is not supported (choose one of x1 .. "
+                            f"x{self.max_repeat}), got {self.repeat}")
+
+    def _columns_bits(self):
+        """Bits of one lane, all repetitions."""
+        return self.bits * self.repeat.value
+
+    def _value_bits(self):
+        """(logical bit, lane) -> TMEM bit address (CuTe's ValID); 16-bit values packed in registers sit one
+        per 32-bit column."""
+        c = self._columns_bits()
+        if self._sixteen_per_column():
+            return make_layout(((16, c // 16), self.lanes), stride=((1, 32), DP_BITS))
+        return make_layout((c, self.lanes), stride=(1, DP_BITS))
+
+    def _registers_bits(self):
+        """(thread, register bit) -> logical bit."""
+        c, r = self._columns_bits(), self.repeat.value
+        if self._shape == "32x32b":             # thread t: lane t
+            return make_layout((32, c), stride=(c, 1))
+        if self._shape == "16x32bx2":           # threads 0-15 the first half of the columns, 16-31 the second
+            return make_layout(((16, 2), c // 2), stride=((c, c // 2), 1))
+        if self._shape == "16x64b":             # a pair of threads per lane, lanes l and l + 8 apart by 4 threads
+            values = make_layout(32, stride=1) if r == 1 else make_layout((32, r), stride=(1, 64))
+            return make_layout(((2, 2, 8), values.shape), stride=((8 * c, 32, c), values.stride))
+        width = 32 if self._shape == "16x128b" else 64     # four threads per lane, lanes l and l + 8 in one
+        values = ((width, 2), (1, 8 * c)) if r == 1 else ((width, 2, r), (1, 8 * c, 4 * width))
+        return make_layout(((4, 8), values[0]), stride=((width, c), values[1]))
+
+    def _tmem_side(self, value_type):
+        width = value_type.width
+        total = self.lanes * self._columns_bits()
+        if total % width:
+            raise CuteError(f"{type(self).__name__}: {total} bits are not a whole number of {value_type}")
+        return make_layout((32, total // width), stride=(0, 1))
+
+
+@dataclass(frozen=True)
+class _LdBase(_TmemShape, CopyOp):
+    repeat: Repetition = Repetition.x1
+    pack: Pack = Pack.NONE
+
+    def __post_init__(self):
+        self._check_repeat()
         if not isinstance(self.pack, Pack):
             raise CuteError("expects the 'pack' Op parameter to be a tcgen05.Pack instance")
-        if self.repeat.value > self.max_repeat:
-            raise CuteError(f"{type(self).__name__}: {self.repeat} repetition is not supported (at most "
-                            f"x{self.max_repeat} for this shape)")
 
     def __str__(self):
         text = (f"tcgen05 {type(self).__name__[:-2]} Copy Operation"
@@ -84,84 +126,65 @@ class _LdBase(CopyOp):
             text += "\n  with 2x 16-bit to 32b packing"
         return text
 
-    # bits of one lane (all repetitions); lanes
-    def _columns_bits(self):
-        return self.bits * self.repeat.value
-
-    def _value_bits(self):
-        """(logical bit, lane) -> TMEM bit address (CuTe's ValID)."""
-        c = self._columns_bits()
-        if self.pack is Pack.PACK_16b_IN_32b:
-            return make_layout(((16, c // 16), self.lanes), stride=((1, 32), DP_BITS))
-        return make_layout((c, self.lanes), stride=(1, DP_BITS))
-
-    def _registers_bits(self):
-        """(thread, register bit) -> logical bit (CuTe's DstLayout)."""
-        raise NotImplementedError
+    def _sixteen_per_column(self):
+        return self.pack is Pack.PACK_16b_IN_32b
 
     def _atom_layouts(self, value_type, **unused):
-        width = value_type.width
-        c = self._columns_bits()
-        total = self.lanes * c
-        if total % width:
-            raise CuteError(f"{type(self).__name__}: {total} bits are not a whole number of {value_type}")
-        thread = make_layout(32, stride=1)
-        src = make_layout((32, total // width), stride=(0, 1))
-        dst = self.bits_to_values(self._registers_bits(), value_type)
-        return thread, src, dst, src
+        tmem = self._tmem_side(value_type)
+        registers = self.bits_to_values(self._registers_bits(), value_type)
+        return make_layout(32, stride=1), tmem, registers, tmem
 
 
 @dataclass(frozen=True)
-class Ld32x32bOp(_LdBase):
-    lanes, bits = 32, 32
+class _StBase(_TmemShape, CopyOp):
+    repeat: Repetition
+    unpack: Unpack = Unpack.NONE
 
-    def _registers_bits(self):
-        c = self._columns_bits()
-        return make_layout((32, c), stride=(c, 1))
+    def __post_init__(self):
+        self._check_repeat()
+        if not isinstance(self.unpack, Unpack):
+            raise CuteError("expects the 'unpack' Op parameter to be a tcgen05.Unpack instance")
 
+    def __str__(self):
+        text = (f"tcgen05 {type(self).__name__[:-2]} Copy Operation"
+                f"\n  number of repetitions = {self.repeat.value}")
+        if self.unpack is Unpack.UNPACK_32b_IN_16b:
+            text += "\n  with 32-bit to 2x 16b unpacking"
+        return text
 
-@dataclass(frozen=True)
-class Ld16x32bx2Op(_LdBase):
-    lanes, bits = 16, 64
+    def _sixteen_per_column(self):
+        return self.unpack is Unpack.UNPACK_32b_IN_16b
 
-    def _registers_bits(self):
-        c = self._columns_bits()
-        return make_layout(((16, 2), c // 2), stride=((c, c // 2), 1))
-
-
-@dataclass(frozen=True)
-class Ld16x64bOp(_LdBase):
-    lanes, bits = 16, 64
-
-    def _registers_bits(self):
-        c, r = self._columns_bits(), self.repeat.value
-        values = make_layout(32, stride=1) if r == 1 else make_layout((32, r), stride=(1, 64))
-        return make_layout(((2, 2, 8), values.shape), stride=((8 * c, 32, c), values.stride))
+    def _atom_layouts(self, value_type, **unused):
+        tmem = self._tmem_side(value_type)
+        registers = self.bits_to_values(self._registers_bits(), value_type)
+        return make_layout(32, stride=1), registers, tmem, tmem
 
 
-@dataclass(frozen=True)
-class Ld16x128bOp(_LdBase):
-    lanes, bits = 16, 128
-    max_repeat = 64
-
-    def _registers_bits(self):
-        c, r = self._columns_bits(), self.repeat.value
-        values = ((32, 2), (1, 8 * c)) if r == 1 else ((32, 2, r), (1, 8 * c, 128))
-        return make_layout(((4, 8), values[0]), stride=((32, c), values[1]))
+def _shape(name, lanes, bits, max_repeat=128):
+    return {"_shape": name, "lanes": lanes, "bits": bits, "max_repeat": max_repeat}
 
 
-@dataclass(frozen=True)
-class Ld16x256bOp(_LdBase):
-    lanes, bits = 16, 256
-    max_repeat = 32
-
-    def _registers_bits(self):
-        c, r = self._columns_bits(), self.repeat.value
-        values = ((64, 2), (1, 8 * c)) if r == 1 else ((64, 2, r), (1, 8 * c, 256))
-        return make_layout(((4, 8), values[0]), stride=((64, c), values[1]))
-
+Ld32x32bOp = dataclass(frozen=True)(type("Ld32x32bOp", (_LdBase,), _shape("32x32b", 32, 32)))
+Ld16x32bx2Op = dataclass(frozen=True)(type("Ld16x32bx2Op", (_LdBase,), _shape("16x32bx2", 16, 64)))
+Ld16x64bOp = dataclass(frozen=True)(type("Ld16x64bOp", (_LdBase,), _shape("16x64b", 16, 64)))
+Ld16x128bOp = dataclass(frozen=True)(type("Ld16x128bOp", (_LdBase,), _shape("16x128b", 16, 128, 64)))
+Ld16x256bOp = dataclass(frozen=True)(type("Ld16x256bOp", (_LdBase,), _shape("16x256b", 16, 256, 32)))
+St32x32bOp = dataclass(frozen=True)(type("St32x32bOp", (_StBase,), _shape("32x32b", 32, 32)))
+St16x32bx2Op = dataclass(frozen=True)(type("St16x32bx2Op", (_StBase,), _shape("16x32bx2", 16, 64)))
+St16x64bOp = dataclass(frozen=True)(type("St16x64bOp", (_StBase,), _shape("16x64b", 16, 64)))
+St16x128bOp = dataclass(frozen=True)(type("St16x128bOp", (_StBase,), _shape("16x128b", 16, 128, 64)))
+St16x256bOp = dataclass(frozen=True)(type("St16x256bOp", (_StBase,), _shape("16x256b", 16, 256, 32)))
+for _op in (Ld32x32bOp, Ld16x32bx2Op, Ld16x64bOp, Ld16x128bOp, Ld16x256bOp, St32x32bOp, St16x32bx2Op, St16x64bOp,
+            St16x128bOp, St16x256bOp):
+    _op.__module__ = __name__
+    _op.__doc__ = (f"tcgen05.{'ld' if _op.__name__.startswith('Ld') else 'st'}.{_op._shape}: a warp "
+                   f"{'loads' if _op.__name__.startswith('Ld') else 'stores'} {_op.lanes} TMEM lanes x "
+                   f"{32 if _op._shape == '16x32bx2' else _op.bits} bits"
+                   f"{' twice' if _op._shape == '16x32bx2' else ''} per repetition.")
 
 _LOADS = (Ld32x32bOp, Ld16x32bx2Op, Ld16x64bOp, Ld16x128bOp, Ld16x256bOp)
+_STORES = (St32x32bOp, St16x32bx2Op, St16x64bOp, St16x128bOp, St16x256bOp)
 
 
 def is_tmem_load(atom) -> bool:
@@ -169,13 +192,18 @@ def is_tmem_load(atom) -> bool:
     return isinstance(getattr(atom, "op", None), _LOADS)
 
 
+def is_tmem_store(atom) -> bool:
+    """Whether a copy atom is a TMEM store (tcgen05.st)."""
+    return isinstance(getattr(atom, "op", None), _STORES)
+
+
 def get_tmem_copy_properties(atom):
-    """(lanes, bits, repetitions, pack) of a TMEM load atom."""
-    if not is_tmem_load(atom):
+    """(lanes, bits, repetitions, pack or unpack) of a TMEM load or store atom."""
+    if not (is_tmem_load(atom) or is_tmem_store(atom)):
         raise CuteError(f"expects 'atom' to be a TMEM copy, but got {atom}")
     op = atom.op
-    bits = 32 if isinstance(op, Ld16x32bx2Op) else op.bits
-    return op.lanes, bits, op.repeat.value, op.pack
+    bits = 32 if op._shape == "16x32bx2" else op.bits
+    return op.lanes, bits, op.repeat.value, op.pack if is_tmem_load(atom) else op.unpack
 
 
 def _tmem_value_type(tmem_tensor):
@@ -190,9 +218,9 @@ def make_tmem_copy(atom, tmem_tensor):
     """The TiledCopy that loads `tmem_tensor` (a TMEM tensor, e.g. one epilogue tile of the accumulator) with
     `atom` over the 128 threads of a warpgroup: warp w reads its sub-partition, lanes 32w .. 32w+31
     (CuTe's make_tmem_copy, through make_cotiled_copy)."""
-    if not is_tmem_load(atom):
-        raise CuteError(f"make_tmem_copy: expects a copy atom of a TMEM load (tcgen05.Ld32x32bOp, Ld16x64bOp, "
-                        f"...), got {getattr(atom, 'op', atom)}")
+    if not (is_tmem_load(atom) or is_tmem_store(atom)):
+        raise CuteError(f"make_tmem_copy: expects a copy atom of a TMEM load or store (tcgen05.Ld32x32bOp, "
+                        f"St32x32bOp, ...), got {getattr(atom, 'op', atom)}")
     value_type = _tmem_value_type(tmem_tensor)
     if value_type.width != atom.value_type.width:
         raise CuteError(f"make_tmem_copy: the atom copies {atom.value_type.width}-bit values ({atom.value_type}) "
@@ -239,5 +267,5 @@ def find_tmem_tensor_col_offset(tmem_tensor) -> int:
 
 
 __all__ = ["Repetition", "Pack", "Unpack", "Ld32x32bOp", "Ld16x32bx2Op", "Ld16x64bOp", "Ld16x128bOp",
-           "Ld16x256bOp", "is_tmem_load", "get_tmem_copy_properties", "make_tmem_copy",
-           "find_tmem_tensor_col_offset"]
+           "Ld16x256bOp", "St32x32bOp", "St16x32bx2Op", "St16x64bOp", "St16x128bOp", "St16x256bOp", "is_tmem_load",
+           "is_tmem_store", "get_tmem_copy_properties", "make_tmem_copy", "find_tmem_tensor_col_offset"]
