@@ -114,7 +114,8 @@ def test_a_cta_pairs_mma_and_tma_as_cutedsl_printed_them():
      r"'acc_dtype' Op parameter to be one of Float16 or Float32"),
     (lambda: tcgen05.MmaF16BF16Op(cute.Float16, cute.Float32, (128, 64, 16), "ONE", SMEM, K, K),
      r"'cta_group' Op parameter to be a tcgen05.CtaGroup"),
-    (lambda: tcgen05.Ld16x256bOp(tcgen05.Repetition.x64), r"x64 repetition is not supported"),
+    (lambda: tcgen05.Ld16x256bOp(tcgen05.Repetition.x64), r"x64 and x128 repetition is not supported"),
+    (lambda: tcgen05.St16x128bOp(tcgen05.Repetition.x128), r"St16x128bOp: x128 repetition is not supported"),
 ])
 def test_what_cutedsl_refuses_cutekit_refuses_naming_it(make, message):
     with pytest.raises(cute.CuteError, match=message):
