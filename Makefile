@@ -10,7 +10,7 @@ export CUTE_DSL_ARCH ?= sm_80
 endif
 
 .PHONY: setup lab test test-deep test-fast gpu-test bench sync clean distclean doctor progress help conformance
-.PHONY: conformance-atoms
+.PHONY: conformance-atoms conformance-blackwell
 .PHONY: test-hub pull-link image
 
 help:
@@ -25,6 +25,7 @@ help:
 	@echo "make doctor which tiers this machine offers"
 	@echo "make conformance [CASES=200000 SEED=0]  cutekit.cute against CuTeDSL on random layout-algebra cases"
 	@echo "make conformance-atoms [ATOM_CASES=4000 SEED=0]  the same on TiledCopys and TiledMMAs of the Ampere atoms"
+	@echo "make conformance-blackwell [BLACKWELL_CASES=3000 SEED=0]  the same on sm_100 MMAs, TMEM and TMA (sm_100a)"
 	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
 	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=student]  the nbgitpuller link for learners"
 	@echo "make image IMAGE=REGISTRY/cute-by-hand:TAG REPO=<git URL>  a cluster's CPU and GPU images (repo2docker), pushed"
@@ -74,6 +75,12 @@ conformance-atoms: setup
 # the whole Ampere atom draw, every notebook in the browser. About three times make test's time.
 test-deep: export CUTEKIT_SWEEP = deep
 test-deep: test
+
+# What a Blackwell (sm_100) GEMM builds on the host (tcgen05 MMAs, TMEM, smem layouts, TMA loads), traced for
+# sm_100a (make test compares a covering set, against pinned answers where CuTeDSL is absent).
+BLACKWELL_CASES ?= 3000
+conformance-blackwell: setup
+	$(VPY) scripts/conformance.py --blackwell --cases $(BLACKWELL_CASES) --seed $(SEED)
 
 test-fast: setup
 	$(VPY) -m pytest -n $(JOBS) -m "not slow" tests

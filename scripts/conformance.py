@@ -1,8 +1,12 @@
 """cutekit.cute against CuTeDSL 4.8.1 traced on the CPU, on N random cases of the layout algebra (or, with
---atoms, of the TiledCopys and TiledMMAs built from the Ampere atoms).
+--atoms, of the TiledCopys and TiledMMAs built from the Ampere atoms; with --blackwell, of what a Blackwell
+GEMM builds on the host: tcgen05 MMAs, TMEM accumulators and loads, shared-memory layouts, TMA loads, traced
+for sm_100a).
 
     .venv/bin/python scripts/conformance.py --cases 200000 --seed 0
     .venv/bin/python scripts/conformance.py --atoms --cases 5000 --seed 0
+    .venv/bin/python scripts/conformance.py --blackwell --cases 3000 --seed 0
+    .venv/bin/python scripts/conformance.py --blackwell --pin     # rewrite tests/cute/pinned/blackwell_sm100a.json
 
 Prints the disagreements grouped by function (by kind of configuration and first step that differs), one
 example each, then `agree A/B, refused R/S` (R: cases both refuse, S: cases CuTeDSL refuses; for --atoms also
@@ -22,10 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_80")
 
-from tests.cute import atoms_conformance, conformance  # noqa: E402
+from tests.cute import atoms_conformance, blackwell_conformance, conformance  # noqa: E402
 
 BLOCK = 20000
 ATOMS_BLOCK = 500        # an atoms case traces every thread's partitions: about half a second each
+BLACKWELL_BLOCK = 1000
 
 
 def main(argv=None) -> int:
@@ -35,13 +40,26 @@ def main(argv=None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="ask CuTeDSL again even for cached cases")
     parser.add_argument("--atoms", action="store_true",
                         help="TiledCopys and TiledMMAs of the Ampere atoms instead of the layout algebra")
+    parser.add_argument("--blackwell", action="store_true",
+                        help="tcgen05 MMAs, TMEM, smem layouts and TMA loads of sm_100 (traced for sm_100a)")
+    parser.add_argument("--pin", action="store_true",
+                        help="with --blackwell: rewrite the pinned answers the CPU test compares without CuTeDSL")
     args = parser.parse_args(argv)
     start = time.time()
-    suite, block = (atoms_conformance, ATOMS_BLOCK) if args.atoms else (conformance, BLOCK)
+    if args.pin:
+        if not args.blackwell:
+            parser.error("--pin goes with --blackwell")
+        path = blackwell_conformance.write_pinned(use_cache=not args.no_cache)
+        print(f"wrote {path.relative_to(ROOT)} ({time.time() - start:.1f} s)")
+        return 0
+    suite, block = ((atoms_conformance, ATOMS_BLOCK) if args.atoms else
+                    (blackwell_conformance, BLACKWELL_BLOCK) if args.blackwell else (conformance, BLOCK))
     cases = suite.make_cases(args.cases, args.seed)
     bad, totals = [], {"cases": 0, "agree": 0, "refused_cutedsl": 0, "refused_both": 0}
     if args.atoms:
         totals["warned"] = 0
+    if args.blackwell:
+        totals["steps"] = 0
     for first in range(0, len(cases), block):
         block_bad, counts = suite.run(cases[first:first + block], use_cache=not args.no_cache)
         bad += block_bad

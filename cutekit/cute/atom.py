@@ -21,7 +21,7 @@ from .tensor import Tensor, make_tensor
 
 __all__ = ["CopyOp", "MmaOp", "CopyAtom", "TiledCopy", "ThrCopy", "MmaAtom", "TiledMma", "ThrMma",
            "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A", "make_tiled_copy_B",
-           "make_tiled_copy_C", "make_mma_atom", "make_tiled_mma"]
+           "make_tiled_copy_C", "make_tiled_copy_S", "make_tiled_copy_D", "make_mma_atom", "make_tiled_mma"]
 
 
 class AtomDoesNotFitWarning(UserWarning):
@@ -358,6 +358,18 @@ def make_tiled_copy_tv(atom, thr_layout, val_layout):
     return make_tiled_copy(atom, layout_tv, tuple(size(make_layout(t)) for t in tiler_mn))
 
 
+def make_tiled_copy_S(atom, tiled_copy):
+    """A tiled copy of `atom` whose threads and values are `tiled_copy`'s source side (its
+    layout_src_tv_tiled over its tile)."""
+    return make_tiled_copy(atom, tiled_copy.layout_src_tv_tiled, tiled_copy.tiler_mn)
+
+
+def make_tiled_copy_D(atom, tiled_copy):
+    """A tiled copy of `atom` whose threads and values are `tiled_copy`'s destination side: the registers a
+    TMEM load left in each thread, stored on by another atom (the epilogue's registers -> shared memory)."""
+    return make_tiled_copy(atom, tiled_copy.layout_dst_tv_tiled, tiled_copy.tiler_mn)
+
+
 def make_tiled_copy_A(atom, tiled_mma):
     """A tiled copy whose threads and values are the MMA's A operand's (tv_layout_A_tiled on an M x K tile)."""
     return make_tiled_copy(atom, tiled_mma.tv_layout_A_tiled, (tiled_mma.get_tile_size(0), tiled_mma.get_tile_size(2)))
@@ -418,15 +430,24 @@ class MmaAtom:
         return "\n".join(self._atom_lines(15))
 
     def make_fragment_A(self, input):
-        """Registers for A: a tensor of the A type shaped like `input` (a partition or a shape)."""
+        """Registers for A: a tensor of the A type shaped like `input` (a partition or a shape); for a tcgen05
+        MMA, the shared-memory tensor seen as one descriptor per MMA."""
+        if hasattr(self.op, "_make_fragment_AB"):
+            return self.op._make_fragment_AB("A", input)
         return _fragment(self.op.operand_dtypes[0], input, "A")
 
     def make_fragment_B(self, input):
-        """Registers for B: a tensor of the B type shaped like `input` (a partition or a shape)."""
+        """Registers for B: a tensor of the B type shaped like `input` (a partition or a shape); for a tcgen05
+        MMA, the shared-memory tensor seen as one descriptor per MMA."""
+        if hasattr(self.op, "_make_fragment_AB"):
+            return self.op._make_fragment_AB("B", input)
         return _fragment(self.op.operand_dtypes[1], input, "B")
 
     def make_fragment_C(self, input):
-        """Registers for C: a tensor of the accumulator type shaped like `input` (a partition or a shape)."""
+        """Registers for C: a tensor of the accumulator type shaped like `input` (a partition or a shape); for a
+        tcgen05 MMA, the accumulator in tensor memory (input: partition_shape_C of the MMA tile)."""
+        if hasattr(self.op, "_make_fragment_C"):
+            return self.op._make_fragment_C(input)
         return _fragment(self.op.operand_dtypes[2], input, "C")
 
 
@@ -545,6 +566,13 @@ class TiledMma(MmaAtom):
             raise CuteError(f"partition_shape_{operand}({shape}): the shape needs at least two modes")
         values = _mode(getattr(self, "tv_layout_" + operand), 1).shape
         covered = [self.shape_mnk[m] * size(_mode(self.thr_layout_vmnk, m + 1)) for m in (first, second)]
+        if hasattr(self.op, "_make_fragment_C"):        # tcgen05: CuTeDSL 4.8.1 partitions whole MMA tiles only
+            names = "MNK"
+            for extent, tile, m in zip(modes[:2], covered, (first, second)):
+                if size(extent) % tile:
+                    raise CuteError(f"partition_shape_{operand}({shape}): {size(extent)} is not a whole number of the "
+                                    f"MMA's {names[m]} extent {tile} (CuTeDSL 4.8.1 fails to partition it): make the "
+                                    f"tile a multiple of the instruction shape {tuple(self.shape_mnk)}")
         # CuTe's shape_div: the quotient, or 1 when the mode is smaller than the divisor
         rests = tuple(size(s) // d if size(s) // d else 1 for s, d in zip(modes[:2], covered))
         return (values,) + rests + tuple(modes[2:])

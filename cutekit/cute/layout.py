@@ -131,11 +131,19 @@ class Layout:
     def __iter__(self):
         return (get(self, mode=[i]) for i in range(_rank(self.shape)))
 
-    def get_flat_coord(self, index: int):
-        """The coordinate whose offset is `index` (the layout must hit it)."""
+    def get_hier_coord(self, index: int):
+        """The coordinate whose offset is `index` (the layout must hit it), nested as the shape is."""
         return _coord_of_offset(self, index)
 
-    get_hier_coord = get_flat_coord
+    def get_flat_coord(self, index: int):
+        """The coordinate whose offset is `index`, one integer per top-level mode (a nested mode's coordinate
+        read colexicographically), as CuTeDSL 4.8.1 returns it: ((2),1,2,1):((1),0,2,0) gives (1, 0, 1, 0) for
+        3, where get_hier_coord gives ((1,), 0, 1, 0)."""
+        from .inttuple import crd2idx as _crd2idx
+        hier = _coord_of_offset(self, index)
+        if not is_tuple(self.shape):
+            return hier
+        return tuple(_crd2idx(c, s, compact_col_major(s)) if is_tuple(s) else c for c, s in zip(hier, self.shape))
 
     def with_shape(self, *shape):
         return composition(self, make_layout(shape if len(shape) > 1 else shape[0]))

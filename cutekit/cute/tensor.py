@@ -19,6 +19,21 @@ _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "float64": "f64", "int32": "
                 "int16": "i16", "int64": "i64", "bool": "i1", "uint8": "u8"}
 
 
+_POINTER_KINDS = ("memory", "tmem", "smem_desc")
+
+
+def _tmem_align(offset: int) -> int:
+    """The alignment CuTeDSL 4.8.1 prints for a TMEM pointer: always 1, at any offset (the allocation's address
+    is known only at run time); the offset itself is not printed."""
+    return 1
+
+
+def _tmem_type_name(value_type) -> str:
+    """A TMEM pointer's element type as CuTeDSL 4.8.1 prints it: signed integers with their sign (si32)."""
+    name = value_type.mlir_type
+    return "s" + name if name.startswith("i") else name
+
+
 class Tensor:
     """`iterator o layout`. `t[coord]` reads, `t[coord] = v` writes, `t[(None, k)]` slices."""
 
@@ -38,15 +53,19 @@ class Tensor:
 
     @property
     def is_coordinate(self) -> bool:
-        return is_tuple(self.iterator) and not (self.iterator and self.iterator[0] == "memory")
+        return is_tuple(self.iterator) and not (self.iterator and self.iterator[0] in _POINTER_KINDS)
 
     @property
     def element_type(self):
         from . import typing
         if self.is_coordinate:
             return None
+        if self.iterator[0] == "tmem":
+            return self.iterator[1]
+        if self.iterator[0] == "smem_desc":
+            return None
         name = {"float32": "Float32", "float16": "Float16", "float64": "Float64", "int32": "Int32",
-                "int8": "Int8", "int16": "Int16"}.get(str(self.iterator[1].dtype))
+                "int8": "Int8", "int16": "Int16", "uint8": "Uint8"}.get(str(self.iterator[1].dtype))
         return getattr(typing, name) if name else None
 
     def with_layout(self, layout) -> "Tensor":
@@ -85,6 +104,9 @@ class Tensor:
         offset = self._offset(coord)
         if self.is_coordinate:
             return self._advance(offset)
+        if self.iterator[0] != "memory":
+            raise CuteError(f"{self} is not in memory this reference can read (tensor memory and shared-memory "
+                            f"descriptors are only described here): slice it with None to keep modes")
         _, array, base = self.iterator
         return array[base + offset].item()
 
@@ -113,6 +135,10 @@ class Tensor:
     def __str__(self):
         if self.is_coordinate:
             return f"tensor<{fmt_coord(self.iterator)} o {self.layout}>"
+        if self.iterator[0] == "tmem":
+            return f"tensor<ptr<{_tmem_type_name(self.iterator[1])}, tmem, align<{_tmem_align(self.iterator[2])}>> o {self.layout}>"
+        if self.iterator[0] == "smem_desc":
+            return f"tensor<smem_desc<{self.iterator[1].name}-major>+{self.iterator[2]} o {self.layout}>"
         dtype = _DTYPE_NAMES.get(str(self.iterator[1].dtype), str(self.iterator[1].dtype))
         return f"tensor<ptr<{dtype}, numpy+{self.iterator[2]}> o {self.layout}>"
 
@@ -190,7 +216,7 @@ def make_tensor(iterator, layout) -> Tensor:
 
 def cute_slice(src, coord):
     """`cute.slice_(src, coord)` in CuTeDSL's order, the sliced thing first: the modes of a layout, composed
-    layout or tensor where `coord` is None. A composed layout keeps its swizzle and its offset (CuTeDSL 4.8.1
+    layout, tensor or int tuple (an MMA tiler) where `coord` is None. A composed layout keeps its swizzle and its offset (CuTeDSL 4.8.1
     does not add the offset of the modes sliced away: stage 1 of a staged layout prints as stage 0 does).
 
     >>> str(cute_slice(make_layout((4, 8), stride=(8, 1)), (None, 1)))
@@ -203,9 +229,26 @@ def cute_slice(src, coord):
                         f"first (CuTeDSL 4.8.1 returns () for that, without an error)")
     if isinstance(src, Tensor):
         return src[coord]
+    if is_tuple(src) and is_tuple(coord):
+        return _slice_int_tuple(coord, src)
     if isinstance(src, ComposedLayout):
         return ComposedLayout(src.inner, src.offset, slice_(coord, src.outer))
     return slice_(coord, src)
+
+
+def _slice_int_tuple(coord, value):
+    """The entries of an int tuple where `coord` is None, as CuTe slices a tuple: a nested coordinate's kept
+    entries join their parent's, (None, 0, None) of (128, 256, 64) is (128, 64)."""
+    def kept(c, v):
+        if c is None:
+            return (v,)
+        if is_tuple(c):
+            if not is_tuple(v) or len(c) != len(v):
+                raise CuteError(f"cute.slice_: the coordinate {fmt_coord(coord)} does not match the modes of "
+                                f"{fmt_coord(value)}")
+            return tuple(x for ci, vi in zip(c, v) for x in kept(ci, vi))
+        return ()
+    return kept(coord, value)
 
 
 def local_tile(input, tiler, coord, proj=None):

@@ -87,6 +87,22 @@ class Float64(Numeric):
     mlir_type = "f64"
 
 
+class Float8E4M3FN(Numeric):
+    """8-bit float (4 exponent bits, 3 mantissa bits, finite): an A/B type of the sm_100 tcgen05 MMA (kind
+    f8f6f4). Describes layouts only: its values are held as float32."""
+    numpy_type = numpy.float32
+    width = 8
+    mlir_type = "f8E4M3FN"
+
+
+class Float8E5M2(Numeric):
+    """8-bit float (5 exponent bits, 2 mantissa bits): an A/B type of the sm_100 tcgen05 MMA (kind f8f6f4).
+    Describes layouts only: its values are held as float32."""
+    numpy_type = numpy.float32
+    width = 8
+    mlir_type = "f8E5M2"
+
+
 class Int8(Numeric):
     numpy_type = int
     width = 8
@@ -114,13 +130,13 @@ class Int64(Numeric):
 class Uint8(Numeric):
     numpy_type = int
     width = 8
-    mlir_type = "ui8"
+    mlir_type = "i8"          # CuTeDSL 4.8.1 prints MLIR's signless integer type, as for Int8
 
 
 class Uint32(Numeric):
     numpy_type = int
     width = 32
-    mlir_type = "ui32"
+    mlir_type = "i32"         # signless, as CuTeDSL 4.8.1 prints it
 
 
 class Boolean(Numeric):
@@ -145,4 +161,5 @@ def from_numpy_dtype(dtype) -> type:
     return table[name]
 
 
-__all__ = ["Numeric", "Boolean", "Int64", "Uint8", "Uint32", "NUMPY_STORAGE", "from_numpy_dtype", "Float16", "BFloat16", "Float32", "TFloat32", "Float64", "Int8", "Int16", "Int32"]
+__all__ = ["Numeric", "Boolean", "Int64", "Uint8", "Uint32", "NUMPY_STORAGE", "from_numpy_dtype", "Float16", "BFloat16", "Float32", "TFloat32", "Float64", "Int8", "Int16", "Int32",
+           "Float8E4M3FN", "Float8E5M2"]

@@ -11,7 +11,9 @@ its atom has. `make_copy_atom` and `make_mma_atom` (in `cutekit.cute.atom`) turn
     OperandMajorMode                    K or MN: which mode of an operand is contiguous
 """
 from .common import CopyUniversalOp, MmaUniversalOp
-from . import cpasync, warp, warpgroup
+from . import cpasync, tcgen05, warp, warpgroup
 from .common_modes import OperandMajorMode
+from .cpasync import make_tiled_tma_atom_A, make_tiled_tma_atom_B
 
-__all__ = ["CopyUniversalOp", "MmaUniversalOp", "OperandMajorMode", "cpasync", "warp", "warpgroup"]
+__all__ = ["CopyUniversalOp", "MmaUniversalOp", "OperandMajorMode", "cpasync", "tcgen05", "warp", "warpgroup",
+           "make_tiled_tma_atom_A", "make_tiled_tma_atom_B"]

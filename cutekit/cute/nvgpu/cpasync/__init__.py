@@ -34,7 +34,8 @@ class CopyG2SOp(CopyOp):
 
 
 from .tma import (CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileG2SOp, CopyBulkTensorTileS2GOp,  # noqa: E402
-                  TmaCopyAtom, make_tiled_tma_atom, tma_partition)
+                  TmaCopyAtom, make_tiled_tma_atom, make_tiled_tma_atom_A, make_tiled_tma_atom_B, tma_partition)
 
 __all__ = ["CopyG2SOp", "LoadCacheMode", "CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp",
-           "CopyBulkTensorTileS2GOp", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition"]
+           "CopyBulkTensorTileS2GOp", "TmaCopyAtom", "make_tiled_tma_atom", "make_tiled_tma_atom_A",
+           "make_tiled_tma_atom_B", "tma_partition"]

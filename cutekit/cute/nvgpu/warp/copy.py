@@ -79,3 +79,30 @@ class StMatrix8x8x16bOp(_Matrix8x8x16bOp):
         source = CopyOp.bits_to_values(registers, value_type)
         destination = CopyOp.bits_to_values(rows, value_type)
         return make_layout(32, stride=1), source, destination, source
+
+
+@dataclass(frozen=True)
+class StMatrix16x8x8bOp(_Matrix8x8x16bOp):
+    """`stmatrix.sync.aligned.m16n8.x{num_matrices}.trans.shared.b8` (sm_100): a warp stores 1, 2 or 4
+    matrices of 16x8 bytes, transposed (the only form; `transpose=True` is required), as the epilogue of an
+    sm_100 GEMM stores 8-bit column-major C. The destination is one 128-bit row per address-giving thread, as
+    stmatrix m8n8's; thread t0 + 4 t1 holds byte t1 of four rows: rows 2 t0 and 2 t0 + 1 (64 bits apart)
+    of each 8-row half (128 bits apart), matrices 1024 bits apart (CuTe's SM100_U8x{4,8,16}_STSM_T)."""
+
+    transpose: bool = True
+    _NAME = "StMatrix16x8x8b"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not self.transpose:
+            raise CuteError("StMatrix16x8x8bOp only supports transpose (transpose=True)")
+
+    def _atom_layouts(self, value_type, **unused):
+        rows, _ = _ldmatrix_bit_layouts(self.num_matrices, False)
+        if self.num_matrices == 1:
+            registers = make_layout(((4, 8), (8, 2, 2)), stride=((256, 8), (1, 128, 64)))
+        else:
+            registers = make_layout(((4, 8), (8, 2, 2, self.num_matrices)), stride=((256, 8), (1, 128, 64, 1024)))
+        source = CopyOp.bits_to_values(registers, value_type)
+        destination = CopyOp.bits_to_values(rows, value_type)
+        return make_layout(32, stride=1), source, destination, source
