@@ -153,6 +153,3 @@ def where_text(filename: str, lineno: int) -> str:
 def _source_line(frame, lineno: int) -> str:
     import linecache
     return linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals).strip()
-
-
-# --------------------------------------------------------------------------------------------- explaining
