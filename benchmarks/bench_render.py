@@ -2,7 +2,8 @@
 
 Targets (the course's redraw budget): a figure for a tile up to 128x128 in under 1 s (build + PNG); a slider move under 100 ms
 of Python time, from the slider's value change to the widget's new PNG (`Explorer.last_redraw_seconds`).
-Prints the median of a few runs for each, each move's time, and whether the median is under 100 ms."""
+Prints the median of a few runs for each, each move's time, and whether the median is under 100 ms.
+`--at-limit`: instead, each picture at the size limit (render.MAX_CELLS), the times cutekit/render/limits.py quotes."""
 import argparse
 import statistics
 import time
@@ -80,6 +81,38 @@ def main():
           "(a new picture, not a slider move)")
 
 
+def at_the_limit():
+    """Every picture at or just under render.MAX_CELLS: the times cutekit/render/limits.py quotes."""
+    atom = cute.make_copy_atom(nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=32)
+    many_threads = cute.make_tiled_copy_tv(atom, cute.make_layout((256, 256), stride=(256, 1)),
+                                           cute.make_layout(1))
+    wide_copy = cute.make_tiled_copy_tv(atom, cute.make_layout((32, 8), stride=(8, 1)), cute.make_layout((4, 32)))
+    tiler, tv = cute.make_layout_tv(cute.make_ordered_layout((256, 256), order=(1, 0)), cute.make_layout(1))
+    cases = {
+        "layout 256x256": lambda: render.layout(cute.make_layout((256, 256), stride=(256, 1))),
+        "layout 1x65536": lambda: render.layout(cute.make_layout(65536)),
+        "layout_inverse of 65536 indices": lambda: render.layout_inverse(cute.make_layout((256, 256))),
+        "tv_layout 256x256 (65536 threads)": lambda: render.tv_layout(tv, tiler, highlight=3),
+        "divide 104x208 by (8,16) (3 x 21632 cells)": lambda: render.divide(cute.make_layout((104, 208)),
+                                                                             (8, 16), tile=3),
+        "local_tile 256x256 in 1x1 tiles": lambda: render.local_tile((256, 256), (1, 1), (3, 4)),
+        "local_partition 256x256, 65536 threads": lambda: render.local_partition(
+            (256, 256), cute.make_layout((256, 256)), 3),
+        "copy_partition 256x256, 65536 threads": lambda: render.copy_partition(many_threads, (256, 256), 3),
+        "tiled_copy 128x256 (two panels)": lambda: render.tiled_copy(wide_copy, highlight=3),
+        "swizzle 128x256 (two panels)": lambda: render.swizzle(cute.make_swizzle(3, 3, 3),
+                                                                 cute.make_layout((128, 256)), highlight_row=1),
+    }
+    for name, make in cases.items():
+        start = time.perf_counter()
+        render.png_bytes(make())
+        print(f"{name:45s} {time.perf_counter() - start:.2f} s", flush=True)
+
+
 if __name__ == "__main__":
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()   # --help; refuses unknown flags
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])      # --help; refuses unknown flags
+    parser.add_argument("--at-limit", action="store_true", help="each picture at the size limit (MAX_CELLS)")
+    if parser.parse_args().at_limit:
+        at_the_limit()
+    else:
+        main()

@@ -692,7 +692,7 @@ assert error < 0.06
 # the wgmma would read whatever shared memory held. The simulator stops at the line:
 
 # %%
-from cutekit.sim.hopper import HopperError
+from cutekit.sim import HopperError
 
 try:
     simulate_kernel(a_host, b_host, edit=("    phase = cutlass.Int32(0)\n    previous_stage",

@@ -558,7 +558,7 @@ def _run_loop(answer, role: str, case: dict, prepared: bool = False) -> dict:
 
 def _ask_producer(answer, case):
     """The loop run in the kernel, and how many mbarrier waits the producer (thread 0) made."""
-    from cutekit.sim import hopper
+    from cutekit.sim.arch import sm90 as hopper
     hopper.EVENTS = []                  # this forked child only
     value = _run_loop(answer, "produce", case)
     value["waits"] = sum(1 for event in hopper.EVENTS if event[0] == "mbarrier_wait" and event[1] == 0)
@@ -568,7 +568,7 @@ def _ask_producer(answer, case):
 def _ask_consumer(answer, case):
     """The loop run in the kernel, and after each of its wait_group calls (in the first consumer thread) how
     many committed groups were still running and how many had been committed."""
-    from cutekit.sim import hopper
+    from cutekit.sim.arch import sm90 as hopper
     hopper.EVENTS = []                  # this forked child only
     value = _run_loop(answer, "consume", case)
     left = [(running, committed) for kind, thread, running, committed in

@@ -127,8 +127,8 @@ def _ask_every_case(exercise: Exercise, answer, cases: list, parent: int) -> lis
 
 def _kernels_stopped() -> list:
     """The simulator's NoProgressErrors so far in this process (none where it was never imported)."""
-    machine = sys.modules.get("cutekit.sim.machine")
-    return list(getattr(machine, "STOPPED", ()))
+    watchdog = sys.modules.get("cutekit.sim.machine.watchdog")
+    return list(getattr(watchdog, "STOPPED", ()))
 
 
 def _use_reference_algebra(answer) -> None:

@@ -127,7 +127,7 @@ def as_algebra(x):
             return x
         parts = tuple(as_algebra(p) for p in x)
         return parts if any(a is not b for a, b in zip(parts, x)) else x
-    if isinstance(x, Dynamic) and not x.algebra:      # a DSL Int32 of host code (cutekit.sim.numbers) too
+    if isinstance(x, Dynamic) and not x.algebra:      # a DSL Int32 of host code (cutekit.sim.memory.numbers) too
         return Dynamic(int(x), x.width, x.divisibility, True)
     return x
 

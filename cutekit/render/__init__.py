@@ -28,9 +28,11 @@ stacked. tests/render/test_legibility.py holds this for every picture the course
 A widget redrawing the same picture with another highlight passes `figure=` (only colours, outlines and
 titles are repainted) and shows `frames.png_frame(figure)` (only those artists are drawn again).
 
-Depends on cutekit.cute only (arrows: widgets -> render -> cute).
+Depends on cutekit.cute only (arrows: widgets -> render -> cute). Inside, no module imports the package or
+another in a circle (tests/test_architecture.py): limits, then facts and banks, grid and frames, then pictures.
 """
 from . import banks, facts, frames, grid, limits
+from .frames import png_bytes
 from .limits import MAX_CELLS, PictureTooLarge
 from .pictures import (bank_conflicts, copy_partition, divide, layout, layout_inverse, ldmatrix, local_partition,
                        local_tile, swizzle, tiled_copy, tiled_mma, tv_layout)
@@ -39,10 +41,3 @@ __all__ = ["layout", "layout_inverse", "tv_layout", "divide", "local_tile", "loc
            "copy_partition", "tiled_mma", "ldmatrix", "swizzle", "bank_conflicts", "banks", "facts", "frames", "grid",
            "limits", "MAX_CELLS", "PictureTooLarge", "png_bytes"]
 
-
-def png_bytes(figure, dpi=100) -> bytes:
-    """The figure as PNG bytes (what a widget shows, and a quick way to compare two pictures)."""
-    import io
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, facecolor=figure.get_facecolor())
-    return buffer.getvalue()

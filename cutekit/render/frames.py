@@ -118,3 +118,10 @@ def png_of(rgb: numpy.ndarray) -> bytes:
     out = io.BytesIO()
     Image.fromarray(rgb).save(out, format="PNG", compress_level=1)
     return out.getvalue()
+
+
+def png_bytes(figure, dpi=100) -> bytes:
+    """The figure as PNG bytes (what a widget shows, and a quick way to compare two pictures)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, facecolor=figure.get_facecolor())
+    return buffer.getvalue()

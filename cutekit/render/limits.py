@@ -21,7 +21,7 @@ so every picture at the limit draws in about a third of a second, well under the
 refusing a size costs well under a millisecond. Grids this large are drawn without labels (above
 grid.LABEL_LIMIT = 4096 cells), per-element facts are computed with NumPy (`facts.mode_values`), and ticks
 stay at most 16 per axis (`grid.tick_step`), which is what keeps the time flat up to the limit
-(`python -m cutekit.render.limits` measures them again).
+(`python -m benchmarks.bench_render --at-limit` measures them again).
 """
 from __future__ import annotations
 
@@ -68,39 +68,3 @@ def check_layout(layout, what: str | None = None) -> int:
 
 def _shape_text(shape) -> str:
     return str(shape).replace(" ", "")
-
-
-def _measure():           # pragma: no cover - a measurement, run by hand: python -m cutekit.render.limits
-    import time
-
-    from . import png_bytes, pictures
-    from ..cute import nvgpu
-
-    atom = cute.make_copy_atom(nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=32)
-    many_threads = cute.make_tiled_copy_tv(atom, cute.make_layout((256, 256), stride=(256, 1)),
-                                           cute.make_layout(1))
-    wide_copy = cute.make_tiled_copy_tv(atom, cute.make_layout((32, 8), stride=(8, 1)), cute.make_layout((4, 32)))
-    tiler, tv = cute.make_layout_tv(cute.make_ordered_layout((256, 256), order=(1, 0)), cute.make_layout(1))
-    cases = {
-        "layout 256x256": lambda: pictures.layout(cute.make_layout((256, 256), stride=(256, 1))),
-        "layout 1x65536": lambda: pictures.layout(cute.make_layout(65536)),
-        "layout_inverse of 65536 indices": lambda: pictures.layout_inverse(cute.make_layout((256, 256))),
-        "tv_layout 256x256 (65536 threads)": lambda: pictures.tv_layout(tv, tiler, highlight=3),
-        "divide 104x208 by (8,16) (3 x 21632 cells)": lambda: pictures.divide(cute.make_layout((104, 208)),
-                                                                             (8, 16), tile=3),
-        "local_tile 256x256 in 1x1 tiles": lambda: pictures.local_tile((256, 256), (1, 1), (3, 4)),
-        "local_partition 256x256, 65536 threads": lambda: pictures.local_partition(
-            (256, 256), cute.make_layout((256, 256)), 3),
-        "copy_partition 256x256, 65536 threads": lambda: pictures.copy_partition(many_threads, (256, 256), 3),
-        "tiled_copy 128x256 (two panels)": lambda: pictures.tiled_copy(wide_copy, highlight=3),
-        "swizzle 128x256 (two panels)": lambda: pictures.swizzle(cute.make_swizzle(3, 3, 3),
-                                                                 cute.make_layout((128, 256)), highlight_row=1),
-    }
-    for name, make in cases.items():
-        start = time.perf_counter()
-        png_bytes(make())
-        print(f"{name:45s} {time.perf_counter() - start:.2f} s", flush=True)
-
-
-if __name__ == "__main__":      # pragma: no cover
-    _measure()

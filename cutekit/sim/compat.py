@@ -6,7 +6,6 @@ CUDA graphs): they are accepted, and the first use of each says once what the si
 from __future__ import annotations
 
 import enum
-import sys
 import time
 
 import numpy
@@ -15,20 +14,10 @@ from ..cute import typing as types
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, size
 from ..cute.tensor import Tensor
-from . import machine, ops
-from .memory import SimTensor
-
-# --------------------------------------------------------------------------------------------- said once
-
-_SAID: set = set()
-
-
-def notice(key: str, message: str):
-    """Print `message` (on stderr) the first time `key` is met in this process; silent after."""
-    if key in _SAID:
-        return
-    _SAID.add(key)
-    print(f"cutekit simulator: {message}", file=sys.stderr, flush=True)
+from .machine.threads import _SAID, notice  # noqa: F401  (said once: the machine's notices, compat.notice too)
+from .memory.structs import smem_capacity_in_bytes  # noqa: F401  (compat.smem_capacity_in_bytes, as before)
+from .memory.tensors import SimTensor
+from .ops import device
 
 
 def launch_options(stream=None, cluster=None, **others):
@@ -62,7 +51,7 @@ class TensorType:
     def __str__(self):
         t = self.tensor
         if isinstance(t, SimTensor):
-            from .printing import tensor_type_text
+            from .memory.printing import tensor_type_text
             return tensor_type_text(t)
         if t.is_coordinate:
             return f'!cute.coord_tensor<"{t.iterator}", "{t.layout}">'
@@ -185,7 +174,7 @@ class NamedBarrier:
         self.barrier_id, self.num_threads = int(barrier_id), num_threads
 
     def arrive_and_wait(self, *args, **kwargs):
-        ops.barrier(self.barrier_id, self.num_threads)
+        device.barrier(self.barrier_id, self.num_threads)
 
     wait = sync = arrive_and_wait
 
@@ -326,33 +315,9 @@ def is_fp8_dtype(dtype):
     return dtype in FP8
 
 
-def create_cute_tensor_for_fp8(storage_tensor, dtype, leading_dim, source_f32_tensor=None, assumed_align=16,
-                               mark_dynamic_layout=True):
-    """cutlass.utils.tensor_helpers.create_cute_tensor_for_fp8: from_dlpack for the types the simulator has."""
-    from .dsl import from_dlpack
-    if is_fp8_dtype(dtype):
-        raise CuteError(f"the simulator has no {dtype} arithmetic (fp8): use Float16 or BFloat16 inputs")
-    return from_dlpack(storage_tensor, assumed_align=assumed_align)
-
-
 def make_fake_stream(*args, **kwargs):
     """cute.runtime.make_fake_stream: a stand-in stream (there are none on the CPU)."""
     return 0
-
-
-_SMEM_CAPACITY = {"sm_80": (164 - 1) * 1024, "sm_86": (100 - 1) * 1024, "sm_87": (164 - 1) * 1024,
-                  "sm_89": (100 - 1) * 1024, "sm_90": (228 - 1) * 1024, "sm_100": (228 - 1) * 1024,
-                  "sm_120": (100 - 1) * 1024}
-
-
-def smem_capacity_in_bytes(compute_capability=None):
-    """cutlass.utils.get_smem_capacity_in_bytes: a block's shared memory on that architecture (CuTeDSL
-    4.8.1's SMEM_CAPACITY_MAP); without one, the simulator's own limit (an sm_80's)."""
-    if compute_capability is None:
-        return machine.SHARED_MEMORY_LIMIT
-    if compute_capability not in _SMEM_CAPACITY:
-        raise CuteError(f"Unsupported compute capability: {compute_capability}")
-    return _SMEM_CAPACITY[compute_capability]
 
 
 def rcp_approx(value):

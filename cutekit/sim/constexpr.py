@@ -34,7 +34,7 @@ import sys
 import numpy
 
 from ..cute.inttuple import Dynamic
-from . import machine, tracing
+from .machine import threads as machine, tracing
 
 CONST_EXPR_MESSAGE = ("`const_expr()` requires a value known at code-read time, but you gave it a Runtime value "
                       "(Staged value).")
@@ -133,7 +133,7 @@ def _typed(value, depth: int = 0) -> str | None:
             return None         # cutlass.Int32(5) in host code: a constant CuTeDSL folds
         return (f"it is {value!r}, an Int32 argument, a value computed from one, or a dynamic extent of a "
                 f"tensor")
-    from .failures import Dim3
+    from .machine.failures import Dim3
     if isinstance(value, Dim3):
         return f"it is cute.arch.{value.function}()'s (x, y, z), values a thread has only when the kernel runs"
     if isinstance(value, numpy.ndarray) and getattr(machine._current[0], "vectorized", False):
@@ -414,7 +414,7 @@ def _differs(thread, frame, value) -> str | None:
         code = f.f_code
         known = _LEARNER.get(id(code))
         if known is None:
-            from .failures import is_learner_file
+            from .machine.failures import is_learner_file
             if len(_LEARNER) > 4096:
                 _LEARNER.clear()
             known = _LEARNER[id(code)] = (is_learner_file(code.co_filename), code)

@@ -3,7 +3,7 @@
 the same functions, so a kernel written for CuTeDSL runs here unchanged.
 
 Host code (`@cute.jit`) runs as plain Python over the reference layout algebra; a `@cute.kernel`'s
-`.launch(grid=..., block=...)` runs every thread on the simulated GPU (`machine.run`).
+`.launch(grid=..., block=...)` runs every thread on the simulated GPU (`machine.scheduler.run`).
 """
 from __future__ import annotations
 
@@ -23,54 +23,18 @@ from ..cute.atom import make_tiled_mma as _make_tiled_mma
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
-from . import compat, constexpr, dynamic, hopper, machine, ops, structs
-from . import host, numbers, printing, tracing, vector
-from . import pipeline as pipelines
-from .failures import LEARNER_FRAMES, plain_coordinate, thread_index
-from .memory import SimTensor, Storage, TensorSSA, adopt
+from . import compat, constexpr, dynamic, host
+from .arch import ROOMS, sm90
+from .machine import scheduler, threads, tracing
+from .machine.failures import LEARNER_FRAMES, plain_coordinate, thread_index
+from .memory import numbers, printing, structs, vector
+from .memory.structs import Pointer
+from .memory.tensors import SimTensor, Storage, TensorSSA, adopt
+from .ops import device
+from .ops import pipeline as pipelines
 
 
 # --------------------------------------------------------------------------------------------- pointers
-
-class Pointer:
-    """`tensor.iterator`: where a tensor starts (a storage and an element offset)."""
-
-    def __init__(self, storage: Storage, base: int = 0, swizzle=None):
-        self.storage, self.base, self.swizzle = storage, base, swizzle
-
-    @property
-    def element_type(self):
-        return self.storage.element_type
-
-    @property
-    def memspace(self):
-        return self.storage.space
-
-    def __add__(self, k):
-        return Pointer(self.storage, self.base + k, self.swizzle)
-
-    def align(self, bytes_, *args, **kwargs):
-        """ptr.align(n): a promise that the address is a multiple of n bytes (copies check their alignment
-        when they run); the same pointer."""
-        return self
-
-    @property
-    def dtype(self):
-        return self.storage.element_type
-
-    def load(self):
-        """The element the pointer points at."""
-        return structs.tensor_at(self, make_layout(1))[0]
-
-    def store(self, value):
-        """Write one element where the pointer points."""
-        structs.tensor_at(self, make_layout(1))[0] = value
-
-    def __str__(self):
-        return f"ptr<{self.storage.element_type.mlir_type}, {self.storage.space}>+{self.base}"
-
-    __repr__ = __str__
-
 
 def _iterator(self):
     # a swizzled layout's swizzle belongs to the layout, not to the pointer (CuTe's ComposedLayout)
@@ -232,7 +196,7 @@ def jit(function=None, **options):
     @functools.wraps(function)
     def run_jit(*args, **kwargs):
         with LEARNER_FRAMES:        # a kernel's failure reaches the learner without this frame
-            if machine.current() is not None:       # a device helper called from a kernel
+            if threads.current() is not None:       # a device helper called from a kernel
                 return function(*args, **kwargs)
             args = tuple(_host_argument(a) for a in args)
             kwargs = {k: _host_argument(v) for k, v in kwargs.items()}
@@ -262,7 +226,7 @@ class Kernel:
         """CuTeDSL names the compiled kernel; the simulator has nothing to name."""
 
     def __call__(self, *args, **kwargs):
-        if machine.current() is not None:
+        if threads.current() is not None:
             raise CuteError(f"{self.function.__name__}: a kernel cannot be launched from device code")
         try:
             bound = self.signature.bind(*args, **kwargs)
@@ -290,11 +254,11 @@ class Launchable:
         if tracing.tracing_only():      # cute.compile traces the host code; nothing runs
             return None
         with LEARNER_FRAMES, numpy.errstate(all="ignore"):
-            if vector.wanted(machine._as_dim3(grid, "grid"), machine._as_dim3(block, "block")):
+            if vector.wanted(threads._as_dim3(grid, "grid"), threads._as_dim3(block, "block")):
                 report = vector.run(function.__name__, function, args, kwargs, grid, block, smem)
                 if report is not None:      # else the kernel needs the thread-by-thread run
                     return report
-            return machine.run(function.__name__, body, grid, block, smem)
+            return scheduler.run(function.__name__, body, grid, block, smem)
 
 
 def kernel(function=None, **options):
@@ -306,7 +270,7 @@ def kernel(function=None, **options):
 class _Compile:
     """cute.compile(function, *args): the function's host code runs once, as CuTeDSL's trace does (its Python
     prints appear, cute.printf prints nothing, no kernel is launched); calling the result runs it
-    (tracing.py). `cute.compile[options](...)` too."""
+    (machine/tracing.py). `cute.compile[options](...)` too."""
 
     def __call__(self, function, *args, options=None, **kwargs):
         with LEARNER_FRAMES, tracing.jit_call("trace"):
@@ -388,7 +352,7 @@ compile = _Compile()  # noqa: A001 (CuTeDSL's name)
 def _descriptor(mma, input):
     """A wgmma reads A and B from shared memory through matrix descriptors: the "fragment" of a shared-memory
     partition is that partition (CuTeDSL's descriptor tensor has the same k-block and stage modes)."""
-    return hopper.is_wgmma(mma) and isinstance(input, SimTensor) and input.storage.space == "smem"
+    return sm90.is_wgmma(mma) and isinstance(input, SimTensor) and input.storage.space == "smem"
 
 
 class SimMmaAtom(MmaAtom):
@@ -404,7 +368,7 @@ class SimMmaAtom(MmaAtom):
 
     def set(self, field_, value):
         """tiled_mma.set(warpgroup.Field.ACCUMULATE, b): whether the next wgmmas add to C (True) or overwrite."""
-        if field_ != hopper.Field.ACCUMULATE:
+        if field_ != sm90.Field.ACCUMULATE:
             raise CuteError(f"tiled_mma.set: the simulator knows the field warpgroup.Field.ACCUMULATE, got {field_!r}")
         object.__setattr__(self, "_accumulate", bool(value))
 
@@ -505,7 +469,7 @@ def zeros_like(value, dtype=None):
 
 
 def print_tensor(tensor, *, verbose=False, **kwargs):
-    """cute.print_tensor: the tensor's pointer, layout and data, printed when the code runs (printing.py)."""
+    """cute.print_tensor: the tensor's pointer, layout and data, printed when the code runs (memory/printing.py)."""
     tensor = adopt(tensor)
     if isinstance(tensor, TensorSSA):
         text = printing.value_data_text(tensor, verbose)
@@ -539,23 +503,31 @@ def _option(name: str):
                            "__doc__": f"cute.{name}: a compile option; the simulator compiles nothing"})
 
 
+def create_cute_tensor_for_fp8(storage_tensor, dtype, leading_dim, source_f32_tensor=None, assumed_align=16,
+                               mark_dynamic_layout=True):
+    """cutlass.utils.tensor_helpers.create_cute_tensor_for_fp8: from_dlpack for the types the simulator has."""
+    if compat.is_fp8_dtype(dtype):
+        raise CuteError(f"the simulator has no {dtype} arithmetic (fp8): use Float16 or BFloat16 inputs")
+    return from_dlpack(storage_tensor, assumed_align=assumed_align)
+
+
 def build_modules() -> dict:
     """Fresh simulator modules, keyed by their import names."""
     numeric = {name: getattr(types, name) for name in
                ("Numeric", "Float16", "BFloat16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64",
                 "Uint8", "Uint32", "Boolean")}
     arch = _module("cutlass.cute.arch", {
-        "thread_idx": ops.thread_idx, "block_idx": ops.block_idx, "block_dim": ops.block_dim,
-        "grid_dim": ops.grid_dim, "lane_idx": ops.lane_idx, "warp_idx": ops.warp_idx,
-        "sync_threads": ops.sync_threads, "barrier": ops.barrier, "sync_warp": ops.sync_warp,
-        "warp_reduction": ops.warp_reduction, "warp_reduction_sum": ops.warp_reduction_sum,
-        "warp_reduction_max": ops.warp_reduction_max, "shuffle_sync": ops.shuffle_sync,
-        "shuffle_sync_bfly": ops.shuffle_sync_bfly, "shuffle_sync_down": ops.shuffle_sync_down,
-        "shuffle_sync_up": ops.shuffle_sync_up, "vote_ballot_sync": ops.vote_ballot_sync,
-        "vote_any_sync": ops.vote_any_sync, "vote_all_sync": ops.vote_all_sync, "vote_uni_sync": ops.vote_uni_sync,
-        "cp_async_commit_group": ops.cp_async_commit_group,
-        "cp_async_wait_group": ops.cp_async_wait_group, "WARP_SIZE": machine.WARP_SIZE,
+        "thread_idx": device.thread_idx, "block_idx": device.block_idx, "block_dim": device.block_dim,
+        "grid_dim": device.grid_dim, "lane_idx": device.lane_idx, "warp_idx": device.warp_idx,
+        "sync_threads": device.sync_threads, "barrier": device.barrier, "sync_warp": device.sync_warp,
+        "warp_reduction": device.warp_reduction, "warp_reduction_sum": device.warp_reduction_sum,
+        "warp_reduction_max": device.warp_reduction_max, "shuffle_sync": device.shuffle_sync,
+        "shuffle_sync_bfly": device.shuffle_sync_bfly, "shuffle_sync_down": device.shuffle_sync_down,
+        "shuffle_sync_up": device.shuffle_sync_up, "vote_ballot_sync": device.vote_ballot_sync,
+        "vote_any_sync": device.vote_any_sync, "vote_all_sync": device.vote_all_sync, "vote_uni_sync": device.vote_uni_sync,
+        "WARP_SIZE": threads.WARP_SIZE,
         "fmax": max, "fmin": min, "exp": _MATH["exp"], "exp2": _MATH["exp2"], "rcp_approx": compat.rcp_approx,
+        **{name: function for room in ROOMS for name, function in room.CUTE_ARCH.items()},    # sm_80's, sm_90's
         **numeric})
     reference_cpasync = reference.nvgpu.cpasync
     cpasync = _module("cutlass.cute.nvgpu.cpasync", {
@@ -571,8 +543,7 @@ def build_modules() -> dict:
     warpgroup = _module("cutlass.cute.nvgpu.warpgroup", {
         **{name: getattr(reference_warpgroup, name) for name in
            ("SmemLayoutAtomKind", "OperandSource", "OperandMajorMode", "make_smem_layout_atom", "MmaF16BF16Op")},
-        "Field": hopper.Field, "fence": hopper.fence, "commit_group": hopper.commit_group,
-        "wait_group": hopper.wait_group})
+        **sm90.NVGPU_WARPGROUP})
     nvgpu = _module("cutlass.cute.nvgpu", {
         "CopyUniversalOp": reference.nvgpu.CopyUniversalOp, "MmaUniversalOp": reference.nvgpu.MmaUniversalOp,
         "cpasync": cpasync, "warp": warp, "warpgroup": warpgroup,
@@ -591,10 +562,10 @@ def build_modules() -> dict:
         "Layout": Layout, "ComposedLayout": ComposedLayout, "Pointer": Pointer,
         "Shape": _annotation("Shape"), "Stride": _annotation("Stride"), "Coord": _annotation("Coord"),
         "IntTuple": _annotation("IntTuple"), "Tile": _annotation("Tile"), "Tiler": _annotation("Tiler"),
-        "copy": ops.copy, "autovec_copy": ops.autovec_copy, "basic_copy": ops.autovec_copy, "gemm": ops.gemm,
-        "make_rmem_tensor": ops.make_rmem_tensor, "make_rmem_tensor_like": ops.make_rmem_tensor_like,
-        "make_fragment_like": ops.make_fragment_like, "elem_less": ops.elem_less, "printf": ops.printf,
-        "ReductionOp": ops.ReductionOp, "make_tensor": make_tensor, "make_mma_atom": make_mma_atom,
+        "copy": device.copy, "autovec_copy": device.autovec_copy, "basic_copy": device.autovec_copy, "gemm": device.gemm,
+        "make_rmem_tensor": device.make_rmem_tensor, "make_rmem_tensor_like": device.make_rmem_tensor_like,
+        "make_fragment_like": device.make_fragment_like, "elem_less": device.elem_less, "printf": device.printf,
+        "ReductionOp": device.ReductionOp, "make_tensor": make_tensor, "make_mma_atom": make_mma_atom,
         "make_tiled_mma": make_tiled_mma, "local_partition": local_partition, "local_tile": local_tile,
         **{name: _tiled_copy_maker(getattr(reference, name)) for name in
            ("make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C")},
@@ -617,11 +588,11 @@ def build_modules() -> dict:
                        "slice_": host.slice_, "make_composed_layout": host.make_composed_layout,
                        "make_identity_layout": host.make_identity_layout})
     cute = _module("cutlass.cute", cute_names, package=True)
-    utils = _module("cutlass.utils", {"SmemAllocator": ops.DeprecatedSmemAllocator, "LayoutEnum": compat.LayoutEnum,
-                                      "get_smem_capacity_in_bytes": compat.smem_capacity_in_bytes},
+    utils = _module("cutlass.utils", {"SmemAllocator": structs.DeprecatedSmemAllocator, "LayoutEnum": compat.LayoutEnum,
+                                      "get_smem_capacity_in_bytes": structs.smem_capacity_in_bytes},
                     package=True)
-    memory = _module("cutlass.memory", {"SmemAllocator": ops.SmemAllocator,
-                                        "get_smem_capacity_in_bytes": compat.smem_capacity_in_bytes})
+    memory = _module("cutlass.memory", {"SmemAllocator": structs.SmemAllocator,
+                                        "get_smem_capacity_in_bytes": structs.smem_capacity_in_bytes})
     pipeline = _module("cutlass.pipeline", {"NamedBarrier": compat.NamedBarrier})
     for name in ("Agent", "CooperativeGroup", "PipelineAsync", "PipelineState", "PipelineUserType",
                  "make_pipeline_state", "PipelineProducer", "PipelineConsumer", "ImmutableResourceHandle"):
@@ -629,13 +600,8 @@ def build_modules() -> dict:
     for name in ("make_warp_uniform", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_wait",
                  "mbarrier_try_wait", "mbarrier_test_wait", "mbarrier_arrive_and_expect_tx", "mbarrier_expect_tx"):
         setattr(arch, name, getattr(pipelines, name))
-    for name in ("elect_one", "fence_proxy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group",
-                 "block_idx_in_cluster", "cluster_wait"):
-        setattr(arch, name, getattr(hopper, name))
-    arch.setmaxregister_increase = arch.setmaxregister_decrease = hopper.setmaxregister
-    arch.cluster_arrive = arch.cluster_arrive_relaxed = hopper.cluster_arrive
     tensor_helpers = _module("cutlass.utils.tensor_helpers", {
-        "create_cute_tensor_for_fp8": compat.create_cute_tensor_for_fp8, "is_fp8_dtype": compat.is_fp8_dtype})
+        "create_cute_tensor_for_fp8": create_cute_tensor_for_fp8, "is_fp8_dtype": compat.is_fp8_dtype})
     utils.tensor_helpers = tensor_helpers
     runtime.make_fake_stream = compat.make_fake_stream
     torch_module = _module("cutlass.torch", {"dtype": compat.torch_dtype,

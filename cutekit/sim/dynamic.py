@@ -17,7 +17,8 @@ import inspect
 
 from ..cute.inttuple import CuteError, Dynamic, as_algebra, flatten, is_tuple
 from ..cute.layout import Layout, make_layout
-from . import machine, numbers
+from .machine import threads
+from .memory import numbers
 
 _DEPTH = [0]        # >0 inside a @cute.jit call: a jit function called from another takes its arguments as they are
 
@@ -63,7 +64,7 @@ def arguments_of(function):
 
     @functools.wraps(function)
     def with_dynamic_arguments(*args, **kwargs):
-        if _DEPTH[0] or machine.current() is not None:
+        if _DEPTH[0] or threads.current() is not None:
             return function(*args, **kwargs)
         try:
             bound = signature.bind(*args, **kwargs)

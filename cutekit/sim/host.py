@@ -15,8 +15,8 @@ from ..cute.inttuple import CuteError
 from ..cute.layout import ComposedLayout, Coord, Layout, Swizzle, cosize, make_layout
 from ..cute.tensor import Tensor
 from . import compat
-from .machine import KernelError
-from .memory import SimTensor, Storage
+from .machine.errors import KernelError
+from .memory.tensors import SimTensor, Storage
 
 
 class AddressSpace(enum.Enum):

@@ -27,10 +27,15 @@ Steps (plain tuples made by these functions, so a learner's list prints readably
 `run_pipeline(producer, consumers, k_tiles, stages, bytes_per_stage)` runs them under two schedules (the
 producer as far ahead as it can get, and the consumers first), with TMA copies landing as late as possible,
 and returns a `PipelineReport`: `ok`, `mistake` (a name from MISTAKES) and `message`.
+
+The barriers are the simulator's own `MBarrier` (cutekit.sim.ops.pipeline), the class a kernel's
+`cute.arch.mbarrier_*` calls count on; this model only drives it with the steps above, one at a time.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .ops.pipeline import MBarrier     # the one mbarrier model: the kernels' barriers are the same class
 
 MISTAKES = {
     "wrong phase": "waiting on the wrong phase",
@@ -79,37 +84,6 @@ def wait_group(n: int) -> tuple:
 
 def mma(stage: int, k_tile: int) -> tuple:
     return ("mma", stage, k_tile)
-
-
-@dataclass
-class MBarrier:
-    """One mbarrier: phase number, arrivals still expected in this phase, bytes still to land."""
-    name: str
-    count: int
-    phase: int = 0
-    pending: int = 0
-    tx: int = 0
-
-    def __post_init__(self):
-        self.pending = self.count
-
-    def passes(self, parity: int) -> bool:
-        """mbarrier.try_wait.parity: true once the phase of this parity has completed."""
-        return (self.phase & 1) != parity
-
-    def _maybe_complete(self):
-        if self.pending == 0 and self.tx == 0:
-            self.phase += 1
-            self.pending = self.count
-
-    def arrive(self, expect_tx: int = 0):
-        self.tx += expect_tx
-        self.pending -= 1
-        self._maybe_complete()
-
-    def complete_tx(self, nbytes: int):
-        self.tx -= nbytes
-        self._maybe_complete()
 
 
 @dataclass(frozen=True)

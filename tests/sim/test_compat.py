@@ -149,7 +149,7 @@ def test_the_old_allocator_name_works_and_warns_as_cutedsl_does(sim):
     import cutlass
     import cutlass.cute as cute
     from cutlass.cute.runtime import from_dlpack
-    from cutekit.sim.ops import SMEM_ALLOCATOR_MOVED
+    from cutekit.sim.memory.structs import SMEM_ALLOCATOR_MOVED
 
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")

@@ -2,7 +2,7 @@
 
 Each case below is a pair of operand layouts with CuTeDSL 4.8.1's answer, recorded by compiling it for sm_80
 on the CPU (tests.sim.cutedsl_operands_oracle): "accepted", or "refused" with a phrase of CuTeDSL's error.
-The simulator side needs no CuTeDSL: it asks the simulator's rules (cutekit.sim.operands) about the same
+The simulator side needs no CuTeDSL: it asks the simulator's rules (cutekit.sim.ops.operands) about the same
 operands. The `cutedsl` tests ask real CuTeDSL again, so the recorded answers cannot drift from it.
 
 A few pairs CuTeDSL compiles although the instruction then reads or writes registers outside the tensors
@@ -22,8 +22,8 @@ import torch
 import cutekit
 from cutekit import cute as reference
 from cutekit.cute import typing as types
-from cutekit.sim import operands
-from cutekit.sim.memory import SimTensor, Storage
+from cutekit.sim.memory.tensors import SimTensor, Storage
+from cutekit.sim.ops import operands
 
 ROOT = Path(__file__).resolve().parents[2]
 

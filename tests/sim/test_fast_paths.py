@@ -8,7 +8,8 @@ import pytest
 
 from cutekit.cute.inttuple import CuteError
 from cutekit.cute.layout import make_layout
-from cutekit.sim import OutOfBoundsError, last_launch, memory
+from cutekit.sim import OutOfBoundsError, last_launch
+from cutekit.sim.memory import tensors as memory
 
 rng = numpy.random.default_rng(11)
 
@@ -146,7 +147,8 @@ def test_worker_greenlets_kept_for_the_next_block_leave_no_state_behind(sim, ker
     """Worker greenlets wait in a pool between blocks and launches: a launch stopped by a race or a deadlock
     leaves the next launch's threads with stacks of their own and the same results and reports."""
     from cutlass.cute.runtime import from_dlpack
-    from cutekit.sim import DeadlockError, RaceError, machine
+    from cutekit.sim import DeadlockError, RaceError
+    from cutekit.sim.machine import scheduler
     x = numpy.arange(64, dtype=numpy.float32)
 
     def reverse():
@@ -166,5 +168,5 @@ def test_worker_greenlets_kept_for_the_next_block_leave_no_state_behind(sim, ker
         numpy.testing.assert_array_equal(again, first)
         assert (again_report.shared_accesses, again_report.shared_wavefronts, again_report.bank_conflicts) == \
             (report.shared_accesses, report.shared_wavefronts, report.bank_conflicts)
-    assert 0 < len(machine._idle_workers()) <= 1024
-    assert machine._NEXT_JOB[0] is None
+    assert 0 < len(scheduler._idle_workers()) <= 1024
+    assert scheduler._NEXT_JOB[0] is None

@@ -1,4 +1,4 @@
-"""DSL numbers in @cute.jit host code (cutekit/sim/numbers.py): `cutlass.Int32(5)` and a value read from a
+"""DSL numbers in @cute.jit host code (cutekit/sim/memory/numbers.py): `cutlass.Int32(5)` and a value read from a
 tensor value print `?` and compute as CuTeDSL 4.8.1's do (its output, run on the CPU: data_types notebook)."""
 import numpy
 

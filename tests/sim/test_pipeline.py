@@ -1,4 +1,4 @@
-"""mbarriers and cutlass.pipeline.PipelineAsync on the simulator (cutekit/sim/pipeline.py), as NVIDIA's
+"""mbarriers and cutlass.pipeline.PipelineAsync on the simulator (cutekit/sim/ops/pipeline.py), as NVIDIA's
 async_pipeline notebook uses them: a producer warp hands values to a consumer warp through shared memory."""
 import numpy
 import pytest

@@ -1,4 +1,4 @@
-"""What the simulator prints, and when, as CuTeDSL 4.8.1 prints it (cutekit/sim/tracing.py, printing.py). The
+"""What the simulator prints, and when, as CuTeDSL 4.8.1 prints it (cutekit/sim/machine/tracing.py, memory/printing.py). The
 expected texts are CuTeDSL's own, run on the CPU (host code runs there; pointer addresses differ per run)."""
 import re
 

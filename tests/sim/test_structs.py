@@ -1,4 +1,4 @@
-"""Shared memory carved by hand (cutekit/sim/structs.py), as NVIDIA's tensorop_gemm and flash_attention_v2 carve
+"""Shared memory carved by hand (cutekit/sim/memory/structs.py), as NVIDIA's tensorop_gemm and flash_attention_v2 carve
 it: cute.struct layouts equal to CuTeDSL 4.8.1's, SmemAllocator.allocate of bytes, structs and scalars, views of
 one allocation with several element types, pointer swizzles on byte addresses, and the CuTe habits those
 kernels rely on (a slice past the last tile copied with every predicate false, `t[None] = values`, cute.compile

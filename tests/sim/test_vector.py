@@ -1,9 +1,9 @@
-"""Large launches run as NumPy vectors (cutekit/sim/vector.py): the same results as the thread-by-thread run,
+"""Large launches run as NumPy vectors (cutekit/sim/memory/vector.py): the same results as the thread-by-thread run,
 what vectors cannot run falls back to it, a failure names the thread, a kernel's print comes once."""
 import numpy
 import pytest
 
-from cutekit.sim import vector
+from cutekit.sim.memory import vector
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ arrived, which did not (returned from the kernel, or waiting elsewhere, at which
 gives undefined results there. What the PTX ISA allows keeps working: every lane reaching the collective and
 then branching, a loop every lane runs as often, lanes that left the kernel (shfl.sync and vote.sync do not
 wait for exited lanes; mma.sync, ldmatrix, bar.warp.sync and the warpgroup's .aligned operations do), a mask
-naming only the lanes that call it. (Rules and their PTX ISA sentences: cutekit/sim/collectives.py.)"""
+naming only the lanes that call it. (Rules and their PTX ISA sentences: cutekit/sim/machine/collectives.py.)"""
 import importlib
 
 import numpy

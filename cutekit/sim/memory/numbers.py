@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy
 
-from ..cute import typing as types
-from ..cute.inttuple import Dynamic
-from . import machine, tracing
+from ...cute import typing as types
+from ...cute.inttuple import Dynamic
+from ..machine import threads, tracing
 
 
 def _wrap(value: int, element_type) -> int:
@@ -269,7 +269,7 @@ _PLAIN_NEW = types.Numeric.__new__
 
 def _numeric_new(cls, value=0):
     """`cutlass.Int32(v)`: a DSL number in @cute.jit host code, the plain value elsewhere (typing.py)."""
-    if tracing.mode() is not None and machine.current() is None and cls is not types.Numeric:
+    if tracing.mode() is not None and threads.current() is None and cls is not types.Numeric:
         if isinstance(value, (Integer, Float)):
             return value.to(cls)
         return make(value, cls)

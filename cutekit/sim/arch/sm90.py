@@ -18,13 +18,20 @@ wgmma multiplies when it is issued) and instead checks the order a GPU would nee
   * a TMA store reads shared memory through the async proxy: what stmatrix (or any store) wrote must be
     followed by `cute.arch.fence_proxy("async.shared", space="cta")` in the writing thread; a thread that
     exits with a TMA store it did not wait for (`cp_async_bulk_wait_group(0, read=True)`) is refused;
-  * an mbarrier phase completes on arrivals *and* bytes (pipeline.py); a TMA copy whose barrier expects no
+  * an mbarrier phase completes on arrivals *and* bytes (ops/pipeline.py); a TMA copy whose barrier expects no
     bytes is refused (no `mbarrier_arrive_and_expect_tx` before it, or one that announced too few).
 
 wgmma, wait_group and commit_group are warp-synchronous (.sync.aligned): what they read and when it is
 retired is kept per warp, and an arrival by any lane releases its warp's retired groups. A TMA copy issued
 by every lane of a warp is one copy (CuTeDSL elects one lane), as on a GPU. Clusters larger than one CTA
 are not simulated (multicast is refused by name).
+
+A room of the architecture floor (arch/__init__.py): it builds on sm_80's room (stmatrix is ldmatrix's exchange
+the other way) and registers, when imported, what `cute.copy` and `cute.gemm` do with its atoms
+(ops/device.py's tables), what an mbarrier arrival and wait note for it (ops/pipeline.py), the checks at a
+thread's exit and a block's end (machine/scheduler.py) and on register and shared-memory accesses
+(memory/tensors.py); CUTE_ARCH and NVGPU_WARPGROUP are the names it adds to `cute.arch` and
+`cute.nvgpu.warpgroup`.
 """
 from __future__ import annotations
 
@@ -33,14 +40,19 @@ from dataclasses import dataclass, field
 
 import numpy
 
-from ..cute.inttuple import CuteError, flatten, is_int, is_tuple
-from ..cute.layout import Basis, size
-from ..cute.tensor import Tensor
-from . import collectives, machine, pipeline
-from .memory import SimTensor
+from ...cute.inttuple import CuteError, flatten, is_int, is_tuple
+from ...cute.layout import Basis, size
+from ...cute.nvgpu.cpasync import TmaCopyAtom
+from ...cute.nvgpu.warp import StMatrix8x8x16bOp
+from ...cute.tensor import Tensor
+from ..machine import collectives, scheduler, threads
+from ..memory import tensors
+from ..memory.tensors import SimTensor
+from ..ops import device, pipeline
+from .sm80 import _tv_table, resolve_exchange
 
 
-class HopperError(machine.KernelError):
+class HopperError(threads.KernelError):
     """A Hopper ordering mistake: a wrong phase, a stage reused while read, a missing fence."""
 
 
@@ -49,7 +61,7 @@ class HopperError(machine.KernelError):
 @dataclass(eq=False)
 class _TmaWrite:
     number: int
-    barrier: object                  # pipeline._MBarrier the bytes complete on
+    barrier: object                  # pipeline.MBarrier the bytes complete on
     phase: int                       # the barrier's completed count once these bytes landed
     site: str
     readers: list = field(default_factory=list)    # _Group records of the wgmmas that read it
@@ -105,7 +117,7 @@ def _counter(thread, name: str) -> int:
 
 
 def _site() -> str:
-    return machine.site_text(machine.user_site(2))
+    return threads.site_text(threads.user_site(2))
 
 
 def check_block_end(block):
@@ -141,8 +153,8 @@ class elect_one:  # noqa: N801 (CuTeDSL's name)
     every lane must reach it). The other lanes skip it, as the `if` CuTeDSL makes of it skips it."""
 
     def __enter__(self):
-        thread = machine.require_thread("cute.arch.elect_one()")
-        elected = machine.warp_collective(("elect_one",), _elect, thread.lane, what="cute.arch.elect_one()",
+        thread = threads.require_thread("cute.arch.elect_one()")
+        elected = collectives.warp_collective(("elect_one",), _elect, thread.lane, what="cute.arch.elect_one()",
                                           instruction="elect.sync")
         self._skipping = not elected
         if elected:
@@ -209,7 +221,7 @@ def _global_offsets(atom, coordinates: list):
 def tma_copy(atom, src, dst, *, tma_bar_ptr=None, mcast_mask=None, **kwargs):
     """cute.copy with a TMA atom: a box between global memory (src or dst: the coordinate tensor) and shared
     memory, issued once per warp."""
-    thread = machine.require_thread("a TMA copy")
+    thread = threads.require_thread("a TMA copy")
     if mcast_mask is not None and int(mcast_mask) not in (0, 1):
         raise CuteError(f"cute.copy(..., mcast_mask={int(mcast_mask):#b}): TMA multicast writes into the shared "
                         f"memory of several CTAs of a cluster, which the simulator does not run (clusters of "
@@ -255,7 +267,7 @@ def tma_copy(atom, src, dst, *, tma_bar_ptr=None, mcast_mask=None, **kwargs):
         if last is None:
             last = state.last[id(smem.storage)] = numpy.full(smem.storage.array.size, -1, numpy.int32)
         last[addresses] = record.number
-        barrier.complete_tx(thread.block, addresses.size * smem.storage.bytes_per_element)
+        barrier.complete_tx(addresses.size * smem.storage.bytes_per_element, thread.block)
     else:
         _check_fenced(thread, smem.storage, addresses)
         pending = thread.__dict__.setdefault("bulk_pending", [])
@@ -297,7 +309,7 @@ def _check_overwrite(thread, state: _Block, storage, addresses):
 def fence_proxy(kind=None, *args, space=None, **kwargs):
     """cute.arch.fence_proxy: with "async..." kinds, what this thread wrote through ordinary stores is
     ordered before later async-proxy reads (a TMA store)."""
-    thread = machine.require_thread("cute.arch.fence_proxy")
+    thread = threads.require_thread("cute.arch.fence_proxy")
     if kind is None or "async" in str(kind):
         thread.__dict__["unfenced"] = {}
 
@@ -321,7 +333,7 @@ def _check_fenced(thread, storage, addresses):
 
 
 def cp_async_bulk_commit_group(**kwargs):
-    thread = machine.require_thread("cute.arch.cp_async_bulk_commit_group")
+    thread = threads.require_thread("cute.arch.cp_async_bulk_commit_group")
     pending = thread.__dict__.get("bulk_pending", [])
     if pending:
         thread.__dict__.setdefault("bulk_groups", []).append(pending)
@@ -329,7 +341,7 @@ def cp_async_bulk_commit_group(**kwargs):
 
 
 def cp_async_bulk_wait_group(group=0, *args, read=False, **kwargs):  # noqa: A002
-    thread = machine.require_thread("cute.arch.cp_async_bulk_wait_group")
+    thread = threads.require_thread("cute.arch.cp_async_bulk_wait_group")
     groups = thread.__dict__.get("bulk_groups", [])
     keep = int(group)
     del groups[:max(0, len(groups) - keep)]
@@ -362,14 +374,14 @@ WARPGROUP = 128
 
 def fence(**kwargs):
     """warpgroup.fence (wgmma.fence): orders this thread's earlier register writes before its next wgmmas."""
-    thread = machine.require_thread("warpgroup.fence()")
+    thread = threads.require_thread("warpgroup.fence()")
     _aligned(("wgmma.fence",), "warpgroup.fence()", "wgmma.fence")
     thread.__dict__["wgmma_fences"] = thread.__dict__.get("wgmma_fences", 0) + 1
 
 
 def commit_group(**kwargs):
     """warpgroup.commit_group: the wgmmas issued since the last commit become one group."""
-    thread = machine.require_thread("warpgroup.commit_group()")
+    thread = threads.require_thread("warpgroup.commit_group()")
     _aligned(("wgmma.commit_group",), "warpgroup.commit_group()", "wgmma.commit_group")
     opened = thread.__dict__.get("wgmma_open")
     if opened:
@@ -396,7 +408,7 @@ def wait_group(n, **kwargs):
     """warpgroup.wait_group(n): wait until at most n committed groups are still running."""
     if not is_int(n) or int(n) < 0:
         raise CuteError(f"warpgroup.wait_group(n): n must be a non-negative int, got {n!r}")
-    thread = machine.require_thread("warpgroup.wait_group()")
+    thread = threads.require_thread("warpgroup.wait_group()")
     _aligned(("wgmma.wait_group", int(n)), "warpgroup.wait_group()", "wgmma.wait_group")
     groups = thread.__dict__.get("wgmma_groups", [])
     while len(groups) > int(n):
@@ -431,7 +443,7 @@ def _check_reads(thread, state: _Block, tensor: SimTensor, addresses, what: str)
     seen = thread.__dict__.get("mbarrier_seen", {})
     found = numpy.unique(last[addresses]) if last is not None else numpy.array([-1])
     untouched = addresses if last is None else addresses[last[addresses] < 0]
-    written = tensor.storage.writer[untouched] >= 0 if machine.SETTINGS.races != "off" else None
+    written = tensor.storage.writer[untouched] >= 0 if threads.SETTINGS.races != "off" else None
     if found[0] < 0 and (written is None or not written.all()):
         _fail(f"waited on the wrong phase: the wgmma at {_site()} reads {what} from shared memory that no TMA "
               f"copy has filled yet, so the mbarrier wait before it returned too early. A wait returns at once "
@@ -462,14 +474,14 @@ def _check_reads(thread, state: _Block, tensor: SimTensor, addresses, what: str)
 
 
 def is_wgmma(mma) -> bool:
-    from ..cute.nvgpu.warpgroup import MmaF16BF16Op
+    from ...cute.nvgpu.warpgroup import MmaF16BF16Op
     return isinstance(getattr(mma, "op", None), MmaF16BF16Op)
 
 
 def wgmma(mma, d, a, b, c):
     """cute.gemm with a warpgroup MMA: D = A B + C for this thread's accumulators, A and B read from shared
     memory (the whole warpgroup's 64 x N x 16 per k-block)."""
-    thread = machine.require_thread("a wgmma (cute.gemm)")
+    thread = threads.require_thread("a wgmma (cute.gemm)")
     _aligned(("wgmma.mma_async", mma.shape_mnk), "cute.gemm with a warpgroup MMA", "wgmma.mma_async")
     for name, operand in (("A", a), ("B", b)):
         if not isinstance(operand, SimTensor) or operand.storage.space != "smem":
@@ -509,7 +521,6 @@ def _multiply(mma, thread, d, a, b, c, a_addresses, b_addresses):
     t = thread.linear % 128
     tv_c = mma.tv_layout_C
     values = size(tv_c, mode=[1])
-    from .ops import _tv_table
     cells = _tv_table(tv_c, 128, values)[t]                   # m + 64 n of each accumulator value
     rows, cols = cells % m_, cells // m_
     a_order = _tv_table(mma.tv_layout_A, 1, size(mma.tv_layout_A, mode=[1]))[0]     # value -> m + 64 k
@@ -536,7 +547,7 @@ def _multiply(mma, thread, d, a, b, c, a_addresses, b_addresses):
 
 def check_register_access(storage, writing: bool):
     """Called for a read or write of registers that wgmmas may own (memory.read/write)."""
-    thread = machine.current()
+    thread = threads.current()
     if getattr(storage, "wgmma_busy", 0) and thread is not None and storage in thread.__dict__.get("wgmma_open", ()):
         _fail(f"{'wrote' if writing else 'read'} the accumulators while wgmmas that write them were never "
               f"committed: warpgroup.commit_group() after each k-tile's wgmmas (wait_group waits only for "
@@ -556,11 +567,10 @@ def stmatrix(atom, src: SimTensor, dst: SimTensor):
     exchange the other way round)."""
     import functools
 
-    from .ops import resolve_exchange
-    thread = machine.require_thread("stmatrix")
+    thread = threads.require_thread("stmatrix")
     check_register_access(src.storage, False)
     values = src.storage.array[src.checked_addresses()].copy()
-    machine.warp_collective(("stmatrix", atom.layout_src_tv, atom.layout_dst_tv),
+    collectives.warp_collective(("stmatrix", atom.layout_src_tv, atom.layout_dst_tv),
                             functools.partial(resolve_exchange, atom), (values, dst, thread),
                             what="stmatrix (cute.copy)", instruction="stmatrix")
 
@@ -575,20 +585,51 @@ def setmaxregister(registers, **kwargs):
 
 
 def block_idx_in_cluster(**kwargs):
-    machine.require_thread("cute.arch.block_idx_in_cluster()")
+    threads.require_thread("cute.arch.block_idx_in_cluster()")
     return 0
 
 
 def cluster_arrive(**kwargs):
     """cute.arch.cluster_arrive(_relaxed): with one CTA per cluster, the arrival half of a block barrier."""
-    machine.require_thread("cute.arch.cluster_arrive()")
+    threads.require_thread("cute.arch.cluster_arrive()")
 
 
 def cluster_wait(**kwargs):
     """cute.arch.cluster_wait: with one CTA per cluster, every thread of the block meets here."""
-    machine.barrier()
+    threads.barrier()
 
 
 __all__ = ["elect_one", "tma_copy", "wgmma", "fence", "commit_group", "wait_group", "Field", "stmatrix",
            "fence_proxy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "setmaxregister",
            "block_idx_in_cluster", "cluster_arrive", "cluster_wait", "HopperError"]
+
+
+# --------------------------------------------------------------------------------------------- the room
+
+# the names the face (dsl.py) adds to cute.arch and cute.nvgpu.warpgroup
+CUTE_ARCH = {"elect_one": elect_one, "fence_proxy": fence_proxy, "cp_async_bulk_commit_group": cp_async_bulk_commit_group,
+             "cp_async_bulk_wait_group": cp_async_bulk_wait_group, "block_idx_in_cluster": block_idx_in_cluster,
+             "cluster_wait": cluster_wait, "setmaxregister_increase": setmaxregister,
+             "setmaxregister_decrease": setmaxregister, "cluster_arrive": cluster_arrive,
+             "cluster_arrive_relaxed": cluster_arrive}
+NVGPU_WARPGROUP = {"Field": Field, "fence": fence, "commit_group": commit_group, "wait_group": wait_group}
+
+
+def _add(table: list, entry):
+    if entry not in table:
+        table.append(entry)
+
+
+def _log_wait(thread, barrier, parity):
+    log("mbarrier_wait", thread.linear, barrier.index, parity)
+
+
+_add(device.ATOM_COPIES, (TmaCopyAtom, tma_copy))
+_add(device.OWN_COPIES, (StMatrix8x8x16bOp, stmatrix))
+_add(device.GEMMS, (is_wgmma, wgmma))
+_add(pipeline.ON_ARRIVE, releasing)
+_add(pipeline.ON_WAIT, _log_wait)
+_add(scheduler.THREAD_EXIT_CHECKS, ("bulk_pending", check_exit))
+_add(scheduler.BLOCK_END_CHECKS, ("hopper", check_block_end))
+tensors.REGISTER_ACCESS_CHECK[0] = check_register_access
+tensors.GENERIC_WRITE_NOTE[0] = note_generic_write

@@ -26,9 +26,10 @@ import builtins
 import contextlib
 import sys
 
-from . import machine
+from . import threads
 
 _PRINT = builtins.print
+VECTOR_PRINT: list = [None]    # Python's print in a launch run as vectors (memory/vector.py sets it)
 
 
 class _State:
@@ -84,17 +85,16 @@ def _trace_print(*args, **kwargs):
     stream = kwargs.get("file")
     if stream is not None and stream is not sys.stdout:
         return _PRINT(*args, **kwargs)
-    thread = machine.current()
+    thread = threads.current()
     if thread is None:
         if _STATE.mode != "run":
             _PRINT(*args, **kwargs)
         return
     if not _STATE.kernel_prints:
         return
-    if getattr(thread, "vectorized", False):        # a launch run as vectors (vector.py)
-        from .vector import trace_print
+    if getattr(thread, "vectorized", False):        # a launch run as vectors (memory/vector.py)
         frame = sys._getframe(1)
-        return trace_print(args, kwargs, (frame.f_code.co_filename, frame.f_lineno))
+        return VECTOR_PRINT[0](args, kwargs, (frame.f_code.co_filename, frame.f_lineno))
     launch = thread.block.launch
     printed = launch.__dict__.get("_traced_lines")
     if printed is None:

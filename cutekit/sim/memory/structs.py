@@ -22,10 +22,12 @@ from dataclasses import dataclass
 
 import numpy
 
-from ..cute import typing as types
-from ..cute.inttuple import CuteError
-from ..cute.layout import ComposedLayout, Layout, Swizzle, make_layout
-from .memory import SimTensor, Storage
+from ...cute import typing as types
+from ...cute.inttuple import CuteError
+from ...cute.layout import ComposedLayout, Layout, Swizzle, _layout_of, cosize, make_layout
+from ..machine import threads
+from ..machine.threads import KernelError
+from .tensors import SimTensor, Storage
 
 
 # --------------------------------------------------------------------------------------------- pointer swizzles
@@ -126,7 +128,6 @@ def typed_view(root: Storage, element_type) -> Storage:
 def recast_ptr(ptr, swizzle_=None, dtype=None):
     """cute.recast_ptr(ptr, swizzle, dtype=T): the same address seen as a pointer to `T` (and, with a
     swizzle, one whose addresses are swizzled)."""
-    from .dsl import Pointer
     if not isinstance(ptr, Pointer):
         raise CuteError(f"cute.recast_ptr: expected a pointer (tensor.iterator, SmemAllocator().allocate(...)), "
                         f"got {type(ptr).__name__}")
@@ -325,7 +326,6 @@ class struct:  # noqa: N801 (CuTeDSL's name)
 
     def __call__(self, base):
         """The struct laid over the bytes at `base` (an Int8 pointer: SmemAllocator().allocate(n))."""
-        from .dsl import Pointer
         if not isinstance(base, Pointer) or base.storage.bytes_per_element != 1:
             raise TypeError("struct base ptr value type must be byte sized.")
         instance = self._cls()
@@ -365,8 +365,6 @@ class struct:  # noqa: N801 (CuTeDSL's name)
 
 def allocate(thread, size_or_type, byte_alignment: int = 1):
     """SmemAllocator().allocate(n_bytes | struct | element type), as CuTeDSL gives it."""
-    from .dsl import Pointer
-    from .ops import _shared_storage
     if not isinstance(byte_alignment, int) or byte_alignment < 1:
         raise CuteError("`byte_alignment` must be at least 1")
     if isinstance(size_or_type, struct):
@@ -391,3 +389,158 @@ def _raw(thread, nbytes: int, alignment: int, shared_storage, Pointer):
     storage.align_bytes = alignment
     byte_root(storage)
     return Pointer(storage, 0)
+
+
+# --------------------------------------------------------------------------------------------- pointers
+
+class Pointer:
+    """`tensor.iterator`: where a tensor starts (a storage and an element offset)."""
+
+    def __init__(self, storage: Storage, base: int = 0, swizzle=None):
+        self.storage, self.base, self.swizzle = storage, base, swizzle
+
+    @property
+    def element_type(self):
+        return self.storage.element_type
+
+    @property
+    def memspace(self):
+        return self.storage.space
+
+    def __add__(self, k):
+        return Pointer(self.storage, self.base + k, self.swizzle)
+
+    def align(self, bytes_, *args, **kwargs):
+        """ptr.align(n): a promise that the address is a multiple of n bytes (copies check their alignment
+        when they run); the same pointer."""
+        return self
+
+    @property
+    def dtype(self):
+        return self.storage.element_type
+
+    def load(self):
+        """The element the pointer points at."""
+        return tensor_at(self, make_layout(1))[0]
+
+    def store(self, value):
+        """Write one element where the pointer points."""
+        tensor_at(self, make_layout(1))[0] = value
+
+    def __str__(self):
+        return f"ptr<{self.storage.element_type.mlir_type}, {self.storage.space}>+{self.base}"
+
+    __repr__ = __str__
+
+
+# --------------------------------------------------------------------------------------------- the block's shared memory
+
+def _element_type(dtype):
+    if isinstance(dtype, type) and issubclass(dtype, types.Numeric):
+        return dtype
+    raise CuteError(f"expected an element type such as cutlass.Float32, got {dtype!r}")
+
+
+class SmemAllocator:
+    """cutlass.memory.SmemAllocator: carve the block's shared memory. The k-th allocation a thread makes is
+    the same memory as every other thread's k-th allocation (that is what makes it shared)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @staticmethod
+    def capacity_in_bytes(compute_capability=None):
+        return smem_capacity_in_bytes(compute_capability)
+
+    def allocate(self, size_or_type, byte_alignment: int = 1, **kwargs):
+        """`allocate(n)`: an Int8 pointer to n bytes; `allocate(struct)`: the cute.struct over a new
+        allocation; `allocate(Float32)`: a pointer to one element (structs.allocate)."""
+        return allocate(threads.require_thread("SmemAllocator.allocate"), size_or_type, byte_alignment)
+
+    def allocate_tensor(self, element_type, layout, byte_alignment: int = 16, swizzle=None):
+        thread = threads.require_thread("SmemAllocator.allocate_tensor")
+        element_type = _element_type(element_type)
+        outer = layout.outer if isinstance(layout, ComposedLayout) else _layout_of(layout)
+        count = cosize(outer)
+        if isinstance(layout, ComposedLayout) and hasattr(layout.inner, "bits"):
+            span = 1 << (layout.inner.bits + layout.inner.base + max(0, layout.inner.shift))
+            count = -(-count // span) * span
+        storage = _shared_storage(thread, element_type, count, byte_alignment)
+        storage.align_bytes = byte_alignment
+        tensor = SimTensor(storage, layout)
+        if swizzle is not None:
+            tensor = SimTensor(storage, layout, 0, swizzle)
+        return tensor
+
+    def allocate_array(self, element_type, num_elems: int = 1, byte_alignment: int = 16):
+        thread = threads.require_thread("SmemAllocator.allocate_array")
+        storage = _shared_storage(thread, _element_type(element_type), num_elems, byte_alignment)
+        storage.align_bytes = byte_alignment
+        return Pointer(storage, 0)      # CuTeDSL gives a pointer to the first element
+
+
+# CuTeDSL 4.8.1 moved the allocator to cutlass.memory; the old name still works and warns on every construction
+# (typing_extensions.deprecated on cutlass/utils/smem_allocator.py's subclass), with this message.
+SMEM_ALLOCATOR_MOVED = ("cutlass.utils.smem_allocator.SmemAllocator is deprecated; use cutlass.memory.SmemAllocator "
+                        "instead. It will be removed in a future release.")
+
+
+class DeprecatedSmemAllocator(SmemAllocator):
+    """cutlass.utils.SmemAllocator: the same allocator, with CuTeDSL's DeprecationWarning."""
+
+    def __new__(cls, *args, **kwargs):
+        import warnings
+        warnings.warn(SMEM_ALLOCATOR_MOVED, DeprecationWarning, stacklevel=2)
+        return super().__new__(cls)
+
+    @staticmethod
+    def capacity_in_bytes(compute_capability=None):
+        import warnings
+        warnings.warn("cutlass.utils.smem_allocator.SmemAllocator.capacity_in_bytes is deprecated; use "
+                      "cutlass.memory.SmemAllocator.capacity_in_bytes instead. It will be removed in a future "
+                      "release.", DeprecationWarning, stacklevel=2)
+        return SmemAllocator.capacity_in_bytes(compute_capability)
+
+
+DeprecatedSmemAllocator.__name__ = DeprecatedSmemAllocator.__qualname__ = "SmemAllocator"
+
+
+def _shared_storage(thread, element_type, count: int, alignment: int) -> Storage:
+    block = thread.block
+    k = thread.shared_count
+    thread.shared_count += 1
+    if k < len(block.shared):
+        storage = block.shared[k]
+        if storage.array.size != count or storage.element_type is not element_type:
+            raise KernelError(f"shared allocation {k} differs between threads ({storage.array.size} x "
+                              f"{storage.element_type} vs {count} x {element_type}); every thread must make "
+                              f"the same SmemAllocator calls in the same order")
+        return storage
+    start = -(-block.shared_bytes // alignment) * alignment
+    nbytes = count * max(1, element_type.width // 8)
+    if start + nbytes > block.launch.smem_limit:
+        raise KernelError(f"shared memory: {start + nbytes} bytes requested, more than the "
+                          f"{block.launch.smem_limit} a block can have")
+    storage = Storage(numpy.zeros(count, types.NUMPY_STORAGE[element_type]), "smem", element_type,
+                      name=f"shared allocation {k}", byte_base=start)
+    # shared memory starts as garbage on a GPU: NaN for floats makes a read before any write visible
+    if storage.array.dtype.kind == "f":
+        storage.array[:] = numpy.nan
+    block.shared_bytes = start + nbytes
+    block.shared.append(storage)
+    return storage
+
+
+_SMEM_CAPACITY = {"sm_80": (164 - 1) * 1024, "sm_86": (100 - 1) * 1024, "sm_87": (164 - 1) * 1024,
+                  "sm_89": (100 - 1) * 1024, "sm_90": (228 - 1) * 1024, "sm_100": (228 - 1) * 1024,
+                  "sm_120": (100 - 1) * 1024}
+
+
+def smem_capacity_in_bytes(compute_capability=None):
+    """cutlass.utils.get_smem_capacity_in_bytes: a block's shared memory on that architecture (CuTeDSL
+    4.8.1's SMEM_CAPACITY_MAP); without one, the simulator's own limit (an sm_80's)."""
+    if compute_capability is None:
+        return threads.SHARED_MEMORY_LIMIT
+    if compute_capability not in _SMEM_CAPACITY:
+        raise CuteError(f"Unsupported compute capability: {compute_capability}")
+    return _SMEM_CAPACITY[compute_capability]

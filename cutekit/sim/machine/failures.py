@@ -15,20 +15,15 @@ the (x, y, z) tuple of `cute.arch.thread_idx()` used where one number belongs (`
 from __future__ import annotations
 
 import ast
-import os
 import re
-import sys
-import sysconfig
 
 import numpy
 
-from ..cute.inttuple import CuteError
-from . import machine
-from .machine import KernelError
-
-_CUTEKIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # cutekit/
-_LIBRARIES = tuple(sorted({os.path.abspath(path) for key in ("stdlib", "platstdlib", "purelib", "platlib")
-                           if (path := sysconfig.get_paths().get(key))}, key=len, reverse=True))
+from ...cute.inttuple import CuteError
+from . import watchdog
+from .errors import (LEARNER_FRAMES, DeadlockError, KernelError, NoProgressError, OutOfBoundsError,  # noqa: F401
+                     RaceError, _innermost_learner_frame, _source_line, _Stopped, is_learner_file,
+                     learner_frames, learner_line, learner_traceback, where_text)   # (the frames: failures.X too)
 
 
 class CoordinateError(KernelError, CuteError):
@@ -131,83 +126,6 @@ def thread_index(value, what: str) -> int:
     raise CoordinateError(f"{what}: a thread index must be an integer, got {type(value).__name__} {value!r}")
 
 
-# --------------------------------------------------------------------------------------------- frames
-
-def is_learner_file(filename: str) -> bool:
-    """Code the learner wrote (a notebook cell, a course file, a test): not cutekit, not a library."""
-    if filename.startswith("<frozen") or filename == "<string>":
-        return False        # "<string>": code a library generated with exec (a dataclass's __eq__, a namedtuple)
-    path = os.path.abspath(filename) if not filename.startswith("<") else filename
-    return not path.startswith(_CUTEKIT + os.sep) and not any(path.startswith(lib + os.sep) for lib in _LIBRARIES)
-
-
-def learner_traceback(tb):
-    """The entries of traceback `tb` in the learner's code, relinked in order (None when there are none)."""
-    kept = []
-    while tb is not None:
-        if is_learner_file(tb.tb_frame.f_code.co_filename):
-            kept.append(tb)
-        tb = tb.tb_next
-    for outer, inner in zip(kept, kept[1:]):
-        outer.tb_next = inner
-    if kept:
-        kept[-1].tb_next = None
-    return kept[0] if kept else None
-
-
-class learner_frames:
-    """`with learner_frames():` around cutekit code a KernelError passes through on its way to the learner:
-    the error leaves with the learner's frames only (this frame and every cutekit frame dropped)."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, tb):
-        if isinstance(error, KernelError):
-            error.__traceback__ = learner_traceback(error.__traceback__)
-        return False
-
-
-LEARNER_FRAMES = learner_frames()
-
-
-def _innermost_learner_frame(tb):
-    frame = None
-    while tb is not None:
-        if is_learner_file(tb.tb_frame.f_code.co_filename):
-            frame = (tb.tb_frame, tb.tb_lineno)
-        tb = tb.tb_next
-    return frame
-
-
-def learner_line(tb):
-    """(where, source text) of the learner's innermost line in traceback `tb`, or None."""
-    found = _innermost_learner_frame(tb)
-    if found is None:
-        return None
-    frame, lineno = found
-    return where_text(frame.f_code.co_filename, lineno), _source_line(frame, lineno)
-
-
-def where_text(filename: str, lineno: int) -> str:
-    """"Cell In[5], line 3" for a notebook cell (as IPython names it), else "file.py, line 3"."""
-    try:
-        shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
-        named = shell.compile.format_code_name(filename) if shell is not None else None
-        if named:
-            return f"{named[0]} {named[1]}, line {lineno}"
-    except Exception:  # noqa: BLE001 (no IPython, or an older one: the file name will do)
-        pass
-    return f"{os.path.basename(filename)}, line {lineno}"
-
-
-def _source_line(frame, lineno: int) -> str:
-    import linecache
-    return linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals).strip()
-
-
 # --------------------------------------------------------------------------------------------- explaining
 
 _ARCH_CALL = re.compile(r"cute\.arch\.(thread_idx|block_idx|block_dim|grid_dim)\(\)")
@@ -235,14 +153,14 @@ def explain(error: BaseException, frame, line: str) -> str:
         return (f"cute.arch.{arch.group(1)}() returns three values (x, y, z) ({error}): write "
                 f"{_unpacking_fix(line, arch.group(1))}")
     # thread_idx()'s tuple held in a name and used as one number
-    if frame is not None and not isinstance(error, (machine.RaceError, machine.DeadlockError)):
+    if frame is not None and not isinstance(error, (RaceError, DeadlockError)):
         for name, value in frame.f_locals.items():
             if isinstance(value, Dim3) and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w|\s*\[)", line or ""):
                 return dim3_problem(value.function, name)
         if arch and isinstance(error, (TypeError, CoordinateError)):
             return dim3_problem(arch.group(1), None)
     if isinstance(error, KernelError):
-        if isinstance(error, machine.OutOfBoundsError) and "guard" not in text and "misaligned" not in text:
+        if isinstance(error, OutOfBoundsError) and "guard" not in text and "misaligned" not in text:
             text += (". Guard the access with an `if` on the tensor's shape (e.g. `if i < t.shape[0]:`)"
                      " or fix the index")
         return text
@@ -272,26 +190,26 @@ def kernel_failure(error: BaseException, thread, kernel: str) -> KernelError:
     frame, lineno = found if found else (None, 0)
     line = _source_line(frame, lineno) if frame is not None else ""
     kind = type(error) if isinstance(error, KernelError) else KernelError
-    if isinstance(error, machine._Stopped):     # the watchdog stopped a block that ran out of time
+    if isinstance(error, _Stopped):     # the watchdog stopped a block that ran out of time
         record = _stop_record(thread)
         thread = thread or (record.thread if record else None)
         if thread is not None:
             thread.block.launch.stop_delivered = True
-        kind = machine.NoProgressError
-        problem = machine.no_progress_story(record) if record else "no progress: the block ran out of time"
+        kind = NoProgressError
+        problem = watchdog.no_progress_story(record) if record else "no progress: the block ran out of time"
     else:
         problem = explain(error, frame, line)
     failure = kind(problem, kernel=kernel, block=tuple(thread.block_idx) if thread else None,
                    thread=tuple(thread.thread_idx) if thread else None, line=line or None,
                    where=where_text(frame.f_code.co_filename, lineno) if frame is not None else None)
-    if kind is machine.NoProgressError:
-        machine.STOPPED.append(f"{kind.__name__}: {failure}")
+    if kind is NoProgressError:
+        watchdog.STOPPED.append(f"{kind.__name__}: {failure}")
     failure.__traceback__ = learner_traceback(error.__traceback__)
     return failure
 
 
 def _stop_record(thread):
     """The watchdog's record of the launch it stopped (the one `thread` runs in, else the latest)."""
-    record = (thread.block.launch.stopped if thread is not None else None) or machine._LAST_STOP[0]
-    machine._LAST_STOP[0] = None        # it holds the stopped block, and its threads, alive
+    record = (thread.block.launch.stopped if thread is not None else None) or watchdog._LAST_STOP[0]
+    watchdog._LAST_STOP[0] = None        # it holds the stopped block, and its threads, alive
     return record

@@ -37,13 +37,13 @@ import ast
 import linecache
 import sys
 
-from ..cute.inttuple import CuteError, fmt, is_tuple, product
-from ..cute.layout import Layout, coalesce
-from ..cute.nvgpu.common import CopyUniversalOp
-from ..cute.nvgpu.cpasync import CopyG2SOp
-from ..cute.nvgpu.warp import LdMatrix8x8x16bOp
-from . import machine
-from .machine import KernelError
+from ...cute.inttuple import CuteError, fmt, is_tuple, product
+from ...cute.layout import Layout, coalesce
+from ...cute.nvgpu.common import CopyUniversalOp
+from ...cute.nvgpu.cpasync import CopyG2SOp
+from ...cute.nvgpu.warp import LdMatrix8x8x16bOp
+from ..machine import threads
+from ..machine.threads import KernelError
 
 
 class OperandError(KernelError, CuteError):
@@ -91,7 +91,7 @@ def _call_arguments(name: str) -> list:
     """The source text of each argument of the learner's `cute.<name>(...)` call being run (empty when the
     source cannot be read): a message can then name the learner's own tensors."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(machine._OWN_FILES):
+    while frame is not None and frame.f_code.co_filename.startswith(threads._OWN_FILES):
         frame = frame.f_back
     if frame is None:
         return []

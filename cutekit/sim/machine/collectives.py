@@ -33,8 +33,8 @@ lane at a barrier or collective, or never comes.
 """
 from __future__ import annotations
 
-from . import machine
-from .machine import DeadlockError
+from . import threads as machine
+from .threads import DeadlockError
 
 FULL_MASK = 0xFFFFFFFF
 

@@ -1,6 +1,7 @@
-"""Device operations of the simulated GPU, named and called as in CuTeDSL: copies (universal, cp.async,
-ldmatrix; TMA and stmatrix in hopper.py), MMAs (FMA and mma.sync; wgmma in hopper.py), warp reductions and
-shuffles, shared memory, registers, printf."""
+"""Device operations of the simulated GPU, named and called as in CuTeDSL: thread and block indices, barriers,
+warp reductions, shuffles and votes, registers, copies (universal; what an architecture adds, such as sm_80's
+cp.async and ldmatrix or sm_90's TMA and stmatrix, in its room under arch/), MMAs (one thread's FMAs and a
+warp's MMA atoms; sm_90's wgmma in arch/sm90.py), printf."""
 from __future__ import annotations
 
 import enum
@@ -9,22 +10,32 @@ import sys
 
 import numpy
 
-from ..cute import typing as types
-from ..cute.atom import CopyAtom, MmaAtom, TiledCopy, TiledMma, ThrCopy, ThrMma
-from ..cute.inttuple import CuteError, elem_less as _elem_less, flatten, fmt, is_int, is_tuple, product
-from ..cute.layout import ComposedLayout, Layout, _layout_of, cosize, make_layout, size
-from ..cute.tensor import Tensor
-from ..cute.nvgpu.common import CopyUniversalOp, MmaUniversalOp
-from ..cute.nvgpu.cpasync import CopyG2SOp, TmaCopyAtom
-from ..cute.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op, StMatrix8x8x16bOp
-from . import hopper, machine, tracing
-from . import collectives
-from .collectives import UndefinedResult
-from .machine import KernelError, OutOfBoundsError
-from .failures import Dim3
+from ...cute import typing as types
+from ...cute.atom import CopyAtom, MmaAtom, TiledCopy, TiledMma, ThrCopy, ThrMma
+from ...cute.inttuple import CuteError, elem_less as _elem_less, flatten, fmt, is_int, is_tuple, product
+from ...cute.layout import ComposedLayout, Layout, _layout_of, cosize, make_layout, size
+from ...cute.tensor import Tensor
+from ...cute.nvgpu.common import CopyUniversalOp, MmaUniversalOp
+from ..machine import collectives, threads, tracing
+from ..machine.collectives import UndefinedResult
+from ..machine.failures import Dim3
+from ..machine.threads import KernelError, OutOfBoundsError
+from ..memory import vector
+from ..memory.lanes import NotVectorizable
+from ..memory.structs import _element_type
+from ..memory.tensors import (SimTensor, Storage, TensorSSA, adopt, check_alignment, check_bounds, offsets, read,
+                              register_tensor, write)
 from .operands import check_copy, check_gemm, extents
-from .memory import (SimTensor, Storage, TensorSSA, adopt, check_alignment, check_bounds, offsets, read,
-                     register_tensor, write)
+
+# What an architecture's room (arch/) adds to cute.copy and cute.gemm, filled in when the room is imported:
+# (class, function) pairs, looked up in order. sm_80 (arch/sm80.py): ldmatrix, cp.async, mma.sync; sm_90
+# (arch/sm90.py): TMA, stmatrix, wgmma.
+ATOM_COPIES: list = []      # (copy atom class, copy(atom, src, dst, **kwargs)): before anything is checked
+OWN_COPIES: list = []       # (op class, copy(atom, src, dst)): checks its operands itself
+CHECKED_COPIES: list = []   # (op class, copy(atom, src, dst)): after check_copy's rules
+LATER_COPIES: list = []     # (op class, land(src, dst, destination, values, per_atom)): the destination written later
+GEMMS: list = []            # (is_its_own(mma), gemm(mma, d, a, b, c)): before check_gemm's rules
+WARP_MMA: list = [None]     # resolve(mma, payloads): an MMA atom over a warp's lanes, once every lane is there
 
 
 # --------------------------------------------------------------------------------------------- ids
@@ -32,30 +43,30 @@ from .memory import (SimTensor, Storage, TensorSSA, adopt, check_alignment, chec
 def thread_idx():
     """(x, y, z), as CuTeDSL gives it: unpack it (`tidx, _, _ = cute.arch.thread_idx()`); used as one number
     it is refused by name (failures.Dim3)."""
-    return Dim3(machine.require_thread("cute.arch.thread_idx()").thread_idx, "thread_idx")
+    return Dim3(threads.require_thread("cute.arch.thread_idx()").thread_idx, "thread_idx")
 
 
 def block_idx():
-    return Dim3(machine.require_thread("cute.arch.block_idx()").block_idx, "block_idx")
+    return Dim3(threads.require_thread("cute.arch.block_idx()").block_idx, "block_idx")
 
 
 def block_dim():
-    return Dim3(machine.require_thread("cute.arch.block_dim()").block.launch.block_dim, "block_dim")
+    return Dim3(threads.require_thread("cute.arch.block_dim()").block.launch.block_dim, "block_dim")
 
 
 def grid_dim():
-    return Dim3(machine.require_thread("cute.arch.grid_dim()").block.launch.grid, "grid_dim")
+    return Dim3(threads.require_thread("cute.arch.grid_dim()").block.launch.grid, "grid_dim")
 
 
 def lane_idx():
-    return machine.require_thread("cute.arch.lane_idx()").lane
+    return threads.require_thread("cute.arch.lane_idx()").lane
 
 
 def warp_idx():
     """The warp's index in the block. CuTeDSL computes it as `make_warp_uniform(tid // 32)`, a shfl.sync.idx of
     lane 0's value over the full warp (its PTX: `shfl.sync.idx.b32 %r3, %r2, 0, 31, -1`), so every lane that has
     not exited must be there, as at any shuffle (collectives.py)."""
-    thread = machine.require_thread("cute.arch.warp_idx()")
+    thread = threads.require_thread("cute.arch.warp_idx()")
     if getattr(thread, "vectorized", False):        # a vectorized launch has no branch on a thread's value
         return thread.warp
     # every lane computes the same value itself: a collective its lanes pass without waiting
@@ -65,27 +76,27 @@ def warp_idx():
 
 
 def sync_threads():
-    machine.barrier()
+    threads.barrier()
 
 
 def barrier(barrier_id=None, number_of_threads=None):
     """cute.arch.barrier: the block barrier, or with barrier_id / number_of_threads a named barrier that
     only that many threads meet at."""
-    thread = machine.require_thread("cute.arch.barrier()")
+    thread = threads.require_thread("cute.arch.barrier()")
     block_threads = product(thread.block.launch.block_dim)
     if number_of_threads is None or (int(barrier_id or 0) == 0 and int(number_of_threads) == block_threads):
-        return machine.barrier()
+        return threads.barrier()
     if not is_int(number_of_threads) or int(number_of_threads) <= 0 or int(number_of_threads) % 32:
         raise CuteError(f"cute.arch.barrier(number_of_threads=...): a multiple of 32, got {number_of_threads!r}")
     if not is_int(barrier_id or 0) or not 0 <= int(barrier_id or 0) < 16:
         raise CuteError(f"cute.arch.barrier(barrier_id=...): 0 to 15, got {barrier_id!r}")
-    machine.named_barrier(int(barrier_id or 0), int(number_of_threads))
+    threads.named_barrier(int(barrier_id or 0), int(number_of_threads))
 
 
 def sync_warp(mask=0xFFFFFFFF, **kwargs):
     """cute.arch.sync_warp (bar.warp.sync): wait for every lane of `mask`; PTX makes no exception for lanes that
     have exited."""
-    machine.warp_collective(("sync_warp",), _no_reply, None, what="cute.arch.sync_warp()",
+    collectives.warp_collective(("sync_warp",), _no_reply, None, what="cute.arch.sync_warp()",
                             instruction="bar.warp.sync", mask=mask)
 
 
@@ -134,7 +145,7 @@ def warp_reduction(value, op, *, threads_in_group: int = 32, what: str = "cute.a
         raise KernelError(f"warp_reduction: threads_in_group must be a power of two up to 32, got "
                           f"{threads_in_group!r}")
     combine = op if callable(op) and not isinstance(op, ReductionOp) else op.combine
-    return machine.warp_collective(("warp_reduction", threads_in_group),
+    return collectives.warp_collective(("warp_reduction", threads_in_group),
                                    lambda payloads: _butterfly(payloads, combine, threads_in_group), value,
                                    what=what, instruction="shfl.sync", exited_ok=True)
 
@@ -184,7 +195,7 @@ def _shuffle(kind):
                                           f"there")
                 replies[lane] = payloads[source][0]
             return replies
-        return machine.warp_collective(("shuffle", kind), resolve, (value, (offset, mask_and_clamp)),
+        return collectives.warp_collective(("shuffle", kind), resolve, (value, (offset, mask_and_clamp)),
                                        what=f"cute.arch.{name}()", instruction="shfl.sync", mask=mask,
                                        exited_ok=True)
     shuffle.__name__ = name
@@ -214,7 +225,7 @@ def _vote(kind):
             else:
                 result = all(values) or not any(values)
             return dict.fromkeys(payloads, result)
-        return machine.warp_collective(("vote", kind), resolve, bool(pred), what=f"cute.arch.{name}()",
+        return collectives.warp_collective(("vote", kind), resolve, bool(pred), what=f"cute.arch.{name}()",
                                        instruction="vote.sync", mask=mask, exited_ok=True)
     vote.__name__ = name
     return vote
@@ -228,18 +239,11 @@ vote_uni_sync = _vote("uni")
 
 # --------------------------------------------------------------------------------------------- registers
 
-def _element_type(dtype):
-    if isinstance(dtype, type) and issubclass(dtype, types.Numeric):
-        return dtype
-    raise CuteError(f"expected an element type such as cutlass.Float32, got {dtype!r}")
-
-
 def make_rmem_tensor(layout_or_shape, dtype):
     """Registers of this thread, laid out by `layout_or_shape` (a shape means compact column-major)."""
     layout = layout_or_shape if isinstance(layout_or_shape, (Layout, ComposedLayout)) else make_layout(layout_or_shape)
-    if getattr(machine._current[0], "vectorized", False):   # every thread of a vectorized batch (vector.py)
-        from .vector import register_tensor as lane_registers
-        return lane_registers(layout, _element_type(dtype))
+    if getattr(threads._current[0], "vectorized", False):   # every thread of a vectorized batch (memory/vector.py)
+        return vector.register_tensor(layout, _element_type(dtype))
     return register_tensor(layout, _element_type(dtype))
 
 
@@ -251,9 +255,8 @@ def make_fragment_like(src, dtype=None):
     else:
         shape = _layout_of(src).shape
         element_type = dtype or types.Float32
-    if getattr(machine._current[0], "vectorized", False):
-        from .vector import register_tensor as lane_registers
-        return lane_registers(make_layout(shape), _element_type(element_type))
+    if getattr(threads._current[0], "vectorized", False):
+        return vector.register_tensor(make_layout(shape), _element_type(element_type))
     return register_tensor(make_layout(shape), _element_type(element_type))
 
 
@@ -301,16 +304,17 @@ def copy(atom_or_tiled_copy, src, dst, *, pred=None, **kwargs):
     """cute.copy: move src to dst with the atom's instruction; with `pred`, only the atoms whose predicate
     is true (one entry per copy instruction, i.e. per vector)."""
     atom = _atom_of(atom_or_tiled_copy)
-    if isinstance(atom, TmaCopyAtom):
-        return hopper.tma_copy(atom, src, dst, **kwargs)
+    for kind, room_copy in ATOM_COPIES:     # an atom of an architecture's own (sm_90's TMA)
+        if isinstance(atom, kind):
+            return room_copy(atom, src, dst, **kwargs)
     src, dst = _as_sim(src, "cute.copy source"), _as_sim(dst, "cute.copy destination")
-    if isinstance(atom.op, StMatrix8x8x16bOp):
-        return hopper.stmatrix(atom, src, dst)
+    for kind, room_copy in OWN_COPIES:      # an instruction that checks its own operands (sm_90's stmatrix)
+        if isinstance(atom.op, kind):
+            return room_copy(atom, src, dst)
     check_copy(atom, src, dst)       # what CuTeDSL refuses to compile, refused by the same rules
-    if isinstance(atom.op, LdMatrix8x8x16bOp):
-        # a lane's source (the rows it addresses) and its registers differ in size for x1/x2: the warp's
-        # exchange, not the lane, matches them up
-        return _ldmatrix(atom, src, dst)
+    for kind, room_copy in CHECKED_COPIES:  # a warp's exchange (sm_80's ldmatrix)
+        if isinstance(atom.op, kind):
+            return room_copy(atom, src, dst)
     per_atom = _values_per_atom(atom)
     if atom.value_type.width * per_atom > 128 and not isinstance(atom.op, CopyUniversalOp):
         raise CuteError(f"cute.copy: {atom.op} moves at most 128 bits per instruction")
@@ -323,20 +327,25 @@ def copy(atom_or_tiled_copy, src, dst, *, pred=None, **kwargs):
         check_bounds(dst, destination, mask)
     check_alignment(src, source, per_atom, "cute.copy source")
     check_alignment(dst, destination, per_atom, "cute.copy destination")
-    if mask is not None and isinstance(atom.op, CopyG2SOp):
+    land = None                      # a copy whose destination is written later (sm_80's cp.async)
+    for kind, landing in LATER_COPIES:
+        if isinstance(atom.op, kind):
+            land = landing
+            break
+    if mask is not None and land is not None:
         # a predicated-off cp.async still writes its destination, with zeros (src-size 0: zero fill);
         # NVIDIA's sgemm relies on it for the partial first K tile
         values = numpy.zeros(destination.shape, dst.storage.array.dtype)
         values[mask] = src.storage.array[source[mask]]
         read(src.storage, source[mask], src, vector=per_atom if per_atom > 1 else None)
         check_bounds(dst, destination)
-        return _copy_async(src, dst, destination, values, per_atom)
+        return land(src, dst, destination, values, per_atom)
     if mask is not None:
         source, destination = source[mask], destination[mask]
     values = src.storage.array[source]
     read(src.storage, source, src, vector=per_atom if per_atom > 1 else None)
-    if isinstance(atom.op, CopyG2SOp):
-        return _copy_async(src, dst, destination, values, per_atom)
+    if land is not None:
+        return land(src, dst, destination, values, per_atom)
     write(dst.storage, destination, dst, vector=per_atom if per_atom > 1 else None)
     dst.storage.array[destination] = values
 
@@ -354,80 +363,6 @@ def autovec_copy(src, dst):
     dst.storage.array[destination] = values
 
 
-def _copy_async(src, dst, destination, values, per_atom):
-    """cp.async: the destination is written when the group completes (cp_async_wait_group), not now."""
-    thread = machine.require_thread("a cp.async copy")
-    if dst.storage.space != "smem" or src.storage.space != "gmem":
-        raise CuteError("cp.async (CopyG2SOp) copies global memory to shared memory; got "
-                        f"{src.storage.describe()} -> {dst.storage.describe()}")
-    write(dst.storage, destination, dst, vector=per_atom)      # races and banks are judged at issue
-    dst.storage.in_flight[destination] += 1
-    storage = dst.storage
-
-    def finish():
-        storage.in_flight[destination] -= 1
-        storage.array[destination] = values
-    thread.async_pending.append(finish)
-
-
-def cp_async_commit_group():
-    machine.commit_async(machine.require_thread("cp_async_commit_group()"))
-
-
-def cp_async_wait_group(n):
-    if not is_int(n) or n < 0:
-        raise CuteError(f"cp_async_wait_group(n): n must be a non-negative int, got {n!r}")
-    machine.complete_async(machine.require_thread("cp_async_wait_group()"), keep=n)
-
-
-# --------------------------------------------------------------------------------------------- ldmatrix
-
-@functools.lru_cache(maxsize=64)
-def _tv_table(layout: Layout, threads: int, values: int) -> numpy.ndarray:
-    return numpy.array([[layout((t, v)) for v in range(values)] for t in range(threads)], dtype=numpy.int64)
-
-
-def _ldmatrix(atom: CopyAtom, src: SimTensor, dst: SimTensor):
-    """ldmatrix: the 32 lanes exchange data: each lane's source values land in the registers that the
-    atom's destination layout assigns them (computed for the whole warp at once)."""
-    thread = machine.require_thread("ldmatrix")
-    source = src.addresses()
-    check_bounds(src, source)
-    first = src.layout.shape[0] if is_tuple(src.layout.shape) else src.layout.shape
-    # CuTeDSL wants the source aligned to what one step of the first mode reads (16 bytes for one instruction)
-    check_alignment(src, source, product(first[0] if is_tuple(first) and len(first) == 2 else first),
-                    "cute.copy source (ldmatrix)")
-    read(src.storage, source, src, vector=_values_per_atom(atom))
-    payload = (src.storage.array[source].copy(), dst, thread)
-    key = ("ldmatrix", atom.layout_src_tv, atom.layout_dst_tv)
-    machine.warp_collective(key, functools.partial(resolve_exchange, atom), payload,
-                            what="ldmatrix (cute.copy)", instruction="ldmatrix")
-
-
-def resolve_exchange(atom: CopyAtom, payloads: dict) -> dict:
-    """ldmatrix or stmatrix for a warp: `payloads` is {lane: (its source values, its destination, its thread)};
-    each lane's source values land where the atom's destination layout puts them (a shared-memory
-    destination is written with its race and proxy bookkeeping, for the lane that owns it)."""
-    src_values = size(atom.layout_src_tv, mode=[1])
-    dst_values = size(atom.layout_dst_tv, mode=[1])
-    src_table = _tv_table(atom.layout_src_tv, 32, src_values)
-    dst_table = _tv_table(atom.layout_dst_tv, 32, dst_values)
-    some = next(iter(payloads.values()))[0]
-    instances = some.size // src_values
-    exchanged = numpy.zeros((instances, int(max(src_table.max(), dst_table.max())) + 1), some.dtype)
-    for lane in sorted(payloads, reverse=True):          # the lowest lane supplying an element wins
-        values = payloads[lane][0].reshape(instances, src_values)
-        exchanged[:, src_table[lane]] = values
-    for lane, (_, dst, owner) in payloads.items():
-        addresses = dst.addresses()
-        check_bounds(dst, addresses)
-        values = exchanged[:, dst_table[lane]].reshape(-1)
-        if dst.storage.space == "smem":
-            write(dst.storage, addresses, dst, thread=owner, values=values)
-        dst.storage.array[addresses] = values
-    return {}
-
-
 # --------------------------------------------------------------------------------------------- mma
 
 def gemm(mma, d, a, b, c, **kwargs):
@@ -436,13 +371,14 @@ def gemm(mma, d, a, b, c, **kwargs):
     if not isinstance(mma, MmaAtom):
         raise CuteError(f"cute.gemm: the first argument must be an MMA atom or TiledMma, got {mma!r}")
     d, a, b, c = (_as_sim(t, f"cute.gemm {name}") for t, name in ((d, "D"), (a, "A"), (b, "B"), (c, "C")))
-    if hopper.is_wgmma(mma):
-        return hopper.wgmma(mma, d, a, b, c)
+    for is_its_own, room_gemm in GEMMS:     # an MMA of an architecture's own (sm_90's wgmma)
+        if is_its_own(mma):
+            return room_gemm(mma, d, a, b, c)
     profile = check_gemm(mma, d, a, b, c)     # what CuTeDSL refuses (and what no MMA can run), by name
     if size(mma.thr_id) == 1:
         return _gemm_per_thread(d, a, b, c, profile)
     key = ("mma", mma.shape_mnk)
-    machine.warp_collective(key, functools.partial(_resolve_mma, mma),
+    collectives.warp_collective(key, functools.partial(WARP_MMA[0], mma),
                             (_values_3d(a, profile, "A"), _values_3d(b, profile, "B"),
                              _values_3d(c, profile, "C"), d), what="mma.sync (cute.gemm)", instruction="mma.sync")
 
@@ -474,150 +410,25 @@ def _gemm_per_thread(d, a, b, c, profile: str):
     _store_3d(d, (accumulator + product_).astype(d.storage.array.dtype))
 
 
-def _resolve_mma(mma: MmaAtom, payloads: dict) -> dict:
-    """mma.sync for a warp: rebuild A (M x K), B (N x K), C (M x N) of every atom from the lanes' fragments
-    through the atom's TV layouts, multiply in fp32, and hand each lane its part of D."""
-    m_, n_, k_ = mma.shape_mnk
-    table_a = _tv_table(mma.tv_layout_A, 32, size(mma.tv_layout_A, mode=[1]))
-    table_b = _tv_table(mma.tv_layout_B, 32, size(mma.tv_layout_B, mode=[1]))
-    table_c = _tv_table(mma.tv_layout_C, 32, size(mma.tv_layout_C, mode=[1]))
-    some_a, some_b, some_c, _ = next(iter(payloads.values()))
-    _, tiles_m, tiles_k = some_a.shape
-    _, tiles_n, _ = some_b.shape
-    a_full = numpy.zeros((tiles_m, tiles_k, m_ * k_), numpy.float32)
-    b_full = numpy.zeros((tiles_n, tiles_k, n_ * k_), numpy.float32)
-    c_full = numpy.zeros((tiles_m, tiles_n, m_ * n_), numpy.float32)
-    for lane, (av, bv, cv, _) in payloads.items():
-        a_full[:, :, table_a[lane]] = av.transpose(1, 2, 0)
-        b_full[:, :, table_b[lane]] = bv.transpose(1, 2, 0)
-        c_full[:, :, table_c[lane]] = cv.transpose(1, 2, 0)
-    # column-major (m, k) -> index m + M * k
-    a_mat = a_full.reshape(tiles_m, tiles_k, k_, m_).transpose(0, 1, 3, 2)     # (TM, TK, M, K)
-    b_mat = b_full.reshape(tiles_n, tiles_k, k_, n_).transpose(0, 1, 3, 2)     # (TN, TK, N, K)
-    d_mat = c_full.reshape(tiles_m, tiles_n, n_, m_).transpose(0, 1, 3, 2).copy()  # (TM, TN, M, N)
-    d_mat += numpy.einsum("akmx,bknx->abmn", a_mat, b_mat)
-    d_flat = d_mat.transpose(0, 1, 3, 2).reshape(tiles_m, tiles_n, m_ * n_)
-    for lane, (_, _, _, d) in payloads.items():
-        _store_3d(d, d_flat[:, :, table_c[lane]].transpose(2, 0, 1).astype(d.storage.array.dtype))
-    return {}
-
-
-# --------------------------------------------------------------------------------------------- smem
-
-class SmemAllocator:
-    """cutlass.memory.SmemAllocator: carve the block's shared memory. The k-th allocation a thread makes is
-    the same memory as every other thread's k-th allocation (that is what makes it shared)."""
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    @staticmethod
-    def capacity_in_bytes(compute_capability=None):
-        from .compat import smem_capacity_in_bytes
-        return smem_capacity_in_bytes(compute_capability)
-
-    def allocate(self, size_or_type, byte_alignment: int = 1, **kwargs):
-        """`allocate(n)`: an Int8 pointer to n bytes; `allocate(struct)`: the cute.struct over a new
-        allocation; `allocate(Float32)`: a pointer to one element (structs.allocate)."""
-        from .structs import allocate
-        return allocate(machine.require_thread("SmemAllocator.allocate"), size_or_type, byte_alignment)
-
-    def allocate_tensor(self, element_type, layout, byte_alignment: int = 16, swizzle=None):
-        thread = machine.require_thread("SmemAllocator.allocate_tensor")
-        element_type = _element_type(element_type)
-        outer = layout.outer if isinstance(layout, ComposedLayout) else _layout_of(layout)
-        count = cosize(outer)
-        if isinstance(layout, ComposedLayout) and hasattr(layout.inner, "bits"):
-            span = 1 << (layout.inner.bits + layout.inner.base + max(0, layout.inner.shift))
-            count = -(-count // span) * span
-        storage = _shared_storage(thread, element_type, count, byte_alignment)
-        storage.align_bytes = byte_alignment
-        tensor = SimTensor(storage, layout)
-        if swizzle is not None:
-            tensor = SimTensor(storage, layout, 0, swizzle)
-        return tensor
-
-    def allocate_array(self, element_type, num_elems: int = 1, byte_alignment: int = 16):
-        thread = machine.require_thread("SmemAllocator.allocate_array")
-        storage = _shared_storage(thread, _element_type(element_type), num_elems, byte_alignment)
-        storage.align_bytes = byte_alignment
-        from .dsl import Pointer
-        return Pointer(storage, 0)      # CuTeDSL gives a pointer to the first element
-
-
-# CuTeDSL 4.8.1 moved the allocator to cutlass.memory; the old name still works and warns on every construction
-# (typing_extensions.deprecated on cutlass/utils/smem_allocator.py's subclass), with this message.
-SMEM_ALLOCATOR_MOVED = ("cutlass.utils.smem_allocator.SmemAllocator is deprecated; use cutlass.memory.SmemAllocator "
-                        "instead. It will be removed in a future release.")
-
-
-class DeprecatedSmemAllocator(SmemAllocator):
-    """cutlass.utils.SmemAllocator: the same allocator, with CuTeDSL's DeprecationWarning."""
-
-    def __new__(cls, *args, **kwargs):
-        import warnings
-        warnings.warn(SMEM_ALLOCATOR_MOVED, DeprecationWarning, stacklevel=2)
-        return super().__new__(cls)
-
-    @staticmethod
-    def capacity_in_bytes(compute_capability=None):
-        import warnings
-        warnings.warn("cutlass.utils.smem_allocator.SmemAllocator.capacity_in_bytes is deprecated; use "
-                      "cutlass.memory.SmemAllocator.capacity_in_bytes instead. It will be removed in a future "
-                      "release.", DeprecationWarning, stacklevel=2)
-        return SmemAllocator.capacity_in_bytes(compute_capability)
-
-
-DeprecatedSmemAllocator.__name__ = DeprecatedSmemAllocator.__qualname__ = "SmemAllocator"
-
-
-def _shared_storage(thread, element_type, count: int, alignment: int) -> Storage:
-    block = thread.block
-    k = thread.shared_count
-    thread.shared_count += 1
-    if k < len(block.shared):
-        storage = block.shared[k]
-        if storage.array.size != count or storage.element_type is not element_type:
-            raise KernelError(f"shared allocation {k} differs between threads ({storage.array.size} x "
-                              f"{storage.element_type} vs {count} x {element_type}); every thread must make "
-                              f"the same SmemAllocator calls in the same order")
-        return storage
-    start = -(-block.shared_bytes // alignment) * alignment
-    nbytes = count * max(1, element_type.width // 8)
-    if start + nbytes > block.launch.smem_limit:
-        raise KernelError(f"shared memory: {start + nbytes} bytes requested, more than the "
-                          f"{block.launch.smem_limit} a block can have")
-    storage = Storage(numpy.zeros(count, types.NUMPY_STORAGE[element_type]), "smem", element_type,
-                      name=f"shared allocation {k}", byte_base=start)
-    # shared memory starts as garbage on a GPU: NaN for floats makes a read before any write visible
-    if storage.array.dtype.kind == "f":
-        storage.array[:] = numpy.nan
-    block.shared_bytes = start + nbytes
-    block.shared.append(storage)
-    return storage
-
-
 # --------------------------------------------------------------------------------------------- misc
 
 def elem_less(a, b):
     """cute.elem_less (inttuple.elem_less); in a vectorized launch, per thread where the coordinate differs
-    between threads (vector.py)."""
-    if getattr(machine._current[0], "vectorized", False):
-        from .vector import elem_less as lane_elem_less
-        return lane_elem_less(a, b)
+    between threads (memory/vector.py)."""
+    if getattr(threads._current[0], "vectorized", False):
+        return vector.elem_less(a, b)
     return _elem_less(a, b)
 
 
 def printf(fmt_string, *args, **kwargs):
     """cute.printf: printed by the thread that calls it (the simulator keeps the output in order: block by
-    block, thread by thread) when the code runs, after what the trace printed (tracing.py); `{}` placeholders,
+    block, thread by thread) when the code runs, after what the trace printed (machine/tracing.py); `{}` placeholders,
     or C-style `%d` / `%f`. Values print as CuTeDSL's run-time printf prints them: integers with %d, floats
     with %f (`3.140000`), a Boolean as 1 or 0, tuples and layouts with their run-time values (`(8,2):(1,8)`).
     A format that is not a string is printed as a value (`cute.printf(layout(0))`)."""
     if not isinstance(fmt_string, str):
         fmt_string, args = "{}", (fmt_string,) + args
-    if getattr(machine._current[0], "vectorized", False):
-        from .vector import NotVectorizable
+    if getattr(threads._current[0], "vectorized", False):
         raise NotVectorizable("printf prints thread by thread")
     try:
         if "{" in fmt_string:
@@ -630,7 +441,7 @@ def printf(fmt_string, *args, **kwargs):
         raise CuteError(f"cute.printf: the format {fmt_string!r} does not fit the {len(args)} values given "
                         f"({error})") from None
     tracing.emit(text)
-    thread = machine.current()
+    thread = threads.current()
     if thread is not None:
         thread.block.launch.report.printed.append(text)
 

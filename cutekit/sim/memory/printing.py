@@ -20,8 +20,8 @@ import math
 
 import numpy
 
-from ..cute.inttuple import flatten, fmt_coord, idx2crd, is_tuple, product
-from ..cute.layout import Layout
+from ...cute.inttuple import flatten, fmt_coord, idx2crd, is_tuple, product
+from ...cute.layout import Layout
 
 _SPACES = {"gmem": "generic", "smem": "smem", "rmem": "rmem"}
 _EDGE = 3           # entries shown at each end of a long mode
@@ -194,7 +194,7 @@ def coordinate_data_text(tensor, verbose: bool = False) -> str:
 def value_data_text(value, verbose: bool = False) -> str:
     """cute.print_tensor(tensor_ssa): the value as CuTeDSL materializes it, in registers with a compact
     column-major layout."""
-    from ..cute.layout import make_layout
+    from ...cute.layout import make_layout
     shape = value.shape if is_tuple(value.shape) else (value.shape,)
     layout = make_layout(shape)
     values = numpy.ascontiguousarray(value.values)

@@ -1,6 +1,6 @@
 """Large launches run as NumPy vectors: every thread of a batch of blocks at once.
 
-The simulator runs a kernel thread by thread (machine.py): about 200,000 threads a second here, so NVIDIA's
+The simulator runs a kernel thread by thread (machine/scheduler.py): about 200,000 threads a second here, so NVIDIA's
 elementwise_add notebook (16384 x 8192 elements, one thread each) would take more than ten minutes. A launch
 of more than `THRESHOLD` threads is run instead the way Triton's interpreter runs a program: the kernel's
 Python runs once per batch of blocks, and every value that differs between threads (thread and block indices,
@@ -25,50 +25,18 @@ import sys
 
 import numpy
 
-from ..cute.inttuple import CuteError, fmt_coord, is_tuple, product
-from ..cute.layout import Basis, Layout, _has_none, _path, cosize, make_layout, slice_
-from ..cute.tensor import Tensor
-from . import machine
-from .failures import Dim3
-from .machine import KernelError, OutOfBoundsError
-from .memory import SimTensor, Storage, TensorSSA, offsets
+from ...cute.inttuple import CuteError, fmt_coord, is_tuple, product
+from ...cute.layout import Basis, Layout, _has_none, _path, cosize, make_layout, slice_
+from ...cute.tensor import Tensor
+from ..machine import threads, tracing
+from ..machine.failures import Dim3
+from ..machine.threads import KernelError, OutOfBoundsError
+from .lanes import Lanes, NotVectorizable, dynamic_text, lanes  # noqa: F401  (vector.NotVectorizable, ...)
+from .tensors import SimTensor, Storage, TensorSSA, offsets
 
 THRESHOLD = 1 << 18          # launches of more threads than this run as vectors
 _ELEMENTS_PER_BATCH = 1 << 22
 _LANES_PER_BATCH = 1 << 20
-
-
-class NotVectorizable(Exception):
-    """The kernel did something a vectorized launch cannot do; the launch runs thread by thread."""
-
-
-# ----------------------------------------------------------------------------------------------- lane values
-
-class Lanes(numpy.ndarray):
-    """A value that differs between threads: one entry per thread of the batch. Prints as CuTeDSL prints a
-    run-time value."""
-
-    def __str__(self):
-        return dynamic_text(self)
-
-    __repr__ = __str__
-
-    def __format__(self, spec):
-        return str(self) if not spec else format(str(self), spec)
-
-
-def lanes(array) -> Lanes:
-    return numpy.asarray(array).view(Lanes)
-
-
-def dynamic_text(values) -> str:
-    """`?`, or `?{div=k}` when every thread's value is a multiple of k > 1."""
-    plain = numpy.asarray(values)
-    if plain.dtype.kind in "iu" and plain.size:
-        divisor = int(numpy.gcd.reduce(numpy.abs(plain.astype(numpy.int64)).ravel()))
-        if divisor > 1:
-            return "?{div=%d}" % divisor
-    return "?"
 
 
 def _plain(x):
@@ -93,7 +61,7 @@ class _Block:
 
 
 class VectorThread:
-    """Every thread of a batch at once, standing where machine.py's Thread stands (`machine.current()`)."""
+    """Every thread of a batch at once, standing where machine/threads.py's Thread stands (`threads.current()`)."""
 
     vectorized = True
 
@@ -119,11 +87,11 @@ class VectorThread:
 
     @property
     def lane(self):
-        return lanes(numpy.asarray(self.linear) % machine.WARP_SIZE)
+        return lanes(numpy.asarray(self.linear) % threads.WARP_SIZE)
 
     @property
     def warp(self):
-        return lanes(numpy.asarray(self.linear) // machine.WARP_SIZE)
+        return lanes(numpy.asarray(self.linear) // threads.WARP_SIZE)
 
     def _refuse(self, *args):
         raise NotVectorizable("a barrier, a warp collective, shared memory or cp.async")
@@ -259,7 +227,7 @@ def _check(tensor, addresses: numpy.ndarray):
         bad = numpy.flatnonzero(((plain < 0) | (plain >= size)).reshape(plain.shape[0], -1).any(axis=1)) \
             if plain.ndim > 1 else numpy.flatnonzero((plain < 0) | (plain >= size))
         lane = int(bad[0])
-        thread = machine._current[0]
+        thread = threads._current[0]
         who = thread.describe_lane(lane) if isinstance(thread, VectorThread) else f"lane {lane}"
         value = int(numpy.asarray(plain[lane]).ravel()[0]) if plain.ndim > 1 else int(plain[lane])
         raise OutOfBoundsError(f"out-of-bounds access to {tensor._label()} by {who}: offset {value} is outside "
@@ -406,8 +374,8 @@ def _add_at(origin, path: tuple, value):
 
 def register_tensor(layout, element_type) -> LaneTensor:
     """Registers of every thread of the batch: one row of cosize(layout) elements per thread."""
-    from ..cute import typing as types
-    thread = machine._current[0]
+    from ...cute import typing as types
+    thread = threads._current[0]
     if not isinstance(layout, Layout):
         layout = make_layout(layout)
     count = max(1, cosize(layout))
@@ -472,23 +440,23 @@ def _run_batch(launch, function, args, kwargs, blocks, threads_per_block):
     run = _RUN[0]
     run.offsets, run.kept = {}, []
     thread = VectorThread(launch, blocks, threads_per_block)
-    outer = machine._current[0]
-    machine._current[0] = thread
+    outer = threads._current[0]
+    threads._current[0] = thread
     try:
         function(*_for_lanes(args), **{k: _for_lanes(v) for k, v in kwargs.items()})
     finally:
-        machine._current[0] = outer
+        threads._current[0] = outer
 
 
 def run(kernel_name: str, function, args: tuple, kwargs: dict, grid, block, smem: int = 0):
     """Run the launch as vectors; None when the kernel cannot be (then nothing it did remains)."""
     import time
-    grid, block = machine._as_dim3(grid, "grid"), machine._as_dim3(block, "block")
+    grid, block = threads._as_dim3(grid, "grid"), threads._as_dim3(block, "block")
     threads_per_block, blocks = math.prod(block), math.prod(grid)
     if threads_per_block > 1024:
         return None
-    report = machine.LaunchReport(kernel_name, grid, block)
-    launch = machine.Launch(grid, block, report, machine.SHARED_MEMORY_LIMIT)
+    report = threads.LaunchReport(kernel_name, grid, block)
+    launch = threads.Launch(grid, block, report, threads.SHARED_MEMORY_LIMIT)
     started = time.perf_counter()
     state = _RUN[0] = _Run()
     try:
@@ -500,7 +468,7 @@ def run(kernel_name: str, function, args: tuple, kwargs: dict, grid, block, smem
                 array[addresses] = old
             return None
         state.probing, state.undo = False, []
-        from .tracing import _PRINT
+        _PRINT = tracing._PRINT
         for printed_args, printed_kwargs in state.held:
             _PRINT(*printed_args, **printed_kwargs)
         rest = numpy.ones(blocks, bool)
@@ -519,5 +487,8 @@ def run(kernel_name: str, function, args: tuple, kwargs: dict, grid, block, smem
         _RUN[0] = None
         report.seconds = time.perf_counter() - started
         report.threads = threads_per_block * blocks
-    machine._LAST[:] = [report]
+    threads._LAST[:] = [report]
     return report
+
+
+tracing.VECTOR_PRINT[0] = trace_print     # Python's print in a vectorized kernel comes here

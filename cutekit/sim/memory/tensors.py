@@ -17,14 +17,15 @@ import sys
 
 import numpy
 
-from ..cute import typing as types
-from ..cute.inttuple import CuteError, crd2idx, flatten, fmt, fmt_coord, is_int, is_tuple, plain, product
-from ..cute.layout import (ComposedLayout, Layout, Swizzle, _has_none, _zero_none, make_layout, size, slice_,
+from ...cute import typing as types
+from ...cute.inttuple import CuteError, crd2idx, flatten, fmt, fmt_coord, is_int, is_tuple, plain, product
+from ...cute.layout import (ComposedLayout, Layout, Swizzle, _has_none, _zero_none, make_layout, size, slice_,
                            slice_offset)
-from ..cute.tensor import Tensor
-from . import machine
-from .failures import plain_coordinate
-from .machine import _OWN_CODE, OutOfBoundsError, RaceError
+from ...cute.tensor import Tensor
+from ..machine import threads, tracing
+from ..machine.failures import plain_coordinate
+from ..machine.threads import _OWN_CODE, OutOfBoundsError, RaceError
+from .lanes import NotVectorizable, lanes
 
 _SPACE_NAMES = {"gmem": "global", "smem": "shared", "rmem": "register"}
 
@@ -60,7 +61,7 @@ class Storage:
         self.align_bytes = None             # the alignment the compiler may assume (from_dlpack's assumed_align)
         self.bytes_per_element = array.dtype.itemsize if element_type is None else max(1, element_type.width // 8)
         self.values = _scalar_view(array) if space != "rmem" else None   # one element read as a Python value
-        self.wgmma_busy = 0                 # registers: wgmma groups in flight that write them (hopper.py)
+        self.wgmma_busy = 0                 # registers: wgmma groups in flight that write them (arch/sm90.py)
         self.generic_stamp = None           # registers: the thread's wgmma fence count at the last ordinary write
         if space == "smem":
             self.writer = numpy.full(array.size, -1, numpy.int32)
@@ -82,7 +83,7 @@ class Storage:
         if not writing and in_flight[address]:
             return False
         me, block = thread.linear, thread.block
-        if machine.SETTINGS.races != "off":
+        if threads.SETTINGS.races != "off":
             epoch = block.epoch
             if write_epoch[address] == epoch and writer[address] != me:
                 return False
@@ -96,10 +97,10 @@ class Storage:
                 read_epoch[address] = epoch
             elif reader[address] != me:
                 reader[address] = -2
-        # machine.record_shared_request, written out; the kernel line is most often __getitem__'s caller
+        # threads.record_shared_request, written out; the kernel line is most often __getitem__'s caller
         frame = sys._getframe(2)
         code = frame.f_code
-        site = (code.co_filename, frame.f_lineno) if _OWN_CODE.get(code) is False else machine.user_site(3)
+        site = (code.co_filename, frame.f_lineno) if _OWN_CODE.get(code) is False else threads.user_site(3)
         counts = thread.access_counts
         k = counts.get(site, 0)
         counts[site] = k + 1
@@ -325,17 +326,17 @@ class SimTensor(Tensor):
             storage = self.storage
             space = storage.space
             if space == "gmem":
-                if machine.SETTINGS.trace:
+                if threads.SETTINGS.trace:
                     read(storage, numpy.array([address]), self, coord)
                 values = storage.values
                 return values[address] if values is not None else storage.array[address].item()
             if space == "smem":
-                thread = machine._current[0]
-                if machine.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, False):
+                thread = threads._current[0]
+                if threads.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, False):
                     read(storage, numpy.array([address]), self, coord)
                 values = storage.values
                 return values[address] if values is not None else storage.array[address].item()
-            if machine.SETTINGS.trace:
+            if threads.SETTINGS.trace:
                 read(storage, numpy.array([address]), self, coord)
             value = storage.array[address]
             return value.item() if storage.array.dtype == numpy.bool_ else value
@@ -364,7 +365,7 @@ class SimTensor(Tensor):
                 return self._outside_slice(kept, coord, moved)
             return SimTensor(self.storage, kept, self.base + moved, self.swizzle, self.name)
         address = self._address(self._locate(coord), coord)
-        if self.storage.space == "smem" or machine.SETTINGS.trace:
+        if self.storage.space == "smem" or threads.SETTINGS.trace:
             read(self.storage, numpy.array([address]), self, coord)
         value = self.storage.array[address]
         return value.item() if self.storage.space != "rmem" or self.storage.array.dtype == numpy.bool_ else value
@@ -388,10 +389,10 @@ class SimTensor(Tensor):
             address = self._address(self._locate(coord), coord)
         storage = self.storage
         if storage.space == "smem":
-            thread = machine._current[0]
-            if machine.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, True):
+            thread = threads._current[0]
+            if threads.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, True):
                 write(storage, numpy.array([address]), self, coord, values=value)
-        elif machine.SETTINGS.trace:
+        elif threads.SETTINGS.trace:
             write(storage, numpy.array([address]), self, coord)
         storage.array[address] = value
 
@@ -535,7 +536,7 @@ def check_bounds(tensor: SimTensor, addresses: numpy.ndarray, mask=None):
 
 
 def _coordinate_of_index(layout: Layout, index: int):
-    from ..cute.inttuple import idx2crd
+    from ...cute.inttuple import idx2crd
     return idx2crd(index, layout.shape)
 
 
@@ -549,17 +550,23 @@ def _root_hint(tensor: SimTensor, address: int) -> str:
 
 # --------------------------------------------------------------------------------------------- checks
 
+# What sm_90's room (arch/sm90.py) checks while its asynchronous work is in flight, set when it is imported (only
+# its own state, `storage.wgmma_busy` and a block's "hopper", calls them): a register a wgmma still uses,
+# read or written; a generic-proxy write to shared memory that a TMA store may read.
+REGISTER_ACCESS_CHECK: list = [None]
+GENERIC_WRITE_NOTE: list = [None]
+
+
 def read(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = None, coord=None,
          vector: int | None = None):
     """Checks and bookkeeping for one thread reading `addresses` of `storage` (`vector`: elements per
     instruction; None lets the widest aligned contiguous access up to 16 bytes be chosen, as the compiler
     does)."""
-    thread = machine.current()
+    thread = threads.current()
     if thread is None:
         return
     if storage.wgmma_busy:
-        from .hopper import check_register_access
-        check_register_access(storage, False)
+        REGISTER_ACCESS_CHECK[0](storage, False)
     if storage.space == "smem":
         _check_race(storage, addresses, thread, "read", tensor)
         if (storage.in_flight[addresses[0]] if addresses.size == 1 else storage.in_flight[addresses].any()):
@@ -567,31 +574,29 @@ def read(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = 
                             f"copy into it has not finished: call cute.arch.cp_async_wait_group(...) (and "
                             f"sync_threads) before reading what cp.async wrote")
         _record_requests(thread, storage, addresses, vector)
-    if storage.space != "rmem" and machine.SETTINGS.trace:
-        machine.record_trace(thread, storage.name or "?", addresses, "read")
+    if storage.space != "rmem" and threads.SETTINGS.trace:
+        threads.record_trace(thread, storage.name or "?", addresses, "read")
 
 
 def write(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None = None, coord=None,
           vector: int | None = None, thread=None, record: bool = True, values=None):
     """Checks and bookkeeping for one thread writing `addresses` of `storage` (see `read`); `values`, when
     given, are what is written (a write of the value already there races with nothing)."""
-    thread = thread or machine.current()
+    thread = thread or threads.current()
     if thread is None:
         return
     if storage.space == "rmem":
         if storage.wgmma_busy:
-            from .hopper import check_register_access
-            check_register_access(storage, True)
+            REGISTER_ACCESS_CHECK[0](storage, True)
         storage.generic_stamp = thread.__dict__.get("wgmma_fences", 0)
     if storage.space == "smem":
         _check_race(storage, addresses, thread, "write", tensor, values)
         if record:
             _record_requests(thread, storage, addresses, vector)
         if "hopper" in thread.block.__dict__:
-            from .hopper import note_generic_write
-            note_generic_write(thread, storage, addresses)
-    if storage.space != "rmem" and machine.SETTINGS.trace:
-        machine.record_trace(thread, storage.name or "?", addresses, "write")
+            GENERIC_WRITE_NOTE[0](thread, storage, addresses)
+    if storage.space != "rmem" and threads.SETTINGS.trace:
+        threads.record_trace(thread, storage.name or "?", addresses, "write")
 
 
 def vector_length(addresses: numpy.ndarray, bytes_per_element: int) -> int:
@@ -630,15 +635,15 @@ def _vector_length(addresses: numpy.ndarray, bytes_per_element: int) -> int:
 
 def _record_requests(thread, storage: Storage, addresses: numpy.ndarray, vector: int | None):
     if addresses.size == 1:             # one element (t[i] = v): no vector to find
-        machine.record_shared_request(thread, [storage.byte_base + int(addresses[0]) * storage.bytes_per_element],
-                                      storage.bytes_per_element, machine.user_site(1))
+        threads.record_shared_request(thread, [storage.byte_base + int(addresses[0]) * storage.bytes_per_element],
+                                      storage.bytes_per_element, threads.user_site(1))
         return
     if vector is None:
         vector = vector_length(addresses, storage.bytes_per_element)
     starts = storage.byte_base + addresses[::vector] * storage.bytes_per_element
     width = vector * storage.bytes_per_element
-    site = machine.user_site(1)
-    # machine.record_shared_request for each vector, written out: a tile copy issues hundreds per thread
+    site = threads.user_site(1)
+    # threads.record_shared_request for each vector, written out: a tile copy issues hundreds per thread
     counts = thread.access_counts
     k = counts.get(site, 0)
     starts = starts.tolist()
@@ -655,7 +660,7 @@ def _record_requests(thread, storage: Storage, addresses: numpy.ndarray, vector:
 
 
 def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, tensor, values=None):
-    if machine.SETTINGS.races == "off":
+    if threads.SETTINGS.races == "off":
         return
     epoch, me = thread.block.epoch, thread.linear
     if addresses.size == 1 and not (storage.write_epoch[addresses[0]] == epoch and storage.writer[addresses[0]] != me) \
@@ -695,7 +700,7 @@ def _check_race(storage: Storage, addresses: numpy.ndarray, thread, kind: str, t
                 else "overwrites a value that " + who + " used")
         message = (f"shared-memory race on {label}, element {address}: thread {me} {what} since the last "
                    f"barrier. Put cute.arch.sync_threads() between the write and the read.")
-        if machine.SETTINGS.races == "error":
+        if threads.SETTINGS.races == "error":
             raise RaceError(message)
         thread.block.launch.report.races.append(f"{thread.describe()}: {message}")
     if kind == "read":
@@ -828,8 +833,8 @@ class TensorSSA:
 
     def __getitem__(self, index):
         if self.values.ndim != 1 and (type(index) is int or isinstance(index, numpy.integer)):
-            from .vector import lanes         # a vectorized launch: element `index` of every thread's row
-            return lanes(self.values[:, index])
+            return lanes(                   # a vectorized launch: element `index` of every thread's row
+                self.values[:, index])
         if type(index) is int or isinstance(index, numpy.integer):
             return _host_scalar(self.values[index], self.element_type)
         if is_tuple(index):
@@ -914,7 +919,7 @@ def register_tensor(layout, element_type, name: str | None = None) -> SimTensor:
         layout = layout.outer
     if not isinstance(layout, Layout):
         layout = make_layout(layout)
-    from ..cute.layout import cosize
+    from ...cute.layout import cosize
     count = max(1, cosize(layout))
     storage = Storage(numpy.zeros(count, types.NUMPY_STORAGE[element_type]), "rmem", element_type, name)
     return SimTensor(storage, layout)
@@ -932,8 +937,7 @@ def adopt(tensor) -> SimTensor:
 def _host_scalar(value, element_type):
     """An element of a tensor value: in @cute.jit host code a DSL number (it prints `?`, as CuTeDSL's does),
     in a kernel the plain value."""
-    from . import tracing
-    if tracing.mode() is None or machine.current() is not None or element_type is None:
+    if tracing.mode() is None or threads.current() is not None or element_type is None:
         return value
     try:
         from .numbers import make
@@ -944,5 +948,4 @@ def _host_scalar(value, element_type):
 
 def _per_thread_rows(what: str):
     """A tensor value of a vectorized launch (one row per thread) where only one thread's will do."""
-    from .vector import NotVectorizable
     raise NotVectorizable(f"{what} of a value that holds every thread's row")

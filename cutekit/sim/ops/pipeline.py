@@ -5,7 +5,7 @@ phase, and when the last one arrives its phase completes and the next begins. `w
 phase of that parity has completed (a fresh barrier's phase 0 is running, so waiting for parity 1 returns at
 once: that is how a producer finds every buffer empty at the start). The simulator holds each barrier's
 count and completed phases per block, makes a waiting thread wait in the scheduler until the phase completes
-(machine.wait_until), and counts a completed phase as a barrier for its race check: what was written
+(threads.wait_until), and counts a completed phase as a barrier for its race check: what was written
 before it is seen after it.
 
 PipelineAsync follows CuTeDSL 4.8.1 (cutlass/pipeline/sm90.py): stage i has a "full" barrier (the producer
@@ -17,25 +17,46 @@ from __future__ import annotations
 
 import enum
 
-from ..cute.inttuple import CuteError
-from . import machine
+from ...cute.inttuple import CuteError
+from ..machine import collectives, threads
+from . import device
 
 
 # ----------------------------------------------------------------------------------------------- mbarriers
 
-class _MBarrier:
-    """One mbarrier: `count` arrivals and `tx` announced bytes still to land complete a phase."""
+class MBarrier:
+    """One mbarrier: a phase completes when `count` arrivals have come and every announced byte (`tx`) has
+    landed; then `phase` (the phases completed) goes up by one and the counts start again.
 
-    def __init__(self, count: int, key: int, index: str):
-        self.count, self.pending, self.completed, self.tx = int(count), int(count), 0, 0
-        self.key, self.index = key, index       # shared byte address; "barriers + 3" for messages
-        self.releasing: list = []               # wgmma groups whose release this phase carries (hopper.py)
+    The one model of an mbarrier: a kernel's barriers (`mbarrier_init` below; `block` given, so that a completed
+    phase counts as a barrier for the race check, and an arrival too many is refused) and chapter 08's model
+    on paper (cutekit.sim.mbarriers, no block: an arrival too many leaves the phase unable to complete, which
+    that model reports as the deadlock it causes)."""
 
-    def arrive(self, block, expect_tx: int = 0):
+    def __init__(self, name: str, count: int, key: int | None = None):
+        self.name, self.count, self.pending, self.completed, self.tx = name, int(count), int(count), 0, 0
+        self.key = key                          # shared byte address (a kernel's barrier)
+        self.releasing: list = []               # wgmma groups whose release this phase carries (arch/sm90.py)
+
+    @property
+    def phase(self) -> int:
+        """The phases completed so far (a fresh barrier is in phase 0)."""
+        return self.completed
+
+    @property
+    def index(self) -> str:
+        """The name, as messages write it ("barriers[3]")."""
+        return self.name
+
+    def passes(self, parity) -> bool:
+        """mbarrier.try_wait.parity: true once the phase of this parity has completed."""
+        return self.completed % 2 != int(parity) % 2
+
+    def arrive(self, expect_tx: int = 0, block=None):
         self.tx += expect_tx
         self.pending -= 1
-        if self.pending < 0:
-            raise CuteError(f"mbarrier {self.index} received more arrivals in one phase than the {self.count} it "
+        if self.pending < 0 and block is not None:
+            raise CuteError(f"mbarrier {self.name} received more arrivals in one phase than the {self.count} it "
                             f"was initialized with (phase {self.completed} still waits for {self.tx} bytes): "
                             f"each counted thread arrives once per phase: one arrive call per phase (all the "
                             f"bytes in one mbarrier_arrive_and_expect_tx, or extra bytes with "
@@ -43,7 +64,7 @@ class _MBarrier:
                             f"(`with cute.arch.elect_one():`) when the count is 1")
         self._complete(block)
 
-    def complete_tx(self, block, nbytes: int):
+    def complete_tx(self, nbytes: int, block=None):
         self.tx -= nbytes
         self._complete(block)
 
@@ -54,7 +75,19 @@ class _MBarrier:
             for group in self.releasing:
                 group.released = (self.key, self.completed)
             self.releasing = []
-            block.epoch += 1        # what came before the phase is seen after it (the race check)
+            if block is not None:
+                block.epoch += 1    # what came before the phase is seen after it (the race check)
+
+    def __repr__(self):
+        return (f"MBarrier(name={self.name!r}, count={self.count}, phase={self.completed}, pending={self.pending}, "
+                f"tx={self.tx})")
+
+
+# What an architecture's room adds to an arrival and a wait, filled in when it is imported (arch/sm90.py: the
+# wgmma groups an arrival releases, and its log of waits for the checks): functions (thread, barrier) and
+# (thread, barrier, parity).
+ON_ARRIVE: list = []
+ON_WAIT: list = []
 
 
 def _key(pointer) -> int:
@@ -70,8 +103,8 @@ def _barriers(thread) -> dict:
     return found
 
 
-def _barrier(pointer, what: str) -> _MBarrier:
-    thread = machine.require_thread(what)
+def _barrier(pointer, what: str) -> MBarrier:
+    thread = threads.require_thread(what)
     found = _barriers(thread).get(_key(pointer))
     if found is None:
         raise CuteError(f"{what}: the mbarrier at shared byte {_key(pointer)} was not initialized "
@@ -79,19 +112,19 @@ def _barrier(pointer, what: str) -> _MBarrier:
     return found
 
 
-def barrier_at(pointer, what: str) -> _MBarrier:
-    """The initialized mbarrier a pointer names (hopper.py's TMA copies complete bytes on it)."""
+def barrier_at(pointer, what: str) -> MBarrier:
+    """The initialized mbarrier a pointer names (arch/sm90.py's TMA copies complete bytes on it)."""
     return _barrier(pointer, what)
 
 
 def mbarrier_init(pointer, count, **kwargs):
     """cute.arch.mbarrier_init: a barrier expecting `count` arrivals per phase (made once per block: every
     thread that calls it with the same barrier finds it made)."""
-    thread = machine.require_thread("cute.arch.mbarrier_init")
+    thread = threads.require_thread("cute.arch.mbarrier_init")
     barriers = _barriers(thread)
     key = _key(pointer)
     if key not in barriers:
-        barriers[key] = _MBarrier(count, key, f"{pointer.storage.name or 'mbarrier'}[{int(pointer.base)}]")
+        barriers[key] = MBarrier(f"{pointer.storage.name or 'mbarrier'}[{int(pointer.base)}]", count, key)
 
 
 def mbarrier_init_fence(**kwargs):
@@ -103,10 +136,10 @@ def _arrive(pointer, what: str, expect_tx: int = 0, peer=None):
         raise CuteError(f"{what}: arriving on another CTA's mbarrier (CTA {int(peer)} of the cluster) needs "
                         "thread-block clusters, which the simulator does not run (clusters of 1 only)")
     barrier = _barrier(pointer, what)
-    thread = machine.require_thread(what)
-    from . import hopper
-    hopper.releasing(thread, barrier)
-    barrier.arrive(thread.block, expect_tx)
+    thread = threads.require_thread(what)
+    for note in ON_ARRIVE:
+        note(thread, barrier)
+    barrier.arrive(expect_tx, thread.block)
 
 
 def mbarrier_arrive(pointer, peer_cta_rank_in_cluster=None, **kwargs):
@@ -130,9 +163,9 @@ def mbarrier_expect_tx(pointer, bytes, peer_cta_rank_in_cluster=None, **kwargs):
 def mbarrier_try_wait(pointer, phase, **kwargs) -> bool:
     """cute.arch.mbarrier_try_wait: whether the phase of parity `phase` has completed."""
     barrier = _barrier(pointer, "cute.arch.mbarrier_try_wait")
-    done = barrier.completed % 2 != int(phase) % 2
+    done = barrier.passes(phase)
     if done:
-        _seen(machine.require_thread("cute.arch.mbarrier_try_wait"), barrier)
+        _seen(threads.require_thread("cute.arch.mbarrier_try_wait"), barrier)
     return done
 
 
@@ -142,7 +175,7 @@ mbarrier_test_wait = mbarrier_try_wait
 class _Waiting:
     """What a thread waits for, told with the barrier's state when the message is written (a deadlock)."""
 
-    def __init__(self, barrier: _MBarrier, parity: int):
+    def __init__(self, barrier: MBarrier, parity: int):
         self.barrier, self.parity = barrier, parity
 
     def __str__(self):
@@ -152,8 +185,8 @@ class _Waiting:
                 f"{b.tx} more bytes)")
 
 
-def _seen(thread, barrier: _MBarrier):
-    """A wait that returned: the thread has seen every phase completed so far (hopper.py reads this)."""
+def _seen(thread, barrier: MBarrier):
+    """A wait that returned: the thread has seen every phase completed so far (arch/sm90.py reads this)."""
     seen = thread.__dict__.get("mbarrier_seen")
     if seen is None:
         seen = thread.__dict__["mbarrier_seen"] = {}
@@ -164,21 +197,20 @@ def mbarrier_wait(pointer, phase, **kwargs):
     """cute.arch.mbarrier_wait: wait until the phase of parity `phase` has completed."""
     barrier = _barrier(pointer, "cute.arch.mbarrier_wait")
     parity = int(phase) % 2
-    thread = machine.require_thread("cute.arch.mbarrier_wait")
-    from . import hopper
-    hopper.log("mbarrier_wait", thread.linear, barrier.index, parity)
-    machine.wait_until(lambda: barrier.completed % 2 != parity, _Waiting(barrier, parity))
+    thread = threads.require_thread("cute.arch.mbarrier_wait")
+    for note in ON_WAIT:
+        note(thread, barrier, parity)
+    threads.wait_until(lambda: barrier.completed % 2 != parity, _Waiting(barrier, parity))
     _seen(thread, barrier)
 
 
 def make_warp_uniform(value, **kwargs):
     """cute.arch.make_warp_uniform: a promise that every lane holds the same value, kept by a shfl.sync.idx of
     lane 0's value over the full warp (its PTX), so every lane that has not exited must be there."""
-    thread = machine.require_thread("cute.arch.make_warp_uniform()")
+    thread = threads.require_thread("cute.arch.make_warp_uniform()")
     if getattr(thread, "vectorized", False):        # a vectorized launch has no branch on a thread's value
         return value
-    from .collectives import from_lane_0
-    return from_lane_0(value, "cute.arch.make_warp_uniform()")
+    return collectives.from_lane_0(value, "cute.arch.make_warp_uniform()")
 
 
 # ----------------------------------------------------------------------------------------------- groups
@@ -206,13 +238,12 @@ class CooperativeGroup:
         if self.agent is Agent.Thread:
             return int(self.size)
         if self.agent is Agent.Warp:
-            return int(self.size) * machine.WARP_SIZE
-        block = machine.require_thread("a pipeline").block.launch.block_dim
+            return int(self.size) * threads.WARP_SIZE
+        block = threads.require_thread("a pipeline").block.launch.block_dim
         per_block = block[0] * block[1] * block[2]
         if self.agent is Agent.ThreadBlockCluster:
-            from . import compat
-            compat.notice("cluster-pipeline", "a pipeline over a thread-block cluster: the simulator runs one "
-                                              "block at a time (no clusters); the group is one block")
+            threads.notice("cluster-pipeline", "a pipeline over a thread-block cluster: the simulator runs one "
+                                               "block at a time (no clusters); the group is one block")
         return int(self.size) * per_block
 
 
@@ -268,8 +299,7 @@ class PipelineAsync:
         for pointer in empty:
             mbarrier_init(pointer, consumer_group.threads())
         if not defer_sync:
-            from .ops import sync_threads
-            sync_threads()
+            device.sync_threads()
         return PipelineAsync(full, empty, num_stages)
 
     def producer_acquire(self, state: PipelineState, try_acquire_token=None):
