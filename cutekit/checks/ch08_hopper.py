@@ -888,11 +888,22 @@ def _capstone_data(case: dict):
     return a, b, bias, d
 
 
-def capstone_diagnosis(product, bias, d) -> dict:
+def last_k_block_product(a, b):
+    """A B^T over the last 16-wide k-block alone (the last k-tile zero-filled past K): what the accumulators
+    hold when every wgmma overwrote them (the atom's ACCUMULATE field never set to True)."""
+    import numpy
+    K = a.shape[1]
+    start = -(-K // 64) * 64 - 16
+    if start >= K:
+        return numpy.zeros((a.shape[0], b.shape[0]), numpy.float32)
+    return a[:, start:].astype(numpy.float32) @ b[:, start:].astype(numpy.float32).T
+
+
+def capstone_diagnosis(product, bias, d, last_block=None) -> dict:
     """What D holds, against relu(product + bias) with product = A B^T in fp32: {"wrong": 0} when it is right,
     else how many entries differ, the first, and `cause`: what D equals instead (no bias, no relu, relu before
-    the bias, a bias per row, another column's bias, entries never written) or "product" when the differences
-    follow no such pattern."""
+    the bias, a bias per row, another column's bias, entries never written, only the last k-block's product
+    when `last_block` is given) or "product" when the differences follow no such pattern."""
     import numpy
     want = numpy.maximum(product + bias, 0)
     got = d.astype(numpy.float32)
@@ -911,8 +922,11 @@ def capstone_diagnosis(product, bias, d) -> dict:
         out.update(cause="unwritten", first_unwritten=(int(rows[0]), int(columns[0])),
                    from_row=int(rows.min()), from_column=int(columns.min()))
         return out
-    for cause, other in (("no bias", numpy.maximum(product, 0)), ("no relu", product + bias),
-                         ("relu first", numpy.maximum(product, 0) + bias)):
+    candidates = [("no bias", numpy.maximum(product, 0)), ("no relu", product + bias),
+                  ("relu first", numpy.maximum(product, 0) + bias)]
+    if last_block is not None:
+        candidates.insert(0, ("last k-block", numpy.maximum(last_block + bias, 0)))
+    for cause, other in candidates:
         if equals(other).all():
             out["cause"] = cause
             return out
@@ -957,7 +971,7 @@ def capstone_on_simulator(host, case: dict) -> dict:
         return {"error": f"{type(error).__name__}: {str(error).strip()}"}
     seconds = time.perf_counter() - started
     product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
-    return {"error": "", "seconds": seconds, **capstone_diagnosis(product, bias, d)}
+    return {"error": "", "seconds": seconds, **capstone_diagnosis(product, bias, d, last_k_block_product(a, b))}
 
 
 def _ask_capstone(answer, case):
@@ -994,6 +1008,8 @@ CAPSTONE_ERRORS = (
      "before: release the stage of the k-tile whose group the wait just retired"),
     ("still in flight", "the epilogue reads the accumulators: every committed group of wgmmas must be waited "
      "for before"),
+    ("accumulators that nothing has written", "registers start with garbage, not zero: the accumulators need "
+     "a value before the first wgmma adds to them"),
     ("missing fence", "a fence is missing between two proxies or two writers: the message above names which "
      "and where"),
     ("out-of-bounds access to global tensor bias", "bias holds N values, one per column of D; the last "
@@ -1032,6 +1048,11 @@ def _capstone_hint(value: dict, case: dict) -> str:
         return (head + f"{value['nan']} entries were never written, the first at ({um}, {un}), none before row "
                 f"{value['from_row']} or column {value['from_column']}: every tile of D needs a CTA and a store, "
                 f"the partial tiles at the ragged edge too (count tiles rounding up)")
+    if cause == "last k-block":
+        return (head + "D holds only the last k-block's product (the last 16 columns of K, + bias, clamped): each "
+                "wgmma overwrote the accumulators instead of adding to them. CuTeDSL makes the wgmma atom with its "
+                "ACCUMULATE field false, so every wgmma computes D = A B until the kernel sets that field to "
+                "True (a GPU does the same)")
     if cause == "no bias":
         return head + "D is relu(A B^T): the bias was never added to the accumulators before the store"
     if cause == "no relu":

@@ -62,6 +62,8 @@ class Storage:
         self.values = _scalar_view(array) if space != "rmem" else None   # one element read as a Python value
         self.wgmma_busy = 0                 # registers: wgmma groups in flight that write them (hopper.py)
         self.generic_stamp = None           # registers: the thread's wgmma fence count at the last ordinary write
+        self.fresh = False                  # registers: made with garbage (NaN) and never written since
+        self.wgmma_used = False             # registers: a wgmma's accumulators (element writes are checked)
         if space == "smem":
             self.writer = numpy.full(array.size, -1, numpy.int32)
             self.write_epoch = numpy.full(array.size, -1, numpy.int64)
@@ -335,7 +337,7 @@ class SimTensor(Tensor):
                     read(storage, numpy.array([address]), self, coord)
                 values = storage.values
                 return values[address] if values is not None else storage.array[address].item()
-            if machine.SETTINGS.trace:
+            if machine.SETTINGS.trace or storage.wgmma_busy:     # accumulators of wgmmas in flight: refused
                 read(storage, numpy.array([address]), self, coord)
             value = storage.array[address]
             return value.item() if storage.array.dtype == numpy.bool_ else value
@@ -364,7 +366,7 @@ class SimTensor(Tensor):
                 return self._outside_slice(kept, coord, moved)
             return SimTensor(self.storage, kept, self.base + moved, self.swizzle, self.name)
         address = self._address(self._locate(coord), coord)
-        if self.storage.space == "smem" or machine.SETTINGS.trace:
+        if self.storage.space == "smem" or machine.SETTINGS.trace or self.storage.wgmma_busy:
             read(self.storage, numpy.array([address]), self, coord)
         value = self.storage.array[address]
         return value.item() if self.storage.space != "rmem" or self.storage.array.dtype == numpy.bool_ else value
@@ -391,8 +393,10 @@ class SimTensor(Tensor):
             thread = machine._current[0]
             if machine.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, True):
                 write(storage, numpy.array([address]), self, coord, values=value)
-        elif machine.SETTINGS.trace:
+        elif machine.SETTINGS.trace or storage.wgmma_used:
+            # a wgmma's accumulators: refused while wgmmas write them, and what warpgroup.fence() must order
             write(storage, numpy.array([address]), self, coord)
+        storage.fresh = False
         storage.array[address] = value
 
     def _outside_slice(self, kept, coord, error: CuteError) -> "OutsideView":
@@ -583,6 +587,7 @@ def write(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None =
             from .hopper import check_register_access
             check_register_access(storage, True)
         storage.generic_stamp = thread.__dict__.get("wgmma_fences", 0)
+        storage.fresh = False
     if storage.space == "smem":
         _check_race(storage, addresses, thread, "write", tensor, values)
         if record:
@@ -916,8 +921,20 @@ def register_tensor(layout, element_type, name: str | None = None) -> SimTensor:
         layout = make_layout(layout)
     from ..cute.layout import cosize
     count = max(1, cosize(layout))
-    storage = Storage(numpy.zeros(count, types.NUMPY_STORAGE[element_type]), "rmem", element_type, name)
+    storage = garbage_registers(count, element_type, name)
     return SimTensor(storage, layout)
+
+
+def garbage_registers(count: int, element_type, name: str | None = None) -> Storage:
+    """New registers hold whatever they held before, as on a GPU: floating-point ones start at NaN (so a value
+    read before it is written shows in the result, and a wgmma that adds to never-written accumulators is
+    named, hopper.py); integer and boolean ones at 0."""
+    dtype = numpy.dtype(types.NUMPY_STORAGE[element_type])
+    if dtype.kind == "f":
+        storage = Storage(numpy.full(count, numpy.nan, dtype), "rmem", element_type, name)
+        storage.fresh = True
+        return storage
+    return Storage(numpy.zeros(count, dtype), "rmem", element_type, name)
 
 
 def adopt(tensor) -> SimTensor:

@@ -323,6 +323,19 @@ CAPSTONE_MISTAKES = {
     "epilogue_before_the_last_wgmmas_retire": (
         [("        warpgroup.wait_group(0)\n", "")],
         r"still in flight.*every committed group of wgmmas must be waited for"),
+    "epilogue_reads_accumulators_one_by_one_in_flight": (
+        [("        warpgroup.wait_group(0)\n", ""),
+         ("        summed = accumulators.load() + thr_mma.partition_C(bias_tile).load()\n",
+          "        for i in cutlass.range_constexpr(cute.size(accumulators)):\n"
+          "            accumulators[i] = accumulators[i] + 0.0\n"
+          "        summed = accumulators.load() + thr_mma.partition_C(bias_tile).load()\n")],
+        r"read the accumulators while wgmmas.*still in flight.*every committed group of wgmmas must be waited"),
+    "accumulate_never_set": (
+        [("        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)\n", "")],
+        r"only the last k-block's product.*ACCUMULATE field false"),
+    "accumulators_never_zeroed": (
+        [("        accumulators.fill(0.0)\n", "")],
+        r"accumulators that nothing has written.*registers start with garbage"),
     "expect_tx_of_a_only": (
         [("cute.arch.mbarrier_arrive_and_expect_tx(full + s, (BM + BN) * BK * 2)",
           "cute.arch.mbarrier_arrive_and_expect_tx(full + s, BM * BK * 2)")],
