@@ -30,8 +30,18 @@ class _MBarrier:
         self.count, self.pending, self.completed, self.tx = int(count), int(count), 0, 0
         self.key, self.index = key, index       # shared byte address; "barriers + 3" for messages
         self.releasing: list = []               # wgmma groups whose release this phase carries (hopper.py)
+        self.arrivals: dict = {}                # this phase: (warp, site, k) -> the threads that arrived there
+        self.previous: dict = {}                # the same, of the phase completed last
 
-    def arrive(self, block, expect_tx: int = 0):
+    def arrive(self, block, expect_tx: int = 0, instance=None, thread=None):
+        """One arrival; `instance` (warp, site, k) names the warp instruction it belongs to: the k-th time the
+        warp's lanes executed this arrive on this barrier. Its lanes arriving in two phases means the one
+        instruction brought more arrivals than the barrier counts."""
+        if instance is not None:
+            earlier = self.previous.get(instance)
+            if earlier is not None:
+                self._too_many(instance, earlier, thread)
+            self.arrivals.setdefault(instance, []).append(thread.linear)
         self.tx += expect_tx
         self.pending -= 1
         if self.pending < 0:
@@ -47,10 +57,27 @@ class _MBarrier:
         self.tx -= nbytes
         self._complete(block)
 
+    def _too_many(self, instance, earlier: list, thread):
+        warp, site, _ = instance
+        threads = earlier + self.arrivals.get(instance, []) + [thread.linear]
+        from .machine import _ranges
+        lanes = _ranges([t % machine.WARP_SIZE for t in threads])
+        raise CuteError(
+            f"more arrivals in one phase than mbarrier {self.index} counts: it was initialized with count "
+            f"{self.count}, and the arrive at {machine.site_text(site)} alone brought {len(threads)} arrivals so "
+            f"far (threads {_ranges(threads)}: lanes {lanes} of warp {warp}, each lane that executes it arrives "
+            f"once), so phase {self.completed - 1} completed during that one instruction and its remaining "
+            f"arrivals count towards phase {self.completed} (PTX mbarrier.arrive: each arrival decrements the "
+            f"pending count, and the phase completes when it reaches zero). The phases then run ahead of the "
+            f"waits' parities and the pipeline hangs or reads stages early. As many threads may arrive per "
+            f"phase as the count the barrier was initialized with (for one arrival per warp: one lane of each; "
+            f"for a count of 1: one lane, `with cute.arch.elect_one():`)")
+
     def _complete(self, block):
         if self.pending == 0 and self.tx == 0:
             self.completed += 1
             self.pending = self.count
+            self.previous, self.arrivals = self.arrivals, {}
             for group in self.releasing:
                 group.released = (self.key, self.completed)
             self.releasing = []
@@ -106,7 +133,13 @@ def _arrive(pointer, what: str, expect_tx: int = 0, peer=None):
     thread = machine.require_thread(what)
     from . import hopper
     hopper.releasing(thread, barrier)
-    barrier.arrive(thread.block, expect_tx)
+    site = machine.user_site(2)
+    counts = thread.__dict__.get("mbarrier_arrivals")
+    if counts is None:
+        counts = thread.__dict__["mbarrier_arrivals"] = {}
+    k = counts.get((site, barrier.key), 0)
+    counts[(site, barrier.key)] = k + 1
+    barrier.arrive(thread.block, expect_tx, (thread.warp, site, k), thread)
 
 
 def mbarrier_arrive(pointer, peer_cta_rank_in_cluster=None, **kwargs):

@@ -330,6 +330,11 @@ CAPSTONE_MISTAKES = {
           "            accumulators[i] = accumulators[i] + 0.0\n"
           "        summed = accumulators.load() + thr_mma.partition_C(bias_tile).load()\n")],
         r"read the accumulators while wgmmas.*still in flight.*every committed group of wgmmas must be waited"),
+    "every_lane_releases_the_stage": (
+        [("                if lane == 0:\n                    cute.arch.mbarrier_arrive(empty + (k_tile - 1) % STAGES)",
+          "                cute.arch.mbarrier_arrive(empty + (k_tile - 1) % STAGES)")],
+        r"more arrivals in one phase than mbarrier .* counts: it was initialized with count 8.*threads 128-136.*"
+        r"one lane per consumer warp"),
     "accumulate_never_set": (
         [("        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)\n", "")],
         r"only the last k-block's product.*ACCUMULATE field false"),

@@ -86,6 +86,9 @@ MUTANTS = [
     ("no wait_group(0) before the epilogue", ("    warpgroup.wait_group(0)\n", ""), "still in flight"),
     # registers start as garbage: a wgmma that adds to accumulators nothing zeroed reads it
     ("accumulators never zeroed", ("        accumulators.fill(0.0)\n", ""), "accumulators that nothing has written"),
+    # every lane of each consumer warp releases the stage: 32 arrivals per warp on a barrier counting 8 warps
+    ("every consumer lane arrives on empty", ("            if lane < CLUSTER_M:\n", "            if True:\n"),
+     "more arrivals in one phase than mbarrier shared allocation 0[2] counts: it was initialized with count 8"),
 ]
 
 # the epilogue reads (or writes) the accumulators one element at a time while the last k-tile's wgmmas run
