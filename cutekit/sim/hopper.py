@@ -242,7 +242,7 @@ def tma_copy(atom, src, dst, *, tma_bar_ptr=None, mcast_mask=None, **kwargs):
     state = _block(thread)
     if atom.is_load:
         _check_overwrite(thread, state, smem.storage, addresses)
-        barrier = pipeline.barrier_at(tma_bar_ptr, "a TMA copy's tma_bar_ptr")
+        barrier = pipeline.barrier_at(tma_bar_ptr, f"the TMA copy at {_site()}")
         values = numpy.zeros(addresses.size, smem.storage.array.dtype)
         values[inside] = gstorage.array[offsets[inside]]
         smem.storage.array[addresses] = values
@@ -300,6 +300,7 @@ def fence_proxy(kind=None, *args, space=None, **kwargs):
     thread = machine.require_thread("cute.arch.fence_proxy")
     if kind is None or "async" in str(kind):
         thread.__dict__["unfenced"] = {}
+        pipeline.fence_inits(thread)       # generic-proxy writes, mbarrier.init included, reach the async proxy
 
 
 def note_generic_write(thread, storage, addresses):

@@ -32,6 +32,9 @@ class _MBarrier:
         self.releasing: list = []               # wgmma groups whose release this phase carries (hopper.py)
         self.arrivals: dict = {}                # this phase: (warp, site, k) -> the threads that arrived there
         self.previous: dict = {}                # the same, of the phase completed last
+        self.initializers: set = set()          # the threads that executed its mbarrier.init
+        self.init_site, self.init_syncs = "", 0     # where, and the block's barrier releases then
+        self.fenced_syncs = None                # the block's barrier releases at the initializer's init fence
 
     def arrive(self, block, expect_tx: int = 0, instance=None, thread=None):
         """One arrival; `instance` (warp, site, k) names the warp instruction it belongs to: the k-th time the
@@ -64,14 +67,12 @@ class _MBarrier:
         lanes = _ranges([t % machine.WARP_SIZE for t in threads])
         raise CuteError(
             f"more arrivals in one phase than mbarrier {self.index} counts: it was initialized with count "
-            f"{self.count}, and the arrive at {machine.site_text(site)} alone brought {len(threads)} arrivals so "
-            f"far (threads {_ranges(threads)}: lanes {lanes} of warp {warp}, each lane that executes it arrives "
-            f"once), so phase {self.completed - 1} completed during that one instruction and its remaining "
-            f"arrivals count towards phase {self.completed} (PTX mbarrier.arrive: each arrival decrements the "
-            f"pending count, and the phase completes when it reaches zero). The phases then run ahead of the "
-            f"waits' parities and the pipeline hangs or reads stages early. As many threads may arrive per "
-            f"phase as the count the barrier was initialized with (for one arrival per warp: one lane of each; "
-            f"for a count of 1: one lane, `with cute.arch.elect_one():`)")
+            f"{self.count}, and the arrive at {machine.site_text(site)} alone brought {len(threads)} so far "
+            f"(threads {_ranges(threads)}: lanes {lanes} of warp {warp}; every lane that executes it arrives), so "
+            f"phase {self.completed - 1} completed within that one instruction and the rest count towards phase "
+            f"{self.completed} (PTX mbarrier.arrive: each arrival decrements the pending count; at zero the phase "
+            f"completes). The phases then run ahead of the waits' parities. As many threads may arrive per phase as "
+            f"the barrier's count (one arrival per warp: one lane of each; a count of 1: one lane, elect_one)")
 
     def _complete(self, block):
         if self.pending == 0 and self.tx == 0:
@@ -101,14 +102,38 @@ def _barrier(pointer, what: str) -> _MBarrier:
     thread = machine.require_thread(what)
     found = _barriers(thread).get(_key(pointer))
     if found is None:
-        raise CuteError(f"{what}: the mbarrier at shared byte {_key(pointer)} was not initialized "
-                        "(cute.arch.mbarrier_init, or a pipeline's create)")
+        raise CuteError(f"{what}: the mbarrier at shared byte {_key(pointer)} was not initialized, not by this "
+                        f"point at least (cute.arch.mbarrier_init, or a pipeline's create): initialize the barriers, "
+                        f"fence the initialization and synchronize the block (sync_threads) before any thread uses "
+                        f"them, so that no use comes before the init")
+    if thread.linear not in found.initializers and thread.synced <= found.init_syncs:
+        raise CuteError(f"{what} on mbarrier {found.index}, which another thread initialized (at "
+                        f"{machine.site_text(found.init_site)}) with no barrier between its mbarrier.init and this "
+                        f"use: this thread may find the barrier not yet initialized. Initialize the barriers, fence "
+                        f"the initialization (fence.mbarrier_init: CuTeDSL's mbarrier_init_fence), then synchronize "
+                        f"the block (sync_threads) before any other thread or a TMA copy uses them")
     return found
 
 
 def barrier_at(pointer, what: str) -> _MBarrier:
-    """The initialized mbarrier a pointer names (hopper.py's TMA copies complete bytes on it)."""
-    return _barrier(pointer, what)
+    """The initialized mbarrier a pointer names (hopper.py's TMA copies complete bytes on it): its
+    initialization must have been fenced for the async proxy, and seen by the issuing thread."""
+    barrier = _barrier(pointer, what)
+    thread = machine.current()
+    if barrier.fenced_syncs is None:
+        raise CuteError(
+            f"{what} completes its bytes on mbarrier {barrier.index}, whose initialization (at "
+            f"{machine.site_text(barrier.init_site)}) was never fenced: mbarrier.init writes the barrier through the "
+            f"generic proxy, and the copy engine updates it through the async proxy. The PTX ISA asks for "
+            f"fence.mbarrier_init (CuTeDSL's mbarrier_init_fence) in the initializing thread after its inits, then a "
+            f"barrier before other threads or TMA use them (CUTLASS's pipelines and NVIDIA's CuTeDSL examples do "
+            f"both); without it a GPU's copy may find the barrier uninitialized: a hang, or a phase completing early")
+    if thread.linear not in barrier.initializers and thread.synced <= barrier.fenced_syncs:
+        raise CuteError(
+            f"{what} completes its bytes on mbarrier {barrier.index}, which another thread initialized and fenced "
+            f"with no barrier since: the fenced initialization must reach this thread through a barrier "
+            f"(sync_threads) before it issues the copy")
+    return barrier
 
 
 def mbarrier_init(pointer, count, **kwargs):
@@ -117,12 +142,28 @@ def mbarrier_init(pointer, count, **kwargs):
     thread = machine.require_thread("cute.arch.mbarrier_init")
     barriers = _barriers(thread)
     key = _key(pointer)
-    if key not in barriers:
-        barriers[key] = _MBarrier(count, key, f"{pointer.storage.name or 'mbarrier'}[{int(pointer.base)}]")
+    barrier = barriers.get(key)
+    if barrier is None:
+        barrier = barriers[key] = _MBarrier(count, key, f"{pointer.storage.name or 'mbarrier'}[{int(pointer.base)}]")
+        barrier.init_site, barrier.init_syncs = machine.user_site(2), thread.block.syncs
+    barrier.initializers.add(thread.linear)
+    thread.__dict__.setdefault("mbarrier_unfenced", []).append(barrier)
 
 
 def mbarrier_init_fence(**kwargs):
-    """cute.arch.mbarrier_init_fence: orders the initialization before later uses; nothing to do here."""
+    """cute.arch.mbarrier_init_fence (fence.mbarrier_init.release.cluster): this thread's earlier
+    mbarrier.inits are ordered before later uses of the barriers, by the async proxy (TMA) included, once a
+    barrier carries them to the thread that uses them."""
+    thread = machine.require_thread("cute.arch.mbarrier_init_fence")
+    fence_inits(thread)
+
+
+def fence_inits(thread):
+    """The thread's mbarrier inits so far are fenced (mbarrier_init_fence, or a proxy fence to the async
+    proxy, hopper.fence_proxy)."""
+    for barrier in thread.__dict__.pop("mbarrier_unfenced", ()):
+        if barrier.fenced_syncs is None:
+            barrier.fenced_syncs = thread.block.syncs
 
 
 def _arrive(pointer, what: str, expect_tx: int = 0, peer=None):
@@ -300,7 +341,8 @@ class PipelineAsync:
             mbarrier_init(pointer, producer_group.threads())
         for pointer in empty:
             mbarrier_init(pointer, consumer_group.threads())
-        if not defer_sync:
+        if not defer_sync:       # CuTeDSL 4.8.1 (pipeline/sm90.py): mbarrier_init_fence, then the block meets
+            mbarrier_init_fence()
             from .ops import sync_threads
             sync_threads()
         return PipelineAsync(full, empty, num_stages)

@@ -332,9 +332,12 @@ CAPSTONE_MISTAKES = {
         r"read the accumulators while wgmmas.*still in flight.*every committed group of wgmmas must be waited"),
     "every_lane_releases_the_stage": (
         [("                if lane == 0:\n                    cute.arch.mbarrier_arrive(empty + (k_tile - 1) % STAGES)",
-          "                cute.arch.mbarrier_arrive(empty + (k_tile - 1) % STAGES)")],
+          "                released = empty + (k_tile - 1) % STAGES\n                cute.arch.mbarrier_arrive(released)")],
         r"more arrivals in one phase than mbarrier .* counts: it was initialized with count 8.*threads 128-136.*"
         r"one lane per consumer warp"),
+    "mbarrier_init_never_fenced": (
+        [("    cute.arch.mbarrier_init_fence()\n", "")],
+        r"initialization \(at .*\) was never fenced.*fence.mbarrier_init.*made visible to every thread"),
     "accumulate_never_set": (
         [("        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)\n", "")],
         r"only the last k-block's product.*ACCUMULATE field false"),

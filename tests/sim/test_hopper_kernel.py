@@ -87,6 +87,12 @@ MUTANTS = [
     # registers start as garbage: a wgmma that adds to accumulators nothing zeroed reads it
     ("accumulators never zeroed", ("        accumulators.fill(0.0)\n", ""), "accumulators that nothing has written"),
     # every lane of each consumer warp releases the stage: 32 arrivals per warp on a barrier counting 8 warps
+    # the barriers' initialization: fenced for the copy engine, then a block barrier before other threads use them
+    ("no mbarrier_init_fence", ("    cute.arch.mbarrier_init_fence()\n", ""),
+     "whose initialization (at hopper_gemm.py:"),
+    ("no barrier after initializing the mbarriers", ("    else:\n        cute.arch.sync_threads()\n",
+                                                     "    else:\n        pass\n"),
+     "was not initialized, not by this point at least"),
     ("every consumer lane arrives on empty", ("            if lane < CLUSTER_M:\n", "            if True:\n"),
      "more arrivals in one phase than mbarrier shared allocation 0[2] counts: it was initialized with count 8"),
 ]
