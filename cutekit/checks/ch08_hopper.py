@@ -1080,7 +1080,9 @@ def _capstone_hint(value: dict, case: dict) -> str:
                 "first, then the clamp")
     if cause == "per row":
         return (head + "the bias you added changes down the rows of a column: bias holds one value per column n of "
-                "D, and every row of column n gets that same value")
+                "D, and every row of column n gets that same value (if the column came from D's TMA coordinate "
+                "tensor: its entries are in the TMA box's order, contiguous dimension first, so (n, m) for D, not "
+                "(m, n); chapter 08, section 3.6)")
     if cause == "other column":
         (column, source), shift = value["moved"][0], value["shift"]
         text = head + f"column {column} received the bias of column {source} ({value['columns']} columns got another column's bias): "
