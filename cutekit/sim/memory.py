@@ -928,9 +928,10 @@ def register_tensor(layout, element_type, name: str | None = None) -> SimTensor:
 def garbage_registers(count: int, element_type, name: str | None = None) -> Storage:
     """New registers hold whatever they held before, as on a GPU: floating-point ones start at NaN (so a value
     read before it is written shows in the result, and a wgmma that adds to never-written accumulators is
-    named, hopper.py); integer and boolean ones at 0."""
+    named, hopper.py); integer and boolean ones at 0. Outside a kernel (host code of a @cute.jit, printed
+    in a notebook) they start at 0."""
     dtype = numpy.dtype(types.NUMPY_STORAGE[element_type])
-    if dtype.kind == "f":
+    if dtype.kind == "f" and machine._current[0] is not None:
         storage = Storage(numpy.full(count, numpy.nan, dtype), "rmem", element_type, name)
         storage.fresh = True
         return storage
