@@ -929,6 +929,9 @@ def capstone_diagnosis(product, bias, d, last_block=None) -> dict:
     m, n = (int(x) for x in numpy.argwhere(~right)[0])
     out = {"wrong": int((~right).sum()), "first": (m, n), "got": float(got[m, n]), "want": float(want[m, n]),
            "nan": int(numpy.isnan(got).sum())}
+    if out["nan"] == got.size:
+        out["cause"] = "all nan"
+        return out
     if out["nan"]:
         rows, columns = numpy.nonzero(numpy.isnan(got))
         out.update(cause="unwritten", first_unwritten=(int(rows[0]), int(columns[0])),
@@ -1061,6 +1064,10 @@ def _capstone_hint(value: dict, case: dict) -> str:
     cause, (m, n) = value.get("cause"), value["first"]
     head = (f"{value['wrong']} of {case['M'] * case['N']} entries of D differ from relu(A B^T + bias), the first "
             f"at (m, n) = ({m}, {n}): yours {value['got']:.3f}, expected {value['want']:.3f}. ")
+    if cause == "all nan":
+        return (head + "every entry of D is NaN: either nothing reached D (no store, or stores outside it), or what "
+                "was stored was NaN: registers read before anything wrote them (registers start with garbage; the "
+                "simulator fills new registers with NaN so that such a read shows)")
     if cause == "unwritten":
         um, un = value["first_unwritten"]
         return (head + f"{value['nan']} entries were never written, the first at ({um}, {un}), none before row "

@@ -225,7 +225,8 @@ EPILOGUE_HINTS = {"no bias": r"bias was never added", "no relu": r"clamp at 0 is
                   "relu first": r"clamp at 0 came before the bias", "per row": r"changes down the rows of a column",
                   "another thread's columns": r"columns its accumulators do not hold",
                   "tile shift": r"first tile-column's bias", "unwritten": r"never written.*rounding up",
-                  "last k-block": r"only the last k-block's product.*ACCUMULATE"}
+                  "last k-block": r"only the last k-block's product.*ACCUMULATE",
+                  "all nan": r"every entry of D is NaN.*registers read before anything wrote them"}
 
 
 def test_the_epilogue_diagnosis_names_each_mistake_on_every_seed():
@@ -248,6 +249,7 @@ def test_the_epilogue_diagnosis_names_each_mistake_on_every_seed():
                     "another thread's columns": numpy.maximum(product + bias[columns - columns % 8 + columns % 2], 0)}
             last = ch08_hopper.last_k_block_product(a, b)
             made["last k-block"] = numpy.maximum(last + bias, 0)          # every wgmma overwrote
+            made["all nan"] = numpy.full_like(product, numpy.nan)           # garbage registers stored
             if N > 256:
                 made["tile shift"] = numpy.maximum(product + bias[columns % 256], 0)   # no tile offset
                 made["unwritten"] = numpy.where(columns < 256, right, numpy.nan)        # one tile-column only
