@@ -570,12 +570,6 @@ PRODUCER_HINTS = (
      "one arrival (mbarrier_arrive_and_expect_tx), from one lane, and both copies reporting to that barrier"),
     ("never waited for", "load only the k-tiles that exist: with fewer k-tiles than stages the first lap ends at "
      "the last k-tile, not at the last stage"),
-    ("was never fenced", "the barriers' initialization must be fenced for the copy engine by the thread that "
-     "initialized them, then made visible to every thread by a barrier, before the first wait, arrival or copy"),
-    ("not by this point at least", "a thread used an mbarrier before its initialization was made visible to "
-     "every thread by a barrier"),
-    ("with no barrier between its mbarrier.init", "a thread used an mbarrier before its initialization was made "
-     "visible to every thread by a barrier"),
     ("more arrivals", "full + s counts one arrival per phase: one mbarrier_arrive_and_expect_tx per k-tile with all "
      "of the stage's bytes, in one lane, inside `with cute.arch.elect_one():`"),
     ("never go on", "a wait that never returns: the producer's wait on empty + s must name, by its parity, the "
@@ -601,12 +595,6 @@ CONSUMER_HINTS = (
      "accumulators: wait until none is left"),
     ("was not initialized", "the released stage's index ran past the last stage: like every stage index it wraps "
      "around the ring, so the release stays inside the `stages` empty barriers"),
-    ("was never fenced", "the barriers' initialization must be fenced for the copy engine by the thread that "
-     "initialized them, then made visible to every thread by a barrier, before the first wait, arrival or copy"),
-    ("not by this point at least", "a thread used an mbarrier before its initialization was made visible to "
-     "every thread by a barrier"),
-    ("with no barrier between its mbarrier.init", "a thread used an mbarrier before its initialization was made "
-     "visible to every thread by a barrier"),
     ("more arrivals", "empty[s] counts one arrival per consumer warp: only one lane of each warp arrives"),
     ("never go on", "a wait that never returns: release every stage once its wgmmas are retired, on that stage's "
      "own empty barrier (the stage of the k-tile two back), one arrival per warp (lane 0)"),
@@ -1035,8 +1023,9 @@ CAPSTONE_ERRORS = (
      "ends: load only the k-tiles that exist"),
     ("was never fenced", "the barriers' initialization must be fenced for the copy engine by the thread that "
      "initialized them, then made visible to every thread by a barrier, before the first wait, arrival or copy"),
-    ("not by this point at least", "a thread used an mbarrier before its initialization was made visible to "
-     "every thread by a barrier"),
+    ("was not initialized", "a thread used an mbarrier that no thread had initialized by then: an index past the "
+     "barriers that were initialized, or a use before the barrier that makes their initialization visible to "
+     "every thread"),
     ("with no barrier between its mbarrier.init", "a thread used an mbarrier before its initialization was made "
      "visible to every thread by a barrier"),
     ("more arrivals", "an mbarrier counts the arrivals it was initialised with, per phase: as many arriving "

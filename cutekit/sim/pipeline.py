@@ -102,10 +102,10 @@ def _barrier(pointer, what: str) -> _MBarrier:
     thread = machine.require_thread(what)
     found = _barriers(thread).get(_key(pointer))
     if found is None:
-        raise CuteError(f"{what}: the mbarrier at shared byte {_key(pointer)} was not initialized, not by this "
-                        f"point at least (cute.arch.mbarrier_init, or a pipeline's create): initialize the barriers, "
-                        f"fence the initialization and synchronize the block (sync_threads) before any thread uses "
-                        f"them, so that no use comes before the init")
+        raise CuteError(f"{what}: the mbarrier at shared byte {_key(pointer)} was not initialized "
+                        f"(cute.arch.mbarrier_init, or a pipeline's create), not by this point at least: an index "
+                        f"past the barriers that were initialized, or a use before the initialization (initialize the "
+                        f"barriers, fence the initialization and synchronize the block before any thread uses them)")
     if thread.linear not in found.initializers and thread.synced <= found.init_syncs:
         raise CuteError(f"{what} on mbarrier {found.index}, which another thread initialized (at "
                         f"{machine.site_text(found.init_site)}) with no barrier between its mbarrier.init and this "

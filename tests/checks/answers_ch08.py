@@ -211,7 +211,7 @@ CONSUMER_MISTAKES = {
     "the_worked_depth_one_loop": r"wait_group\(1\) is section 3.7's loop",
     "wait_group_0_in_the_loop": r"tensor cores idle",
     "no_final_wait": r"epilogue reads the accumulators",
-    "every_lane_arrives": r"one arrival per warp \(lane 0\)",
+    "every_lane_arrives": r"more arrivals in one phase.*initialized with count 8.*only one lane of each warp arrives",
     "never_releases": r"release every stage",
     "no_commit_group": r"commit_group\(\) after each k-tile",
     "release_index_not_wrapped": r"inside the `stages` empty barriers",

@@ -92,7 +92,7 @@ MUTANTS = [
      "whose initialization (at hopper_gemm.py:"),
     ("no barrier after initializing the mbarriers", ("    else:\n        cute.arch.sync_threads()\n",
                                                      "    else:\n        pass\n"),
-     "was not initialized, not by this point at least"),
+     "was not initialized (cute.arch.mbarrier_init, or a pipeline's create), not by this point at least"),
     ("every consumer lane arrives on empty", ("            if lane < CLUSTER_M:\n", "            if True:\n"),
      "more arrivals in one phase than mbarrier shared allocation 0[2] counts: it was initialized with count 8"),
 ]
