@@ -1063,7 +1063,7 @@ def _capstone_hint(value: dict, case: dict) -> str:
                 f"{value['from_row']} or column {value['from_column']}: every tile of D needs a CTA and a store, "
                 f"the partial tiles at the ragged edge too (count tiles rounding up)")
     if cause == "last k-block":
-        return (head + "D holds only the last k-block's product (the last 16 columns of K, + bias, clamped): each "
+        return (head + "D holds only the last k-block's product (the last 16 k of the last k-tile, zeros past K; + bias, clamped): each "
                 "wgmma overwrote the accumulators instead of adding to them. CuTeDSL makes the wgmma atom with its "
                 "ACCUMULATE field false, so every wgmma computes D = A B until the kernel sets that field to "
                 "True (a GPU does the same)")
