@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from dataclasses import dataclass
 
@@ -30,6 +31,10 @@ class Backend:
 
 
 _ACTIVE: list = []
+
+# set in the environment of cutekit's CuTeDSL worker processes (checks/cutedsl.py run_worker): the module a
+# learner wrote is compiled (or run on the GPU) by the real library, whatever its `use(...)` at import asks for
+WORKER = "CUTEKIT_REAL_CUTLASS"
 
 
 def active() -> Backend | None:
@@ -72,6 +77,15 @@ def use(mode: str = "auto") -> Backend:
     """Choose what `import cutlass` gives: "sim", "gpu" or "auto" (GPU if usable, else simulator)."""
     if mode not in _MODES:
         raise ValueError(f"cutekit.use(mode): mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
+    if os.environ.get(WORKER):
+        # a compile worker on a machine without a GPU would otherwise get the simulator from "auto", whose
+        # cute.sym_int and kernels refuse what cute.compile needs: keep the real library
+        for name in _cutlass_names():
+            if _is_sim_module(sys.modules[name]):
+                del sys.modules[name]
+        backend = Backend("gpu", f"CuTeDSL (a cutekit worker process: use({mode!r}) keeps the real library)")
+        _ACTIVE.append(backend)
+        return backend
     gpu = _gpu_available() if mode in ("auto", "gpu") else None
     if mode == "gpu" and gpu is None:
         raise RuntimeError("cutekit.use('gpu'): needs nvidia-cutlass-dsl and an sm_80 or newer GPU that torch "

@@ -567,6 +567,28 @@ assert str(kernel_mma.get_slice(130).partition_C(cute.make_identity_tensor((BM, 
 # Thread 130 is thread 2 of the second warpgroup: row 64, column 4, 128 values; thread 128's slice starts
 # at column 0 of the same rows.
 #
+# The coordinates a thread's slice holds depend on the tensor sliced. An identity tensor's entries are
+# (m, n), in the order of its modes. The TMA coordinate tensor of section 3.3 has D's shape too, but its
+# entries come in the TMA box's order, the contiguous dimension first: for the row-major D that is (n, m)
+# (its strides `(1@1,1@0)` send mode 0, the row, to TMA dimension 1). So `partition_C` of D's tile of TMA
+# coordinates gives each accumulator's (n, m), and its entry `[1]` is a row, not a column. Here D is 200 x
+# 512, `tma_mD` its coordinate tensor from a TMA store atom, and tile-column 1 starts at column 256
+# (CuTeDSL 4.8.1, traced for sm_90a on the CPU, prints the same coordinates):
+
+# %%
+D_host = not_in_cutedsl.tensor_over(numpy.zeros(200 * 512, numpy.float16), cute.make_layout((200, 512), stride=(512, 1)))
+tma_d, tma_mD = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), D_host,
+                                            cute.tile_to_shape(atom_sw128, (BM, BN), order=(0, 1)), (BM, BN))
+gD_tile = cute.local_tile(tma_mD, (BM, BN), (0, 1))                                 # tile-row 0, tile-column 1
+cD_tile = cute.local_tile(cute.make_identity_tensor((200, 512)), (BM, BN), (0, 1))
+print("TMA coordinates of D:", tma_mD, "  (m, n) = (3, 5) of the tile:", gD_tile[(3, 5)])
+print("thread 130's first accumulator: TMA coordinates", kernel_mma.get_slice(130).partition_C(gD_tile)[0],
+      " identity", kernel_mma.get_slice(130).partition_C(cD_tile)[0])
+assert str(tma_mD) == "tensor<(0,0) o (200,512):(1@1,1@0)>" and gD_tile[(3, 5)] == (261, 3)
+assert kernel_mma.get_slice(130).partition_C(gD_tile)[0] == (260, 64)     # (n, m): column 260, row 64
+assert kernel_mma.get_slice(130).partition_C(cD_tile)[0] == (64, 260)     # (m, n)
+
+# %% [markdown]
 # The consumers set up their operands and accumulators once, before the main loop.
 # `thr_mma.partition_A(sA)` is the warpgroup's view of A's stages, `(MMA, MMA_M, MMA_K, STAGES)`;
 # `tiled_mma.make_fragment_A(t)` turns that view of shared memory into wgmma matrix descriptors (no
@@ -784,8 +806,10 @@ else:
 # inputs): 564-799 TFLOP/s as the card's clock moved under its 700 W limit, 0.981-1.023 of NVIDIA's CuTeDSL
 # Hopper `dense_gemm` example and 0.984-1.012 of torch.matmul. Chapter 07's `mma.sync` kernels reached
 # 0.58-0.73 of torch.matmul (its 128x128 teaching configuration 0.58-0.66, `gemm_tensorcore.FAST`
-# 0.59-0.73). The simulator runs the same kernel on one 128x256 tile with 8 k-tiles in 1.7 s
-# (`benchmarks/bench_sim.py --repeat 2`, best of 2, on the course's 2-core machine under load).
+# 0.59-0.73). On a CPU the simulator ran the same kernel on one 128x256 tile with 8 k-tiles in 1.70 s
+# (`benchmarks/bench_sim.py --repeat 2`, best of 2; `benchmarks/RESULTS.md`, 2026-11-24, the course's 2-core
+# build machine at load 2.3); a busier or slower machine takes several times as long. Section 4's cell
+# prints what this machine took for its two tiles.
 #
 # ## Exercises
 #
@@ -966,8 +990,8 @@ check("ch08.wgmma_main_loop", consumer_loop)
 # value; and the last tile-column reaches past column N, where bias has no values. A TMA store clips D at its
 # edge; a store from registers does not.
 #
-# The check runs your kernel on the simulator on two ragged problems, each a few seconds with the chapter's
-# tile: the first with `65 <= M <= 127`, `264 <= N <= 376`, `8 <= K <= 56` (two tile-columns of 256, the
+# The check runs your kernel on the simulator on two ragged problems (with the chapter's tile, each takes
+# seconds; the check prints how long each took on your machine): the first with `65 <= M <= 127`, `264 <= N <= 376`, `8 <= K <= 56` (two tile-columns of 256, the
 # second partial, and one short k-tile), the second with `9 <= M <= 63`, `136 <= N <= 248`, `520 <= K <= 568`
 # (9 k-tiles: twice round a ring of 4 stages, then one more). It compares D with relu(A B^T + bias) computed by NumPy in fp32 (`numpy.isclose`, rtol 2e-2, atol
 # 6e-2; once the first problem fails, the second is not run). It reports the simulator's diagnostics (a wait

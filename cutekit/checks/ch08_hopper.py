@@ -905,11 +905,22 @@ def _capstone_data(case: dict):
     return a, b, bias, d
 
 
-def capstone_diagnosis(product, bias, d) -> dict:
+def last_k_block_product(a, b):
+    """A B^T over the last 16-wide k-block alone (the last k-tile zero-filled past K): what the accumulators
+    hold when every wgmma overwrote them (the atom's ACCUMULATE field never set to True)."""
+    import numpy
+    K = a.shape[1]
+    start = -(-K // 64) * 64 - 16
+    if start >= K:
+        return numpy.zeros((a.shape[0], b.shape[0]), numpy.float32)
+    return a[:, start:].astype(numpy.float32) @ b[:, start:].astype(numpy.float32).T
+
+
+def capstone_diagnosis(product, bias, d, last_block=None) -> dict:
     """What D holds, against relu(product + bias) with product = A B^T in fp32: {"wrong": 0} when it is right,
     else how many entries differ, the first, and `cause`: what D equals instead (no bias, no relu, relu before
-    the bias, a bias per row, another column's bias, entries never written) or "product" when the differences
-    follow no such pattern."""
+    the bias, a bias per row, another column's bias, entries never written, only the last k-block's product
+    when `last_block` is given) or "product" when the differences follow no such pattern."""
     import numpy
     want = numpy.maximum(product + bias, 0)
     got = d.astype(numpy.float32)
@@ -923,13 +934,19 @@ def capstone_diagnosis(product, bias, d) -> dict:
     m, n = (int(x) for x in numpy.argwhere(~right)[0])
     out = {"wrong": int((~right).sum()), "first": (m, n), "got": float(got[m, n]), "want": float(want[m, n]),
            "nan": int(numpy.isnan(got).sum())}
+    if out["nan"] == got.size:
+        out["cause"] = "all nan"
+        return out
     if out["nan"]:
         rows, columns = numpy.nonzero(numpy.isnan(got))
         out.update(cause="unwritten", first_unwritten=(int(rows[0]), int(columns[0])),
                    from_row=int(rows.min()), from_column=int(columns.min()))
         return out
-    for cause, other in (("no bias", numpy.maximum(product, 0)), ("no relu", product + bias),
-                         ("relu first", numpy.maximum(product, 0) + bias)):
+    candidates = [("no bias", numpy.maximum(product, 0)), ("no relu", product + bias),
+                  ("relu first", numpy.maximum(product, 0) + bias)]
+    if last_block is not None:
+        candidates.insert(0, ("last k-block", numpy.maximum(last_block + bias, 0)))
+    for cause, other in candidates:
         if equals(other).all():
             out["cause"] = cause
             return out
@@ -974,7 +991,7 @@ def capstone_on_simulator(host, case: dict) -> dict:
         return {"error": f"{type(error).__name__}: {str(error).strip()}", "seconds": time.perf_counter() - started}
     seconds = time.perf_counter() - started
     product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
-    return {"error": "", "seconds": seconds, **capstone_diagnosis(product, bias, d)}
+    return {"error": "", "seconds": seconds, **capstone_diagnosis(product, bias, d, last_k_block_product(a, b))}
 
 
 def _ask_capstone(answer, case):
@@ -1018,6 +1035,8 @@ CAPSTONE_ERRORS = (
      "before: release the stage of the k-tile whose group the wait just retired"),
     ("still in flight", "the epilogue reads the accumulators: every committed group of wgmmas must be waited "
      "for before"),
+    ("accumulators that nothing has written", "registers start with garbage, not zero: the accumulators need "
+     "a value before the first wgmma adds to them"),
     ("missing fence", "a fence is missing between two proxies or two writers: the message above names which "
      "and where"),
     ("out-of-bounds access to global tensor bias", "bias holds N values, one per column of D; the last "
@@ -1026,6 +1045,13 @@ CAPSTONE_ERRORS = (
      "store from registers must leave out the rows and columns past D's edge (a TMA store clips them itself)"),
     ("never waited for", "every TMA copy must complete on a barrier some thread waits on before the block "
      "ends: load only the k-tiles that exist"),
+    ("was never fenced", "the barriers' initialization must be fenced for the copy engine by the thread that "
+     "initialized them, then made visible to every thread by a barrier, before the first wait, arrival or copy"),
+    ("was not initialized", "a thread used an mbarrier that no thread had initialized by then: an index past the "
+     "barriers that were initialized, or a use before the barrier that makes their initialization visible to "
+     "every thread"),
+    ("with no barrier between its mbarrier.init", "a thread used an mbarrier before its initialization was made "
+     "visible to every thread by a barrier"),
     ("more arrivals", "an mbarrier counts the arrivals it was initialised with, per phase: as many arriving "
      "threads as its count (one elected lane for a full barrier, one lane per consumer warp for an empty one)"),
     ("never go on", "a wait that never returns: every phase a thread waits for must be completed by arrivals "
@@ -1051,11 +1077,20 @@ def _capstone_hint(value: dict, case: dict) -> str:
     cause, (m, n) = value.get("cause"), value["first"]
     head = (f"{value['wrong']} of {case['M'] * case['N']} entries of D differ from relu(A B^T + bias), the first "
             f"at (m, n) = ({m}, {n}): yours {value['got']:.3f}, expected {value['want']:.3f}. ")
+    if cause == "all nan":
+        return (head + "every entry of D is NaN: either nothing reached D (no store, or stores outside it), or what "
+                "was stored was NaN: registers read before anything wrote them (registers start with garbage; the "
+                "simulator fills new registers with NaN so that such a read shows)")
     if cause == "unwritten":
         um, un = value["first_unwritten"]
         return (head + f"{value['nan']} entries were never written, the first at ({um}, {un}), none before row "
                 f"{value['from_row']} or column {value['from_column']}: every tile of D needs a CTA and a store, "
                 f"the partial tiles at the ragged edge too (count tiles rounding up)")
+    if cause == "last k-block":
+        return (head + "D holds only the last k-block's product (the last 16 k of the last k-tile, zeros past K; + bias, clamped): each "
+                "wgmma overwrote the accumulators instead of adding to them. CuTeDSL makes the wgmma atom with its "
+                "ACCUMULATE field false, so every wgmma computes D = A B until the kernel sets that field to "
+                "True (a GPU does the same)")
     if cause == "no bias":
         return head + "D is relu(A B^T): the bias was never added to the accumulators before the store"
     if cause == "no relu":
@@ -1065,7 +1100,9 @@ def _capstone_hint(value: dict, case: dict) -> str:
                 "first, then the clamp")
     if cause == "per row":
         return (head + "the bias you added changes down the rows of a column: bias holds one value per column n of "
-                "D, and every row of column n gets that same value")
+                "D, and every row of column n gets that same value (if the column came from D's TMA coordinate "
+                "tensor: its entries are in the TMA box's order, contiguous dimension first, so (n, m) for D, not "
+                "(m, n); chapter 08, section 3.6)")
     if cause == "other column":
         (column, source), shift = value["moved"][0], value["shift"]
         text = head + f"column {column} received the bias of column {source} ({value['columns']} columns got another column's bias): "

@@ -98,7 +98,9 @@ def run_worker(job: dict, timeout: float, environment: dict | None = None) -> Wo
     with tempfile.TemporaryDirectory(prefix="cutekit-check-") as folder:
         job_path, reply_path = Path(folder) / "job.pickle", Path(folder) / "reply.pickle"
         job_path.write_bytes(pickle.dumps(job))
-        env = {**os.environ, "CUTE_DSL_ARCH": os.environ.get("CUTE_DSL_ARCH", "sm_80"), **(environment or {})}
+        # CUTEKIT_REAL_CUTLASS: a learner's module that calls cutekit.use("auto") at import keeps real CuTeDSL here
+        env = {**os.environ, "CUTE_DSL_ARCH": os.environ.get("CUTE_DSL_ARCH", "sm_80"), "CUTEKIT_REAL_CUTLASS": "1",
+               **(environment or {})}
         env = {key: value for key, value in env.items() if value is not None}   # None: leave unset
         try:
             finished = subprocess.run([sys.executable, "-m", "cutekit.checks._worker", str(job_path), str(reply_path)],

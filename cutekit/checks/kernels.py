@@ -46,29 +46,34 @@ def _source_with_decorators(function) -> str:
     just above it in the same file (or notebook cell) are put back. Kept per code object: running a cell again
     makes a new one, so an edited function is read afresh, and reading the source (tokenizing the file) is the
     dearest part of asking whether an answer was attempted."""
+    return _located_source(function)[0]
+
+
+def _located_source(function) -> tuple:
+    """(`_source_with_decorators(function)`, the line of the file or cell where that source starts)."""
     code = getattr(function, "__code__", None)
     kept = _SOURCES.get(id(code))
     if kept is not None and kept[0] is code:    # the same object, not an equal one (equal code may differ in
-        return kept[1]                          # its comments, and the placeholder is a comment)
-    source = _read_source_with_decorators(function)
+        return kept[1], kept[2]                 # its comments, and the placeholder is a comment)
+    source, first = _read_source_with_decorators(function)
     if code is not None:
         if len(_SOURCES) >= 4096:
             _SOURCES.clear()
-        _SOURCES[id(code)] = (code, source)     # the code object kept alive, so its id is not reused
-    return source
+        _SOURCES[id(code)] = (code, source, first)     # the code object kept alive, so its id is not reused
+    return source, first
 
 
-def _read_source_with_decorators(function) -> str:
+def _read_source_with_decorators(function) -> tuple:
     lines, first = inspect.getsourcelines(function)
     if lines and lines[0].lstrip().startswith("@"):
-        return "".join(lines)
+        return "".join(lines), first
     above = linecache.getlines(function.__code__.co_filename)[:max(first - 1, 0)]
     decorators = []
     for line in reversed(above):
         if not line.lstrip().startswith("@"):
             break
         decorators.insert(0, line)
-    return "".join(decorators + lines)
+    return "".join(decorators + lines), first - len(decorators)
 
 
 def kernel_module_source(host) -> str:
@@ -76,6 +81,13 @@ def kernel_module_source(host) -> str:
     (`import cutlass` / `import cutlass.cute as cute` at the top, the other `cutlass` modules it names
     imported under its names, e.g. `import cutlass.cute.nvgpu.warpgroup as warpgroup`, plain constants
     copied)."""
+    header, pieces = kernel_module_parts(host)
+    return header + "\n\n".join(source for source, _, _ in pieces)
+
+
+def kernel_module_parts(host) -> tuple:
+    """`kernel_module_source` in parts: (the imports and constants, [(a function's source, the file or cell it
+    comes from, the line there where it starts)])."""
     pieces, constants, seen, modules = [], [], set(), []
 
     def add(function):
@@ -99,10 +111,27 @@ def kernel_module_source(host) -> str:
             elif isinstance(value, (int, float, bool, str, tuple)) and not name.startswith("__"):
                 seen.add(name)
                 constants.append(f"{name} = {value!r}")
-        pieces.append(textwrap.dedent(_source_with_decorators(function)))
+        source, first = _located_source(function)
+        pieces.append((textwrap.dedent(source), function.__code__.co_filename, first))
     add(host)
-    return "\n".join(["import cutlass", "import cutlass.cute as cute"] + modules + [""] + constants + ["", ""]) + \
-        "\n\n".join(pieces)
+    return "\n".join(["import cutlass", "import cutlass.cute as cute"] + modules + [""] + constants + ["", ""]), pieces
+
+
+def _import_located(header: str, pieces: list, path: Path):
+    """The module of `kernel_module_parts`, each function compiled under its own file (a .py file or a notebook
+    cell) and line numbers: what the simulator says of a line names the learner's file and line, and shows its
+    text. `path` holds the whole module's source too (what a traceback falls back to)."""
+    import ast
+    name = f"learner_kernel_{uuid.uuid4().hex[:8]}"
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    sys.modules[name] = module
+    exec(compile(header, str(path), "exec"), module.__dict__)
+    for source, filename, first in pieces:
+        tree = ast.parse(source)
+        ast.increment_lineno(tree, first - 1)
+        exec(compile(tree, filename, "exec"), module.__dict__)
+    return module
 
 
 def _import_file(path: Path):
@@ -118,12 +147,17 @@ def simulate(host, harness, case):
     """Run `harness(host, case)` with the learner's kernel re-imported on cutekit's simulator. Call it from
     a check's `ask` (it runs in the forked sandbox, so switching `cutlass` there touches nothing else)."""
     import cutekit
-    source = kernel_module_source(host)
+    header, pieces = kernel_module_parts(host)
+    source = header + "\n\n".join(piece for piece, _, _ in pieces)
     cutekit.use("sim")
     folder = tempfile.mkdtemp(prefix="cutekit-kernel-")
     path = Path(folder) / "learner_kernel.py"
     path.write_text(source)
-    module = _import_file(path)
+    try:
+        # each function under its own file and lines: the messages name the learner's file (or cell) and line
+        module = _import_located(header, pieces, path)
+    except (SyntaxError, ValueError, OSError):
+        module = _import_file(path)
     return harness(getattr(module, unwrap(host).__name__), case)
 
 

@@ -355,25 +355,36 @@ def _descriptor(mma, input):
     return sm90.is_wgmma(mma) and isinstance(input, SimTensor) and input.storage.space == "smem"
 
 
+def _fragment(tensor):
+    """An MMA fragment made in a kernel: registers, which start as garbage (memory.garbage_registers)."""
+    tensor = adopt(tensor)
+    if machine.current() is not None and isinstance(tensor, SimTensor) and tensor.storage.array.dtype.kind == "f":
+        tensor.storage.array[:] = numpy.nan
+        tensor.storage.fresh = True
+    return tensor
+
+
 class SimMmaAtom(MmaAtom):
     def make_fragment_A(self, input):
         if _descriptor(self, input):
             return input
-        return adopt(MmaAtom.make_fragment_A(self, input))
+        return _fragment(MmaAtom.make_fragment_A(self, input))
 
     def make_fragment_B(self, input):
         if _descriptor(self, input):
             return input
-        return adopt(MmaAtom.make_fragment_B(self, input))
+        return _fragment(MmaAtom.make_fragment_B(self, input))
 
     def set(self, field_, value):
-        """tiled_mma.set(warpgroup.Field.ACCUMULATE, b): whether the next wgmmas add to C (True) or overwrite."""
+        """tiled_mma.set(warpgroup.Field.ACCUMULATE, b): whether the next wgmmas add to C (True) or overwrite.
+        As in CuTeDSL, the field is a value of the atom held by each thread (set in a kernel, it changes that
+        thread's atom only), false until set: make_mma_atom builds the wgmma atom with accumulate off."""
         if field_ != sm90.Field.ACCUMULATE:
             raise CuteError(f"tiled_mma.set: the simulator knows the field warpgroup.Field.ACCUMULATE, got {field_!r}")
-        object.__setattr__(self, "_accumulate", bool(value))
+        sm90.set_accumulate(self, bool(value))
 
     def make_fragment_C(self, input):
-        return adopt(MmaAtom.make_fragment_C(self, input))
+        return _fragment(MmaAtom.make_fragment_C(self, input))
 
 
 class SimThrMma(ThrMma):
@@ -391,7 +402,10 @@ class SimTiledMma(TiledMma):
 
     def get_slice(self, thr_idx):
         thr_idx = thread_index(thr_idx, "tiled_mma.get_slice(thread index)")
-        return SimThrMma(*[getattr(self, f.name) for f in fields(TiledMma)], thr_idx)
+        sliced = SimThrMma(*[getattr(self, f.name) for f in fields(TiledMma)], thr_idx)
+        # CuTeDSL's slice shares the atom's trait: a field set on the TiledMMA later is the slice's too
+        object.__setattr__(sliced, "_runtime_fields", sm90.runtime_fields(self))
+        return sliced
 
 
 def _retype(obj, cls):

@@ -217,7 +217,7 @@ CONSUMER_MISTAKES = {
     "the_worked_depth_one_loop": r"wait_group\(1\) is section 3.7's loop",
     "wait_group_0_in_the_loop": r"tensor cores idle",
     "no_final_wait": r"epilogue reads the accumulators",
-    "every_lane_arrives": r"one arrival per warp \(lane 0\)",
+    "every_lane_arrives": r"more arrivals in one phase.*initialized with count 8.*only one lane of each warp arrives",
     "never_releases": r"release every stage",
     "no_commit_group": r"commit_group\(\) after each k-tile",
     "release_index_not_wrapped": r"inside the `stages` empty barriers",
@@ -330,6 +330,27 @@ CAPSTONE_MISTAKES = {
     "epilogue_before_the_last_wgmmas_retire": (
         [("        warpgroup.wait_group(0)\n", "")],
         r"still in flight.*every committed group of wgmmas must be waited for"),
+    "epilogue_reads_accumulators_one_by_one_in_flight": (
+        [("        warpgroup.wait_group(0)\n", ""),
+         ("        summed = accumulators.load() + thr_mma.partition_C(bias_tile).load()\n",
+          "        for i in cutlass.range_constexpr(cute.size(accumulators)):\n"
+          "            accumulators[i] = accumulators[i] + 0.0\n"
+          "        summed = accumulators.load() + thr_mma.partition_C(bias_tile).load()\n")],
+        r"read the accumulators while wgmmas.*still in flight.*every committed group of wgmmas must be waited"),
+    "every_lane_releases_the_stage": (
+        [("                if lane == 0:\n                    cute.arch.mbarrier_arrive(empty + (k_tile - 1) % STAGES)",
+          "                released = empty + (k_tile - 1) % STAGES\n                cute.arch.mbarrier_arrive(released)")],
+        r"more arrivals in one phase than mbarrier .* counts: it was initialized with count 8.*threads 128-136.*"
+        r"one lane per consumer warp"),
+    "mbarrier_init_never_fenced": (
+        [("    cute.arch.mbarrier_init_fence()\n", "")],
+        r"initialization \(at .*\) was never fenced.*fence.mbarrier_init.*made visible to every thread"),
+    "accumulate_never_set": (
+        [("        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)\n", "")],
+        r"only the last k-block's product.*ACCUMULATE field false"),
+    "accumulators_never_zeroed": (
+        [("        accumulators.fill(0.0)\n", "")],
+        r"accumulators that nothing has written.*registers start with garbage"),
     "expect_tx_of_a_only": (
         [("cute.arch.mbarrier_arrive_and_expect_tx(full + s, (BM + BN) * BK * 2)",
           "cute.arch.mbarrier_arrive_and_expect_tx(full + s, BM * BK * 2)")],

@@ -225,7 +225,9 @@ ANSWER_FORMULAS = ("(k_tile // STAGES", "stride=(0, 1)", "n_tile * BN", "cute.wh
 EPILOGUE_HINTS = {"no bias": r"bias was never added", "no relu": r"clamp at 0 is missing",
                   "relu first": r"clamp at 0 came before the bias", "per row": r"changes down the rows of a column",
                   "another thread's columns": r"columns its accumulators do not hold",
-                  "tile shift": r"first tile-column's bias", "unwritten": r"never written.*rounding up"}
+                  "tile shift": r"first tile-column's bias", "unwritten": r"never written.*rounding up",
+                  "last k-block": r"only the last k-block's product.*ACCUMULATE",
+                  "all nan": r"every entry of D is NaN.*registers read before anything wrote them"}
 
 
 def test_the_epilogue_diagnosis_names_each_mistake_on_every_seed():
@@ -246,11 +248,14 @@ def test_the_epilogue_diagnosis_names_each_mistake_on_every_seed():
                     "relu first": numpy.maximum(product, 0) + bias, "per row": numpy.maximum(product + rows, 0),
                     # the bias slice of the warpgroup's first thread: column n gets column n - 2 (n % 8 // 2)'s
                     "another thread's columns": numpy.maximum(product + bias[columns - columns % 8 + columns % 2], 0)}
+            last = ch08_hopper.last_k_block_product(a, b)
+            made["last k-block"] = numpy.maximum(last + bias, 0)          # every wgmma overwrote
+            made["all nan"] = numpy.full_like(product, numpy.nan)           # garbage registers stored
             if N > 256:
                 made["tile shift"] = numpy.maximum(product + bias[columns % 256], 0)   # no tile offset
                 made["unwritten"] = numpy.where(columns < 256, right, numpy.nan)        # one tile-column only
             for mistake, d in made.items():
-                found = ch08_hopper.capstone_diagnosis(product, bias, d.astype(numpy.float16))
+                found = ch08_hopper.capstone_diagnosis(product, bias, d.astype(numpy.float16), last)
                 cause = {"another thread's columns": "other column", "tile shift": "other column"}.get(mistake, mistake)
                 assert found["cause"] == cause, (seed, case, mistake, found)
                 hint = ch08_hopper._capstone_hint(found, case)

@@ -67,6 +67,18 @@ def test_compile_to_ptx_of_a_scalar_copy_has_no_vector_loads():
     assert report.count("ld.global.v4") == 0 and report.count("ld.global") >= 1
 
 
+def test_compile_to_ptx_compiles_a_script_that_asks_for_use_auto_at_import(tmp_path):
+    """A learner's script starts with cutekit.use("auto"), which on a machine without a GPU installs the
+    simulator as `cutlass`; the compile worker keeps real CuTeDSL all the same (before, cute.compile met the
+    simulator: "cute.sym_int ... the simulator runs on real tensors")."""
+    script = tmp_path / "learner_script.py"
+    script.write_text("import cutekit\n\ncutekit.use(\"auto\")\n" + (HERE / "copy_kernel_for_ptx.py").read_text())
+    report = compile_to_ptx(script, "copy", (FakeTensor("Float32", rank=2, divisibility=4),
+                                             FakeTensor("Float32", rank=2, divisibility=4), 4))
+    assert report.ok, report.error
+    assert report.count("ld.global.v4") >= 1 and ".target sm_80" in report.ptx
+
+
 def test_compile_to_ptx_reports_a_compile_error_in_words():
     report = compile_to_ptx(HERE / "copy_kernel_for_ptx.py", "no_such_function")
     assert not report.ok and "no_such_function" in report.error

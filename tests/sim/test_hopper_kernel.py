@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import cutekit
+import cutekit.sim.machine
 
 ROOT = pathlib.Path(__file__).parents[2]
 SOURCE = (ROOT / "benchmarks" / "kernels" / "hopper_gemm.py").read_text()
@@ -83,15 +84,39 @@ MUTANTS = [
     ("no wait for the TMA store", ("            cute.arch.cp_async_bulk_wait_group(0, read=True)\n", ""),
      "cp_async_bulk_wait_group"),
     ("no wait_group(0) before the epilogue", ("    warpgroup.wait_group(0)\n", ""), "still in flight"),
+    # registers start as garbage: a wgmma that adds to accumulators nothing zeroed reads it
+    ("accumulators never zeroed", ("        accumulators.fill(0.0)\n", ""), "accumulators that nothing has written"),
+    # every lane of each consumer warp releases the stage: 32 arrivals per warp on a barrier counting 8 warps
+    # the barriers' initialization: fenced for the copy engine, then a block barrier before other threads use them
+    ("no mbarrier_init_fence", ("    cute.arch.mbarrier_init_fence()\n", ""),
+     "whose initialization (at hopper_gemm.py:"),
+    ("no barrier after initializing the mbarriers", ("    else:\n        cute.arch.sync_threads()\n",
+                                                     "    else:\n        pass\n"),
+     "was not initialized (cute.arch.mbarrier_init, or a pipeline's create), not by this point at least"),
+    ("every consumer lane arrives on empty", ("            if lane < CLUSTER_M:\n", "            if True:\n"),
+     "more arrivals in one phase than mbarrier shared allocation 0[2] counts: it was initialized with count 8"),
+]
+
+# the epilogue reads (or writes) the accumulators one element at a time while the last k-tile's wgmmas run
+ELEMENT_EPILOGUE = ("        result.store(accumulators.load().to(cutlass.Float16))\n",
+                    "        for i in cutlass.range_constexpr(cute.size(accumulators)):\n"
+                    "            result[i] = accumulators[i]\n")
+MUTANTS += [
+    ("element reads before wait_group(0)", [("    warpgroup.wait_group(0)\n", ""), ELEMENT_EPILOGUE],
+     "read the accumulators while wgmmas that write them are still in flight"),
+    ("element write before wait_group(0)", [("    warpgroup.wait_group(0)\n", "    accumulators[0] = 0.0\n")],
+     "wrote the accumulators while wgmmas that write them are still in flight"),
 ]
 
 
 @pytest.mark.parametrize("mistake, edit, named", MUTANTS, ids=[m[0] for m in MUTANTS])
 def test_each_ordering_mistake_is_named(mistake, edit, named):
-    old, new = edit
-    assert SOURCE.count(old) == 1, f"the edit for {mistake!r} no longer matches the kernel's source"
+    source = SOURCE
+    for old, new in (edit if isinstance(edit, list) else [edit]):
+        assert source.count(old) == 1, f"the edit for {mistake!r} no longer matches the kernel's source"
+        source = source.replace(old, new)
     with pytest.raises(cutekit.sim.machine.KernelError) as raised:
-        run(SOURCE.replace(old, new), 128, 64, 320, BN=64, STAGES=2)
+        run(source, 128, 64, 320, BN=64, STAGES=2)
     assert named in str(raised.value), str(raised.value)
     assert "hopper_gemm.py" in str(raised.value)          # it names the kernel's line
 
@@ -115,6 +140,30 @@ def test_a_copy_nobody_waits_for_is_named_when_the_block_ends():
     with pytest.raises(cutekit.sim.machine.KernelError, match="never waited for"):
         run(SOURCE.replace(loop, "    for k_tile in range(max(k_tiles, stages)):\n        filled, free"),
             128, 64, 64, BN=64, STAGES=3)
+
+
+def test_without_accumulate_each_wgmma_overwrites_the_accumulators():
+    """CuTeDSL 4.8.1 makes the wgmma atom with accumulate off (warpgroup/mma.py: `make_atom(ty,
+    [Boolean(False)...])`; its PTX passes the field as wgmma's scale-d predicate), so a kernel that never sets
+    Field.ACCUMULATE to True keeps only the last k-block's product, as on a GPU."""
+    setting = "        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)\n"
+    assert SOURCE.count(setting) == 1
+    c, a, b = run(SOURCE.replace(setting, ""), 128, 64, 320, BN=64, STAGES=2)
+    last = a[:, 304:].float() @ b[:, 304:].float().T          # K = 320: the last 16-wide k-block
+    assert (c.float() - last).abs().max().item() < 0.06
+    assert (c.float() - a.float() @ b.float().T).abs().max().item() > 1
+
+
+def test_accumulate_set_per_thread_before_the_loop_and_false_for_the_first_wgmma():
+    """The other legal way to start: no zero fill, the first wgmma overwrites (ACCUMULATE false), then True."""
+    fill = ("        accumulators.fill(0.0)\n        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)\n")
+    first = ("            cute.gemm(tiled_mma, accumulators, tCrA[None, None, kb, stage], tCrB[None, None, kb, stage],\n"
+             "                      accumulators)\n")
+    assert SOURCE.count(fill) == 1 and SOURCE.count(first) == 1
+    source = SOURCE.replace(fill, "        tiled_mma.set(warpgroup.Field.ACCUMULATE, False)\n").replace(
+        first, first + "            tiled_mma.set(warpgroup.Field.ACCUMULATE, True)\n")
+    c, a, b = run(source, 128, 64, 320, BN=64, STAGES=2)
+    assert (c.float() - a.float() @ b.float().T).abs().max().item() < 0.06
 
 
 def test_a_late_release_with_more_stages_is_still_correct():

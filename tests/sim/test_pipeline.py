@@ -80,3 +80,40 @@ def test_threads_writing_different_values_still_race(sim):
 
     with pytest.raises(RaceError, match="overwrites a value"):
         run(from_dlpack(numpy.zeros(4, numpy.float32)))
+
+
+def _init_kernel(sim, synchronize: bool):
+    import cutlass
+    import cutlass.cute as cute
+
+    @cute.kernel
+    def arrive_after_init(res: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        bar = cutlass.memory.SmemAllocator().allocate_array(cutlass.Int64, 1, byte_alignment=8)
+        if tidx == 0:
+            cute.arch.mbarrier_init(bar, 1)
+            cute.arch.mbarrier_init_fence()
+        if cutlass.const_expr(synchronize):
+            cute.arch.sync_threads()
+        if tidx == 1:
+            cute.arch.mbarrier_arrive(bar)
+        if tidx == 2:
+            cute.arch.mbarrier_wait(bar, 0)
+            res[0] = 1.0
+
+    @cute.jit
+    def run(res: cute.Tensor):
+        arrive_after_init(res).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    return run
+
+
+def test_another_thread_uses_an_mbarrier_only_after_a_barrier_that_follows_its_init(sim):
+    """Thread 0 initializes; thread 1 arrives. With sync_threads between, legal; without, thread 1 may find the
+    barrier uninitialized on a GPU (the simulator happens to run thread 0 first, and says so all the same)."""
+    from cutlass.cute.runtime import from_dlpack
+    from cutekit.sim.machine import KernelError
+    res = numpy.zeros(1, numpy.float32)
+    _init_kernel(sim, True)(from_dlpack(res))
+    assert res[0] == 1.0
+    with pytest.raises(KernelError, match=r"which another thread initialized \(at .*\) with no barrier between"):
+        _init_kernel(sim, False)(from_dlpack(numpy.zeros(1, numpy.float32)))

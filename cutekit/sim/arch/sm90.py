@@ -254,7 +254,7 @@ def tma_copy(atom, src, dst, *, tma_bar_ptr=None, mcast_mask=None, **kwargs):
     state = _block(thread)
     if atom.is_load:
         _check_overwrite(thread, state, smem.storage, addresses)
-        barrier = pipeline.barrier_at(tma_bar_ptr, "a TMA copy's tma_bar_ptr")
+        barrier = pipeline.barrier_at(tma_bar_ptr, f"the TMA copy at {_site()}")
         values = numpy.zeros(addresses.size, smem.storage.array.dtype)
         values[inside] = gstorage.array[offsets[inside]]
         smem.storage.array[addresses] = values
@@ -312,6 +312,7 @@ def fence_proxy(kind=None, *args, space=None, **kwargs):
     thread = threads.require_thread("cute.arch.fence_proxy")
     if kind is None or "async" in str(kind):
         thread.__dict__["unfenced"] = {}
+        pipeline.fence_inits(thread)       # generic-proxy writes, mbarrier.init included, reach the async proxy
 
 
 def note_generic_write(thread, storage, addresses):
@@ -361,6 +362,43 @@ def check_exit(thread):
 class Field:
     """warpgroup.Field: the runtime fields of a wgmma TiledMMA (`tiled_mma.set(Field.ACCUMULATE, b)`)."""
     ACCUMULATE = "accumulate"
+
+
+def runtime_fields(mma) -> dict:
+    """The run-time fields of an MMA atom, shared by its slices: {"host": the value set in host code (or the
+    atom's initial false), id(...) per thread: (the fields, the value that thread set)}."""
+    box = mma.__dict__.get("_runtime_fields")
+    if box is None:
+        box = {"host": False}
+        object.__setattr__(mma, "_runtime_fields", box)
+    return box
+
+
+def set_accumulate(mma, value: bool):
+    """tiled_mma.set(Field.ACCUMULATE, value): in a kernel, this thread's atom only (each thread holds the
+    atom's value in its registers); on the host, what every thread's atom starts with."""
+    box = runtime_fields(mma)
+    thread = threads.current()
+    if thread is None:
+        box["host"] = value
+        return
+    mine = thread.__dict__.get("mma_fields")
+    if mine is None:
+        mine = thread.__dict__["mma_fields"] = {}
+    mine[id(box)] = (box, value)
+
+
+def accumulates(mma) -> bool:
+    """Whether a wgmma with this atom adds its product to C (wgmma's scale-d predicate): the field's value in
+    the running thread. CuTeDSL 4.8.1 makes the wgmma atom with accumulate false (warpgroup/mma.py,
+    `make_atom(ty, [Boolean(False)...])`); the PTX passes it as the predicate: false, D = A B, overwriting."""
+    box = runtime_fields(mma)
+    thread = threads.current()
+    if thread is not None:
+        found = thread.__dict__.get("mma_fields", {}).get(id(box))
+        if found is not None:
+            return found[1]
+    return box["host"]
 
 
 def _aligned(key, what: str, instruction: str):
@@ -498,6 +536,14 @@ def wgmma(mma, d, a, b, c):
             _fail(f"missing fence: the wgmma at {_site()} uses accumulators that ordinary code wrote (the "
                   f"zero fill, a store) with no warpgroup.fence() after the write: call warpgroup.fence() "
                   f"before the k-tile's first wgmma")
+    accumulate = accumulates(mma)
+    if accumulate and c.storage.fresh:
+        c_addresses = c.checked_addresses()
+        if numpy.isnan(c.storage.array[c_addresses]).all():
+            _fail(f"the wgmma at {_site()} adds its product to accumulators that nothing has written: registers "
+                  f"start with whatever they held before (the simulator starts them at NaN), so D is garbage "
+                  f"plus A B. Zero the accumulators before the first wgmma (or have the first wgmma overwrite "
+                  f"them, with the atom's ACCUMULATE field false for it)")
     state = _block(thread)
     a_addresses, b_addresses = a.checked_addresses(), b.checked_addresses()
     numbers = _check_reads(thread, state, a, a_addresses, "A") + _check_reads(thread, state, b, b_addresses, "B")
@@ -509,14 +555,16 @@ def wgmma(mma, d, a, b, c):
         for number in numbers:
             if warp.open not in state.writes[number].readers:
                 state.writes[number].readers.append(warp.open)
+    d.storage.wgmma_used = c.storage.wgmma_used = True
     opened = thread.__dict__.setdefault("wgmma_open", set())
     if d.storage not in opened:
         opened.add(d.storage)
         d.storage.wgmma_busy = getattr(d.storage, "wgmma_busy", 0) + 1
-    _multiply(mma, thread, d, a, b, c, a_addresses, b_addresses)
+    _multiply(mma, thread, d, a, b, c, a_addresses, b_addresses, accumulate)
+    d.storage.fresh = False
 
 
-def _multiply(mma, thread, d, a, b, c, a_addresses, b_addresses):
+def _multiply(mma, thread, d, a, b, c, a_addresses, b_addresses, accumulate):
     m_, n_, k_ = mma.shape_mnk
     t = thread.linear % 128
     tv_c = mma.tv_layout_C
@@ -540,7 +588,6 @@ def _multiply(mma, thread, d, a, b, c, a_addresses, b_addresses):
         raise CuteError("cute.gemm with a warpgroup MMA: call it with one k-block of A and B "
                         "(tCrA[None, None, k, stage]) and the thread's accumulators of one wgmma tile")
     product = numpy.einsum("kv,kv->v", a_tile[0][:, rows], b_tile[0][:, cols])
-    accumulate = getattr(mma, "_accumulate", True)
     result = (c_values.reshape(values) if accumulate else 0.0) + product
     d.storage.array[d_addresses] = result.astype(d.storage.array.dtype)
 

@@ -42,8 +42,10 @@ def _release_named(block: Block, live: list) -> bool:
             if "passing" in block.__dict__:
                 collectives.on_release(block, group)
             block.epoch += 1
+            block.syncs += 1
             for t in group:
                 t.waiting = ""
+                t.synced = block.syncs
             released = True
     return released
 
@@ -212,8 +214,10 @@ def _release_barrier(block: Block, threads: list, live: list) -> bool:
         if "passing" in block.__dict__:
             collectives.on_release(block, live)
         block.epoch += 1
+        block.syncs += 1
         for t in live:
             t.waiting = ""
+            t.synced = block.syncs
         return True
     return False
 

@@ -147,6 +147,7 @@ class Thread:
     access_counts: dict = field(default_factory=dict)   # (file, line) -> shared accesses issued there
     async_groups: list = field(default_factory=list)    # committed cp.async groups, oldest first
     async_pending: list = field(default_factory=list)   # cp.async copies not yet committed
+    synced: int = 0                 # the block's barrier releases (block.syncs) when this thread last passed one
 
     @property
     def lane(self) -> int:
@@ -166,6 +167,7 @@ class Block:
     block_idx: tuple
     launch: "Launch"
     epoch: int = 0
+    syncs: int = 0                  # barriers released (sync_threads, named barriers): mbarrier inits reach others
     shared: list = field(default_factory=list)
     shared_bytes: int = 0
     requests: dict = field(default_factory=dict)    # (warp, site, k) -> [(lane, byte address, width)]

@@ -63,6 +63,8 @@ class Storage:
         self.values = _scalar_view(array) if space != "rmem" else None   # one element read as a Python value
         self.wgmma_busy = 0                 # registers: wgmma groups in flight that write them (arch/sm90.py)
         self.generic_stamp = None           # registers: the thread's wgmma fence count at the last ordinary write
+        self.fresh = False                  # registers: made with garbage (NaN) and never written since
+        self.wgmma_used = False             # registers: a wgmma's accumulators (element writes are checked)
         if space == "smem":
             self.writer = numpy.full(array.size, -1, numpy.int32)
             self.write_epoch = numpy.full(array.size, -1, numpy.int64)
@@ -336,7 +338,7 @@ class SimTensor(Tensor):
                     read(storage, numpy.array([address]), self, coord)
                 values = storage.values
                 return values[address] if values is not None else storage.array[address].item()
-            if threads.SETTINGS.trace:
+            if threads.SETTINGS.trace or storage.wgmma_busy:     # accumulators of wgmmas in flight: refused
                 read(storage, numpy.array([address]), self, coord)
             value = storage.array[address]
             return value.item() if storage.array.dtype == numpy.bool_ else value
@@ -365,7 +367,7 @@ class SimTensor(Tensor):
                 return self._outside_slice(kept, coord, moved)
             return SimTensor(self.storage, kept, self.base + moved, self.swizzle, self.name)
         address = self._address(self._locate(coord), coord)
-        if self.storage.space == "smem" or threads.SETTINGS.trace:
+        if self.storage.space == "smem" or threads.SETTINGS.trace or self.storage.wgmma_busy:
             read(self.storage, numpy.array([address]), self, coord)
         value = self.storage.array[address]
         return value.item() if self.storage.space != "rmem" or self.storage.array.dtype == numpy.bool_ else value
@@ -392,8 +394,10 @@ class SimTensor(Tensor):
             thread = threads._current[0]
             if threads.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, True):
                 write(storage, numpy.array([address]), self, coord, values=value)
-        elif threads.SETTINGS.trace:
+        elif threads.SETTINGS.trace or storage.wgmma_used:
+            # a wgmma's accumulators: refused while wgmmas write them, and what warpgroup.fence() must order
             write(storage, numpy.array([address]), self, coord)
+        storage.fresh = False
         storage.array[address] = value
 
     def _outside_slice(self, kept, coord, error: CuteError) -> "OutsideView":
@@ -589,6 +593,7 @@ def write(storage: Storage, addresses: numpy.ndarray, tensor: SimTensor | None =
         if storage.wgmma_busy:
             REGISTER_ACCESS_CHECK[0](storage, True)
         storage.generic_stamp = thread.__dict__.get("wgmma_fences", 0)
+        storage.fresh = False
     if storage.space == "smem":
         _check_race(storage, addresses, thread, "write", tensor, values)
         if record:
@@ -921,8 +926,21 @@ def register_tensor(layout, element_type, name: str | None = None) -> SimTensor:
         layout = make_layout(layout)
     from ...cute.layout import cosize
     count = max(1, cosize(layout))
-    storage = Storage(numpy.zeros(count, types.NUMPY_STORAGE[element_type]), "rmem", element_type, name)
+    storage = garbage_registers(count, element_type, name)
     return SimTensor(storage, layout)
+
+
+def garbage_registers(count: int, element_type, name: str | None = None) -> Storage:
+    """New registers hold whatever they held before, as on a GPU: floating-point ones start at NaN (so a value
+    read before it is written shows in the result, and a wgmma that adds to never-written accumulators is
+    named, hopper.py); integer and boolean ones at 0. Outside a kernel (host code of a @cute.jit, printed
+    in a notebook) they start at 0."""
+    dtype = numpy.dtype(types.NUMPY_STORAGE[element_type])
+    if dtype.kind == "f" and threads._current[0] is not None:
+        storage = Storage(numpy.full(count, numpy.nan, dtype), "rmem", element_type, name)
+        storage.fresh = True
+        return storage
+    return Storage(numpy.zeros(count, dtype), "rmem", element_type, name)
 
 
 def adopt(tensor) -> SimTensor:

@@ -379,7 +379,8 @@ def register_tensor(layout, element_type) -> LaneTensor:
     if not isinstance(layout, Layout):
         layout = make_layout(layout)
     count = max(1, cosize(layout))
-    storage = Storage(numpy.zeros(thread.size * count, types.NUMPY_STORAGE[element_type]), "rmem", element_type)
+    from .memory import garbage_registers
+    storage = garbage_registers(thread.size * count, element_type)       # NaN for floats, as memory.py's
     _note_elements(count)
     return LaneTensor(storage, layout, lanes(numpy.arange(thread.size, dtype=numpy.int64) * count))
 

@@ -37,6 +37,11 @@ class MBarrier:
         self.name, self.count, self.pending, self.completed, self.tx = name, int(count), int(count), 0, 0
         self.key = key                          # shared byte address (a kernel's barrier)
         self.releasing: list = []               # wgmma groups whose release this phase carries (arch/sm90.py)
+        self.arrivals: dict = {}                # this phase: (warp, site, k) -> the threads that arrived there
+        self.previous: dict = {}                # the same, of the phase completed last
+        self.initializers: set = set()          # the threads that executed its mbarrier.init
+        self.init_site, self.init_syncs = "", 0     # where, and the block's barrier releases then
+        self.fenced_syncs = None                # the block's barrier releases at the initializer's init fence
 
     @property
     def phase(self) -> int:
@@ -52,7 +57,15 @@ class MBarrier:
         """mbarrier.try_wait.parity: true once the phase of this parity has completed."""
         return self.completed % 2 != int(parity) % 2
 
-    def arrive(self, expect_tx: int = 0, block=None):
+    def arrive(self, expect_tx: int = 0, block=None, instance=None, thread=None):
+        """One arrival; `instance` (warp, site, k) names the warp instruction it belongs to: the k-th time the
+        warp's lanes executed this arrive on this barrier. Its lanes arriving in two phases means the one
+        instruction brought more arrivals than the barrier counts."""
+        if instance is not None:
+            earlier = self.previous.get(instance)
+            if earlier is not None:
+                self._too_many(instance, earlier, thread)
+            self.arrivals.setdefault(instance, []).append(thread.linear)
         self.tx += expect_tx
         self.pending -= 1
         if self.pending < 0 and block is not None:
@@ -68,10 +81,24 @@ class MBarrier:
         self.tx -= nbytes
         self._complete(block)
 
+    def _too_many(self, instance, earlier: list, thread):
+        warp, site, _ = instance
+        arrived = earlier + self.arrivals.get(instance, []) + [thread.linear]
+        lanes = threads._ranges([t % threads.WARP_SIZE for t in arrived])
+        raise CuteError(
+            f"more arrivals in one phase than mbarrier {self.index} counts: it was initialized with count "
+            f"{self.count}, and the arrive at {threads.site_text(site)} alone brought {len(arrived)} so far "
+            f"(threads {threads._ranges(arrived)}: lanes {lanes} of warp {warp}; every lane that executes it arrives), "
+            f"so phase {self.completed - 1} completed within that one instruction and the rest count towards phase "
+            f"{self.completed} (PTX mbarrier.arrive: each arrival decrements the pending count; at zero the phase "
+            f"completes). The phases then run ahead of the waits' parities. As many threads may arrive per phase as "
+            f"the barrier's count (one arrival per warp: one lane of each; a count of 1: one lane, elect_one)")
+
     def _complete(self, block):
         if self.pending == 0 and self.tx == 0:
             self.completed += 1
             self.pending = self.count
+            self.previous, self.arrivals = self.arrivals, {}
             for group in self.releasing:
                 group.released = (self.key, self.completed)
             self.releasing = []
@@ -108,13 +135,37 @@ def _barrier(pointer, what: str) -> MBarrier:
     found = _barriers(thread).get(_key(pointer))
     if found is None:
         raise CuteError(f"{what}: the mbarrier at shared byte {_key(pointer)} was not initialized "
-                        "(cute.arch.mbarrier_init, or a pipeline's create)")
+                        f"(cute.arch.mbarrier_init, or a pipeline's create), not by this point at least: an index "
+                        f"past the barriers that were initialized, or a use before the initialization (initialize the "
+                        f"barriers, fence the initialization and synchronize the block before any thread uses them)")
+    if thread.linear not in found.initializers and thread.synced <= found.init_syncs:
+        raise CuteError(f"{what} on mbarrier {found.index}, which another thread initialized (at "
+                        f"{threads.site_text(found.init_site)}) with no barrier between its mbarrier.init and this "
+                        f"use: this thread may find the barrier not yet initialized. Initialize the barriers, fence "
+                        f"the initialization (fence.mbarrier_init: CuTeDSL's mbarrier_init_fence), then synchronize "
+                        f"the block (sync_threads) before any other thread or a TMA copy uses them")
     return found
 
 
 def barrier_at(pointer, what: str) -> MBarrier:
-    """The initialized mbarrier a pointer names (arch/sm90.py's TMA copies complete bytes on it)."""
-    return _barrier(pointer, what)
+    """The initialized mbarrier a pointer names (arch/sm90.py's TMA copies complete bytes on it): its
+    initialization must have been fenced for the async proxy, and seen by the issuing thread."""
+    barrier = _barrier(pointer, what)
+    thread = threads.current()
+    if barrier.fenced_syncs is None:
+        raise CuteError(
+            f"{what} completes its bytes on mbarrier {barrier.index}, whose initialization (at "
+            f"{threads.site_text(barrier.init_site)}) was never fenced: mbarrier.init writes the barrier through the "
+            f"generic proxy, and the copy engine updates it through the async proxy. The PTX ISA asks for "
+            f"fence.mbarrier_init (CuTeDSL's mbarrier_init_fence) in the initializing thread after its inits, then a "
+            f"barrier before other threads or TMA use them (CUTLASS's pipelines and NVIDIA's CuTeDSL examples do "
+            f"both); without it a GPU's copy may find the barrier uninitialized: a hang, or a phase completing early")
+    if thread.linear not in barrier.initializers and thread.synced <= barrier.fenced_syncs:
+        raise CuteError(
+            f"{what} completes its bytes on mbarrier {barrier.index}, which another thread initialized and fenced "
+            f"with no barrier since: the fenced initialization must reach this thread through a barrier "
+            f"(sync_threads) before it issues the copy")
+    return barrier
 
 
 def mbarrier_init(pointer, count, **kwargs):
@@ -123,12 +174,28 @@ def mbarrier_init(pointer, count, **kwargs):
     thread = threads.require_thread("cute.arch.mbarrier_init")
     barriers = _barriers(thread)
     key = _key(pointer)
-    if key not in barriers:
-        barriers[key] = MBarrier(f"{pointer.storage.name or 'mbarrier'}[{int(pointer.base)}]", count, key)
+    barrier = barriers.get(key)
+    if barrier is None:
+        barrier = barriers[key] = MBarrier(f"{pointer.storage.name or 'mbarrier'}[{int(pointer.base)}]", count, key)
+        barrier.init_site, barrier.init_syncs = threads.user_site(2), thread.block.syncs
+    barrier.initializers.add(thread.linear)
+    thread.__dict__.setdefault("mbarrier_unfenced", []).append(barrier)
 
 
 def mbarrier_init_fence(**kwargs):
-    """cute.arch.mbarrier_init_fence: orders the initialization before later uses; nothing to do here."""
+    """cute.arch.mbarrier_init_fence (fence.mbarrier_init.release.cluster): this thread's earlier
+    mbarrier.inits are ordered before later uses of the barriers, by the async proxy (TMA) included, once a
+    barrier carries them to the thread that uses them."""
+    thread = threads.require_thread("cute.arch.mbarrier_init_fence")
+    fence_inits(thread)
+
+
+def fence_inits(thread):
+    """The thread's mbarrier inits so far are fenced (mbarrier_init_fence, or a proxy fence to the async
+    proxy, arch/sm90.py's fence_proxy)."""
+    for barrier in thread.__dict__.pop("mbarrier_unfenced", ()):
+        if barrier.fenced_syncs is None:
+            barrier.fenced_syncs = thread.block.syncs
 
 
 def _arrive(pointer, what: str, expect_tx: int = 0, peer=None):
@@ -139,7 +206,13 @@ def _arrive(pointer, what: str, expect_tx: int = 0, peer=None):
     thread = threads.require_thread(what)
     for note in ON_ARRIVE:
         note(thread, barrier)
-    barrier.arrive(expect_tx, thread.block)
+    site = threads.user_site(2)
+    counts = thread.__dict__.get("mbarrier_arrivals")
+    if counts is None:
+        counts = thread.__dict__["mbarrier_arrivals"] = {}
+    k = counts.get((site, barrier.key), 0)
+    counts[(site, barrier.key)] = k + 1
+    barrier.arrive(expect_tx, thread.block, (thread.warp, site, k), thread)
 
 
 def mbarrier_arrive(pointer, peer_cta_rank_in_cluster=None, **kwargs):
@@ -298,7 +371,8 @@ class PipelineAsync:
             mbarrier_init(pointer, producer_group.threads())
         for pointer in empty:
             mbarrier_init(pointer, consumer_group.threads())
-        if not defer_sync:
+        if not defer_sync:       # CuTeDSL 4.8.1 (pipeline/sm90.py): mbarrier_init_fence, then the block meets
+            mbarrier_init_fence()
             device.sync_threads()
         return PipelineAsync(full, empty, num_stages)
 
