@@ -42,6 +42,7 @@ MODULES = {
     "cutlass": "cutlass",
     "cutlass.cute": "cute",
     "cutekit.cute": "cute",             # cutekit's reference algebra mirrors cutlass.cute's names
+    "cutekit.cute.utils": "cutlass.utils",      # and cutlass.utils' host-side helpers (LayoutEnum, blackwell_helpers)
 }
 NOT_CUTEDSL = ("cutekit.cute.not_in_cutedsl",)      # cutekit's own views of what CuTeDSL keeps inside its IR
 # a component that names a module, not a function or class (importing a module uses no name yet)
