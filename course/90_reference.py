@@ -214,19 +214,19 @@ reference.lookup("partition")
 # | `cutlass.Int16` | The 16-bit signed integer type. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cutlass.Int32` | The 32-bit signed integer type; `Int32(0)` is a run-time integer of it. | 04 | See it |
 # | `cutlass.Int64` | The 64-bit signed integer type (an mbarrier is one 8-byte word). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
+# | `cutlass.memory.get_num_tmem_alloc_cols` | TMEM columns to allocate for a TMEM tensor or a list of them: their columns summed, rounded up to a power of two of at least 32; more than 512 is refused. | 09 | 2.1 · The accumulator in TMEM, and the columns to allocate |
 # | `cutlass.memory.SmemAllocator` | `SmemAllocator()` hands out the block's shared memory: `allocate_tensor(type, layout, alignment)` carves a tensor out of it (the older `cutlass.utils.SmemAllocator` still works, with a deprecation warning). | 05 | Version 1 · CUDA style |
 # | `cutlass.min` | `min(a, b)` of run-time values. | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |
 # | `cutlass.range` | `range(start, stop, step)` in a kernel: a loop of the compiled program, its index a run-time value. | 04 | Exercise 5 · One block per row strip |
 # | `cutlass.range_constexpr` | `range_constexpr(n)`: a loop Python runs while tracing, unrolled into the kernel; n must be known then. | 02 | Run it |
-# | `cutlass.utils.blackwell_helpers` | CuTeDSL's host-side helpers for sm_100 kernels: the trivial tiled MMA, operand and epilogue shared-memory layouts, TMEM sizes and the epilogue's TMEM load. | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
+# | `cutlass.tensor_utils.LayoutEnum` | Whether a 2-D tensor is row-major (`LayoutEnum.ROW_MAJOR`) or column-major (`LayoutEnum.COL_MAJOR`). | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
+# | `cutlass.tensor_utils.LayoutEnum.ROW_MAJOR` | A tensor whose mode 1 is contiguous (for C or D: N-major). | 09 | 2.3 · From TMEM to registers |
+# | `cutlass.utils.blackwell_helpers` | CuTeDSL's host-side helpers for sm_100 kernels: the trivial tiled MMA, operand and epilogue shared-memory layouts and the epilogue's TMEM load. | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
 # | `cutlass.utils.blackwell_helpers.compute_epilogue_tile_shape` | `compute_epilogue_tile_shape((M, N, K), use_2cta, layout_d, d_dtype)`: the strip of the accumulator the epilogue moves at a time. | 09 | 2.3 · From TMEM to registers |
-# | `cutlass.utils.blackwell_helpers.get_num_tmem_alloc_cols` | TMEM columns to allocate for a TMEM tensor or a list of them: their columns summed, rounded up to a power of two of at least 32; more than 512 is refused. | 09 | 2.1 · The accumulator in TMEM, and the columns to allocate |
 # | `cutlass.utils.blackwell_helpers.get_tmem_load_op` | `get_tmem_load_op(tile, layout_d, d_dtype, acc_dtype, epi_tile, use_2cta)`: the tcgen05.ld copy atom (shape and repetitions) that brings one epilogue strip of TMEM to registers. | 09 | 2.3 · From TMEM to registers |
 # | `cutlass.utils.blackwell_helpers.make_smem_layout_a` | `make_smem_layout_a(tiled_mma, (M, N, K), dtype, stages)`: the staged, swizzled shared-memory layout of A's tile one CTA holds for that MMA. | 08 | 3.2 · Tiling the atom to the stages |
 # | `cutlass.utils.blackwell_helpers.make_smem_layout_b` | `make_smem_layout_b(tiled_mma, (M, N, K), dtype, stages)`: the same for B. | 09 | 2.2 · The shared-memory layouts of A and B |
 # | `cutlass.utils.blackwell_helpers.make_trivial_tiled_mma` | `make_trivial_tiled_mma(a_dtype, b_dtype, a_major, b_major, acc_dtype, cta_group, (M, N))`: the tcgen05 MMA for those types as a TiledMMA whose instruction shape is the tile. | 09 | 2.1 · The accumulator in TMEM, and the columns to allocate |
-# | `cutlass.utils.LayoutEnum` | Whether a 2-D tensor is row-major (`LayoutEnum.ROW_MAJOR`) or column-major (`LayoutEnum.COL_MAJOR`). | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
-# | `cutlass.utils.LayoutEnum.ROW_MAJOR` | A tensor whose mode 1 is contiguous (for C or D: N-major). | 09 | 2.3 · From TMEM to registers |
 
 # %% [markdown]
 # ## Methods and properties of CuTeDSL objects

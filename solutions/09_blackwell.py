@@ -54,14 +54,17 @@
 #
 # Besides `cute` and its `tcgen05` module (`cute.nvgpu.tcgen05`: the Blackwell MMA and TMEM copy operations),
 # the cells use `cutlass.utils.blackwell_helpers`, CuTeDSL's host-side helpers for sm_100 kernels (the trivial
-# tiled MMA, the shared-memory layouts, TMEM sizes and the epilogue's TMEM load), and `cutlass.utils.LayoutEnum`,
-# which says whether a tensor is row-major or column-major; cutekit mirrors both under `cutekit.cute.utils`.
+# tiled MMA, the shared-memory layouts and the epilogue's TMEM load), `cutlass.memory` (here for the TMEM
+# columns to allocate) and `cutlass.tensor_utils.LayoutEnum`, which says whether a tensor is row-major or
+# column-major; cutekit mirrors them as `cutekit.cute.utils`, `cutekit.cute.memory` and `cutekit.cute.tensor_utils`.
 
 # %%
 from cutekit import cute
 from cutekit.checks import check
-from cutekit.cute.nvgpu import OperandMajorMode, tcgen05, warpgroup
-from cutekit.cute.utils import LayoutEnum, blackwell_helpers
+from cutekit.cute import memory
+from cutekit.cute.nvgpu import OperandMajorMode, tcgen05
+from cutekit.cute.tensor_utils import LayoutEnum
+from cutekit.cute.utils import blackwell_helpers
 
 # %% [markdown]
 # ## 1 · See it: one MMA for the whole CTA
@@ -70,30 +73,26 @@ from cutekit.cute.utils import LayoutEnum, blackwell_helpers
 # fp16/bf16 operands: `cta_group` is a `tcgen05.CtaGroup` (`CtaGroup.ONE`, one CTA; `CtaGroup.TWO`, a
 # pair), `a_src` a `tcgen05.OperandSource` (`OperandSource.SMEM`: A from shared memory) and the majors are
 # `OperandMajorMode.K` or `OperandMajorMode.MN` from `cute.nvgpu`. `cute.make_tiled_mma(op)` (chapter 07)
-# makes it a TiledMMA. The 128 x 256 x 16 fp16 UMMA with fp32 accumulators, next to chapter 08's wgmma of
-# 64 x 256 x 16:
+# makes it a TiledMMA. The 128 x 256 x 16 fp16 UMMA with fp32 accumulators:
 
 # %%
 K_MAJOR = OperandMajorMode.K
 umma = cute.make_tiled_mma(tcgen05.MmaF16BF16Op(cute.Float16, cute.Float32, (128, 256, 16), tcgen05.CtaGroup.ONE,
                                                 tcgen05.OperandSource.SMEM, K_MAJOR, K_MAJOR))
-wgmma = cute.make_tiled_mma(warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 256, 16),
-                                                   warpgroup.OperandSource.SMEM, K_MAJOR, K_MAJOR))
 print(umma)
 for name in ("thr_id", "tv_layout_A", "tv_layout_B", "tv_layout_C"):
-    print(f"{name:12} tcgen05: {str(getattr(umma, name)):28} wgmma: {getattr(wgmma, name)}")
-assert str(umma.thr_id) == "1:0" and str(wgmma.thr_id) == "128:1"
+    print(f"{name:12} {getattr(umma, name)}")
+assert str(umma.thr_id) == "1:0"
 assert str(umma.tv_layout_A) == "(1,(128,16)):(128,(1,128))"
 assert str(umma.tv_layout_B) == "(1,(256,16)):(256,(1,256))"
 assert str(umma.tv_layout_C) == "(1,(128,256)):(128,(1,128))"
-assert str(wgmma.tv_layout_C) == "((4,8,4),(2,2,32)):((128,1,16),(64,8,512))"
 
 # %% [markdown]
 # `thr_id` is `1:0`: the UMMA's atom has **one** "thread", and that thread is the CTA (in the kernel, one
 # elected thread issues the instruction for all of them). Its TV layouts say the same: one thread, and a value
 # mode that is the whole 128 x 16 of A, the whole 256 x 16 of B and the whole 128 x 256 of C (column-major,
-# offset m + 128 n). wgmma's C is spread over 128 threads, 128 values each (chapter 08 section 3.6); the
-# UMMA's C belongs to no thread at all: it is in TMEM, and which thread reads which row is decided later, by
+# offset m + 128 n). Chapter 08's wgmma spread C over the 128 threads of a warpgroup (section 3.6);
+# the UMMA's C belongs to no thread at all: it is in TMEM, and which thread reads which row is decided later, by
 # the copy out of TMEM (section 2.3). `get_slice(0).partition_C` of the tile's coordinates gives the one
 # slice there is, the whole tile:
 
@@ -123,9 +122,8 @@ assert str(accumulator) == "tensor<ptr<f32, tmem, align<1>> o ((128,256),1,1):((
 # Row m of C is lane m, column n is TMEM column n: 256 of the SM's 512 columns. `tcgen05.alloc` hands out
 # columns in powers of two, at least 32 and at most 512 (CuTeDSL checks the same in
 # `cutlass.utils.TmemAllocator`). `tcgen05.find_tmem_tensor_col_offset(t)` is the number of columns a TMEM
-# tensor spans, and `blackwell_helpers.get_num_tmem_alloc_cols(t or [t, ...])` the columns to allocate for
-# one or several tensors: their columns summed, rounded up to a power of two of at least 32, refused over
-# 512. `blackwell_helpers.make_trivial_tiled_mma(a_dtype, b_dtype, a_major, b_major, acc_dtype, cta_group,
+# tensor spans, and `memory.get_num_tmem_alloc_cols(t or [t, ...])` the columns to allocate for one or
+# several tensors: their columns summed, rounded up to a power of two of at least 32, refused over 512. `blackwell_helpers.make_trivial_tiled_mma(a_dtype, b_dtype, a_major, b_major, acc_dtype, cta_group,
 # (M, N))` picks the tcgen05 op for the types and makes its TiledMMA, the instruction shape being the tile.
 # Three tiles, with an fp16 accumulator for the last (N = 96 spans 96 columns and allocates 128; 16 allocates
 # the minimum, 32):
@@ -136,11 +134,11 @@ for bm, bn, acc_dtype in ((128, 96, cute.Float32), (64, 16, cute.Float32), (128,
                                                    tcgen05.CtaGroup.ONE, (bm, bn))
     acc = mma.make_fragment_C(mma.partition_shape_C((bm, bn)))
     print(f"{bm}x{bn} {acc_dtype}: {acc.layout}  spans {tcgen05.find_tmem_tensor_col_offset(acc)} columns,"
-          f" allocate {blackwell_helpers.get_num_tmem_alloc_cols(acc)}")
-two = blackwell_helpers.get_num_tmem_alloc_cols([accumulator, accumulator])
+          f" allocate {memory.get_num_tmem_alloc_cols(acc)}")
+two = memory.get_num_tmem_alloc_cols([accumulator, accumulator])
 print("two 128x256 accumulators:", two)
 try:
-    blackwell_helpers.get_num_tmem_alloc_cols([accumulator] * 3)
+    memory.get_num_tmem_alloc_cols([accumulator] * 3)
 except ValueError as refused:
     print("three:", refused)
 else:
@@ -162,7 +160,8 @@ f16 = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJ
                                                tcgen05.CtaGroup.ONE, (128, 256))
 f16_acc = f16.make_fragment_C(f16.partition_shape_C((128, 256)))
 assert str(m64_acc.layout) == "(((16,4),16),1,1):(((65536,2097152),1),0,0)"
-assert blackwell_helpers.get_num_tmem_alloc_cols(m64_acc) == 32
+assert str(cute.get(m64_acc.layout, mode=[0, 0])) == "(16,4):(65536,2097152)"       # the rows: lanes
+assert memory.get_num_tmem_alloc_cols(m64_acc) == 32
 assert str(f16_acc.layout) == "((128,256),1,1):((131072,2),0,0)"
 assert tcgen05.find_tmem_tensor_col_offset(f16_acc) == 256
 
@@ -271,10 +270,16 @@ small_pair = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16
 small_acc = small_pair.make_fragment_C(small_pair.partition_shape_C((128, 96)))
 print(small_acc.layout, " spans", tcgen05.find_tmem_tensor_col_offset(small_acc), "columns")
 assert str(small_acc.layout) == "((64,(48,2)),1,1):((65536,(1,4194304)),0,0)"
+assert str(cute.get(small_acc.layout, mode=[0, 1])) == "(48,2):(1,4194304)"            # the columns: N in two halves
 assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 
 # %% [markdown]
 # `(48,2):(1,4194304)`: 48 columns, then the second half of N 64 lanes further (4194304 = 64 x 65536).
+#
+# **Elsewhere you may read** `cutlass.utils.blackwell_helpers.get_num_tmem_alloc_cols` and
+# `cutlass.utils.LayoutEnum`: both still work in CuTeDSL 4.8.1 but warn
+# that they are deprecated, naming `cutlass.memory.get_num_tmem_alloc_cols` and `cutlass.tensor_utils.LayoutEnum`,
+# the names this chapter uses.
 #
 # ## 3 · Compiled for real: not yet
 #
@@ -303,7 +308,7 @@ def umma_plan(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages):
                                                          acc_dtype, cta_group, (bm, bn))
     accumulator = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((bm, bn)))
     return {"instruction": tuple(tiled_mma.op.shape_mnk),
-            "tmem_columns": blackwell_helpers.get_num_tmem_alloc_cols([accumulator] * acc_stages)}
+            "tmem_columns": memory.get_num_tmem_alloc_cols([accumulator] * acc_stages)}
     ### END SOLUTION
 
 

@@ -38,7 +38,8 @@ REAL_MODULES = {"cutekit.cute": "cutlass.cute", "cutekit.cute.nvgpu": "cutlass.c
                 "cutekit.cute.nvgpu.tcgen05": "cutlass.cute.nvgpu.tcgen05",
                 "cutekit.cute.nvgpu.tcgen05.mma": "cutlass.cute.nvgpu.tcgen05",
                 "cutekit.cute.nvgpu.tcgen05.copy": "cutlass.cute.nvgpu.tcgen05", "cutekit.cute.utils": "cutlass.utils",
-                "cutekit.cute.utils.blackwell_helpers": "cutlass.utils.blackwell_helpers"}
+                "cutekit.cute.utils.blackwell_helpers": "cutlass.utils.blackwell_helpers",
+                "cutekit.cute.memory": "cutlass.memory", "cutekit.cute.tensor_utils": "cutlass.tensor_utils"}
 
 
 class NotMovable(Exception):

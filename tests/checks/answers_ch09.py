@@ -3,6 +3,7 @@
 from math import ceil, log2
 
 from cutekit import cute
+from cutekit.cute import memory
 from cutekit.cute.nvgpu import OperandMajorMode, tcgen05
 from cutekit.cute.utils import blackwell_helpers
 
@@ -15,7 +16,7 @@ def umma_plan(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages):
     tiled_mma = blackwell_helpers.make_trivial_tiled_mma(ab_dtype, ab_dtype, K, K, acc_dtype, cta_group, (bm, bn))
     accumulator = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((bm, bn)))
     return {"instruction": tuple(tiled_mma.op.shape_mnk),
-            "tmem_columns": blackwell_helpers.get_num_tmem_alloc_cols([accumulator] * acc_stages)}
+            "tmem_columns": memory.get_num_tmem_alloc_cols([accumulator] * acc_stages)}
 
 
 def _by_hand(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages, *, k=None, halve_pair=True, f16_packed=False,
@@ -73,14 +74,14 @@ def umma_one_accumulator_stage(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stage
     tiled_mma = blackwell_helpers.make_trivial_tiled_mma(ab_dtype, ab_dtype, K, K, acc_dtype, cta_group, (bm, bn))
     accumulator = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((bm, bn)))
     return {"instruction": tuple(tiled_mma.op.shape_mnk),
-            "tmem_columns": blackwell_helpers.get_num_tmem_alloc_cols(accumulator)}
+            "tmem_columns": memory.get_num_tmem_alloc_cols(accumulator)}
 
 
 def umma_each_stage_rounded(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages):
     tiled_mma = blackwell_helpers.make_trivial_tiled_mma(ab_dtype, ab_dtype, K, K, acc_dtype, cta_group, (bm, bn))
     accumulator = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((bm, bn)))
     return {"instruction": tuple(tiled_mma.op.shape_mnk),
-            "tmem_columns": blackwell_helpers.get_num_tmem_alloc_cols(accumulator) * acc_stages}
+            "tmem_columns": memory.get_num_tmem_alloc_cols(accumulator) * acc_stages}
 
 
 def umma_more_than_512_columns(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages):
