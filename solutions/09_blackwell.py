@@ -43,10 +43,11 @@
 # has wgmma, and consumer Blackwell (sm_120, the GeForce RTX 50 cards) has neither; CuTeDSL's message for
 # a tcgen05 MMA built for sm_120 sends the programmer to the warp-level `mma.sync` of chapter 07.
 #
-# This chapter is the host side: the layouts and sizes a Blackwell kernel computes before launch, with
+# This chapter is mostly the host side: the layouts and sizes a Blackwell kernel computes before launch, with
 # cutekit's `cute` on the CPU (every result below is the one CuTeDSL 4.8.1 gives when traced for sm_100a;
-# `tests/cute/test_blackwell_atoms.py` compares them). The kernel side needs a Blackwell GPU or a simulator
-# that runs tcgen05, and the course has neither yet (see the end).
+# `tests/cute/test_blackwell_atoms.py` compares them), then a small whole kernel compiled for sm_100a
+# (section 3). Running it needs a Blackwell GPU or a simulator that runs tcgen05, and the course has neither
+# yet.
 #
 # Terms: a **CTA** is a thread block; **TMEM** is tensor memory; a **lane** is one of TMEM's 128 rows, a
 # **column** one of its 512 32-bit columns; **UMMA** is one `tcgen05.mma`; **K-major** means K is the
@@ -281,11 +282,68 @@ assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 # that they are deprecated, naming `cutlass.memory.get_num_tmem_alloc_cols` and `cutlass.tensor_utils.LayoutEnum`,
 # the names this chapter uses.
 #
-# ## 3 · Compiled for real: not yet
+# ## 3 · Compiled for real
 #
-# A cell here will compile a small Blackwell GEMM for sm_100a with real CuTeDSL and count its `tcgen05.mma`,
-# `tcgen05.ld`, `tcgen05.alloc` and `tcgen05.commit` instructions, as chapter 08 does for sm_90a. It is not
-# written yet.
+# `benchmarks/kernels/blackwell_gemm.py` is the smallest whole Blackwell GEMM the course could write with the
+# pieces above: D = A B^T in fp16 with fp32 accumulators, one CTA of four warps per 128 x 128 tile of D, two
+# stages of 64-wide k-tiles. Warp 0 allocates 128 TMEM columns (`cute.arch.alloc_tmem`), then, for each k-tile,
+# waits for its stage to be free, loads A's and B's tiles with TMA (chapter 08), waits for them and issues the
+# four 128 x 128 x 16 UMMAs with `cute.gemm` (the whole warp calls it; CuTeDSL has one thread issue the
+# instruction, and its documentation says not to wrap the call in `elect_one`);
+# `tcgen05.commit(barrier)` then makes the stage's "empty" mbarrier arrive once those MMAs have finished
+# reading it. A last commit signals "the accumulator is ready"; all four warps wait for it and copy the
+# accumulator out with section 2.3's 32x32b load, 32 columns at a time, `cute.arch.fence_view_async_tmem_load()`
+# (PTX `tcgen05.wait::ld`) waiting for each load before its registers are used; warp 0 frees the TMEM
+# (`cute.arch.dealloc_tmem`). There is no warp specialisation and no cluster: loads and MMAs overlap only
+# through the two stages.
+#
+# `compile_to_ptx(..., arch="sm_100a")` compiles its host function `gemm_tn` for fake fp16 tensors with real
+# CuTeDSL on this CPU (in a subprocess) and counts the PTX opcodes; where CuTeDSL is not installed (a Mac) the
+# cell says so and prints nothing else. **The kernel has not run anywhere**: no Blackwell GPU is lent to the
+# course, and cutekit's simulator does not run tcgen05 instructions yet, so this compile is all the evidence
+# there is that it is right.
+
+# %%
+import os
+import pathlib
+import sys
+
+from cutekit.checks import compile_to_ptx
+from cutekit.checks.cutedsl import FakeTensor
+
+# the notebook runs in course/ (or solutions/); the kernel lives in the repository's benchmarks/ package,
+# and compile_to_ptx compiles it in a subprocess, which needs the same path
+repository = str(pathlib.Path.cwd().parent)
+sys.path.insert(0, repository)
+os.environ["PYTHONPATH"] = os.pathsep.join([repository] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+
+ptx = compile_to_ptx("benchmarks.kernels.blackwell_gemm", "gemm_tn", (FakeTensor("Float16", 2, 64),) * 3,
+                     arch="sm_100a")
+if ptx.available:
+    assert ptx.ok, ptx.error
+    for opcode in ("tcgen05.alloc", "tcgen05.mma.cta_group", "tcgen05.commit", "tcgen05.ld.sync.aligned.32x32b.x32",
+                   "tcgen05.wait", "tcgen05.dealloc", "cp.async.bulk.tensor.2d.shared", "mbarrier.arrive.expect_tx",
+                   "mbarrier.init", "wgmma", "mma.sync", "ldmatrix"):
+        print(f"{opcode:40} {ptx.count(opcode)}")
+    assert ptx.count("tcgen05.alloc") == ptx.count("tcgen05.dealloc") == 1
+    assert ptx.count("tcgen05.mma.cta_group") == 12 and ptx.count("tcgen05.commit") == 4
+    assert ptx.count("tcgen05.ld.sync.aligned.32x32b.x32") == ptx.count("tcgen05.wait") == 4
+    assert ptx.count("cp.async.bulk.tensor.2d.shared") == 6 and ptx.count("mbarrier.init") == 5
+    assert ptx.count("wgmma") == ptx.count("mma.sync") == ptx.count("ldmatrix") == 0 and ptx.local_memory == 0
+    print(next(line.strip() for line in ptx.ptx.splitlines() if "tcgen05.mma" in line))
+else:
+    print(ptx.error)
+
+# %% [markdown]
+# Read it against the kernel: one `tcgen05.alloc` and one `tcgen05.dealloc`; the k-loop's body appears three
+# times in the PTX (the compiler's unrolling), each with 2 TMA loads, one `expect_tx` and 4 UMMAs
+# (`tcgen05.mma.cta_group::1.kind::f16`, 64 / 16 = 4 per k-tile): 12 UMMAs, 6 loads, and 3 + 1 commits with
+# the final one; 5 mbarriers (full and empty for 2 stages, and the accumulator's); 4 `tcgen05.ld` of 32x32b.x32
+# (the 4 strips of 32 columns), each followed by its `tcgen05.wait`. No `wgmma`, no `mma.sync`, no `ldmatrix`,
+# no local memory. The UMMA's operands, in the PTX ISA's order: the accumulator's TMEM address, the 64-bit
+# shared-memory descriptors of A and of B, the 32-bit instruction descriptor (types, shape, majors), a mask
+# of output lanes to leave alone, and a predicate: accumulate into D or overwrite it (`tcgen05.Field.ACCUMULATE`
+# sets it, False for the first k-block).
 #
 # ## Exercises
 #
@@ -344,5 +402,5 @@ check("ch09.operand_smem", operand_smem)
 # - Its accumulator lives in TMEM, lane = row, one 32-bit column per value whatever the type; allocate a power
 #   of two of at least 32 columns, at most 512, for everything the CTA keeps there.
 # - The epilogue reads TMEM with `tcgen05.ld`: warp w of four reaches lanes 32 w to 32 w + 31, a thread a row.
-# - Not yet in the course: a compiled Blackwell kernel, the simulator's tcgen05, and a Blackwell GPU to time
-#   it on; no number here is a Blackwell timing.
+# - Not yet in the course: running a Blackwell kernel. Section 3's GEMM compiles for sm_100a, but the simulator
+#   does not run tcgen05 and no Blackwell GPU is lent, so nothing here is a Blackwell result or timing.
