@@ -286,8 +286,8 @@ assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 #
 # `benchmarks/kernels/blackwell_gemm.py` is the smallest whole Blackwell GEMM the course could write with the
 # pieces above: D = A B^T in fp16 with fp32 accumulators, one CTA of four warps per 128 x 128 tile of D, two
-# stages of 64-wide k-tiles. Warp 0 allocates 128 TMEM columns (`cute.arch.alloc_tmem`), then, for each k-tile,
-# waits for its stage to be free, loads A's and B's tiles with TMA (chapter 08), waits for them and issues the
+# stages of 64-wide k-tiles. Warp 0 allocates 128 TMEM columns (`cute.arch.alloc_tmem`). For each k-tile it then
+# waits for its stage to be free, loads A's and B's tiles with TMA as in chapter 08, waits for them and issues the
 # four 128 x 128 x 16 UMMAs with `cute.gemm` (the whole warp calls it; CuTeDSL has one thread issue the
 # instruction, and its documentation says not to wrap the call in `elect_one`);
 # `tcgen05.commit(barrier)` then makes the stage's "empty" mbarrier arrive once those MMAs have finished
