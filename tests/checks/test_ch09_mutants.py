@@ -70,10 +70,11 @@ def test_the_rules_by_hand_are_cutekits_helpers_on_every_case():
 
 @pytest.mark.cutedsl
 def test_real_cutedsl_gives_what_cutekit_gave_from_the_right_answers(monkeypatch):
-    """The cutedsl-cpu criteria move the learner's function into a CuTeDSL process traced for sm_100a."""
+    """The cutedsl-cpu criteria move the learner's function into a CuTeDSL process traced for sm_100a (its enum
+    members and cutekit's tcgen05, utils and memory modules become CuTeDSL's). One exercise here (a CuTeDSL
+    process costs about 6 s); the strict run of solutions/09_blackwell.ipynb grades both with this tier."""
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
     monkeypatch.setenv("CUTEKIT_STRICT", "1")
     monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
-    for exercise_id, answer in CORRECT.items():
-        result = check(exercise_id, answer, seed=5, record=False)
-        assert "cutedsl-cpu" in result.tiers and result.earned == result.possible, str(result)
+    result = check("ch09.umma_plan", CORRECT["ch09.umma_plan"], seed=5, record=False)
+    assert "cutedsl-cpu" in result.tiers and result.earned == result.possible, str(result)
