@@ -42,11 +42,14 @@ MODULES = {
     "cutlass": "cutlass",
     "cutlass.cute": "cute",
     "cutekit.cute": "cute",             # cutekit's reference algebra mirrors cutlass.cute's names
+    "cutekit.cute.utils": "cutlass.utils",      # and cutlass.utils' host-side helpers (blackwell_helpers),
+    "cutekit.cute.memory": "cutlass.memory",    # cutlass.memory's (get_num_tmem_alloc_cols)
+    "cutekit.cute.tensor_utils": "cutlass.tensor_utils",    # and cutlass.tensor_utils' (LayoutEnum)
 }
 NOT_CUTEDSL = ("cutekit.cute.not_in_cutedsl",)      # cutekit's own views of what CuTeDSL keeps inside its IR
 # a component that names a module, not a function or class (importing a module uses no name yet)
 MODULE_NAMES = {"cutlass", "cute", "arch", "nvgpu", "warp", "warpgroup", "cpasync", "tcgen05", "runtime",
-                "testing", "utils", "pipeline", "torch", "common"}
+                "testing", "utils", "pipeline", "torch", "common", "memory", "tensor_utils"}
 
 # Methods and properties of CuTeDSL objects (tensors, layouts, atoms, TiledCopy/TiledMma and their thread
 # slices, numbers, shared-memory allocators, kernels) that a course cell calls or reads. A name here is

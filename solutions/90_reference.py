@@ -45,6 +45,7 @@ reference.lookup("partition")
 # - 06 · ldmatrix and retile: from shared memory to tensor-core registers
 # - 07 · sgemm, from SIMT to tensor cores
 # - 08 · Hopper GEMM: TMA, mbarriers and wgmma
+# - 09 · Blackwell: tcgen05 MMA and tensor memory
 
 # %% [markdown]
 # ## `cute`: layouts, tensors, copies and MMAs
@@ -64,6 +65,7 @@ reference.lookup("partition")
 # | `cute.crd2idx` | `crd2idx(coordinate, shape)`: the 1-D column-major index of a coordinate (given a layout: its offset). | 01 | 2. Three ways to name an element |
 # | `cute.depth` | `depth(x)`: how deeply the shape nests (0 for an int). | 01 | 5. Size, cosize, rank, depth |
 # | `cute.elem_less` | `elem_less(a, b)`: whether every entry of coordinate `a` is below `b`'s, the bounds test of a tail; a run-time Boolean in a kernel. | 03 | 7. When the tile does not divide the shape |
+# | `cute.flat_divide` | `flat_divide(t, tiler)`: a tensor or layout cut into tiles, the tile's modes first and the tile indices after, all flat. | 03 | 3. Four ways to arrange the same divide |
 # | `cute.flatten` | `flatten(layout)`: the same layout with every nested mode brought to the top level. | 01 | 6. Coalesce: the same function with fewer modes |
 # | `cute.Float16` | The 16-bit float type (fp16); `.width` is 16. | 05 | 1. The copy atom: how many bits one instruction moves |
 # | `cute.Float32` | The 32-bit float type (fp32); `.width` is 32. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
@@ -161,7 +163,15 @@ reference.lookup("partition")
 # | `cute.nvgpu.cpasync.make_tiled_tma_atom` | `make_tiled_tma_atom(op, tensor, smem_layout, box)`: the TMA atom (the descriptor) and the tensor's coordinate tensor. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.cpasync.tma_partition` | `tma_partition(atom, cta_coord, cta_layout, smem, gmem)`: the shared-memory and global views one TMA copy moves between, box in mode 0. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.MmaUniversalOp` | `MmaUniversalOp(dtype)`: one fused multiply-add by one thread, as a 1x1x1 MMA operation. | 07 | 1 · The SIMT kernel: a thread-level MMA |
+# | `cute.nvgpu.OperandMajorMode` | Which mode of an MMA operand tile is contiguous: `OperandMajorMode.K` or `OperandMajorMode.MN`. | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.OperandMajorMode.K` | An MMA operand whose K mode is contiguous (`OperandMajorMode.MN`: M or N is). | 08 | 3.6 · The warpgroup MMA |
+# | `cute.nvgpu.OperandMajorMode.MN` | The operand's M (A) or N (B) mode is contiguous: a column-major A, a row-major B of shape (K, N). | 09 | 1 · See it: one MMA for the whole CTA |
+# | `cute.nvgpu.tcgen05.CtaGroup.ONE` | A tcgen05 MMA of one CTA (`cta_group::1`): M 64 or 128. | 09 | 1 · See it: one MMA for the whole CTA |
+# | `cute.nvgpu.tcgen05.CtaGroup.TWO` | A tcgen05 MMA shared by the two CTAs of a cluster pair (`cta_group::2`): M 128 or 256, each CTA holding half of A, B and C. | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
+# | `cute.nvgpu.tcgen05.find_tmem_tensor_col_offset` | The number of TMEM columns a tensor in tensor memory spans. | 09 | 2.1 · The accumulator in TMEM, and the columns to allocate |
+# | `cute.nvgpu.tcgen05.make_tmem_copy` | `make_tmem_copy(atom, tmem_tensor)`: the TiledCopy of a tcgen05.ld (or st) atom over a TMEM tensor, for the warps that reach its lanes. | 09 | 2.3 · From TMEM to registers |
+# | `cute.nvgpu.tcgen05.MmaF16BF16Op` | `tcgen05.MmaF16BF16Op(ab, acc, (M, N, K), cta_group, a_src, a_major, b_major)`: Blackwell's `tcgen05.mma` (UMMA) for fp16/bf16 operands, issued by one thread for a CTA or a CTA pair, the accumulator in TMEM. | 09 | 1 · See it: one MMA for the whole CTA |
+# | `cute.nvgpu.tcgen05.OperandSource.SMEM` | The tcgen05 MMA reads A from shared memory (through a matrix descriptor). | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.warp.LdMatrix8x8x16bOp` | `LdMatrix8x8x16bOp(transpose, num_matrices)`: `ldmatrix`, a warp loading 1, 2 or 4 8x8 matrices of 16-bit values into registers. | 06 | See it |
 # | `cute.nvgpu.warp.MmaF16BF16Op` | `MmaF16BF16Op(ab_dtype, acc_dtype, shape)`: the warp-wide `mma.sync` on fp16 or bf16, shape (16, 8, 16) or (16, 8, 8). | 06 | 2. The MMA wants, and make_tiled_copy_A |
 # | `cute.nvgpu.warp.StMatrix8x8x16bOp` | `StMatrix8x8x16bOp(transpose, num_matrices)`: `stmatrix`, the inverse of ldmatrix (sm_90). | 08 | 3.8 · The epilogue |
@@ -204,10 +214,19 @@ reference.lookup("partition")
 # | `cutlass.Int16` | The 16-bit signed integer type. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cutlass.Int32` | The 32-bit signed integer type; `Int32(0)` is a run-time integer of it. | 04 | See it |
 # | `cutlass.Int64` | The 64-bit signed integer type (an mbarrier is one 8-byte word). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
+# | `cutlass.memory.get_num_tmem_alloc_cols` | TMEM columns to allocate for a TMEM tensor or a list of them: their columns summed, rounded up to a power of two of at least 32; more than 512 is refused. | 09 | 2.1 · The accumulator in TMEM, and the columns to allocate |
 # | `cutlass.memory.SmemAllocator` | `SmemAllocator()` hands out the block's shared memory: `allocate_tensor(type, layout, alignment)` carves a tensor out of it (the older `cutlass.utils.SmemAllocator` still works, with a deprecation warning). | 05 | Version 1 · CUDA style |
 # | `cutlass.min` | `min(a, b)` of run-time values. | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |
 # | `cutlass.range` | `range(start, stop, step)` in a kernel: a loop of the compiled program, its index a run-time value. | 04 | Exercise 5 · One block per row strip |
 # | `cutlass.range_constexpr` | `range_constexpr(n)`: a loop Python runs while tracing, unrolled into the kernel; n must be known then. | 02 | Run it |
+# | `cutlass.tensor_utils.LayoutEnum` | Whether a 2-D tensor is row-major (`LayoutEnum.ROW_MAJOR`) or column-major (`LayoutEnum.COL_MAJOR`). | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
+# | `cutlass.tensor_utils.LayoutEnum.ROW_MAJOR` | A tensor whose mode 1 is contiguous (for C or D: N-major). | 09 | 2.3 · From TMEM to registers |
+# | `cutlass.utils.blackwell_helpers` | CuTeDSL's host-side helpers for sm_100 kernels: the trivial tiled MMA, operand and epilogue shared-memory layouts and the epilogue's TMEM load. | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
+# | `cutlass.utils.blackwell_helpers.compute_epilogue_tile_shape` | `compute_epilogue_tile_shape((M, N, K), use_2cta, layout_d, d_dtype)`: the strip of the accumulator the epilogue moves at a time. | 09 | 2.3 · From TMEM to registers |
+# | `cutlass.utils.blackwell_helpers.get_tmem_load_op` | `get_tmem_load_op(tile, layout_d, d_dtype, acc_dtype, epi_tile, use_2cta)`: the tcgen05.ld copy atom (shape and repetitions) that brings one epilogue strip of TMEM to registers. | 09 | 2.3 · From TMEM to registers |
+# | `cutlass.utils.blackwell_helpers.make_smem_layout_a` | `make_smem_layout_a(tiled_mma, (M, N, K), dtype, stages)`: the staged, swizzled shared-memory layout of A's tile one CTA holds for that MMA. | 08 | 3.2 · Tiling the atom to the stages |
+# | `cutlass.utils.blackwell_helpers.make_smem_layout_b` | `make_smem_layout_b(tiled_mma, (M, N, K), dtype, stages)`: the same for B. | 09 | 2.2 · The shared-memory layouts of A and B |
+# | `cutlass.utils.blackwell_helpers.make_trivial_tiled_mma` | `make_trivial_tiled_mma(a_dtype, b_dtype, a_major, b_major, acc_dtype, cta_group, (M, N))`: the tcgen05 MMA for those types as a TiledMMA whose instruction shape is the tile. | 09 | 2.1 · The accumulator in TMEM, and the columns to allocate |
 
 # %% [markdown]
 # ## Methods and properties of CuTeDSL objects

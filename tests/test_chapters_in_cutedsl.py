@@ -4,8 +4,8 @@ The chapters build layouts with `cutekit.cute` outside any `@cute.jit` function 
 it traces one), and launch kernels that a CPU cannot run. `tests/chapters/in_cutedsl.py` runs each chapter's
 code cells with the real package on the CPU: it records every call the cells make to `cutekit.cute` and makes
 each again in CuTeDSL inside `@cute.jit`, comparing what the two print; and it compiles every `@cute.jit`
-function a cell calls (and every kernel exercise's answer) for the chapter's GPU, sm_80 (sm_90a for chapter 08),
-instead of running it. One process per architecture, both at once: on the 2-core course machine (2026-11-28)
+function a cell calls (and every kernel exercise's answer) for the chapter's GPU, sm_80 (sm_90a for chapter 08,
+sm_100a for chapter 09), instead of running it. One process per architecture, both at once: on the 2-core course machine (2026-11-28)
 the sm_80 process took 24 s of CPU for chapters 00-07 (cutlass imported in 2 s, the cells, 37 compiles and 4,743
 replayed calls), the sm_90a one 5 s for chapter 08; with other jobs on the machine, 45-140 s of wall time.
 
@@ -32,6 +32,7 @@ import generate_course  # noqa: E402
 
 CHAPTERS = generate_course.chapters()
 HOPPER = ("08_hopper_gemm",)                       # compiled for sm_90a; the others for sm_80
+BLACKWELL = ("09_blackwell",)                      # traced for sm_100a (tcgen05 exists only there)
 SELF_TEST = str(ROOT / "tests" / "chapters" / "known_differences.py")
 
 # cutekit answers these on purpose where CuTeDSL answers only when the kernel runs; the chapters say so
@@ -54,7 +55,8 @@ KNOWN = {
 def results(tmp_path_factory):
     """{chapter: what tests/chapters/in_cutedsl.py wrote for it}, both architectures run at once."""
     folder = tmp_path_factory.mktemp("in_cutedsl")
-    runs = {"sm_80": [c for c in CHAPTERS if c not in HOPPER] + [SELF_TEST], "sm_90a": list(HOPPER)}
+    runs = {"sm_80": [c for c in CHAPTERS if c not in HOPPER + BLACKWELL] + [SELF_TEST], "sm_90a": list(HOPPER),
+            "sm_100a": list(BLACKWELL)}
     started = {}
     for arch, chapters in runs.items():
         out, log = folder / f"{arch}.json", folder / f"{arch}.log"

@@ -25,7 +25,7 @@ def test_every_committed_course_and_notebook_file_is_what_the_generator_makes():
 
 def test_the_course_has_a_source_for_every_chapter_and_nothing_else():
     course = sorted(p.stem for p in (ROOT / "course").glob("[0-9][0-9]_*.py"))
-    assert course == CHAPTERS and len(generate_course.lessons()) == 9       # nine chapters and the reference
+    assert course == CHAPTERS and len(generate_course.lessons()) == 10      # ten chapters and the reference
     assert CHAPTERS[-1] == generate_course.REFERENCE
 
 

@@ -15,6 +15,7 @@ Two facts shape this module:
 from __future__ import annotations
 
 import base64
+import enum
 import inspect
 import os
 import pickle
@@ -32,7 +33,13 @@ from .verdict import failed, passed
 
 # modules a learner's function may use under a cutekit name, and the real library that replaces them
 REAL_MODULES = {"cutekit.cute": "cutlass.cute", "cutekit.cute.nvgpu": "cutlass.cute.nvgpu",
-                "cutekit.cute.nvgpu.warpgroup": "cutlass.cute.nvgpu.warpgroup"}
+                "cutekit.cute.nvgpu.warpgroup": "cutlass.cute.nvgpu.warpgroup",
+                "cutekit.cute.nvgpu.common_modes": "cutlass.cute.nvgpu",
+                "cutekit.cute.nvgpu.tcgen05": "cutlass.cute.nvgpu.tcgen05",
+                "cutekit.cute.nvgpu.tcgen05.mma": "cutlass.cute.nvgpu.tcgen05",
+                "cutekit.cute.nvgpu.tcgen05.copy": "cutlass.cute.nvgpu.tcgen05", "cutekit.cute.utils": "cutlass.utils",
+                "cutekit.cute.utils.blackwell_helpers": "cutlass.utils.blackwell_helpers",
+                "cutekit.cute.memory": "cutlass.memory", "cutekit.cute.tensor_utils": "cutlass.tensor_utils"}
 
 
 class NotMovable(Exception):
@@ -75,6 +82,11 @@ def module_source(function, _seen: set | None = None) -> str:
             # `from cutekit.cute import make_layout`: the real library's function of the same name
             real = REAL_MODULES.get(home) or ("cutlass.cute" if home.startswith("cutekit") else home)
             lines.append(f"from {real} import {value.__name__} as {name}")
+        elif isinstance(value, enum.Enum) and type(value).__module__.startswith("cutekit.cute"):
+            # `K = OperandMajorMode.K`: the real library's member of the same name
+            kind = type(value)
+            real = REAL_MODULES.get(kind.__module__) or "cutlass.cute"
+            lines.append(f"from {real} import {kind.__name__} as _{name}_kind\n{name} = _{name}_kind.{value.name}")
         elif isinstance(value, types.FunctionType):
             lines.append(module_source(value, seen))
         else:
@@ -114,13 +126,15 @@ def run_worker(job: dict, timeout: float, environment: dict | None = None) -> Wo
         return pickle.loads(reply_path.read_bytes())
 
 
-def run_in_cutedsl(module: str, function: str, calls: list, timeout: float = 120, with_cute: bool = False) -> WorkerReply:
+def run_in_cutedsl(module: str, function: str, calls: list, timeout: float = 120, with_cute: bool = False,
+                   arch: str | None = None) -> WorkerReply:
     """Call `module.function(*args)` (with `cutlass.cute` first when `with_cute`) for each args in `calls`,
     inside one `cute.jit` trace in a fresh process; each value comes back as its `str`.
 
-    `module` is a dotted name or a .py path."""
+    `module` is a dotted name or a .py path; `arch` (say "sm_100a", for tcgen05 atoms) sets CUTE_DSL_ARCH for
+    that process, else it is this one's (sm_80 when unset)."""
     return run_worker({"task": "trace", "module": module, "function": function, "calls": list(calls),
-                        "with_cute": with_cute}, timeout)
+                        "with_cute": with_cute}, timeout, {"CUTE_DSL_ARCH": arch} if arch else None)
 
 
 def trace_function(function, calls: list, timeout: float = 120) -> WorkerReply:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 import importlib
 
-CHAPTER_MODULES = ("ch00_start_here", "ch01_layouts", "ch02_tv_layouts", "ch03_divide", "ch04_local_tile", "ch05_tiled_copy", "ch06_ldmatrix", "ch07_sgemm", "ch08_hopper",)
+CHAPTER_MODULES = ("ch00_start_here", "ch01_layouts", "ch02_tv_layouts", "ch03_divide", "ch04_local_tile", "ch05_tiled_copy", "ch06_ldmatrix", "ch07_sgemm", "ch08_hopper", "ch09_blackwell",)
 
 
 def exercises() -> list:

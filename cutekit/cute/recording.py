@@ -48,8 +48,11 @@ def show(value) -> str:
 
 def _modules():
     from cutekit import cute
+    from cutekit.cute import memory, tensor_utils  # noqa: F401  (a chapter may import them after recording starts)
+    from cutekit.cute.utils import blackwell_helpers  # noqa: F401
     found = [("", cute)]
-    for name in ("nvgpu", "nvgpu.warp", "nvgpu.warpgroup", "nvgpu.cpasync"):
+    for name in ("nvgpu", "nvgpu.warp", "nvgpu.warpgroup", "nvgpu.cpasync", "nvgpu.tcgen05", "utils",
+                 "utils.blackwell_helpers", "memory", "tensor_utils"):
         module = sys.modules.get(f"cutekit.cute.{name}")
         if module is not None:
             found.append((name + ".", module))

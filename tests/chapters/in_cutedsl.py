@@ -31,6 +31,7 @@ import contextlib
 import dataclasses
 import enum
 import functools
+import inspect
 import io
 import json
 import os
@@ -58,6 +59,14 @@ EXERCISE_ARGUMENTS = {
     "ch08.capstone": (("Float16", 2, 8), ("Float16", 2, 8), ("Float32", 1, 8), ("Float16", 2, 8)),
 }
 MAX_COMPILES_PER_FUNCTION = 3        # distinct argument types compiled per @cute.jit function called by a cell
+
+
+CUTLASS_MODULES = ("utils", "memory", "tensor_utils")     # cutekit.cute.X mirrors cutlass.X, not cutlass.cute.X
+
+
+def self_arch_has_tcgen05() -> bool:
+    """CuTeDSL builds tcgen05 operations only when it compiles for datacenter Blackwell (sm_100a, sm_103a, ...)."""
+    return os.environ.get("CUTE_DSL_ARCH", "").startswith(("sm_100", "sm_103", "sm_110"))
 
 
 def short(error: BaseException, limit: int = 1500) -> str:
@@ -418,6 +427,11 @@ class Replayer:
     def __init__(self):
         import cutlass
         import cutlass.cute as cute
+        import cutlass.memory  # noqa: F401  (cutekit.cute.memory, .tensor_utils and .utils mirror cutlass')
+        import cutlass.tensor_utils  # noqa: F401
+        import cutlass.utils.blackwell_helpers  # noqa: F401
+        if self_arch_has_tcgen05():
+            import cutlass.cute.nvgpu.tcgen05  # noqa: F401
         self.cutlass, self.cute = cutlass, cute
         self.known: dict = {}        # id(cutekit object) -> (the object, CuTeDSL's replayed object)
         self.failed: dict = {}       # id(cutekit object) -> why its call could not be replayed
@@ -466,25 +480,41 @@ class Replayer:
         if isinstance(x, enum.Enum):
             return getattr(self.mirror(type(x)), x.name)
         if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x).__module__.startswith("cutekit.cute.nvgpu"):
-            # CuTeDSL's operations take the same values in the same order (some under other names)
-            return self.mirror(type(x))(*[self.convert(getattr(x, f.name)) for f in dataclasses.fields(x) if f.init])
+            # CuTeDSL's operations take the same values in the same order (some under other names), but for
+            # tcgen05's MMAs, which take A's and B's one type once (`ab_dtype`) where cutekit keeps both
+            theirs = self.mirror(type(x))
+            values = [self.convert(getattr(x, f.name)) for f in dataclasses.fields(x) if f.init]
+            names = [f.name for f in dataclasses.fields(x) if f.init]
+            if names[:2] == ["a_dtype", "b_dtype"] and "ab_dtype" in inspect.signature(theirs.__init__).parameters:
+                values = values[:1] + values[2:]
+            return theirs(*values)
         raise Unconvertible(f"a {type(x).__module__}.{type(x).__name__} made outside cutekit.cute")
 
     def mirror(self, cls):
         """The CuTeDSL class of the same name as a cutekit one (cutekit.cute.nvgpu.warp.copy.X -> cute.nvgpu.warp.X)."""
         parts = cls.__module__.split(".")[2:]          # cutekit.cute.nvgpu.warp.copy -> nvgpu, warp, copy
+        root = self.cute
+        if parts[:1] and parts[0] in CUTLASS_MODULES:  # cutekit.cute.utils.X -> cutlass.utils.X
+            root, parts = getattr(self.cutlass, parts[0]), parts[1:]
         for depth in range(len(parts), -1, -1):
-            owner = self.cute
+            owner = root
             try:
                 for part in parts[:depth]:
                     owner = getattr(owner, part)
                 return getattr(owner, cls.__name__)
             except AttributeError:
                 continue
+        # cutekit keeps a few enums several CuTeDSL modules share in one place (common_modes: CtaGroup, ...)
+        for module in ("tcgen05", "cpasync", "warpgroup", "warp"):
+            found = getattr(getattr(self.cute.nvgpu, module, None), cls.__name__, None)
+            if found is not None:
+                return found
         raise Unconvertible(f"CuTeDSL has no {cls.__name__}")
 
     def function(self, name):
         owner = self.cute
+        if name.split(".")[0] in CUTLASS_MODULES:      # cutekit.cute.utils mirrors cutlass.utils
+            owner, name = getattr(self.cutlass, name.split(".")[0]), name.split(".", 1)[1]
         for part in name.split("."):
             owner = getattr(owner, part)
         return owner

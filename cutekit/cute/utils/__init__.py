@@ -1,54 +1,7 @@
 """What CuTeDSL keeps in `cutlass.utils` for building kernels on the host: `LayoutEnum` (row- or column-major
 tensors) and `blackwell_helpers` (sm_100 shared-memory layouts, the trivial tiled MMA, TMEM sizes and the
 epilogue's TMEM load)."""
-from enum import Enum
-
-from ..nvgpu.common_modes import OperandMajorMode
-
-
-class LayoutEnum(Enum):
-    """Whether a 2-D (or batched) tensor is row-major (mode 1 contiguous) or column-major (mode 0 contiguous),
-    as `cutlass.utils.LayoutEnum`; for an MMA operand, row-major A is K-major."""
-    ROW_MAJOR = "row_major"
-    COL_MAJOR = "col_major"
-
-    def __str__(self):
-        return f"LayoutEnum.{self.name}"
-
-    def mma_major_mode(self) -> OperandMajorMode:
-        return OperandMajorMode.K if self is LayoutEnum.ROW_MAJOR else OperandMajorMode.MN
-
-    sm90_mma_major_mode = mma_major_mode
-
-    def is_k_major_a(self) -> bool:
-        return self is LayoutEnum.ROW_MAJOR
-
-    def is_m_major_a(self) -> bool:
-        return self is LayoutEnum.COL_MAJOR
-
-    def is_n_major_b(self) -> bool:
-        return self is LayoutEnum.COL_MAJOR
-
-    def is_k_major_b(self) -> bool:
-        return self is LayoutEnum.ROW_MAJOR
-
-    def is_n_major_c(self) -> bool:
-        return self is LayoutEnum.ROW_MAJOR
-
-    def is_m_major_c(self) -> bool:
-        return self is LayoutEnum.COL_MAJOR
-
-    @staticmethod
-    def from_tensor(tensor) -> "LayoutEnum":
-        """ROW_MAJOR where mode 1 has stride 1, COL_MAJOR where mode 0 has."""
-        stride = tensor.layout.stride
-        stride = stride if isinstance(stride, tuple) else (stride,)
-        if len(stride) > 1 and stride[1] == 1:
-            return LayoutEnum.ROW_MAJOR
-        if stride[0] == 1:
-            return LayoutEnum.COL_MAJOR
-        raise ValueError(f"Invalid leading dimension: no mode of stride 1 among the first two of {tensor.layout}")
-
+from ..tensor_utils import LayoutEnum  # CuTeDSL 4.8.1 keeps it in cutlass.tensor_utils; cutlass.utils' warns
 
 from . import blackwell_helpers  # noqa: E402
 

@@ -1,0 +1,406 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: CuTe by Hand
+#     language: python
+#     name: cute-by-hand
+# ---
+
+
+# %% [markdown]
+# # 09 · Blackwell: tcgen05 MMA and tensor memory
+#
+# **Why.** Chapter 08's Hopper GEMM gives each 64-row slice of the tile to a warpgroup: 128 threads issue
+# one `wgmma.mma_async` together, and the accumulators live in those threads' registers (128 fp32 per thread
+# for a 64 x 256 slice). A datacenter Blackwell GPU (sm_100a: B200, GB200; sm_103a: B300) keeps TMA and the
+# mbarriers of chapter 08 and changes the tensor core's side of the contract:
+#
+# - **One thread issues the MMA for the whole CTA.** `tcgen05.mma` (CUTLASS calls it UMMA) computes a
+#   128 x 256 x 16 block in one instruction, and a single thread issues it. Operands come from shared memory
+#   through the same kind of matrix descriptors as wgmma's.
+# - **The accumulators live in tensor memory (TMEM)**, a per-SM memory of 128 lanes x 512 columns of 32-bit
+#   cells next to the tensor core, not in registers. A kernel allocates TMEM columns (`tcgen05.alloc`), the
+#   MMAs accumulate there, the epilogue's warps copy it to registers (`tcgen05.ld`), and the kernel frees it
+#   (`tcgen05.dealloc`). Registers are free for the epilogue while the next tile's MMAs run.
+# - **Completion is signalled to an mbarrier**: `tcgen05.commit` makes an mbarrier arrive once every MMA the
+#   thread issued before it has finished, the same barriers TMA reports its bytes to. So "the stage may be
+#   overwritten" and "the accumulator is ready" are both mbarrier waits; there is no `wgmma.wait_group`.
+# - **A CTA pair can share one MMA** (`CtaGroup.TWO`, PTX `cta_group::2`): the two CTAs of a cluster pair
+#   compute a 256 x N tile together, each holding half of A's rows, half of B's and half of C.
+#
+# Instruction shapes, in CuTeDSL 4.8.1's own checks: with one CTA M is 64 or 128 and N a multiple of 8 up to
+# 256; with a pair M is 128 or 256 and N a multiple of 16 up to 256 (8-bit MN-major B asks 16 and 32); K is
+# 32 bytes of A and B (16 fp16, 8 tf32, 32 int8). Only datacenter Blackwell has tcgen05: Hopper (sm_90a)
+# has wgmma, and consumer Blackwell (sm_120, the GeForce RTX 50 cards) has neither; CuTeDSL's message for
+# a tcgen05 MMA built for sm_120 sends the programmer to the warp-level `mma.sync` of chapter 07.
+#
+# This chapter is mostly the host side: the layouts and sizes a Blackwell kernel computes before launch, with
+# cutekit's `cute` on the CPU (every result below is the one CuTeDSL 4.8.1 gives when traced for sm_100a;
+# `tests/cute/test_blackwell_atoms.py` compares them), then a small whole kernel compiled for sm_100a
+# (section 3). Running it needs a Blackwell GPU or a simulator that runs tcgen05, and the course has neither
+# yet.
+#
+# Terms: a **CTA** is a thread block; **TMEM** is tensor memory; a **lane** is one of TMEM's 128 rows, a
+# **column** one of its 512 32-bit columns; **UMMA** is one `tcgen05.mma`; **K-major** means K is the
+# contiguous mode of an operand tile (chapter 08).
+#
+# Besides `cute` and its `tcgen05` module (`cute.nvgpu.tcgen05`: the Blackwell MMA and TMEM copy operations),
+# the cells use `cutlass.utils.blackwell_helpers`, CuTeDSL's host-side helpers for sm_100 kernels (the trivial
+# tiled MMA, the shared-memory layouts and the epilogue's TMEM load), `cutlass.memory` (here for the TMEM
+# columns to allocate) and `cutlass.tensor_utils.LayoutEnum`, which says whether a tensor is row-major or
+# column-major; cutekit mirrors them as `cutekit.cute.utils`, `cutekit.cute.memory` and `cutekit.cute.tensor_utils`.
+
+# %%
+from cutekit import cute
+from cutekit.checks import check
+from cutekit.cute import memory
+from cutekit.cute.nvgpu import OperandMajorMode, tcgen05
+from cutekit.cute.tensor_utils import LayoutEnum
+from cutekit.cute.utils import blackwell_helpers
+
+# %% [markdown]
+# ## 1 · See it: one MMA for the whole CTA
+#
+# `tcgen05.MmaF16BF16Op(ab, acc, (M, N, K), cta_group, a_src, a_major, b_major)` is the tcgen05 MMA for
+# fp16/bf16 operands: `cta_group` is a `tcgen05.CtaGroup` (`CtaGroup.ONE`, one CTA; `CtaGroup.TWO`, a
+# pair), `a_src` a `tcgen05.OperandSource` (`OperandSource.SMEM`: A from shared memory) and the majors are
+# `OperandMajorMode.K` or `OperandMajorMode.MN` from `cute.nvgpu`. `cute.make_tiled_mma(op)` (chapter 07)
+# makes it a TiledMMA. The 128 x 256 x 16 fp16 UMMA with fp32 accumulators:
+
+# %%
+K_MAJOR = OperandMajorMode.K
+umma = cute.make_tiled_mma(tcgen05.MmaF16BF16Op(cute.Float16, cute.Float32, (128, 256, 16), tcgen05.CtaGroup.ONE,
+                                                tcgen05.OperandSource.SMEM, K_MAJOR, K_MAJOR))
+print(umma)
+for name in ("thr_id", "tv_layout_A", "tv_layout_B", "tv_layout_C"):
+    print(f"{name:12} {getattr(umma, name)}")
+assert str(umma.thr_id) == "1:0"
+assert str(umma.tv_layout_A) == "(1,(128,16)):(128,(1,128))"
+assert str(umma.tv_layout_B) == "(1,(256,16)):(256,(1,256))"
+assert str(umma.tv_layout_C) == "(1,(128,256)):(128,(1,128))"
+
+# %% [markdown]
+# `thr_id` is `1:0`: the UMMA's atom has **one** "thread", and that thread is the CTA (in the kernel, one
+# elected thread issues the instruction for all of them). Its TV layouts say the same: one thread, and a value
+# mode that is the whole 128 x 16 of A, the whole 256 x 16 of B and the whole 128 x 256 of C (column-major,
+# offset m + 128 n). Chapter 08's wgmma spread C over the 128 threads of a warpgroup (section 3.6);
+# the UMMA's C belongs to no thread at all: it is in TMEM, and which thread reads which row is decided later, by
+# the copy out of TMEM (section 2.3). `get_slice(0).partition_C` of the tile's coordinates gives the one
+# slice there is, the whole tile:
+
+# %%
+whole = umma.get_slice(0).partition_C(cute.make_identity_tensor((128, 256)))
+print(whole)
+assert str(whole) == "tensor<(0,0) o ((128,256),1,1):((1@0,1@1),0,0)>"
+assert umma.op.shape_mnk == (128, 256, 16)
+
+# %% [markdown]
+# ## 2 · Build it up
+#
+# ### 2.1 · The accumulator in TMEM, and the columns to allocate
+#
+# `tiled_mma.partition_shape_C((M, N))` is the shape of one CTA's share of C, and
+# `tiled_mma.make_fragment_C(shape)` makes the accumulator tensor: for tcgen05 a tensor in tensor memory (a
+# `tmem` pointer), not registers. Its layout is TMEM's addressing: a lane is 65536 columns-worth apart (the
+# address keeps the lane in its upper 16 bits), a column is 1.
+
+# %%
+accumulator = umma.make_fragment_C(umma.partition_shape_C((128, 256)))
+print(accumulator)
+assert umma.partition_shape_C((128, 256)) == ((128, 256), 1, 1)
+assert str(accumulator) == "tensor<ptr<f32, tmem, align<1>> o ((128,256),1,1):((65536,1),0,0)>"
+
+# %% [markdown]
+# Row m of C is lane m, column n is TMEM column n: 256 of the SM's 512 columns. `tcgen05.alloc` hands out
+# columns in powers of two, at least 32 and at most 512 (CuTeDSL checks the same in
+# `cutlass.utils.TmemAllocator`). `tcgen05.find_tmem_tensor_col_offset(t)` is the number of columns a TMEM
+# tensor spans, and `memory.get_num_tmem_alloc_cols(t or [t, ...])` the columns to allocate for one or
+# several tensors: their columns summed, rounded up to a power of two of at least 32, refused over 512. `blackwell_helpers.make_trivial_tiled_mma(a_dtype, b_dtype, a_major, b_major, acc_dtype, cta_group,
+# (M, N))` picks the tcgen05 op for the types and makes its TiledMMA, the instruction shape being the tile.
+# Three tiles, with an fp16 accumulator for the last (N = 96 spans 96 columns and allocates 128; 16 allocates
+# the minimum, 32):
+
+# %%
+for bm, bn, acc_dtype in ((128, 96, cute.Float32), (64, 16, cute.Float32), (128, 256, cute.Float16)):
+    mma = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJOR, K_MAJOR, acc_dtype,
+                                                   tcgen05.CtaGroup.ONE, (bm, bn))
+    acc = mma.make_fragment_C(mma.partition_shape_C((bm, bn)))
+    print(f"{bm}x{bn} {acc_dtype}: {acc.layout}  spans {tcgen05.find_tmem_tensor_col_offset(acc)} columns,"
+          f" allocate {memory.get_num_tmem_alloc_cols(acc)}")
+two = memory.get_num_tmem_alloc_cols([accumulator, accumulator])
+print("two 128x256 accumulators:", two)
+try:
+    memory.get_num_tmem_alloc_cols([accumulator] * 3)
+except ValueError as refused:
+    print("three:", refused)
+else:
+    raise AssertionError("768 TMEM columns were accepted")
+assert two == 512
+
+# %% [markdown]
+# Read the three lines: N = 96 spans 96 columns and allocates 128; the M = 64 tile uses lanes in four groups
+# of 16 (`(16,4):(65536,2097152)`: lanes 0-15, 32-47, 64-79, 96-111) and still one column per value; an fp16
+# accumulator is **not** packed two to a column (stride 2 in 16-bit units: one value per 32-bit column), so
+# it takes as many columns as fp32. Two 128 x 256 accumulators fill the SM's 512 columns (a persistent kernel
+# keeps two, one being computed while the epilogue drains the other); a third does not fit.
+
+# %%
+m64 = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJOR, K_MAJOR, cute.Float32,
+                                               tcgen05.CtaGroup.ONE, (64, 16))
+m64_acc = m64.make_fragment_C(m64.partition_shape_C((64, 16)))
+f16 = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJOR, K_MAJOR, cute.Float16,
+                                               tcgen05.CtaGroup.ONE, (128, 256))
+f16_acc = f16.make_fragment_C(f16.partition_shape_C((128, 256)))
+assert str(m64_acc.layout) == "(((16,4),16),1,1):(((65536,2097152),1),0,0)"
+assert str(cute.get(m64_acc.layout, mode=[0, 0])) == "(16,4):(65536,2097152)"       # the rows: lanes
+assert memory.get_num_tmem_alloc_cols(m64_acc) == 32
+assert str(f16_acc.layout) == "((128,256),1,1):((131072,2),0,0)"
+assert tcgen05.find_tmem_tensor_col_offset(f16_acc) == 256
+
+# %% [markdown]
+# ### 2.2 · The shared-memory layouts of A and B
+#
+# The UMMA reads A and B from shared memory through descriptors, so, as for wgmma, the layout must be one of
+# the swizzled atoms. `blackwell_helpers.make_smem_layout_a(tiled_mma, (M, N, K), dtype, stages)` and
+# `make_smem_layout_b` choose the atom from the majors and the contiguous extent (chapter 08's rule) and tile it
+# to the MMA's partition of the k-tile, with a stage mode last. For the 128 x 256 tile, a 64-element (128-byte)
+# fp16 k-tile and 3 stages:
+
+# %%
+sA = blackwell_helpers.make_smem_layout_a(umma, (128, 256, 64), cute.Float16, 3)
+sB = blackwell_helpers.make_smem_layout_b(umma, (128, 256, 64), cute.Float16, 3)
+print("sA:", sA)
+print("sB:", sB)
+assert str(sA) == "S<3,4,3> o 0 o ((128,16),1,4,3):((64,1),0,16,8192)"
+assert str(sB) == "S<3,4,3> o 0 o ((256,16),1,4,3):((64,1),0,16,16384)"
+
+# %% [markdown]
+# The modes are the MMA's: `(128,16)` is one UMMA's A (128 rows, K = 16, rows 64 elements = 128 bytes apart:
+# the `S<3,4,3>` 128-byte swizzle), `1` the MMAs along M, `4` the UMMAs along the k-tile (64 / 16, each 16
+# elements further) and `3` the stages (8192 elements = 16 KiB apart). chapter 08's K-major tile of the same
+# atom was written `((8,16),(64,1),(1,4))`; here the first mode is already what one instruction reads.
+#
+# ### 2.3 · From TMEM to registers
+#
+# The epilogue copies the accumulator out of TMEM in column strips. `blackwell_helpers.
+# compute_epilogue_tile_shape((M, N, K), use_2cta, layout_d, d_dtype)` picks the strip (`LayoutEnum.ROW_MAJOR`
+# says D is row-major), `blackwell_helpers.get_tmem_load_op(...)` the `tcgen05.ld` copy atom for it,
+# `cute.flat_divide(acc, tile)` cuts the accumulator into strips, and `tcgen05.make_tmem_copy(atom, strip)`
+# makes the TiledCopy that four warps (128 threads) use:
+
+# %%
+epi_tile = blackwell_helpers.compute_epilogue_tile_shape((128, 256, 64), False, LayoutEnum.ROW_MAJOR, cute.Float16)
+load = blackwell_helpers.get_tmem_load_op((128, 256, 64), LayoutEnum.ROW_MAJOR, cute.Float16, cute.Float32,
+                                          epi_tile, False)
+strips = cute.flat_divide(accumulator[((None, None), 0, 0)], epi_tile)
+tmem_copy = tcgen05.make_tmem_copy(load, strips[(None, None, 0, 0)])
+print("epilogue tile:", [str(t) for t in epi_tile])
+print(load.op)
+print("strips:", strips)
+print("TV layout:", tmem_copy.layout_tv_tiled)
+assert [str(t) for t in epi_tile] == ["128:1", "32:1"]
+assert str(load.op) == "tcgen05 Ld32x32b Copy Operation\n  number of repetitions = 32"
+assert str(strips) == "tensor<ptr<f32, tmem, align<1>> o (128,32,1,8):(65536,1,0,32)>"
+assert str(tmem_copy.layout_tv_tiled) == "((32,4),(32,32)):((0,1),(128,4))"
+
+# %% [markdown]
+# `Ld32x32b` with 32 repetitions: each of a warp's 32 threads reads one lane, 32 bits per repetition, 32
+# repetitions: 32 fp32 columns of its own row. The strip is 128 x 32 and there are 8 of them along N. Which
+# thread gets which row follows from the hardware rule that a warp reaches only its own quarter of TMEM's
+# lanes: warp w (of the four) reads lanes 32 w to 32 w + 31. `partition_D` of the strip's coordinates for
+# threads 0, 37 and 100 (warps 0, 1, 3):
+
+# %%
+for thread in (0, 37, 100):
+    print(thread, tmem_copy.get_slice(thread).partition_D(cute.make_identity_tensor((128, 32))))
+mine = tmem_copy.get_slice(37).partition_D(cute.make_identity_tensor((128, 32)))
+assert str(mine) == "tensor<(37,0) o ((32,1),1,1):((1@1,0),0,0)>"
+assert str(tmem_copy.get_slice(37).partition_S(strips).layout) == "(((32,32),1),1,1,1,8):(((1,65536),0),0,0,0,32)"
+
+# %% [markdown]
+# Thread 37 holds row 37, columns 0-31 of each strip: a whole row per thread, where wgmma gave a thread two
+# values in each of several rows. Its `partition_S` of all the strips is `(((32,32),1),1,1,1,8)`: the 32
+# columns of one load, and 8 strips 32 columns apart.
+#
+# ### 2.4 · A CTA pair: CtaGroup.TWO
+#
+# With `CtaGroup.TWO` the two CTAs of a cluster pair run one MMA; the instruction shape is the pair's. A
+# 256 x 128 tile:
+
+# %%
+pair = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJOR, K_MAJOR, cute.Float32,
+                                                tcgen05.CtaGroup.TWO, (256, 128))
+print("instruction:", pair.op.shape_mnk)
+for name in ("thr_id", "tv_layout_A", "tv_layout_B", "tv_layout_C"):
+    print(f"{name:12} {getattr(pair, name)}")
+pair_acc = pair.make_fragment_C(pair.partition_shape_C((256, 128)))
+print("each CTA's accumulator:", pair_acc.layout)
+print("sA:", blackwell_helpers.make_smem_layout_a(pair, (256, 128, 64), cute.Float16, 3))
+print("sB:", blackwell_helpers.make_smem_layout_b(pair, (256, 128, 64), cute.Float16, 3))
+assert pair.op.shape_mnk == (256, 128, 16) and str(pair.thr_id) == "2:1"
+assert str(pair.tv_layout_A) == "(2,(128,16)):(128,(1,256))"
+assert str(pair.tv_layout_B) == "(2,(64,16)):(64,(1,128))"
+assert str(pair.tv_layout_C) == "(2,(128,128)):(128,(1,256))"
+assert str(pair_acc.layout) == "((128,128),1,1):((65536,1),0,0)"
+assert str(blackwell_helpers.make_smem_layout_a(pair, (256, 128, 64), cute.Float16, 3)) == \
+    "S<3,4,3> o 0 o ((128,16),1,4,3):((64,1),0,16,8192)"
+assert str(blackwell_helpers.make_smem_layout_b(pair, (256, 128, 64), cute.Float16, 3)) == \
+    "S<3,4,3> o 0 o ((64,16),1,4,3):((64,1),0,16,4096)"
+
+# %% [markdown]
+# `thr_id` is `2:1`: two "threads", each a CTA. A's TV layout gives CTA 0 rows 0-127 and CTA 1 rows 128-255
+# (thread stride 128); B's gives each CTA 64 of the 128 rows of B (its N), C's gives each CTA 128 rows of C by
+# all 128 columns: a 128 x 128 accumulator in each CTA's TMEM (128 columns). So each CTA loads and keeps only
+# half of A's tile and half of B's (sA 128 rows, sB 64), and the tensor cores of the pair read both halves.
+#
+# A pair's 128-row MMA leaves only 64 rows of C in each CTA; TMEM then puts the two halves of N in lanes 0-63
+# and 64-127, so the accumulator spans N / 2 columns:
+
+# %%
+small_pair = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJOR, K_MAJOR, cute.Float32,
+                                                      tcgen05.CtaGroup.TWO, (128, 96))
+small_acc = small_pair.make_fragment_C(small_pair.partition_shape_C((128, 96)))
+print(small_acc.layout, " spans", tcgen05.find_tmem_tensor_col_offset(small_acc), "columns")
+assert str(small_acc.layout) == "((64,(48,2)),1,1):((65536,(1,4194304)),0,0)"
+assert str(cute.get(small_acc.layout, mode=[0, 1])) == "(48,2):(1,4194304)"            # the columns: N in two halves
+assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
+
+# %% [markdown]
+# `(48,2):(1,4194304)`: 48 columns, then the second half of N 64 lanes further (4194304 = 64 x 65536).
+#
+# **Elsewhere you may read** `cutlass.utils.blackwell_helpers.get_num_tmem_alloc_cols` and
+# `cutlass.utils.LayoutEnum`: both still work in CuTeDSL 4.8.1 but warn
+# that they are deprecated, naming `cutlass.memory.get_num_tmem_alloc_cols` and `cutlass.tensor_utils.LayoutEnum`,
+# the names this chapter uses.
+#
+# ## 3 · Compiled for real
+#
+# `benchmarks/kernels/blackwell_gemm.py` is the smallest whole Blackwell GEMM the course could write with the
+# pieces above: D = A B^T in fp16 with fp32 accumulators, one CTA of four warps per 128 x 128 tile of D, two
+# stages of 64-wide k-tiles. Warp 0 allocates 128 TMEM columns (`cute.arch.alloc_tmem`). For each k-tile it then
+# waits for its stage to be free, loads A's and B's tiles with TMA as in chapter 08, waits for them and issues the
+# four 128 x 128 x 16 UMMAs with `cute.gemm` (the whole warp calls it; CuTeDSL has one thread issue the
+# instruction, and its documentation says not to wrap the call in `elect_one`);
+# `tcgen05.commit(barrier)` then makes the stage's "empty" mbarrier arrive once those MMAs have finished
+# reading it. A last commit signals "the accumulator is ready"; all four warps wait for it and copy the
+# accumulator out with section 2.3's 32x32b load, 32 columns at a time, `cute.arch.fence_view_async_tmem_load()`
+# (PTX `tcgen05.wait::ld`) waiting for each load before its registers are used; warp 0 frees the TMEM
+# (`cute.arch.dealloc_tmem`). There is no warp specialisation and no cluster: loads and MMAs overlap only
+# through the two stages.
+#
+# `compile_to_ptx(..., arch="sm_100a")` compiles its host function `gemm_tn` for fake fp16 tensors with real
+# CuTeDSL on this CPU (in a subprocess) and counts the PTX opcodes; where CuTeDSL is not installed (a Mac) the
+# cell says so and prints nothing else. **The kernel has not run anywhere**: no Blackwell GPU is lent to the
+# course, and cutekit's simulator does not run tcgen05 instructions yet, so this compile is all the evidence
+# there is that it is right.
+
+# %%
+import os
+import pathlib
+import sys
+
+from cutekit.checks import compile_to_ptx
+from cutekit.checks.cutedsl import FakeTensor
+
+# the notebook runs in course/ (or solutions/); the kernel lives in the repository's benchmarks/ package,
+# and compile_to_ptx compiles it in a subprocess, which needs the same path
+repository = str(pathlib.Path.cwd().parent)
+sys.path.insert(0, repository)
+os.environ["PYTHONPATH"] = os.pathsep.join([repository] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+
+ptx = compile_to_ptx("benchmarks.kernels.blackwell_gemm", "gemm_tn", (FakeTensor("Float16", 2, 64),) * 3,
+                     arch="sm_100a")
+if ptx.available:
+    assert ptx.ok, ptx.error
+    for opcode in ("tcgen05.alloc", "tcgen05.mma.cta_group", "tcgen05.commit", "tcgen05.ld.sync.aligned.32x32b.x32",
+                   "tcgen05.wait", "tcgen05.dealloc", "cp.async.bulk.tensor.2d.shared", "mbarrier.arrive.expect_tx",
+                   "mbarrier.init", "wgmma", "mma.sync", "ldmatrix"):
+        print(f"{opcode:40} {ptx.count(opcode)}")
+    assert ptx.count("tcgen05.alloc") == ptx.count("tcgen05.dealloc") == 1
+    assert ptx.count("tcgen05.mma.cta_group") == 12 and ptx.count("tcgen05.commit") == 4
+    assert ptx.count("tcgen05.ld.sync.aligned.32x32b.x32") == ptx.count("tcgen05.wait") == 4
+    assert ptx.count("cp.async.bulk.tensor.2d.shared") == 6 and ptx.count("mbarrier.init") == 5
+    assert ptx.count("wgmma") == ptx.count("mma.sync") == ptx.count("ldmatrix") == 0 and ptx.local_memory == 0
+    print(next(line.strip() for line in ptx.ptx.splitlines() if "tcgen05.mma" in line))
+else:
+    print(ptx.error)
+
+# %% [markdown]
+# Read it against the kernel: one `tcgen05.alloc` and one `tcgen05.dealloc`; the k-loop's body appears three
+# times in the PTX (the compiler's unrolling), each with 2 TMA loads, one `expect_tx` and 4 UMMAs
+# (`tcgen05.mma.cta_group::1.kind::f16`, 64 / 16 = 4 per k-tile): 12 UMMAs, 6 loads, and 3 + 1 commits with
+# the final one; 5 mbarriers (full and empty for 2 stages, and the accumulator's); 4 `tcgen05.ld` of 32x32b.x32
+# (the 4 strips of 32 columns), each followed by its `tcgen05.wait`. No `wgmma`, no `mma.sync`, no `ldmatrix`,
+# no local memory. The UMMA's operands, in the PTX ISA's order: the accumulator's TMEM address, the 64-bit
+# shared-memory descriptors of A and of B, the 32-bit instruction descriptor (types, shape, majors), a mask
+# of output lanes to leave alone, and a predicate: accumulate into D or overwrite it (`tcgen05.Field.ACCUMULATE`
+# sets it, False for the first k-block).
+#
+# ## Exercises
+#
+# Both exercises are host code with cutekit's `cute`; where CuTeDSL is installed the check also runs your
+# function under real CuTeDSL traced for sm_100a and compares.
+#
+# ### Exercise 1 · The UMMA and the TMEM of a tile
+#
+# Write `umma_plan(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages)`: a dict with `"instruction"`, the
+# (M, N, K) of the one tcgen05 MMA that computes a `bm x bn` tile (with `CtaGroup.TWO`, `bm` is the pair's
+# rows), and `"tmem_columns"`, the columns each CTA allocates to keep `acc_stages` such accumulators at once.
+# A and B are K-major, of `ab_dtype` (`Float16`, `BFloat16`, `TFloat32` or `Int8`). Raise an error where no
+# tcgen05 MMA computes the tile or the columns do not fit. `umma_plan(128, 96, Float16, Float32,
+# CtaGroup.ONE, 2)` is `{'instruction': (128, 96, 16), 'tmem_columns': 256}`.
+
+# %%
+def umma_plan(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages):
+    ### BEGIN SOLUTION
+    tiled_mma = blackwell_helpers.make_trivial_tiled_mma(ab_dtype, ab_dtype, OperandMajorMode.K, OperandMajorMode.K,
+                                                         acc_dtype, cta_group, (bm, bn))
+    accumulator = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((bm, bn)))
+    return {"instruction": tuple(tiled_mma.op.shape_mnk),
+            "tmem_columns": memory.get_num_tmem_alloc_cols([accumulator] * acc_stages)}
+    ### END SOLUTION
+
+
+check("ch09.umma_plan", umma_plan)
+
+# %% [markdown]
+# ### Exercise 2 · The operand layouts of a CTA pair
+#
+# Write `operand_smem(bm, bn, bk, dtype, major, cta_group, stages)`: the pair `(sA, sB)` of staged
+# shared-memory layouts one CTA holds for a `bm x bn x bk` MMA tile of `dtype` (`Float16`, `BFloat16` or
+# `Int8`, whose accumulator is `Int32`), A and B both K-major (`major="K"`) or both MN-major (`"MN"`), on
+# one CTA or a pair. `operand_smem(256, 128, 64, Float16, 'K', CtaGroup.TWO, 3)[1]` is section 2.4's sB.
+
+# %%
+def operand_smem(bm, bn, bk, dtype, major, cta_group, stages):
+    ### BEGIN SOLUTION
+    mode = OperandMajorMode.K if major == "K" else OperandMajorMode.MN
+    tiled_mma = blackwell_helpers.make_trivial_tiled_mma(dtype, dtype, mode, mode,
+                                                         cute.Int32 if dtype.width == 8 else cute.Float32,
+                                                         cta_group, (bm, bn))
+    return (blackwell_helpers.make_smem_layout_a(tiled_mma, (bm, bn, bk), dtype, stages),
+            blackwell_helpers.make_smem_layout_b(tiled_mma, (bm, bn, bk), dtype, stages))
+    ### END SOLUTION
+
+
+check("ch09.operand_smem", operand_smem)
+
+# %% [markdown]
+# ## What to remember
+#
+# - tcgen05.mma (sm_100a/sm_103a only) is issued by one thread for the whole CTA (`thr_id` `1:0`), or for a
+#   CTA pair with `CtaGroup.TWO` (`2:1`, each CTA holding half of A, B and C); M 64/128 (pair 128/256), N up to 256.
+# - Its accumulator lives in TMEM, lane = row, one 32-bit column per value whatever the type; allocate a power
+#   of two of at least 32 columns, at most 512, for everything the CTA keeps there.
+# - The epilogue reads TMEM with `tcgen05.ld`: warp w of four reaches lanes 32 w to 32 w + 31, a thread a row.
+# - Not yet in the course: running a Blackwell kernel. Section 3's GEMM compiles for sm_100a, but the simulator
+#   does not run tcgen05 and no Blackwell GPU is lent, so nothing here is a Blackwell result or timing.
