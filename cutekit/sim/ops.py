@@ -133,6 +133,8 @@ def warp_reduction(value, op, *, threads_in_group: int = 32, what: str = "cute.a
     if threads_in_group not in (1, 2, 4, 8, 16, 32):
         raise KernelError(f"warp_reduction: threads_in_group must be a power of two up to 32, got "
                           f"{threads_in_group!r}")
+    if threads_in_group == 1:
+        return value        # no shuffle at all (CuTeDSL emits none): not a collective, any lane may call it alone
     combine = op if callable(op) and not isinstance(op, ReductionOp) else op.combine
     return machine.warp_collective(("warp_reduction", threads_in_group),
                                    lambda payloads: _butterfly(payloads, combine, threads_in_group), value,

@@ -1,0 +1,27 @@
+"""Kernels where the differential test (tests/sim/differential.py) found the simulator disagreeing with CuTeDSL
+4.8.1 or the PTX ISA, kept as regressions (tests/sim/test_differential.py). The variant is CASE[0]; each is
+the generated kernel cut down to what shows the disagreement. Imported after `cutekit.use("sim")`."""
+import cutlass
+import cutlass.cute as cute
+
+CASE = ["group_of_one_in_a_divergent_loop"]
+
+
+@cute.kernel
+def found_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    lane = cute.arch.lane_idx()
+    v = mX[tidx]
+    if cutlass.const_expr(CASE[0] == "group_of_one_in_a_divergent_loop"):
+        # seed 1, case 226: a reduction over groups of 1 is no shuffle (CuTeDSL emits none): lanes that loop a
+        # different number of times may call it
+        for i in cutlass.range(lane % 3):
+            v = v + 3
+            v = cute.arch.warp_reduction_sum(v, threads_in_group=1)
+        v = cute.arch.warp_reduction_sum(v, threads_in_group=32)
+    mOut[tidx] = v
+
+
+@cute.jit
+def launch(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
+    found_kernel(mX, mOut, n).launch(grid=[1, 1, 1], block=[32, 1, 1])

@@ -1,0 +1,73 @@
+"""The simulator against real CuTeDSL 4.8.1 and the PTX ISA on generated kernels (tests/sim/differential.py):
+a small fixed sample here (one CuTeDSL process for all of it); `make differential` runs 2,000. Below it, the
+disagreements the differential test found, each cut down to a kernel of tests/sim/found_kernels.py, run on the
+simulator alone against what the PTX ISA computes."""
+import importlib
+
+import numpy
+import pytest
+
+import cutekit
+from tests.sim import differential
+
+SAMPLE = (0, 12)            # seed, cases: about 3 s of CuTeDSL (its import 2 s, a compile 0.25 s)
+
+
+@pytest.mark.cutedsl
+def test_a_sample_of_generated_kernels_agrees_with_cutedsl_and_the_ptx_isa():
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+    bad, counts = differential.run(differential.make_cases(SAMPLE[1], SAMPLE[0]))
+    assert counts["cutedsl_refuses"] and counts["undefined"] and counts["defined"], counts
+    assert not bad, differential.report(bad, counts)
+
+
+def test_a_disagreement_is_reported():
+    """The judge is not vacuous: a wrong output, a missing refusal and a wrong refusal are each reported."""
+    case = differential.make_case(0, 0)
+    accepted = {"ok": True, "collectives": 0, "ptx": True}
+    expected = {"out": [1] * case.threads}
+    assert differential.judge(case, accepted, {"out": [2] * case.threads}, expected)[1]
+    assert differential.judge(case, accepted, {"out": [1] * case.threads}, {"undefined": "x", "lines": [12]})[1]
+    assert differential.judge(case, accepted, {"error": "DeadlockError", "line": 12, "text": ""}, expected)[1]
+    assert not differential.judge(case, accepted, {"out": [1] * case.threads}, expected)[1]
+
+
+def test_shfl_source_lanes_follow_the_ptx_isa():
+    """The oracle's source lane (PTX ISA, shfl.sync): CUDA's __shfl_up_sync / __shfl_down_sync / __shfl_xor_sync
+    with a width of 8 (c = 0x1800 for up, 0x181f for the others) stay inside each group of 8 lanes."""
+    source = differential.source_lane
+    assert [source("up", lane, 1, 0x1800) for lane in range(8, 12)] == [8, 8, 9, 10]
+    assert [source("down", lane, 2, 0x181F) for lane in range(12, 16)] == [14, 15, 14, 15]
+    assert [source("bfly", lane, 4, 0x181F) for lane in (0, 4, 9)] == [4, 0, 13]
+    assert [source("idx", lane, 3, 0x181F) for lane in (0, 9, 31)] == [3, 11, 27]
+    assert source("up", 5, 1, 31) == 5 and source("down", 31, 1, 31) == 31
+
+
+# ------------------------------------------------------------------------------------------ found
+
+@pytest.fixture(scope="module")
+def found():
+    with cutekit.using("sim", fresh=("tests.sim.found_kernels",)):
+        yield importlib.import_module("tests.sim.found_kernels")
+
+
+def _run(found, case, x=None, n=0):
+    from cutlass.cute.runtime import from_dlpack
+    found.CASE[0] = case
+    x = numpy.arange(32, dtype=numpy.int32) - 9 if x is None else x
+    out = numpy.zeros(32, numpy.int32)
+    found.launch(from_dlpack(x), from_dlpack(out), n)
+    return x, out
+
+
+def _int32(values):
+    return numpy.array(values, numpy.int64).astype(numpy.uint32).view(numpy.int32).tolist()
+
+
+def test_a_reduction_over_groups_of_one_is_no_collective(found):
+    x, out = _run(found, "group_of_one_in_a_divergent_loop")
+    v = x.astype(numpy.int64)
+    for lane in range(32):
+        for _ in range(lane % 3):
+            v[lane] += 3
+    assert out.tolist() == [int(v.sum())] * 32
