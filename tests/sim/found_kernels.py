@@ -4,7 +4,7 @@ the generated kernel cut down to what shows the disagreement. Imported after `cu
 import cutlass
 import cutlass.cute as cute
 
-CASE = ["group_of_one_in_a_divergent_loop"]
+CASE = ["int32_wraps"]
 
 
 @cute.kernel
@@ -12,7 +12,12 @@ def found_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
     tidx, _, _ = cute.arch.thread_idx()
     lane = cute.arch.lane_idx()
     v = mX[tidx]
-    if cutlass.const_expr(CASE[0] == "group_of_one_in_a_divergent_loop"):
+    if cutlass.const_expr(CASE[0] == "int32_wraps"):
+        # seed 0, case 15: lane 31's ballot sets bit 31 (-2**31); twice that is 0 in a 32-bit register
+        if lane >= 31:
+            v = v ^ cute.arch.vote_ballot_sync(lane != 16)
+            v = v + cute.arch.shuffle_sync_down(v, 1)
+    elif cutlass.const_expr(CASE[0] == "group_of_one_in_a_divergent_loop"):
         # seed 1, case 226: a reduction over groups of 1 is no shuffle (CuTeDSL emits none): lanes that loop a
         # different number of times may call it
         for i in cutlass.range(lane % 3):

@@ -64,6 +64,12 @@ def _int32(values):
     return numpy.array(values, numpy.int64).astype(numpy.uint32).view(numpy.int32).tolist()
 
 
+def test_int32_arithmetic_wraps_as_in_a_register(found):
+    x, out = _run(found, "int32_wraps")
+    v = int(x[31]) ^ -2 ** 31
+    assert out.tolist() == x[:31].tolist() + _int32([v + v])
+
+
 def test_a_reduction_over_groups_of_one_is_no_collective(found):
     x, out = _run(found, "group_of_one_in_a_divergent_loop")
     v = x.astype(numpy.int64)
