@@ -178,6 +178,8 @@ class _Analysis:
 
     def __init__(self, function: ast.FunctionDef):
         self.taints: dict = {}      # name -> (why, in words; tensor name or None: run-time only if it is a tensor)
+        self.counters: dict = {}    # name -> [(first line, last line, why)]: counters of `range` loops, run-time
+        self.line = 0               # only inside their loop (the name may count an unrolled loop elsewhere)
         self.calls: dict = {}       # (line, column, end line, end column) -> ast.Call
         self.unrolled: list = []    # (first line, last line, targets) of the loops Python runs while tracing
         for parameter in function.args.args + function.args.kwonlyargs:
@@ -186,10 +188,10 @@ class _Analysis:
                 self.taints[parameter.arg] = (f"`{parameter.arg}`, a run-time argument (annotated {kind})", None)
         statements = list(_own_nodes(function))
         for _ in range(8):          # until no new name is found (a fixpoint: assignments in any order)
-            before = len(self.taints)
+            before = len(self.taints), sum(map(len, self.counters.values()))
             for node in statements:
                 self._assign(node)
-            if len(self.taints) == before:
+            if (len(self.taints), sum(map(len, self.counters.values()))) == before:
                 break
         for node in statements:
             if isinstance(node, ast.Call) and _called_name(node) in ("const_expr", "range_constexpr"):
@@ -207,6 +209,7 @@ class _Analysis:
         return found
 
     def _assign(self, node):
+        self.line = getattr(node, "lineno", 0)
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             found = self._why(node.value)
             if found:
@@ -220,9 +223,11 @@ class _Analysis:
         elif isinstance(node, ast.For):
             if isinstance(node.iter, ast.Call) and _called_name(node.iter) in _DYNAMIC_LOOPS:
                 for name in _names(node.target):
-                    self.taints.setdefault(name, (
-                        f"`{name}`, the counter of the loop at line {node.lineno}: a `range` loop in a kernel is a "
-                        f"loop on the GPU (cutlass.range_constexpr unrolls one while tracing)", None))
+                    scopes = self.counters.setdefault(name, [])
+                    if not any(first == node.lineno for first, _, _ in scopes):
+                        scopes.append((node.lineno, node.end_lineno, (
+                            f"`{name}`, the counter of the loop at line {node.lineno}: a `range` loop in a kernel is "
+                            f"a loop on the GPU (cutlass.range_constexpr unrolls one while tracing)", None)))
             else:
                 found = self._why(node.iter)
                 if found:
@@ -231,6 +236,7 @@ class _Analysis:
 
     def why(self, expression):
         """(why, tensor name or None) when `expression` computes a run-time value, else None."""
+        self.line = getattr(expression, "lineno", 0)
         found = self._why(expression)
         return None if found is None else (found[0], found[1])
 
@@ -238,7 +244,12 @@ class _Analysis:
         """(why, tensor name or None, whether it is the expression itself rather than a name it uses) or None."""
         if isinstance(node, ast.Name):
             taint = self.taints.get(node.id)
-            return None if taint is None else (taint[0], taint[1], False)
+            if taint is None:
+                for first, last, why in self.counters.get(node.id, ()):
+                    if first <= self.line <= last:
+                        return why[0], why[1], False
+                return None
+            return taint[0], taint[1], False
         if isinstance(node, ast.Call):
             name = _called_name(node)
             if name in _RUNTIME_CALLS:

@@ -311,8 +311,6 @@ def _write_source(case: Case):
             elif kind in ("if", "cif"):
                 condition = render(s[1]) if kind == "if" else f"cutlass.const_expr({render(s[1])})"
                 lines.append(f"{pad}if {condition}:")
-                if kind == "cif" and _runtime(s[1], loops):
-                    case.refusals.append((line, "PHASE_REQUIRES_CONSTANT"))
                 emit(s[2], indent + 1, loops)
                 if s[3] is not None:
                     lines.append(f"{pad}else:")
@@ -323,16 +321,47 @@ def _write_source(case: Case):
             elif kind == "for":
                 call = {"range": "range", "crange": "cutlass.range", "constexpr": "cutlass.range_constexpr"}[s[1]]
                 lines.append(f"{pad}for {s[2]} in {call}({render(s[3])}):")
-                if s[1] == "constexpr" and _runtime(s[3], loops):
-                    case.refusals.append((line, "ARG_NON_CONSTANT"))
                 inner = dict(loops)
                 inner[s[2]] = "constexpr" if s[1] == "constexpr" else "dynamic"
                 emit(s[4], indent + 1, inner)
 
     emit(case.body, 1, loops)
+    case.refusals = sorted(set(_traced_refusals(case, case.body, {})))
     lines += ["", "", "@cute.jit", "def launch(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):",
               f"    kernel(mX, mOut, n).launch(grid=[1, 1, 1], block=[{case.threads}, 1, 1])", ""]
     case.source = "\n".join(lines)
+
+
+def _traced_refusals(case: Case, statements: list, static: dict) -> list:
+    """(line, code) of the run-time const_expr / range_constexpr CuTeDSL's trace reaches: it traces both sides
+    of a run-time `if` and a dynamic loop's body once, only the side of a const_expr `if` its value picks, and a
+    range_constexpr body once per value (`static`: the values of the range_constexpr counters around)."""
+    found = []
+    for s in statements:
+        kind, line = s[0], case.lines[id(s)]
+        if kind == "cif":
+            if _runtime(s[1], {name: "constexpr" for name in static}):
+                found.append((line, "PHASE_REQUIRES_CONSTANT"))
+            elif evaluate(s[1], static):
+                found += _traced_refusals(case, s[2], static)
+            elif s[3] is not None:
+                found += _traced_refusals(case, s[3], static)
+        elif kind == "if":
+            found += _traced_refusals(case, s[2], static)
+            if s[3] is not None:
+                found += _traced_refusals(case, s[3], static)
+        elif kind == "vote":
+            found += _traced_refusals(case, s[3], static)
+        elif kind == "for":
+            inner = {name: value for name, value in static.items() if name != s[2]}
+            if s[1] != "constexpr":
+                found += _traced_refusals(case, s[4], inner)
+            elif _runtime(s[3], {name: "constexpr" for name in static}):
+                found.append((line, "ARG_NON_CONSTANT"))
+            else:
+                for value in range(evaluate(s[3], static)):
+                    found += _traced_refusals(case, s[4], {**inner, s[2]: value})
+    return found
 
 
 def _runtime(expression, loops: dict) -> bool:

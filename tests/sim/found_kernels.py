@@ -24,6 +24,14 @@ def found_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
             v = v + 3
             v = cute.arch.warp_reduction_sum(v, threads_in_group=1)
         v = cute.arch.warp_reduction_sum(v, threads_in_group=32)
+    elif cutlass.const_expr(CASE[0] == "counter_name_reused"):
+        # a probe written with the differential test: `i` counts a loop on the GPU, then an unrolled loop, where
+        # const_expr(i == 0) is compile-time (CuTeDSL 4.8.1 compiles this for sm_80)
+        for i in cutlass.range(n):
+            v = v + i
+        for i in cutlass.range_constexpr(2):
+            if cutlass.const_expr(i == 0):
+                v = v + 100
     mOut[tidx] = v
 
 

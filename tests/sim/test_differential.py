@@ -77,3 +77,8 @@ def test_a_reduction_over_groups_of_one_is_no_collective(found):
         for _ in range(lane % 3):
             v[lane] += 3
     assert out.tolist() == [int(v.sum())] * 32
+
+
+def test_a_loop_counters_name_counts_an_unrolled_loop_after_a_loop_on_the_gpu(found):
+    x, out = _run(found, "counter_name_reused", n=3)
+    assert out.tolist() == (x + 0 + 1 + 2 + 100).tolist()
