@@ -177,6 +177,7 @@ class _Analysis:
     whose offsets differ between threads but whose shape, and `cute.size` of it, is static)."""
 
     def __init__(self, function: ast.FunctionDef):
+        self.node = function
         self.taints: dict = {}      # name -> (why, in words; tensor name or None: run-time only if it is a tensor)
         self.counters: dict = {}    # name -> [(first line, last line, why)]: counters of `range` loops, run-time
         self.line = 0               # only inside their loop (the name may count an unrolled loop elsewhere)
@@ -461,3 +462,113 @@ def _unrolled(frame) -> tuple:
 
 def _key(value):
     return value if isinstance(value, _SIMPLE) else id(value)
+
+
+# --------------------------------------------------------------------------------------------- before a launch
+
+_TRACED: dict = {}      # id of a kernel's code -> ([(guards, line, error's arguments)], the code)
+
+
+def check_kernel(function):
+    """Before a launch (and in cute.compile): the first const_expr / range_constexpr of a run-time value (by the
+    kernel's source, sign 2) that CuTeDSL's trace reaches is refused before any thread runs, as CuTeDSL refuses
+    to compile the kernel. Run thread by thread, a launch could otherwise stop first at a later line (a warp
+    collective some lanes skip) or never reach it (a branch no thread takes), where CuTeDSL would not compile it.
+
+    The trace reaches a line inside run-time `if`s (both sides are traced) and `range` loops (traced once), and
+    inside a const_expr `if` whose condition reads only the module's globals and constants when its value (at
+    this launch) picks that side; lines inside unrolled loops, `if`s on other Python values, `while` and `try`
+    are left to the check as threads reach them."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return
+    found = _TRACED.get(id(code))
+    if found is None:
+        if len(_TRACED) > 1024:
+            _TRACED.clear()
+        found = _TRACED[id(code)] = (_traced_refusals(function, code), code)
+    for guards, line, arguments in found[0]:
+        try:
+            if all(bool(eval(test, function.__globals__, {})) == wanted for test, wanted in guards):
+                from .failures import where_text
+                problem, text = arguments
+                raise ConstexprError(problem, kernel=function.__name__, block=(0, 0, 0), thread=(0, 0, 0),
+                                     where=where_text(code.co_filename, line), line=text)
+        except ConstexprError:
+            raise
+        except Exception:       # noqa: BLE001 (a guard that cannot be evaluated here: left to the threads)
+            continue
+
+
+def _traced_refusals(function, code) -> list:
+    class Globals:
+        f_globals = function.__globals__
+    analysis = _analysis(code, Globals)
+    if analysis is None:
+        return []
+    lines = linecache.getlines(code.co_filename, function.__globals__)
+    found: list = []
+
+    def calls(node, guards):
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and _called_name(call) in ("const_expr", "range_constexpr"):
+                refusal(call, guards)
+
+    def refusal(call, guards):
+        for argument in call.args:
+            why = analysis.why(argument)
+            if why is not None and why[1] is None:
+                text = ast.unparse(argument)
+                if _called_name(call) == "const_expr":
+                    problem = (f"{CONST_EXPR_MESSAGE} (CuTeDSL 4.8.1 refuses to compile this: "
+                               f"error[PHASE_REQUIRES_CONSTANT].) Here `{text}` is a run-time value: it depends on "
+                               f"{why[0]}. {CONST_EXPR_HINT}.")
+                else:
+                    problem = (f"{RANGE_MESSAGE} (CuTeDSL 4.8.1 refuses to compile this: error[ARG_NON_CONSTANT].) "
+                               f"Here `{text}` is a run-time value: it depends on {why[0]}. {RANGE_HINT}.")
+                problem += (" CuTeDSL reads this line when it compiles the kernel, whichever threads reach it, so "
+                            "the simulator refuses the kernel before any thread runs")
+                line = lines[call.lineno - 1].strip() if call.lineno <= len(lines) else None
+                found.append((tuple(guards), call.lineno, (problem, line)))
+                return
+
+    def static_test(test):
+        """The compiled condition of `if cutlass.const_expr(c)` when c reads only globals and constants."""
+        if not (isinstance(test, ast.Call) and _called_name(test) == "const_expr" and len(test.args) == 1):
+            return None
+        argument = test.args[0]
+        local = set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
+        for node in ast.walk(argument):
+            if isinstance(node, (ast.Call, ast.Lambda, ast.NamedExpr)) or \
+                    (isinstance(node, ast.Name) and node.id in local):
+                return None
+        return compile(ast.Expression(argument), code.co_filename, "eval")
+
+    def block(statements, guards):
+        for statement in statements:
+            if isinstance(statement, ast.If):
+                test = statement.test
+                if isinstance(test, ast.Call) and _called_name(test) == "const_expr":
+                    refusal(test, guards)
+                    compiled = static_test(test)
+                    if compiled is not None:
+                        block(statement.body, guards + [(compiled, True)])
+                        block(statement.orelse, guards + [(compiled, False)])
+                elif (analysis.why(test) or (None, ""))[1] is None:      # definitely run-time: both sides
+                    calls(test, guards)
+                    block(statement.body, guards)
+                    block(statement.orelse, guards)
+            elif isinstance(statement, ast.For):
+                if isinstance(statement.iter, ast.Call) and _called_name(statement.iter) in _DYNAMIC_LOOPS:
+                    calls(statement.iter, guards)
+                    block(statement.body, guards)
+                elif isinstance(statement.iter, ast.Call) and _called_name(statement.iter) == "range_constexpr":
+                    refusal(statement.iter, guards)
+            elif isinstance(statement, ast.With):
+                block(statement.body, guards)
+            elif not isinstance(statement, (ast.While, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef,
+                                            ast.ClassDef, ast.AsyncFor, ast.AsyncWith, ast.Match)):
+                calls(statement, guards)
+
+    block(analysis.node.body, [])
+    return found

@@ -287,6 +287,8 @@ class Launchable:
         def body():
             with numpy.errstate(all="ignore"):     # on a GPU exp(1000) is inf and 0 / 0 nan, without a word
                 function(*args, **kwargs)
+        with LEARNER_FRAMES:
+            constexpr.check_kernel(function)        # what CuTeDSL refuses to compile, whichever threads run
         if tracing.tracing_only():      # cute.compile traces the host code; nothing runs
             return None
         with LEARNER_FRAMES, numpy.errstate(all="ignore"):

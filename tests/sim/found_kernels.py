@@ -5,6 +5,7 @@ import cutlass
 import cutlass.cute as cute
 
 CASE = ["int32_wraps"]
+K = 3
 
 
 @cute.kernel
@@ -32,6 +33,24 @@ def found_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
         for i in cutlass.range_constexpr(2):
             if cutlass.const_expr(i == 0):
                 v = v + 100
+    elif cutlass.const_expr(CASE[0] == "range_constexpr_no_thread_reaches"):
+        # seed 1, case 116: CuTeDSL traces both sides of a run-time if, and refuses this whichever lanes run
+        if cute.arch.vote_uni_sync(v < -100):
+            for i in cutlass.range_constexpr(n):
+                v = v + 1
+    elif cutlass.const_expr(CASE[0] == "const_expr_after_a_divergent_reduction"):
+        # seed 1, case 76: the kernel does not compile; the reduction some lanes skip never runs on a GPU
+        if lane < 16:
+            v = cute.arch.warp_reduction_sum(v)
+        if cutlass.const_expr(lane < 4):
+            v = v + 1
+    elif cutlass.const_expr(CASE[0] == "run_time_const_expr_in_a_branch_the_trace_skips"):
+        # seed 1, case 97: CuTeDSL does not trace the side of a const_expr if its value does not pick
+        if cutlass.const_expr(K < 1):
+            if cutlass.const_expr((tidx % 4) == 0):
+                v = v + 1
+        else:
+            v = v + K
     mOut[tidx] = v
 
 

@@ -8,6 +8,7 @@ import numpy
 import pytest
 
 import cutekit
+from cutekit.sim import KernelError
 from tests.sim import differential
 
 SAMPLE = (0, 12)            # seed, cases: about 3 s of CuTeDSL (its import 2 s, a compile 0.25 s)
@@ -82,3 +83,20 @@ def test_a_reduction_over_groups_of_one_is_no_collective(found):
 def test_a_loop_counters_name_counts_an_unrolled_loop_after_a_loop_on_the_gpu(found):
     x, out = _run(found, "counter_name_reused", n=3)
     assert out.tolist() == (x + 0 + 1 + 2 + 100).tolist()
+
+
+@pytest.mark.parametrize("case, line, code", [
+    ("range_constexpr_no_thread_reaches", "for i in cutlass.range_constexpr(n):", "ARG_NON_CONSTANT"),
+    ("const_expr_after_a_divergent_reduction", "if cutlass.const_expr(lane < 4):", "PHASE_REQUIRES_CONSTANT"),
+])
+def test_what_cutedsl_refuses_to_compile_is_refused_before_any_thread_runs(found, case, line, code):
+    with pytest.raises(KernelError) as caught:
+        _run(found, case)
+    error = caught.value
+    assert type(error).__name__ == "ConstexprError" and error.line == line
+    assert f"error[{code}]" in str(error) and "before any thread runs" in str(error)
+
+
+def test_a_run_time_const_expr_in_a_branch_the_trace_skips_is_not_refused(found):
+    x, out = _run(found, "run_time_const_expr_in_a_branch_the_trace_skips")
+    assert out.tolist() == (x + 3).tolist()
