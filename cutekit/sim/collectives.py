@@ -296,9 +296,9 @@ def _missing(threads: list, request, start: int, size: int, arrived: list):
         if i in here:
             continue
         t = threads[start + i] if start + i < len(threads) else None
-        if t is None or t.finished:
+        if t is None or (t.finished and not t.__dict__.get("held")):
             absent.append(i)
-        else:
+        else:               # a lane that returned while held at a passing collective is still there on a GPU
             elsewhere.append(t)
     return absent, elsewhere
 
@@ -375,7 +375,10 @@ def _at(request, where) -> str:
 
 
 def _waits_at(t) -> str:
-    """Where a live thread waits, in words."""
+    """Where a live thread waits, in words (a thread that returned while held at a passing collective: there)."""
+    held = t.__dict__.get("held")
+    if held and t.finished:
+        return _at(held[0].request, held[0].site)
     if t.waiting == "warp":
         return _at(t.request, t.where)
     if t.waiting == "barrier":
@@ -470,13 +473,20 @@ def story(threads: list, live: list):
             absent, elsewhere = _missing(threads, request, start, size, arrived)
             if not elsewhere:
                 continue
+            held = next((t.__dict__["held"][0] for t in arrived if t.__dict__.get("held")), None)
+            if held is not None:    # on a GPU these lanes wait at the passing collective they are held at
+                missing = [threads[held.start + i] for i in sorted(held.remaining) if held.start + i < len(threads)]
+                if missing:
+                    passed = list(held.arrived.values())
+                    return _passing_story(threads, held, passed, missing), passed[0], held.site
             places: dict = {}
             for other in elsewhere:
                 text = _waits_at(other)
                 if other.waiting == "warp" and other.where == where and other.request[3] != request[3]:
                     text += f" with mask {other.request[3]:#010x}, not {request[3]:#010x}"
                 places.setdefault(text, []).append(other.linear - start)
-            parts = [f"{_lanes(ids, size)} wait at {text}" for text, ids in places.items()]
+            parts = [f"{_lanes(ids, size)} {'wait' if len(ids) > 1 else 'waits'} at {text}"
+                     for text, ids in places.items()]
             if absent:
                 parts.append(_gone(absent, start, threads, size))
             problem = (f"{_at(request, where)} is reached by {_lanes([a.linear - start for a in arrived], size)} of "

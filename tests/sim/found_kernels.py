@@ -51,6 +51,26 @@ def found_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
                 v = v + 1
         else:
             v = v + K
+    elif cutlass.const_expr(CASE[0] == "warp_idx_and_a_vote_in_two_branches"):
+        # seed 1, case 15: warp_idx() is a shfl.sync over the whole warp; lanes 16-31 wait at the vote for lanes
+        # 0-15, which wait at warp_idx() for them (they have not exited)
+        if lane < 16:
+            v = v + cute.arch.warp_idx()
+        else:
+            if cute.arch.vote_uni_sync(n == 3):
+                v = v + 1
+    elif cutlass.const_expr(CASE[0] == "shuffle_while_lane_31_waits_at_warp_idx"):
+        # seed 1, case 291: lane 31 waits at warp_idx() (it has not exited), so the shuffle waits for it
+        if lane < 31:
+            v = v + cute.arch.shuffle_sync(v, 4)
+        v = v + cute.arch.warp_idx()
+    elif cutlass.const_expr(CASE[0] == "even_lanes_wait_at_warp_idx"):
+        # seed 1, case 113: on a GPU the even lanes hang at warp_idx(), never reaching the shuffle after it
+        if lane % 2 == 1:
+            v = cute.arch.warp_reduction_sum(v)
+        else:
+            v = v + cute.arch.warp_idx()
+            v = v + cute.arch.shuffle_sync_down(v, 1)
     mOut[tidx] = v
 
 

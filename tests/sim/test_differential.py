@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 import cutekit
-from cutekit.sim import KernelError
+from cutekit.sim import DeadlockError, KernelError
 from tests.sim import differential
 
 SAMPLE = (0, 12)            # seed, cases: about 3 s of CuTeDSL (its import 2 s, a compile 0.25 s)
@@ -100,3 +100,23 @@ def test_what_cutedsl_refuses_to_compile_is_refused_before_any_thread_runs(found
 def test_a_run_time_const_expr_in_a_branch_the_trace_skips_is_not_refused(found):
     x, out = _run(found, "run_time_const_expr_in_a_branch_the_trace_skips")
     assert out.tolist() == (x + 3).tolist()
+
+
+@pytest.mark.parametrize("case, line, words", [
+    ("warp_idx_and_a_vote_in_two_branches", "if cute.arch.vote_uni_sync(n == 3):",
+     ["reached by lanes 16-31 of warp 0", "lanes 0-15 wait at cute.arch.warp_idx() at found_kernels.py:"]),
+    ("shuffle_while_lane_31_waits_at_warp_idx", "v = v + cute.arch.shuffle_sync(v, 4)",
+     ["reached by lanes 0-30 of warp 0", "lane 31 waits at cute.arch.warp_idx() at found_kernels.py:"]),
+    ("even_lanes_wait_at_warp_idx", "v = v + cute.arch.warp_idx()",
+     ["cute.arch.warp_idx() at found_kernels.py:", "reached by lanes 0,2,4,",
+      "wait at cute.arch.warp_reduction_sum() at found_kernels.py:"]),
+])
+def test_a_lane_held_at_warp_idx_has_not_exited(found, case, line, words):
+    """CuTeDSL's warp_idx() is a shfl.sync from lane 0: a lane that passed it is held there on a GPU until the
+    whole warp comes, so another collective cannot count it as exited, and the hang is told at warp_idx()."""
+    with pytest.raises(DeadlockError) as caught:
+        _run(found, case)
+    message = str(caught.value)
+    assert caught.value.line == line, message
+    for word in words:
+        assert word in message, message
