@@ -10,7 +10,7 @@ export CUTE_DSL_ARCH ?= sm_80
 endif
 
 .PHONY: setup lab test test-fast gpu-test bench sync clean distclean doctor progress help conformance
-.PHONY: conformance-atoms
+.PHONY: conformance-atoms differential
 .PHONY: test-hub pull-link image
 
 help:
@@ -24,6 +24,7 @@ help:
 	@echo "make doctor which tiers this machine offers"
 	@echo "make conformance [CASES=200000 SEED=0]  cutekit.cute against CuTeDSL on random layout-algebra cases"
 	@echo "make conformance-atoms [ATOM_CASES=4000 SEED=0]  the same on TiledCopys and TiledMMAs of the Ampere atoms"
+	@echo "make differential [DIFF_CASES=2000 SEED=0]  the simulator against CuTeDSL and the PTX ISA on generated kernels"
 	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
 	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=student]  the nbgitpuller link for learners"
 	@echo "make image IMAGE=REGISTRY/cute-by-hand:TAG REPO=<git URL>  a cluster's CPU and GPU images (repo2docker), pushed"
@@ -68,6 +69,12 @@ conformance: setup
 ATOM_CASES ?= 4000
 conformance-atoms: setup
 	$(VPY) scripts/conformance.py --atoms --cases $(ATOM_CASES) --seed $(SEED)
+
+# The simulator against real CuTeDSL (each kernel traced and compiled for sm_80 on the CPU) and the PTX ISA (an
+# oracle evaluating it lane by lane) on DIFF_CASES generated kernels (make test runs a 10-case sample).
+DIFF_CASES ?= 2000
+differential: setup
+	$(VPY) scripts/differential.py --cases $(DIFF_CASES) --seed $(SEED)
 
 test-fast: setup
 	$(VPY) -m pytest -n $(JOBS) -m "not slow" tests

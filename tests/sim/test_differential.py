@@ -11,14 +11,16 @@ import cutekit
 from cutekit.sim import DeadlockError, KernelError
 from tests.sim import differential
 
-SAMPLE = (0, 12)            # seed, cases: about 3 s of CuTeDSL (its import 2 s, a compile 0.25 s)
+# seed, cases: about 3 s of CuTeDSL (its import 2 s, a compile 0.25 s). Seed 82's first 10 kernels hold every
+# statement of the grammar, blocks of 32, 48 and 64 threads, both refusals, and defined and undefined programs.
+SAMPLE = (82, 10)
 
 
 @pytest.mark.cutedsl
 def test_a_sample_of_generated_kernels_agrees_with_cutedsl_and_the_ptx_isa():
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
     bad, counts = differential.run(differential.make_cases(SAMPLE[1], SAMPLE[0]))
-    assert counts["cutedsl_refuses"] and counts["undefined"] and counts["defined"], counts
+    assert counts["cutedsl_refuses"] >= 2 and counts["undefined"] >= 3 and counts["defined"] >= 5, counts
     assert not bad, differential.report(bad, counts)
 
 
