@@ -57,14 +57,44 @@ def warp_collective(key, resolve, payload, *, what: str = "a warp collective", i
     mask = int(mask) & FULL_MASK
     if group == machine.WARP_SIZE and not mask >> thread.lane & 1:
         thread.waiting = ""
-        raise machine.KernelError(
+        error = machine.KernelError(
             f"{what}: lane {thread.lane} executes it with mask {mask:#010x}, which does not name lane "
             f"{thread.lane}. PTX leaves {instruction or what} undefined when the executing thread is not in its "
             f"membermask: give a mask with a bit for every lane that calls it (lane i is bit i)")
-    thread.request = (key, resolve, payload, mask, exited_ok, group, what, instruction or what)
+        if not thread.__dict__.get("held"):
+            raise error
+        # held at a passing collective (warp_idx()) that other lanes have not passed yet: on a GPU this lane is
+        # still there. It waits alone; at the scheduler's next round the mask is refused, unless those lanes
+        # never come (then the GPU hangs at warp_idx(), and that is told)
+        request = (("outside its mask", thread.linear), _outside_mask(thread, error), None, 1 << thread.lane, True,
+                   group, what, instruction or what)
+        thread.request = request
+    else:
+        thread.request = (key, resolve, payload, mask, exited_ok, group, what, instruction or what)
     machine._wait(thread, "warp")
     reply, thread.reply, thread.request = thread.reply, None, None
     return reply
+
+
+def _outside_mask(thread, error):
+    """The resolve function of a lane held at a passing collective that executes a collective whose mask does not
+    name it: the passing collective's hang where the lanes it needs are all elsewhere, else the mask's error."""
+    def resolve(payloads):
+        threads = thread.block.threads
+        for entry in thread.__dict__.get("held") or ():
+            missing = [threads[entry.start + i] for i in sorted(entry.remaining) if entry.start + i < len(threads)]
+            if missing and all(t.waiting or t.finished for t in missing):
+                arrived = list(entry.arrived.values())
+                raise _failure(_passing_story(threads, entry, arrived, missing), arrived[0], entry.site)
+        from .failures import where_text
+        import linecache
+        error.kernel, error.block = thread.block.launch.report.kernel, tuple(thread.block_idx)
+        error.thread = tuple(thread.thread_idx)
+        if isinstance(thread.where, tuple) and thread.where[0] != "?":
+            error.where = where_text(thread.where[0], thread.where[1])
+            error.line = linecache.getline(thread.where[0], thread.where[1]).strip() or None
+        raise error
+    return resolve
 
 
 def from_lane_0(value, what: str):

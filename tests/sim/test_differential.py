@@ -122,3 +122,17 @@ def test_a_lane_held_at_warp_idx_has_not_exited(found, case, line, words):
     assert caught.value.line == line, message
     for word in words:
         assert word in message, message
+
+
+def test_a_lane_held_at_warp_idx_is_not_refused_at_a_later_mask(found):
+    """On a GPU lanes 0-30 hang at one warp_idx() and lane 31 at the other: the hang is told, not the ballot
+    after them that none of them reaches; where every lane passes warp_idx(), the ballot's mask is refused."""
+    with pytest.raises(DeadlockError) as caught:
+        _run(found, "mask_error_after_a_hang_at_warp_idx")
+    assert caught.value.line == "v = v + cute.arch.warp_idx()", str(caught.value)
+    assert "lane 31 waits at cute.arch.warp_idx() at found_kernels.py:" in str(caught.value)
+    with pytest.raises(KernelError) as caught:
+        _run(found, "mask_error_after_warp_idx")
+    assert type(caught.value) is KernelError and caught.value.thread == (0, 0, 0), str(caught.value)
+    assert "v = v ^ cute.arch.vote_ballot_sync(" in caught.value.line
+    assert "lane 0 executes it with mask 0xffff0000, which does not name lane 0" in str(caught.value)
