@@ -80,12 +80,7 @@ def _outside_mask(thread, error):
     """The resolve function of a lane held at a passing collective that executes a collective whose mask does not
     name it: the passing collective's hang where the lanes it needs are all elsewhere, else the mask's error."""
     def resolve(payloads):
-        threads = thread.block.threads
-        for entry in thread.__dict__.get("held") or ():
-            missing = [threads[entry.start + i] for i in sorted(entry.remaining) if entry.start + i < len(threads)]
-            if missing and all(t.waiting or t.finished for t in missing):
-                arrived = list(entry.arrived.values())
-                raise _failure(_passing_story(threads, entry, arrived, missing), arrived[0], entry.site)
+        _raise_held_hang(thread)
         from .failures import where_text
         import linecache
         error.kernel, error.block = thread.block.launch.report.kernel, tuple(thread.block_idx)
@@ -95,6 +90,31 @@ def _outside_mask(thread, error):
             error.line = linecache.getline(thread.where[0], thread.where[1]).strip() or None
         raise error
     return resolve
+
+
+def _raise_held_hang(thread):
+    """If `thread` is held at a passing collective whose missing lanes can never come (each waits at a barrier or
+    at a collective that needs a lane held there, or returned while held elsewhere), a GPU hangs there: raise
+    that story. Else return."""
+    threads = thread.block.threads
+    for entry in thread.__dict__.get("held") or ():
+        missing = [threads[entry.start + i] for i in sorted(entry.remaining) if entry.start + i < len(threads)]
+        if missing and all(_never_comes(t, entry) for t in missing):
+            arrived = list(entry.arrived.values())
+            raise _failure(_passing_story(threads, entry, arrived, missing), arrived[0], entry.site)
+
+
+def _never_comes(t, entry) -> bool:
+    if t.finished:
+        return bool(t.__dict__.get("held"))
+    if t.waiting == "barrier":
+        return True
+    if t.waiting == "warp" and t.request:
+        request = t.request
+        if request[5] != machine.WARP_SIZE:
+            return True
+        return any(request[3] >> ((entry.start + lane) % machine.WARP_SIZE) & 1 for lane in entry.arrived)
+    return False
 
 
 def from_lane_0(value, what: str):
@@ -353,6 +373,8 @@ def _resolve(arrived: list, request, start: int, size: int, absent: list):
     try:
         replies = request[1]({t.linear - start: t.request[2] for t in arrived})
     except UndefinedResult as undefined:
+        if "passing" in block.__dict__:     # lanes a GPU holds at warp_idx() never read anything here
+            _raise_held_hang(arrived[0])
         raise _failure(_undefined_story(arrived[0], request, arrived, absent, start, size, str(undefined)),
                        arrived[0], arrived[0].where) from None
     for t in arrived:

@@ -83,6 +83,14 @@ def found_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
         # every lane passes the one warp_idx(); the ballot's mask does not name lane 0
         v = v + cute.arch.warp_idx()
         v = v ^ cute.arch.vote_ballot_sync(lane % 2 == 0, mask=0xFFFF0000)
+    elif cutlass.const_expr(CASE[0] == "undefined_read_after_a_hang_at_warp_idx"):
+        # seed 0, case 1905: on a GPU lanes 0-7 hang at warp_idx(), lanes 8-31 at the reduction; the shuffle that
+        # would read lane 8 is never reached
+        if lane < 8:
+            v = v + cute.arch.warp_idx()
+            v = v + cute.arch.shuffle_sync_down(v, 1, mask=0xFF)
+        else:
+            v = cute.arch.warp_reduction_sum(v, threads_in_group=2)
     mOut[tidx] = v
 
 

@@ -109,6 +109,8 @@ def test_a_run_time_const_expr_in_a_branch_the_trace_skips_is_not_refused(found)
      ["reached by lanes 16-31 of warp 0", "lanes 0-15 wait at cute.arch.warp_idx() at found_kernels.py:"]),
     ("shuffle_while_lane_31_waits_at_warp_idx", "v = v + cute.arch.shuffle_sync(v, 4)",
      ["reached by lanes 0-30 of warp 0", "lane 31 waits at cute.arch.warp_idx() at found_kernels.py:"]),
+    ("undefined_read_after_a_hang_at_warp_idx", "v = v + cute.arch.warp_idx()",
+     ["reached by lanes 0-7 of warp 0", "lanes 8-31 wait at cute.arch.warp_reduction_sum() at found_kernels.py:"]),
     ("even_lanes_wait_at_warp_idx", "v = v + cute.arch.warp_idx()",
      ["cute.arch.warp_idx() at found_kernels.py:", "reached by lanes 0,2,4,",
       "wait at cute.arch.warp_reduction_sum() at found_kernels.py:"]),
