@@ -477,8 +477,9 @@ def check_kernel(function):
 
     The trace reaches a line inside run-time `if`s (both sides are traced) and `range` loops (traced once), and
     inside a const_expr `if` whose condition reads only the module's globals and constants when its value (at
-    this launch) picks that side; lines inside unrolled loops, `if`s on other Python values, `while` and `try`
-    are left to the check as threads reach them."""
+    this launch) picks that side, and inside a range_constexpr loop whose bounds do and that runs at least once;
+    lines under a condition on an unrolled loop's counter, `if`s on other Python values, `while` and `try` are
+    left to the check as threads reach them."""
     code = getattr(function, "__code__", None)
     if code is None:
         return
@@ -544,6 +545,18 @@ def _traced_refusals(function, code) -> list:
                 return None
         return compile(ast.Expression(argument), code.co_filename, "eval")
 
+    def static_bounds(call):
+        """`len(range(bounds)) > 0` compiled, when the range_constexpr's bounds read only globals and constants."""
+        if call.keywords or not call.args:
+            return None
+        local = set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
+        for node in ast.walk(ast.Tuple(elts=call.args, ctx=ast.Load())):
+            if isinstance(node, (ast.Call, ast.Lambda, ast.NamedExpr)) or \
+                    (isinstance(node, ast.Name) and node.id in local):
+                return None
+        bounds = ", ".join(ast.unparse(argument) for argument in call.args)
+        return compile(f"len(range({bounds})) > 0", code.co_filename, "eval")
+
     def block(statements, guards):
         for statement in statements:
             if isinstance(statement, ast.If):
@@ -564,6 +577,9 @@ def _traced_refusals(function, code) -> list:
                     block(statement.body, guards)
                 elif isinstance(statement.iter, ast.Call) and _called_name(statement.iter) == "range_constexpr":
                     refusal(statement.iter, guards)
+                    runs = static_bounds(statement.iter)
+                    if runs is not None:        # traced when it runs at least once (its counter: left to threads)
+                        block(statement.body, guards + [(runs, True)])
             elif isinstance(statement, ast.With):
                 block(statement.body, guards)
             elif not isinstance(statement, (ast.While, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef,

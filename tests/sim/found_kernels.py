@@ -91,6 +91,20 @@ def found_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
             v = v + cute.arch.shuffle_sync_down(v, 1, mask=0xFF)
         else:
             v = cute.arch.warp_reduction_sum(v, threads_in_group=2)
+    elif cutlass.const_expr(CASE[0] == "range_constexpr_in_an_unrolled_loop"):
+        # seed 0, case 432: CuTeDSL unrolls the outer loop once and refuses the inner bound; lane 31's shuffle,
+        # whose mask leaves it out, comes first thread by thread
+        for k in cutlass.range_constexpr(1):
+            for i in range(n):
+                for j in cutlass.range_constexpr(lane % 2 + 1):
+                    v = v + 1
+        v = v + cute.arch.shuffle_sync_up(v, 4, mask=0x7FFFFFFF)
+    elif cutlass.const_expr(CASE[0] == "range_constexpr_in_an_unrolled_loop_of_none"):
+        # a loop of no steps: CuTeDSL traces nothing inside it
+        for k in cutlass.range_constexpr(K - 3):
+            v = v + cute.arch.shuffle_sync_bfly(v, 1)
+            if cutlass.const_expr(lane < 4):
+                v = v + 1
     mOut[tidx] = v
 
 

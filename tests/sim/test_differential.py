@@ -90,6 +90,7 @@ def test_a_loop_counters_name_counts_an_unrolled_loop_after_a_loop_on_the_gpu(fo
 @pytest.mark.parametrize("case, line, code", [
     ("range_constexpr_no_thread_reaches", "for i in cutlass.range_constexpr(n):", "ARG_NON_CONSTANT"),
     ("const_expr_after_a_divergent_reduction", "if cutlass.const_expr(lane < 4):", "PHASE_REQUIRES_CONSTANT"),
+    ("range_constexpr_in_an_unrolled_loop", "for j in cutlass.range_constexpr(lane % 2 + 1):", "ARG_NON_CONSTANT"),
 ])
 def test_what_cutedsl_refuses_to_compile_is_refused_before_any_thread_runs(found, case, line, code):
     with pytest.raises(KernelError) as caught:
@@ -102,6 +103,8 @@ def test_what_cutedsl_refuses_to_compile_is_refused_before_any_thread_runs(found
 def test_a_run_time_const_expr_in_a_branch_the_trace_skips_is_not_refused(found):
     x, out = _run(found, "run_time_const_expr_in_a_branch_the_trace_skips")
     assert out.tolist() == (x + 3).tolist()
+    x, out = _run(found, "range_constexpr_in_an_unrolled_loop_of_none")
+    assert out.tolist() == x.tolist()
 
 
 @pytest.mark.parametrize("case, line, words", [
