@@ -4,7 +4,7 @@
 indices and data, `cutlass.const_expr` ifs, `range` / `cutlass.range` loops (loops on the GPU) and
 `cutlass.range_constexpr` loops (unrolled while tracing) with static and run-time bounds, shuffles of the four
 kinds with literal and run-time offsets, masks and clamps, `warp_reduction_sum` with every `threads_in_group`,
-votes (any, all, uni, ballot), `warp_idx()`, and stores of each thread's value to an output tensor; blocks of
+votes (any, all, uni, ballot; with and without masks), `warp_idx()`, and stores of each thread's value to an output tensor; blocks of
 32, 48 (a warp the block fills by half) and 64 threads, one block. Each case is a module of its own (the
 simulator's messages name its file and line) holding `kernel` and the host function `launch(mX, mOut, n)`.
 
@@ -210,8 +210,9 @@ class Generator:
                 if r.random() < 0.3 else None
             return ["if", condition, then, other]
         if kind == "vote":
+            mask = self.mask(lanes)
             return ["vote", r.choice(["any", "all", "uni"]), self.condition(loops),
-                    self.block(depth + 1, loops, lanes)]
+                    self.block(depth + 1, loops, lanes), mask]
         if kind == "cif":
             refuse = self.refusable and not self.refused and r.random() < 0.5
             if refuse:
@@ -317,7 +318,8 @@ def _write_source(case: Case):
                     lines.append(f"{pad}else:")
                     emit(s[3], indent + 1, loops)
             elif kind == "vote":
-                lines.append(f"{pad}if cute.arch.vote_{s[1]}_sync({render(s[2])}):")
+                mask = f", mask={s[4]:#010x}" if s[4] is not None else ""
+                lines.append(f"{pad}if cute.arch.vote_{s[1]}_sync({render(s[2])}{mask}):")
                 emit(s[3], indent + 1, loops)
             elif kind == "for":
                 call = {"range": "range", "crange": "cutlass.range", "constexpr": "cutlass.range_constexpr"}[s[1]]
@@ -436,7 +438,7 @@ def _lane_program(case: Case, env: dict, out: dict):
             reply = yield Request("warp_idx", line, FULL, env["tidx"] // 32)
             env["v"] = _WRAP[0](env["v"] + reply)
         elif kind == "vote":
-            reply = yield Request("vote:" + s[1], line, FULL, bool(evaluate(s[2], env)))
+            reply = yield Request("vote:" + s[1], line, FULL if s[4] is None else s[4], bool(evaluate(s[2], env)))
             if reply:
                 yield from block(s[3])
 
@@ -671,9 +673,12 @@ def simulate(cases: list, folder: Path) -> list:
 
 # --------------------------------------------------------------------------------------------- judging
 
+COLLECTIVE_NAMED = re.compile(r"cute\.arch\.(?:shuffle_sync\w*|warp_reduction_sum|vote_\w+_sync|warp_idx)\(\)")
+
+
 def judge(case: Case, cutedsl: dict, sim: dict, expected: dict) -> tuple:
     """(category, disagreement text or ""). Categories: refused (both refuse alike), undefined (the simulator
-    stops where the PTX ISA leaves the program undefined), defined (the simulator's output is the oracle's),
+    stops, naming the collective, where the PTX ISA leaves the program undefined), defined (the simulator's output is the oracle's),
     oracle (the generator's own prediction of CuTeDSL's verdict is wrong)."""
     predicted = sorted(case.refusals)
     if cutedsl["ok"] == bool(predicted):
@@ -690,7 +695,8 @@ def judge(case: Case, cutedsl: dict, sim: dict, expected: dict) -> tuple:
     if "undefined" in expected:
         if "error" not in sim:
             return "undefined", f"the PTX ISA leaves it undefined ({expected['undefined']}); the simulator runs it"
-        if sim["error"] not in ("DeadlockError", "KernelError") or sim["line"] not in expected["lines"]:
+        if sim["error"] not in ("DeadlockError", "KernelError") or sim["line"] not in expected["lines"] or \
+                not COLLECTIVE_NAMED.search(sim["text"]):
             return "undefined", (f"the PTX ISA leaves it undefined ({expected['undefined']}); the simulator "
                                  f"stops with {sim['error']} at line {sim['line']}: {sim['text'][:400]}")
         return "undefined", ""
