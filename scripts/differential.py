@@ -52,6 +52,8 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", type=Path, default=None,
                         help="a folder to keep the generated modules in (default: a temporary one)")
     args = parser.parse_args(argv)
+    if args.keep is not None and args.keep.exists() and not args.keep.is_dir():
+        parser.error(f"--keep: {args.keep} is a file, not a folder")
     start = time.time()
     cases = differential.make_cases(args.cases, args.seed)
     bad, totals = [], None
