@@ -183,9 +183,29 @@ def passing_collective(key, *, what: str, instruction: str, exited_ok: bool = Fa
     held = thread.__dict__.get("held")
     if held is None:
         held = thread.__dict__["held"] = []
+    if not held and len(entries) > 1:
+        _crossed(block, entries, entry, lane)
     held.append(entry)
     if not entry.remaining:
         _complete(block, entry)
+
+
+def _crossed(block, entries, entry, lane: int):
+    """`lane`, held nowhere else, stops at `entry` on a GPU. Where lanes that a GPU holds at another line's
+    execution (their first hold) wait for this lane, each side waits for the other forever (warp_idx() in one
+    branch of an `if` and after it). Lanes the simulator let pass `entry` while they are held at an earlier one
+    are not at `entry` on a GPU, and do not count."""
+    for other in entries:
+        if other is entry or other.site == entry.site or other.size != entry.size or lane not in other.remaining:
+            continue
+        if any(t.__dict__["held"][0] is other for t in other.arrived.values()):
+            size = other.size
+            problem = (f"{_at(other.request, other.site)} is reached by {_lanes(sorted(other.arrived), size)} of "
+                       f"{_group_name(other.start, size)}, which wait there for {_lanes([lane], size)}; it reaches "
+                       f"{_at(entry.request, entry.site)} instead, which needs them: each waits for the other. "
+                       f"{_rule(other.request, size)}: a GPU hangs here. The simulator stops instead. "
+                       f"{_fix(other.request)}.")
+            raise _failure(problem, next(iter(other.arrived.values())), other.site)
 
 
 def _exited(block, entry, lane: int, thread):

@@ -105,6 +105,11 @@ def found_kernel(mX: cute.Tensor, mOut: cute.Tensor, n: cutlass.Int32):
             v = v + cute.arch.shuffle_sync_bfly(v, 1)
             if cutlass.const_expr(lane < 4):
                 v = v + 1
+    elif cutlass.const_expr(CASE[0] == "warp_idx_at_two_lines"):
+        # seed 7, case 76: lanes 0-15 wait at the first warp_idx() for lanes 16-31, which wait at the second
+        if lane < 16:
+            v = v + cute.arch.warp_idx()
+        v = v + cute.arch.warp_idx()
     mOut[tidx] = v
 
 

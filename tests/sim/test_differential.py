@@ -114,6 +114,9 @@ def test_a_run_time_const_expr_in_a_branch_the_trace_skips_is_not_refused(found)
      ["reached by lanes 0-30 of warp 0", "lane 31 waits at cute.arch.warp_idx() at found_kernels.py:"]),
     ("undefined_read_after_a_hang_at_warp_idx", "v = v + cute.arch.warp_idx()",
      ["reached by lanes 0-7 of warp 0", "lanes 8-31 wait at cute.arch.warp_reduction_sum() at found_kernels.py:"]),
+    ("warp_idx_at_two_lines", "v = v + cute.arch.warp_idx()",
+     ["reached by lanes 0-15 of warp 0, which wait there for lane 16; it reaches cute.arch.warp_idx() at "
+      "found_kernels.py:"]),
     ("even_lanes_wait_at_warp_idx", "v = v + cute.arch.warp_idx()",
      ["cute.arch.warp_idx() at found_kernels.py:", "reached by lanes 0,2,4,",
       "wait at cute.arch.warp_reduction_sum() at found_kernels.py:"]),
@@ -135,7 +138,8 @@ def test_a_lane_held_at_warp_idx_is_not_refused_at_a_later_mask(found):
     with pytest.raises(DeadlockError) as caught:
         _run(found, "mask_error_after_a_hang_at_warp_idx")
     assert caught.value.line == "v = v + cute.arch.warp_idx()", str(caught.value)
-    assert "lane 31 waits at cute.arch.warp_idx() at found_kernels.py:" in str(caught.value)
+    assert "reached by lanes 0-30 of warp 0, which wait there for lane 31; it reaches cute.arch.warp_idx() at " \
+           "found_kernels.py:" in str(caught.value)
     with pytest.raises(KernelError) as caught:
         _run(found, "mask_error_after_warp_idx")
     assert type(caught.value) is KernelError and caught.value.thread == (0, 0, 0), str(caught.value)
