@@ -25,7 +25,8 @@ def test_a_sample_of_generated_kernels_agrees_with_cutedsl_and_the_ptx_isa():
 
 
 def test_a_disagreement_is_reported():
-    """The judge is not vacuous: a wrong output, a missing refusal and a wrong refusal are each reported."""
+    """The judge is not vacuous: a wrong output, a missing refusal, a wrong refusal, a run of what CuTeDSL refuses
+    and a refusal at another line are each reported."""
     case = differential.make_case(0, 0)
     accepted = {"ok": True, "collectives": 0, "ptx": True}
     expected = {"out": [1] * case.threads}
@@ -33,6 +34,14 @@ def test_a_disagreement_is_reported():
     assert differential.judge(case, accepted, {"out": [1] * case.threads}, {"undefined": "x", "lines": [12]})[1]
     assert differential.judge(case, accepted, {"error": "DeadlockError", "line": 12, "text": ""}, expected)[1]
     assert not differential.judge(case, accepted, {"out": [1] * case.threads}, expected)[1]
+    refused = next(c for c in differential.make_cases(SAMPLE[1], SAMPLE[0]) if c.refusals)
+    line, code = refused.refusals[0]
+    verdict = {"ok": False, "code": code, "line": line}
+    assert differential.judge(refused, verdict, {"out": [0] * refused.threads}, {})[1]
+    assert differential.judge(refused, verdict, {"error": "ConstexprError", "line": line + 1,
+                                                 "text": f"error[{code}]"}, {})[1]
+    assert not differential.judge(refused, verdict, {"error": "ConstexprError", "line": line,
+                                                     "text": f"error[{code}]"}, {})[1]
 
 
 def test_shfl_source_lanes_follow_the_ptx_isa():
