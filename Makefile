@@ -10,7 +10,7 @@ export CUTE_DSL_ARCH ?= sm_80
 endif
 
 .PHONY: setup lab test test-deep test-fast gpu-test bench sync clean distclean doctor progress help conformance
-.PHONY: conformance-atoms conformance-blackwell
+.PHONY: conformance-atoms conformance-blackwell differential
 .PHONY: test-hub pull-link image
 
 help:
@@ -26,6 +26,7 @@ help:
 	@echo "make conformance [CASES=200000 SEED=0]  cutekit.cute against CuTeDSL on random layout-algebra cases"
 	@echo "make conformance-atoms [ATOM_CASES=4000 SEED=0]  the same on TiledCopys and TiledMMAs of the Ampere atoms"
 	@echo "make conformance-blackwell [BLACKWELL_CASES=3000 SEED=0]  the same on sm_100 MMAs, TMEM and TMA (sm_100a)"
+	@echo "make differential [DIFF_CASES=2000 SEED=0]  the simulator against CuTeDSL and the PTX ISA on generated kernels"
 	@echo "make test-hub  a real JupyterHub on 127.0.0.1: three learners, their checks, the room's report"
 	@echo "make pull-link HUB=https://hub.example.org REPO=<git URL> [BRANCH=student]  the nbgitpuller link for learners"
 	@echo "make image IMAGE=REGISTRY/cute-by-hand:TAG REPO=<git URL>  a cluster's CPU and GPU images (repo2docker), pushed"
@@ -81,6 +82,12 @@ test-deep: test
 BLACKWELL_CASES ?= 3000
 conformance-blackwell: setup
 	$(VPY) scripts/conformance.py --blackwell --cases $(BLACKWELL_CASES) --seed $(SEED)
+
+# The simulator against real CuTeDSL (each kernel traced and compiled for sm_80 on the CPU) and the PTX ISA (an
+# oracle evaluating it lane by lane) on DIFF_CASES generated kernels (make test runs a 10-case sample).
+DIFF_CASES ?= 2000
+differential: setup
+	$(VPY) scripts/differential.py --cases $(DIFF_CASES) --seed $(SEED)
 
 test-fast: setup
 	$(VPY) -m pytest -n $(JOBS) -m "not slow" tests

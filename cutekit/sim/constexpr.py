@@ -177,7 +177,10 @@ class _Analysis:
     whose offsets differ between threads but whose shape, and `cute.size` of it, is static)."""
 
     def __init__(self, function: ast.FunctionDef):
+        self.node = function
         self.taints: dict = {}      # name -> (why, in words; tensor name or None: run-time only if it is a tensor)
+        self.counters: dict = {}    # name -> [(first line, last line, why)]: counters of `range` loops, run-time
+        self.line = 0               # only inside their loop (the name may count an unrolled loop elsewhere)
         self.calls: dict = {}       # (line, column, end line, end column) -> ast.Call
         self.unrolled: list = []    # (first line, last line, targets) of the loops Python runs while tracing
         for parameter in function.args.args + function.args.kwonlyargs:
@@ -186,10 +189,10 @@ class _Analysis:
                 self.taints[parameter.arg] = (f"`{parameter.arg}`, a run-time argument (annotated {kind})", None)
         statements = list(_own_nodes(function))
         for _ in range(8):          # until no new name is found (a fixpoint: assignments in any order)
-            before = len(self.taints)
+            before = len(self.taints), sum(map(len, self.counters.values()))
             for node in statements:
                 self._assign(node)
-            if len(self.taints) == before:
+            if (len(self.taints), sum(map(len, self.counters.values()))) == before:
                 break
         for node in statements:
             if isinstance(node, ast.Call) and _called_name(node) in ("const_expr", "range_constexpr"):
@@ -207,6 +210,7 @@ class _Analysis:
         return found
 
     def _assign(self, node):
+        self.line = getattr(node, "lineno", 0)
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             found = self._why(node.value)
             if found:
@@ -220,9 +224,11 @@ class _Analysis:
         elif isinstance(node, ast.For):
             if isinstance(node.iter, ast.Call) and _called_name(node.iter) in _DYNAMIC_LOOPS:
                 for name in _names(node.target):
-                    self.taints.setdefault(name, (
-                        f"`{name}`, the counter of the loop at line {node.lineno}: a `range` loop in a kernel is a "
-                        f"loop on the GPU (cutlass.range_constexpr unrolls one while tracing)", None))
+                    scopes = self.counters.setdefault(name, [])
+                    if not any(first == node.lineno for first, _, _ in scopes):
+                        scopes.append((node.lineno, node.end_lineno, (
+                            f"`{name}`, the counter of the loop at line {node.lineno}: a `range` loop in a kernel is "
+                            f"a loop on the GPU (cutlass.range_constexpr unrolls one while tracing)", None)))
             else:
                 found = self._why(node.iter)
                 if found:
@@ -231,6 +237,7 @@ class _Analysis:
 
     def why(self, expression):
         """(why, tensor name or None) when `expression` computes a run-time value, else None."""
+        self.line = getattr(expression, "lineno", 0)
         found = self._why(expression)
         return None if found is None else (found[0], found[1])
 
@@ -238,7 +245,12 @@ class _Analysis:
         """(why, tensor name or None, whether it is the expression itself rather than a name it uses) or None."""
         if isinstance(node, ast.Name):
             taint = self.taints.get(node.id)
-            return None if taint is None else (taint[0], taint[1], False)
+            if taint is None:
+                for first, last, why in self.counters.get(node.id, ()):
+                    if first <= self.line <= last:
+                        return why[0], why[1], False
+                return None
+            return taint[0], taint[1], False
         if isinstance(node, ast.Call):
             name = _called_name(node)
             if name in _RUNTIME_CALLS:
@@ -450,3 +462,129 @@ def _unrolled(frame) -> tuple:
 
 def _key(value):
     return value if isinstance(value, _SIMPLE) else id(value)
+
+
+# --------------------------------------------------------------------------------------------- before a launch
+
+_TRACED: dict = {}      # id of a kernel's code -> ([(guards, line, error's arguments)], the code)
+
+
+def check_kernel(function):
+    """Before a launch (and in cute.compile): the first const_expr / range_constexpr of a run-time value (by the
+    kernel's source, sign 2) that CuTeDSL's trace reaches is refused before any thread runs, as CuTeDSL refuses
+    to compile the kernel. Run thread by thread, a launch could otherwise stop first at a later line (a warp
+    collective some lanes skip) or never reach it (a branch no thread takes), where CuTeDSL would not compile it.
+
+    The trace reaches a line inside run-time `if`s (both sides are traced) and `range` loops (traced once), and
+    inside a const_expr `if` whose condition reads only the module's globals and constants when its value (at
+    this launch) picks that side, and inside a range_constexpr loop whose bounds do and that runs at least once;
+    lines under a condition on an unrolled loop's counter, `if`s on other Python values, `while` and `try` are
+    left to the check as threads reach them."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return
+    found = _TRACED.get(id(code))
+    if found is None:
+        if len(_TRACED) > 1024:
+            _TRACED.clear()
+        found = _TRACED[id(code)] = (_traced_refusals(function, code), code)
+    for guards, line, arguments in found[0]:
+        try:
+            if all(bool(eval(test, function.__globals__, {})) == wanted for test, wanted in guards):
+                from .failures import where_text
+                problem, text = arguments
+                raise ConstexprError(problem, kernel=function.__name__, block=(0, 0, 0), thread=(0, 0, 0),
+                                     where=where_text(code.co_filename, line), line=text)
+        except ConstexprError:
+            raise
+        except Exception:       # noqa: BLE001 (a guard that cannot be evaluated here: left to the threads)
+            continue
+
+
+def _traced_refusals(function, code) -> list:
+    class Globals:
+        f_globals = function.__globals__
+    analysis = _analysis(code, Globals)
+    if analysis is None:
+        return []
+    lines = linecache.getlines(code.co_filename, function.__globals__)
+    found: list = []
+
+    def calls(node, guards):
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and _called_name(call) in ("const_expr", "range_constexpr"):
+                refusal(call, guards)
+
+    def refusal(call, guards):
+        for argument in call.args:
+            why = analysis.why(argument)
+            if why is not None and why[1] is None:
+                text = ast.unparse(argument)
+                if _called_name(call) == "const_expr":
+                    problem = (f"{CONST_EXPR_MESSAGE} (CuTeDSL 4.8.1 refuses to compile this: "
+                               f"error[PHASE_REQUIRES_CONSTANT].) Here `{text}` is a run-time value: it depends on "
+                               f"{why[0]}. {CONST_EXPR_HINT}.")
+                else:
+                    problem = (f"{RANGE_MESSAGE} (CuTeDSL 4.8.1 refuses to compile this: error[ARG_NON_CONSTANT].) "
+                               f"Here `{text}` is a run-time value: it depends on {why[0]}. {RANGE_HINT}.")
+                problem += (" CuTeDSL reads this line when it compiles the kernel, whichever threads reach it, so "
+                            "the simulator refuses the kernel before any thread runs")
+                line = lines[call.lineno - 1].strip() if call.lineno <= len(lines) else None
+                found.append((tuple(guards), call.lineno, (problem, line)))
+                return
+
+    def static_test(test):
+        """The compiled condition of `if cutlass.const_expr(c)` when c reads only globals and constants."""
+        if not (isinstance(test, ast.Call) and _called_name(test) == "const_expr" and len(test.args) == 1):
+            return None
+        argument = test.args[0]
+        local = set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
+        for node in ast.walk(argument):
+            if isinstance(node, (ast.Call, ast.Lambda, ast.NamedExpr)) or \
+                    (isinstance(node, ast.Name) and node.id in local):
+                return None
+        return compile(ast.Expression(argument), code.co_filename, "eval")
+
+    def static_bounds(call):
+        """`len(range(bounds)) > 0` compiled, when the range_constexpr's bounds read only globals and constants."""
+        if call.keywords or not call.args:
+            return None
+        local = set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars)
+        for node in ast.walk(ast.Tuple(elts=call.args, ctx=ast.Load())):
+            if isinstance(node, (ast.Call, ast.Lambda, ast.NamedExpr)) or \
+                    (isinstance(node, ast.Name) and node.id in local):
+                return None
+        bounds = ", ".join(ast.unparse(argument) for argument in call.args)
+        return compile(f"len(range({bounds})) > 0", code.co_filename, "eval")
+
+    def block(statements, guards):
+        for statement in statements:
+            if isinstance(statement, ast.If):
+                test = statement.test
+                if isinstance(test, ast.Call) and _called_name(test) == "const_expr":
+                    refusal(test, guards)
+                    compiled = static_test(test)
+                    if compiled is not None:
+                        block(statement.body, guards + [(compiled, True)])
+                        block(statement.orelse, guards + [(compiled, False)])
+                elif (analysis.why(test) or (None, ""))[1] is None:      # definitely run-time: both sides
+                    calls(test, guards)
+                    block(statement.body, guards)
+                    block(statement.orelse, guards)
+            elif isinstance(statement, ast.For):
+                if isinstance(statement.iter, ast.Call) and _called_name(statement.iter) in _DYNAMIC_LOOPS:
+                    calls(statement.iter, guards)
+                    block(statement.body, guards)
+                elif isinstance(statement.iter, ast.Call) and _called_name(statement.iter) == "range_constexpr":
+                    refusal(statement.iter, guards)
+                    runs = static_bounds(statement.iter)
+                    if runs is not None:        # traced when it runs at least once (its counter: left to threads)
+                        block(statement.body, guards + [(runs, True)])
+            elif isinstance(statement, ast.With):
+                block(statement.body, guards)
+            elif not isinstance(statement, (ast.While, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef,
+                                            ast.ClassDef, ast.AsyncFor, ast.AsyncWith, ast.Match)):
+                calls(statement, guards)
+
+    block(analysis.node.body, [])
+    return found

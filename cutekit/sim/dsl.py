@@ -251,6 +251,8 @@ class Launchable:
         def body():
             with numpy.errstate(all="ignore"):     # on a GPU exp(1000) is inf and 0 / 0 nan, without a word
                 function(*args, **kwargs)
+        with LEARNER_FRAMES:
+            constexpr.check_kernel(function)        # what CuTeDSL refuses to compile, whichever threads run
         if tracing.tracing_only():      # cute.compile traces the host code; nothing runs
             return None
         with LEARNER_FRAMES, numpy.errstate(all="ignore"):
@@ -358,7 +360,7 @@ def _descriptor(mma, input):
 def _fragment(tensor):
     """An MMA fragment made in a kernel: registers, which start as garbage (memory.garbage_registers)."""
     tensor = adopt(tensor)
-    if machine.current() is not None and isinstance(tensor, SimTensor) and tensor.storage.array.dtype.kind == "f":
+    if threads.current() is not None and isinstance(tensor, SimTensor) and tensor.storage.array.dtype.kind == "f":
         tensor.storage.array[:] = numpy.nan
         tensor.storage.fresh = True
     return tensor

@@ -72,8 +72,8 @@ def shuffle_kernel(mX: cute.Tensor, mOut: cute.Tensor, steps: cutlass.Int32):
             mOut[tidx] = cute.arch.shuffle_sync_bfly(x, offset=1, mask=0x0000FFFF)
     elif cutlass.const_expr(CASE[0] == "shuffle_up_default_clamp"):
         mOut[tidx] = cute.arch.shuffle_sync_up(x, 1)
-    elif cutlass.const_expr(CASE[0] == "shuffle_up_clamp_0"):
-        mOut[tidx] = cute.arch.shuffle_sync_up(x, 1, mask_and_clamp=0)
+    elif cutlass.const_expr(CASE[0] == "shuffle_up_clamp_31"):
+        mOut[tidx] = cute.arch.shuffle_sync_up(x, 1, mask_and_clamp=31)
     elif cutlass.const_expr(CASE[0] == "warp_idx_in_lane_0"):
         if lane == 0:
             mOut[cute.arch.warp_idx()] = x

@@ -174,13 +174,15 @@ def test_a_loop_every_lane_runs_as_often_shuffles_every_time(kernels):
 
 
 def test_shuffle_up_takes_its_source_lane_as_ptx_computes_it(kernels):
-    """shfl.sync.up is valid where lane - b >= the clamp: with CuTeDSL's default mask_and_clamp=31 no lane's
-    source is, and every lane keeps its own value; with 0, lane i gets lane i - 1's (CUDA's __shfl_up_sync)."""
+    """shfl.sync.up is valid where lane - b >= the clamp. CuTeDSL 4.8.1's shuffle_sync_up defaults to
+    mask_and_clamp=0 (its PTX: `shfl.sync.up.b32 %r8, %r6, 1, 0, -1`): lane i gets lane i - 1's value, lane 0
+    its own (CUDA's __shfl_up_sync); with 31 no lane's source is valid and every lane keeps its own. Found by the
+    differential test (tests/sim/differential.py, seed 0, case 16)."""
     out = _zeros()
     _run(kernels, "shuffle_up_default_clamp", "shuffle", X, out, steps=0)
-    assert out.tolist() == X.tolist()
-    _run(kernels, "shuffle_up_clamp_0", "shuffle", X, out, steps=0)
     assert out.tolist() == X[numpy.r_[0, 0:31]].tolist()
+    _run(kernels, "shuffle_up_clamp_31", "shuffle", X, out, steps=0)
+    assert out.tolist() == X.tolist()
 
 
 def test_a_ballot_counts_the_lanes_still_running(kernels):

@@ -57,14 +57,64 @@ def warp_collective(key, resolve, payload, *, what: str = "a warp collective", i
     mask = int(mask) & FULL_MASK
     if group == machine.WARP_SIZE and not mask >> thread.lane & 1:
         thread.waiting = ""
-        raise machine.KernelError(
+        error = machine.KernelError(
             f"{what}: lane {thread.lane} executes it with mask {mask:#010x}, which does not name lane "
             f"{thread.lane}. PTX leaves {instruction or what} undefined when the executing thread is not in its "
             f"membermask: give a mask with a bit for every lane that calls it (lane i is bit i)")
-    thread.request = (key, resolve, payload, mask, exited_ok, group, what, instruction or what)
+        if not thread.__dict__.get("held"):
+            raise error
+        # held at a passing collective (warp_idx()) that other lanes have not passed yet: on a GPU this lane is
+        # still there. It waits alone; at the scheduler's next round the mask is refused, unless those lanes
+        # never come (then the GPU hangs at warp_idx(), and that is told)
+        request = (("outside its mask", thread.linear), _outside_mask(thread, error), None, 1 << thread.lane, True,
+                   group, what, instruction or what)
+        thread.request = request
+    else:
+        thread.request = (key, resolve, payload, mask, exited_ok, group, what, instruction or what)
     machine._wait(thread, "warp")
     reply, thread.reply, thread.request = thread.reply, None, None
     return reply
+
+
+def _outside_mask(thread, error):
+    """The resolve function of a lane held at a passing collective that executes a collective whose mask does not
+    name it: the passing collective's hang where the lanes it needs are all elsewhere, else the mask's error."""
+    def resolve(payloads):
+        _raise_held_hang(thread)
+        from .failures import where_text
+        import linecache
+        error.kernel, error.block = thread.block.launch.report.kernel, tuple(thread.block_idx)
+        error.thread = tuple(thread.thread_idx)
+        if isinstance(thread.where, tuple) and thread.where[0] != "?":
+            error.where = where_text(thread.where[0], thread.where[1])
+            error.line = linecache.getline(thread.where[0], thread.where[1]).strip() or None
+        raise error
+    return resolve
+
+
+def _raise_held_hang(thread):
+    """If `thread` is held at a passing collective whose missing lanes can never come (each waits at a barrier or
+    at a collective that needs a lane held there, or returned while held elsewhere), a GPU hangs there: raise
+    that story. Else return."""
+    threads = thread.block.threads
+    for entry in thread.__dict__.get("held") or ():
+        missing = [threads[entry.start + i] for i in sorted(entry.remaining) if entry.start + i < len(threads)]
+        if missing and all(_never_comes(t, entry) for t in missing):
+            arrived = list(entry.arrived.values())
+            raise _failure(_passing_story(threads, entry, arrived, missing), arrived[0], entry.site)
+
+
+def _never_comes(t, entry) -> bool:
+    if t.finished:
+        return bool(t.__dict__.get("held"))
+    if t.waiting == "barrier":
+        return True
+    if t.waiting == "warp" and t.request:
+        request = t.request
+        if request[5] != machine.WARP_SIZE:
+            return True
+        return any(request[3] >> ((entry.start + lane) % machine.WARP_SIZE) & 1 for lane in entry.arrived)
+    return False
 
 
 def from_lane_0(value, what: str):
@@ -133,9 +183,29 @@ def passing_collective(key, *, what: str, instruction: str, exited_ok: bool = Fa
     held = thread.__dict__.get("held")
     if held is None:
         held = thread.__dict__["held"] = []
+    if not held and len(entries) > 1:
+        _crossed(block, entries, entry, lane)
     held.append(entry)
     if not entry.remaining:
         _complete(block, entry)
+
+
+def _crossed(block, entries, entry, lane: int):
+    """`lane`, held nowhere else, stops at `entry` on a GPU. Where lanes that a GPU holds at another line's
+    execution (their first hold) wait for this lane, each side waits for the other forever (warp_idx() in one
+    branch of an `if` and after it). Lanes the simulator let pass `entry` while they are held at an earlier one
+    are not at `entry` on a GPU, and do not count."""
+    for other in entries:
+        if other is entry or other.site == entry.site or other.size != entry.size or lane not in other.remaining:
+            continue
+        if any(t.__dict__["held"][0] is other for t in other.arrived.values()):
+            size = other.size
+            problem = (f"{_at(other.request, other.site)} is reached by {_lanes(sorted(other.arrived), size)} of "
+                       f"{_group_name(other.start, size)}, which wait there for {_lanes([lane], size)}; it reaches "
+                       f"{_at(entry.request, entry.site)} instead, which needs them: each waits for the other. "
+                       f"{_rule(other.request, size)}: a GPU hangs here. The simulator stops instead. "
+                       f"{_fix(other.request)}.")
+            raise _failure(problem, next(iter(other.arrived.values())), other.site)
 
 
 def _exited(block, entry, lane: int, thread):
@@ -296,9 +366,9 @@ def _missing(threads: list, request, start: int, size: int, arrived: list):
         if i in here:
             continue
         t = threads[start + i] if start + i < len(threads) else None
-        if t is None or t.finished:
+        if t is None or (t.finished and not t.__dict__.get("held")):
             absent.append(i)
-        else:
+        else:               # a lane that returned while held at a passing collective is still there on a GPU
             elsewhere.append(t)
     return absent, elsewhere
 
@@ -323,6 +393,8 @@ def _resolve(arrived: list, request, start: int, size: int, absent: list):
     try:
         replies = request[1]({t.linear - start: t.request[2] for t in arrived})
     except UndefinedResult as undefined:
+        if "passing" in block.__dict__:     # lanes a GPU holds at warp_idx() never read anything here
+            _raise_held_hang(arrived[0])
         raise _failure(_undefined_story(arrived[0], request, arrived, absent, start, size, str(undefined)),
                        arrived[0], arrived[0].where) from None
     for t in arrived:
@@ -375,7 +447,10 @@ def _at(request, where) -> str:
 
 
 def _waits_at(t) -> str:
-    """Where a live thread waits, in words."""
+    """Where a live thread waits, in words (a thread that returned while held at a passing collective: there)."""
+    held = t.__dict__.get("held")
+    if held and t.finished:
+        return _at(held[0].request, held[0].site)
     if t.waiting == "warp":
         return _at(t.request, t.where)
     if t.waiting == "barrier":
@@ -470,13 +545,20 @@ def story(threads: list, live: list):
             absent, elsewhere = _missing(threads, request, start, size, arrived)
             if not elsewhere:
                 continue
+            held = next((t.__dict__["held"][0] for t in arrived if t.__dict__.get("held")), None)
+            if held is not None:    # on a GPU these lanes wait at the passing collective they are held at
+                missing = [threads[held.start + i] for i in sorted(held.remaining) if held.start + i < len(threads)]
+                if missing:
+                    passed = list(held.arrived.values())
+                    return _passing_story(threads, held, passed, missing), passed[0], held.site
             places: dict = {}
             for other in elsewhere:
                 text = _waits_at(other)
                 if other.waiting == "warp" and other.where == where and other.request[3] != request[3]:
                     text += f" with mask {other.request[3]:#010x}, not {request[3]:#010x}"
                 places.setdefault(text, []).append(other.linear - start)
-            parts = [f"{_lanes(ids, size)} wait at {text}" for text, ids in places.items()]
+            parts = [f"{_lanes(ids, size)} {'wait' if len(ids) > 1 else 'waits'} at {text}"
+                     for text, ids in places.items()]
             if absent:
                 parts.append(_gone(absent, start, threads, size))
             problem = (f"{_at(request, where)} is reached by {_lanes([a.linear - start for a in arrived], size)} of "

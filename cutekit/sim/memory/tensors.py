@@ -398,7 +398,10 @@ class SimTensor(Tensor):
             # a wgmma's accumulators: refused while wgmmas write them, and what warpgroup.fence() must order
             write(storage, numpy.array([address]), self, coord)
         storage.fresh = False
-        storage.array[address] = value
+        try:
+            storage.array[address] = value
+        except OverflowError:
+            storage.array[address] = _wrapped(value, storage.array.dtype)
 
     def _outside_slice(self, kept, coord, error: CuteError) -> "OutsideView":
         """A slice at a coordinate outside the shape: CuTe moves the pointer anyway (NVIDIA's GEMMs slice the
@@ -467,6 +470,19 @@ class SimTensor(Tensor):
         return tensor_text(self)
 
     __repr__ = __str__
+
+
+def _wrapped(value, dtype):
+    """A kernel's integer arithmetic is plain Python ints (fast), which do not wrap; a GPU's registers do
+    (add.s32, mul.lo.s32 keep the low 32 bits). Stored to an integer tensor, the value is what the GPU's register
+    would hold: its low bits, two's complement."""
+    if not numpy.issubdtype(dtype, numpy.integer) or not isinstance(value, (int, numpy.integer)):
+        raise OverflowError(f"{value!r} does not fit {dtype}")
+    bits = numpy.dtype(dtype).itemsize * 8
+    value = int(value) % (1 << bits)
+    if numpy.issubdtype(dtype, numpy.signedinteger) and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
 
 
 class OutsideView(SimTensor):

@@ -144,6 +144,8 @@ def warp_reduction(value, op, *, threads_in_group: int = 32, what: str = "cute.a
     if threads_in_group not in (1, 2, 4, 8, 16, 32):
         raise KernelError(f"warp_reduction: threads_in_group must be a power of two up to 32, got "
                           f"{threads_in_group!r}")
+    if threads_in_group == 1:
+        return value        # no shuffle at all (CuTeDSL emits none): not a collective, any lane may call it alone
     combine = op if callable(op) and not isinstance(op, ReductionOp) else op.combine
     return collectives.warp_collective(("warp_reduction", threads_in_group),
                                    lambda payloads: _butterfly(payloads, combine, threads_in_group), value,
@@ -162,8 +164,9 @@ def warp_reduction_max(value, *, threads_in_group: int = 32):
 
 def _source_lane(kind: str, lane: int, offset: int, clamp: int) -> int:
     """shfl.sync's source lane, as the PTX ISA computes it from b (`offset`) and c (`mask_and_clamp`: the clamp
-    in bits 0-4, the segment mask in bits 8-12); out of range, the lane's own. CuTeDSL's default c is 31 for
-    every kind: for `up` that leaves every lane its own value (j >= 31 is never true for j = lane - b < 31)."""
+    in bits 0-4, the segment mask in bits 8-12); out of range, the lane's own. CuTeDSL 4.8.1's default c is 31
+    for idx, down and bfly and 0 for up (`shfl.sync.up.b32 %r8, %r6, 1, 0, -1` in its PTX): lane i reads lane
+    i - b, and lanes below b keep their own value, as CUDA's __shfl_up_sync."""
     b, c, segment = offset & 31, clamp & 31, (clamp >> 8) & 31
     highest = (lane & segment) | (c & ~segment)
     if kind == "up":
@@ -183,8 +186,9 @@ def _source_lane(kind: str, lane: int, offset: int, clamp: int) -> int:
 
 def _shuffle(kind):
     name = f"shuffle_sync_{kind}" if kind != "idx" else "shuffle_sync"
+    default_clamp = 0 if kind == "up" else 31     # CuTeDSL 4.8.1: shfl.up clamps at the segment's lower end
 
-    def shuffle(value, offset, mask=0xFFFFFFFF, mask_and_clamp=31, **kwargs):
+    def shuffle(value, offset, mask=0xFFFFFFFF, mask_and_clamp=default_clamp, **kwargs):
         def resolve(payloads):
             replies = {}
             for lane in payloads:
