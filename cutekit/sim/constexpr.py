@@ -491,7 +491,7 @@ def check_kernel(function):
     for guards, line, arguments in found[0]:
         try:
             if all(bool(eval(test, function.__globals__, {})) == wanted for test, wanted in guards):
-                from .failures import where_text
+                from .machine.errors import where_text
                 problem, text = arguments
                 raise ConstexprError(problem, kernel=function.__name__, block=(0, 0, 0), thread=(0, 0, 0),
                                      where=where_text(code.co_filename, line), line=text)

@@ -379,7 +379,7 @@ def register_tensor(layout, element_type) -> LaneTensor:
     if not isinstance(layout, Layout):
         layout = make_layout(layout)
     count = max(1, cosize(layout))
-    from .memory import garbage_registers
+    from .tensors import garbage_registers
     storage = garbage_registers(thread.size * count, element_type)       # NaN for floats, as memory.py's
     _note_elements(count)
     return LaneTensor(storage, layout, lanes(numpy.arange(thread.size, dtype=numpy.int64) * count))
