@@ -415,20 +415,30 @@ from cutekit import cute  # noqa: E402  (the reference algebra again, for the re
 # Each exercise is a function of its parameters; the check calls it on random cases (the random seed is
 # printed, so a result reproduces) and says which criterion failed and why.
 #
-# ### Exercise 1 · Divide a two-mode layout by hand
+# ### Exercise 1 · Zip-divide a batch of matrices by hand
 #
-# Write `divide_by_hand(A, tiler)` for a two-mode layout `A` and a tiler of two one-dimensional layouts: the
-# layout `cute.logical_divide(A, tiler)` prints, built mode by mode (section 2) with section 1's rule, from
-# `cute.get`, `cute.complement`, `cute.make_layout` and `cute.composition` (the divide functions are switched
-# off while it is checked). The check's layouts have strides other than 1, so reading through A matters.
+# Write `zipped_by_hand(A, tiler)`: the layout `cute.zipped_divide(A, tiler)` prints, for a batch of matrices
+# `A = (M, N, L)` (three modes, stored in any order) and a tiler of two or three one-dimensional layouts.
+# Build it from `cute.get`, `cute.complement`, `cute.composition` and `cute.make_layout` (the divide functions
+# are switched off while it is checked): divide mode by mode (section 2) with section 1's rule, then gather
+# the parts as `zipped_divide` does (section 3). A tiler shorter than the layout leaves the modes past its end
+# undivided: CuTe keeps each of them whole, and `zipped_divide` counts it with the rest, after the divided
+# modes' rests. With two tiler layouts the batch mode L is such a mode:
 
 # %%
-def divide_by_hand(A, tiler):
+batch = cute.make_layout((12, 8, 3), stride=(8, 1, 96))       # three 12x8 row-major matrices, 96 apart
+batch_tiler = (cute.make_layout(3, stride=2), cute.make_layout(2, stride=1))
+print(batch, "|", cute.zipped_divide(batch, batch_tiler))
+assert str(batch) == "(12,8,3):(8,1,96)" and str(batch_tiler[0]) == "3:2" and str(batch_tiler[1]) == "2:1"
+assert str(cute.zipped_divide(batch, batch_tiler)) == "((3,2),((2,2),4,3)):((16,1),((8,48),2,96))"
+
+# %%
+def zipped_by_hand(A, tiler):
     # YOUR CODE HERE
     return None
 
 
-check("ch03.logical_divide_by_hand", divide_by_hand)
+check("ch03.logical_divide_by_hand", zipped_by_hand)
 
 # %% [markdown]
 # ### Exercise 2 · Pick the tiler for a drawn tiling

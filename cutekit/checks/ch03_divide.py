@@ -64,24 +64,41 @@ def _describe(layout) -> dict:
 
 # ---- ch03.logical_divide_by_hand -----------------------------------------------------------------------------
 
+WORKED_BATCH = {"A": ((12, 8, 3), (8, 1, 96)), "tiler": ((3, 2), (2, 1))}    # the statement's example
+
+
 def _mode_of(rng):
     """(size, tile k, step d) of one mode divided by k:d: at least two copies of (k:d, its gaps) fit."""
     tile, step, copies = rng.randint(2, 4), rng.choice([1, 2, 3]), rng.randint(2, 3)
     return tile * step * copies, tile, step
 
 
+def _batch_strides(shape, order, scale):
+    """Compact strides of `shape` with mode order[0] fastest, all multiplied by `scale`."""
+    strides, step = [0, 0, 0], scale
+    for index in order:
+        strides[index] = step
+        step *= shape[index]
+    return tuple(strides)
+
+
 def _divide_cases(rng):
-    """Two-mode layouts A = (M, N) with strides other than 1 in at least one mode (row-major, column-major,
-    either scaled), and tilers of two different 1-D layouts k:d that divide their modes."""
+    """Batches of matrices A = (M, N, L) stored row-major, column-major or batch-innermost (some scaled by 2),
+    divided by tilers of two 1-D layouts k:d (L is left whole: all rest) or of three (L is divided too). At
+    least one tiler step d > 1 in mode 0 or 1, so the rest nests; the first three cases have two layouts,
+    the last three three; tiler[0] != tiler[1], never the statement's example."""
     cases = []
     while len(cases) < 6:
-        (m, km, dm), (n, kn, dn) = _mode_of(rng), _mode_of(rng)
-        if (km, dm) == (kn, dn):
+        (m, km, dm), (n, kn, dn), (l, kl, dl) = _mode_of(rng), _mode_of(rng), _mode_of(rng)
+        if (km, dm) == (kn, dn) or dm == dn == 1:
             continue
-        scale = rng.choice([1, 1, 2])
-        stride = rng.choice([(n * scale, scale), (scale, m * scale)])
-        case = {"A": ((m, n), stride), "tiler": ((km, dm), (kn, dn))}
-        if case not in cases:
+        if len(cases) < 3:
+            l = rng.randint(2, 4)
+        order = rng.choice([(1, 0, 2), (0, 1, 2), (2, 1, 0)])
+        stride = _batch_strides((m, n, l), order, rng.choice([1, 1, 2]))
+        tiler = ((km, dm), (kn, dn)) if len(cases) < 3 else ((km, dm), (kn, dn), (kl, dl))
+        case = {"A": ((m, n, l), stride), "tiler": tiler}
+        if case != WORKED_BATCH and case not in cases:
             cases.append(case)
     return cases
 
@@ -96,59 +113,82 @@ def _ask_divide(answer, case):
     return _describe(answer(*_a_and_tiler(case)))
 
 
-def _divide_mistake(one_mode=None, whole=None):
-    """A mistake's printed layout: built mode by mode with `one_mode(mode, B, A)`, or `whole(A, tiler)`."""
+def _gathered(tiles, rests):
+    from cutekit import cute
+    return cute.make_layout((tuple(t.shape for t in tiles), tuple(r.shape for r in rests)),
+                            stride=(tuple(t.stride for t in tiles), tuple(r.stride for r in rests)))
+
+
+def _divide_mistake(tile_of=None, rest_of=None, untouched="rest", whole=None):
+    """A mistake's printed layout: each divided mode's tile `tile_of(mode, B, A)` and rest `rest_of(mode, B,
+    A)`, a mode past the tiler's end put in the rest (`untouched="rest"`), the tile ("tile") or nowhere
+    ("dropped"); or `whole(A, tiler)`."""
     def gives(case):
         from cutekit import cute
         a, tiler = _a_and_tiler(case)
         if whole is not None:
             return str(whole(a, tiler))
-        parts = [one_mode(cute.get(a, mode=[index]), b, a) for index, b in enumerate(tiler)]
-        return str(cute.make_layout(tuple(p.shape for p in parts), stride=tuple(p.stride for p in parts)))
+        tiles, rests = [], []
+        for index in range(len(a.shape)):
+            mode = cute.get(a, mode=[index])
+            if index < len(tiler):
+                tiles.append((tile_of or _tile_part)(mode, tiler[index], a))
+                rests.append((rest_of or _rest_part)(mode, tiler[index], a))
+            elif untouched == "rest":
+                rests.append(mode)
+            elif untouched == "tile":
+                tiles.append(mode)
+        return str(_gathered(tiles, rests))
     return gives
 
 
-def _pair(b, rest):
+def _tile_part(mode, b, a):
     from cutekit import cute
-    return cute.make_layout((b.shape, rest.shape), stride=(b.stride, rest.stride))
+    return cute.composition(mode, b)
 
 
-def _by_hand(mode, b, rest_size):
+def _rest_part(mode, b, a, up_to=None):
     from cutekit import cute
-    return cute.composition(mode, _pair(b, cute.complement(b, rest_size)))
-
-
-def _zipped_grouping(a, tiler):
-    from cutekit import cute
-    (t0, r0), (t1, r1) = cute.logical_divide(a, tiler).shape
-    (u0, s0), (u1, s1) = cute.logical_divide(a, tiler).stride
-    return cute.make_layout(((t0, t1), (r0, r1)), stride=((u0, u1), (s0, s1)))
+    return cute.composition(mode, cute.complement(b, cute.size(mode) if up_to is None else up_to))
 
 
 def _divide_mistakes():
     from cutekit import cute
     return (
-        (_divide_mistake(lambda mode, b, a: _by_hand(mode, b, cute.size(a))),
-         "you took each complement up to size(A), the whole layout; the complement of a mode's tiler goes up to "
-         "the size of that mode, since the divide happens mode by mode"),
-        (_divide_mistake(lambda mode, b, a: _by_hand(mode, b, cute.size(b))),
-         "you took each complement up to size(B), the tile; the complement of a mode's tiler goes up to the "
-         "size of that mode: it places the copies of B that cover the mode"),
-        (_divide_mistake(lambda mode, b, a: cute.composition(mode, _pair(cute.complement(b, cute.size(mode)), b))),
-         "each mode is (rest, tile); a logical divide lists the tile first, then the rest: (B, complement)"),
-        (_divide_mistake(whole=lambda a, tiler: cute.logical_divide(a, (tiler[1], tiler[0]))),
-         "you divided mode 0 by tiler[1] and mode 1 by tiler[0]; tiler[0] divides mode 0, tiler[1] mode 1"),
-        (_divide_mistake(lambda mode, b, a: _pair(b, cute.complement(b, cute.size(mode)))),
-         "your modes are (B, complement) not read through A: compose each mode of A with them, "
-         "composition(mode, (B, complement)), so the strides become A's memory steps"),
-        (_divide_mistake(lambda mode, b, a: cute.composition(mode, b)),
-         "each mode has its tile and no rest part; add the complement: composition(mode, (B, complement))"),
-        (_divide_mistake(whole=_zipped_grouping),
-         "that is zipped_divide's grouping (all tiles, then all rests); logical_divide keeps each mode's "
-         "(tile, rest) pair in that mode"),
-        (lambda case: "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))",
-         "you return the worked example's divide for every case"),
+        (_divide_mistake(whole=cute.logical_divide),
+         "that is logical_divide's grouping, section 2's (tile, rest) pair in each mode; zipped_divide gathers "
+         "every mode's tile part into mode 0 and every rest part into mode 1 (section 3)"),
+        (_divide_mistake(untouched="dropped"),
+         "the batch mode the tiler does not reach is missing: a mode past the tiler's end is not divided, and "
+         "zipped_divide keeps all of it, with the rest"),
+        (_divide_mistake(untouched="tile"),
+         "you put the batch mode the tiler does not reach in the tile; a mode past the tiler's end is not "
+         "divided, and zipped_divide counts all of it with the rest, after the divided modes' rests"),
+        (_divide_mistake(rest_of=lambda mode, b, a: _rest_part(mode, b, a, up_to=cute.size(a))),
+         "you took each complement up to size(A), the whole layout; the divide happens mode by mode, so the "
+         "complement of a mode's tiler goes up to the size of that mode (section 2)"),
+        (_divide_mistake(tile_of=lambda mode, b, a: b,
+                         rest_of=lambda mode, b, a: cute.complement(b, cute.size(mode))),
+         "your parts are B and its complement not read through A: each part is a composition with that mode of "
+         "A, so the strides become A's memory steps (section 1)"),
+        (_divide_mistake(whole=lambda a, tiler: _rest_then_tile(a, tiler)),
+         "your modes are (rests, tiles); zipped_divide lists the tiles first, in mode 0, then the rests"),
+        (_divide_mistake(whole=lambda a, tiler: _zipped_with_tiler_swapped(a, tiler)),
+         "you divided mode 0 by tiler[1] and mode 1 by tiler[0]; tiler[i] divides mode i of A"),
+        (lambda case: "((3,2),((2,2),4,3)):((16,1),((8,48),2,96))",
+         "you return the example's divide for every case"),
     )
+
+
+def _rest_then_tile(a, tiler):
+    from cutekit import cute
+    zipped = cute.zipped_divide(a, tiler)
+    return cute.make_layout((zipped.shape[1], zipped.shape[0]), stride=(zipped.stride[1], zipped.stride[0]))
+
+
+def _zipped_with_tiler_swapped(a, tiler):
+    from cutekit import cute
+    return cute.zipped_divide(a, (tiler[1], tiler[0]) + tuple(tiler[2:]))
 
 
 def _divide_why(context) -> str:
@@ -156,7 +196,7 @@ def _divide_why(context) -> str:
 
 
 def _divide_part(which: int):
-    """Criterion on part `which` of every mode (0: the tile, 1: the rest) of the learner's divide."""
+    """Criterion on mode `which` of the learner's zipped divide (0: every mode's tile, 1: every rest)."""
     def judge(context) -> Verdict:
         from cutekit import cute
         why = _divide_why(context)
@@ -165,24 +205,18 @@ def _divide_part(which: int):
             return error
         for outcome in context.outcomes:
             a, tiler = _a_and_tiler(outcome.case)
-            want = cute.logical_divide(a, tiler)
+            want = cute.zipped_divide(a, tiler)
             got = outcome.value
-            where = f"divide_by_hand({a}, ({tiler[0]}, {tiler[1]}))"
+            where = f"zipped_by_hand({a}, ({', '.join(str(b) for b in tiler)}))"
             name = "tile" if which == 0 else "rest"
             if not (isinstance(got["shape"], tuple) and len(got["shape"]) == 2):
-                return failed(_with(f"{where}: the result should have two modes, one per mode of A; yours is "
+                return failed(_with(f"{where}: the result should have two modes, (tiles, rests); yours is "
                                     f"{got['text']}", why))
-            for index in range(2):
-                shape, stride = got["shape"][index], got["stride"][index]
-                if not (isinstance(shape, tuple) and len(shape) == 2):
-                    return failed(_with(f"{where}: mode {index} should be a (tile, rest) pair, "
-                                        f"{cute.get(want, mode=[index])}; yours is "
-                                        f"{cute.make_layout(shape, stride=stride)}", why))
-                mine = str(cute.make_layout(shape[which], stride=stride[which]))
-                right = str(cute.get(want, mode=[index, which]))
-                if mine != right:
-                    return failed(_with(f"{where}: the {name} part of mode {index} should be {right}, yours is "
-                                        f"{mine}", why))
+            mine = str(cute.make_layout(got["shape"][which], stride=got["stride"][which]))
+            right = str(cute.get(want, mode=[which]))
+            if mine != right:
+                return failed(_with(f"{where}: mode {which}, the {name} parts, should be {right}, yours is {mine}",
+                                    why))
         return passed()
     return judge
 
@@ -194,33 +228,35 @@ def _whole_divide(context) -> Verdict:
     if error:
         return error
     for outcome in context.outcomes:
-        want = str(cute.logical_divide(*_a_and_tiler(outcome.case)))
+        want = str(cute.zipped_divide(*_a_and_tiler(outcome.case)))
         if outcome.value["text"] != want:
-            return failed(_with(f"{case_text(outcome.case)}: logical_divide prints {want}, yours is "
+            return failed(_with(f"{case_text(outcome.case)}: zipped_divide prints {want}, yours is "
                                 f"{outcome.value['text']}", why))
     return passed()
 
 
 LOGICAL_DIVIDE_BY_HAND = Exercise(
     id="ch03.logical_divide_by_hand",
-    statement="Write divide_by_hand(A, tiler) for a two-mode layout A and a tiler of two 1-D layouts: "
-              "logical_divide(A, tiler), built mode by mode from get, complement, make_layout and composition "
+    statement="Write zipped_by_hand(A, tiler) for a batch of matrices A = (M, N, L) and a tiler of two or three "
+              "1-D layouts: zipped_divide(A, tiler), built from get, complement, composition and make_layout "
               "(the divide functions are switched off while it is checked).",
-    example="divide_by_hand((12,8):(8,1), (3:2, 2:1)) prints ((3,(2,2)),(2,4)):((16,(8,48)),(1,2))",
-    rule=("logical_divide divides mode by mode: mode i of A is divided by tiler[i] alone.\n"
-          "Dividing one mode by a 1-D layout B composes that mode with (B, the complement of B within that mode's "
-          "size): the tile first, then the rest that repeats the tile until it covers the mode."),
+    example="zipped_by_hand((12,8,3):(8,1,96), (3:2, 2:1)) prints ((3,2),((2,2),4,3)):((16,1),((8,48),2,96))",
+    rule=("A divide works mode by mode: mode i of A is divided by tiler[i] alone, with section 1's rule (the tile "
+          "is that mode read through tiler[i], the rest that mode read through the complement of tiler[i] within "
+          "the mode's size).\n"
+          "zipped_divide then gathers every mode's tile part into mode 0 and every rest part into mode 1, in mode "
+          "order; a mode past the tiler's end is not divided and goes whole into the rest, after the others."),
     cases=_divide_cases,
     ask=_ask_divide,
     forbidden=DIVIDES,
     criteria=(
-        Criterion("in each mode, the tile part is that mode read through its tiler layout", "reference", 1,
+        Criterion("mode 0 gathers the tile parts: each mode read through its tiler layout", "reference", 1,
                   _divide_part(0)),
-        Criterion("in each mode, the rest part is that mode read through the complement of its tiler layout",
-                  "reference", 1, _divide_part(1)),
-        Criterion("the whole layout prints as logical_divide(A, tiler)", "reference", 1, _whole_divide),
-        Criterion("real CuTeDSL's logical_divide prints the layouts you built", "cutedsl-cpu", 1,
-                  cutedsl_gives_the_same(THIS_MODULE, "logical_divide_in_cutedsl",
+        Criterion("mode 1 gathers the rest parts: each mode read through the complement of its tiler layout, "
+                  "then the modes the tiler does not reach", "reference", 1, _divide_part(1)),
+        Criterion("the whole layout prints as zipped_divide(A, tiler)", "reference", 1, _whole_divide),
+        Criterion("real CuTeDSL's zipped_divide prints the layouts you built", "cutedsl-cpu", 1,
+                  cutedsl_gives_the_same(THIS_MODULE, "zipped_batch_in_cutedsl",
                                          lambda case: (case["A"], case["tiler"]),
                                          lambda value: value["text"])),
     ),
@@ -880,10 +916,10 @@ TILE_PREDICATE = Exercise(
 
 # ---- what the CuTeDSL worker calls, with `cute` = cutlass.cute ------------------------------------------------
 
-def logical_divide_in_cutedsl(cute, a, tiler):
+def zipped_batch_in_cutedsl(cute, a, tiler):
     shape, stride = a
     layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
-    return cute.logical_divide(cute.make_layout(shape, stride=stride), layouts)
+    return cute.zipped_divide(cute.make_layout(shape, stride=stride), layouts)
 
 
 def tiler_picture_in_cutedsl(cute, rows, columns, tiler):

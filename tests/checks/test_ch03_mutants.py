@@ -36,64 +36,80 @@ def graded_in_process(monkeypatch):
     monkeypatch.setattr(grading, "run_isolated", lambda function, timeout=0: sandbox._call_capturing_output(function))
 
 
-# ---- ch03.logical_divide_by_hand: divide_by_hand(A, tiler), A of two modes, tiler two 1-D layouts ----
+# ---- ch03.logical_divide_by_hand: zipped_by_hand(A, tiler), A = (M, N, L), tiler two or three 1-D layouts ----
 
-def _divided_modes(A, tiler, divide_one):
-    parts = [divide_one(cute.get(A, mode=[index]), B, A) for index, B in enumerate(tiler)]
-    return cute.make_layout(tuple(part.shape for part in parts), stride=tuple(part.stride for part in parts))
+def _zipped_modes(A, tiler, tile_of, rest_of, untouched="rest"):
+    tiles, rests = [], []
+    for index in range(len(A.shape)):
+        mode = cute.get(A, mode=[index])
+        if index < len(tiler):
+            tiles.append(tile_of(mode, tiler[index], A))
+            rests.append(rest_of(mode, tiler[index], A))
+        elif untouched == "rest":
+            rests.append(mode)
+        elif untouched == "tile":
+            tiles.append(mode)
+    return cute.make_layout((tuple(t.shape for t in tiles), tuple(r.shape for r in rests)),
+                            stride=(tuple(t.stride for t in tiles), tuple(r.stride for r in rests)))
 
 
-def _tile_then_rest(B, rest):
-    return cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride))
+def _tile(mode, B, A):
+    return cute.composition(mode, B)
 
 
-def divide_by_hand(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: cute.composition(
-        mode, _tile_then_rest(B, cute.complement(B, cute.size(mode)))))
+def _rest(mode, B, A):
+    return cute.composition(mode, cute.complement(B, cute.size(mode)))
+
+
+def zipped_by_hand(A, tiler):
+    return _zipped_modes(A, tiler, _tile, _rest)
+
+
+def divide_logical_grouping(A, tiler):
+    """the old exercise's answer: section 2's divide, mode by mode, (tile, rest) kept in each mode"""
+    parts = []
+    for index in range(len(A.shape)):
+        mode = cute.get(A, mode=[index])
+        if index < len(tiler):
+            B = tiler[index]
+            rest = cute.complement(B, cute.size(mode))
+            mode = cute.composition(mode, cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride)))
+        parts.append(mode)
+    return cute.make_layout(tuple(p.shape for p in parts), stride=tuple(p.stride for p in parts))
+
+
+def divide_drops_the_undivided_mode(A, tiler):
+    return _zipped_modes(A, tiler, _tile, _rest, untouched="dropped")
+
+
+def divide_puts_the_undivided_mode_in_the_tile(A, tiler):
+    return _zipped_modes(A, tiler, _tile, _rest, untouched="tile")
 
 
 def divide_complement_up_to_the_whole_layout(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: cute.composition(
-        mode, _tile_then_rest(B, cute.complement(B, cute.size(A)))))
-
-
-def divide_complement_up_to_the_tile(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: cute.composition(
-        mode, _tile_then_rest(B, cute.complement(B, cute.size(B)))))
-
-
-def divide_rest_before_tile(A, tiler):
-    def one(mode, B, A):
-        rest = cute.complement(B, cute.size(mode))
-        return cute.composition(mode, cute.make_layout((rest.shape, B.shape), stride=(rest.stride, B.stride)))
-    return _divided_modes(A, tiler, one)
-
-
-def divide_tiler_modes_swapped(A, tiler):
-    return divide_by_hand(A, (tiler[1], tiler[0]))
+    return _zipped_modes(A, tiler, _tile,
+                         lambda mode, B, A: cute.composition(mode, cute.complement(B, cute.size(A))))
 
 
 def divide_not_read_through_the_layout(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: _tile_then_rest(B, cute.complement(B, cute.size(mode))))
+    return _zipped_modes(A, tiler, lambda mode, B, A: B, lambda mode, B, A: cute.complement(B, cute.size(mode)))
 
 
-def divide_returns_only_the_tiles(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: cute.composition(mode, B))
+def divide_rests_before_tiles(A, tiler):
+    zipped = zipped_by_hand(A, tiler)
+    return cute.make_layout((zipped.shape[1], zipped.shape[0]), stride=(zipped.stride[1], zipped.stride[0]))
 
 
-def divide_zipped_grouping(A, tiler):
-    divided = divide_by_hand(A, tiler)
-    (t0, r0), (t1, r1) = divided.shape
-    (u0, s0), (u1, s1) = divided.stride
-    return cute.make_layout(((t0, t1), (r0, r1)), stride=((u0, u1), (s0, s1)))
+def divide_tiler_modes_swapped(A, tiler):
+    return zipped_by_hand(A, (tiler[1], tiler[0]) + tuple(tiler[2:]))
 
 
 def divide_hard_coded_worked_example(A, tiler):
-    return cute.make_layout(((3, 3), ((2, 4), (2, 2))), stride=((177, 59), ((13, 2), (26, 1))))
+    return cute.make_layout(((3, 2), ((2, 2), 4, 3)), stride=((16, 1), ((8, 48), 2, 96)))
 
 
-def divide_calls_the_switched_off_logical_divide(A, tiler):
-    return cute.logical_divide(A, tiler)
+def divide_calls_the_switched_off_zipped_divide(A, tiler):
+    return cute.zipped_divide(A, tiler)
 
 
 # ---- ch03.tiler_from_picture ----
@@ -309,7 +325,7 @@ def inside_calls_the_switched_off_local_tile(shape, tiler, block):
 
 
 CORRECT = {
-    "ch03.logical_divide_by_hand": divide_by_hand,
+    "ch03.logical_divide_by_hand": zipped_by_hand,
     "ch03.tiler_from_picture": tiler_from_picture,
     "ch03.predict_zipped": zipped_text,
     "ch03.slice_block": block_tile,
@@ -318,20 +334,21 @@ CORRECT = {
 
 # (exercise, mistake, wrong answer, what the hint must name)
 MISTAKES = [
+    ("ch03.logical_divide_by_hand", "logical_grouping", divide_logical_grouping, r"logical_divide's grouping"),
+    ("ch03.logical_divide_by_hand", "drops_the_undivided_mode", divide_drops_the_undivided_mode,
+     r"batch mode .* is missing"),
+    ("ch03.logical_divide_by_hand", "puts_the_undivided_mode_in_the_tile", divide_puts_the_undivided_mode_in_the_tile,
+     r"batch mode .* in the tile"),
     ("ch03.logical_divide_by_hand", "complement_up_to_the_whole_layout", divide_complement_up_to_the_whole_layout,
      r"complement.*up to the size of that mode"),
-    ("ch03.logical_divide_by_hand", "complement_up_to_the_tile", divide_complement_up_to_the_tile,
-     r"complement.*up to the size of that mode"),
-    ("ch03.logical_divide_by_hand", "rest_before_tile", divide_rest_before_tile, r"tile first, then the rest"),
-    ("ch03.logical_divide_by_hand", "tiler_modes_swapped", divide_tiler_modes_swapped, r"tiler\[0\] divides mode 0"),
     ("ch03.logical_divide_by_hand", "not_read_through_the_layout", divide_not_read_through_the_layout,
      r"not read through A"),
-    ("ch03.logical_divide_by_hand", "returns_only_the_tiles", divide_returns_only_the_tiles, r"no rest part"),
-    ("ch03.logical_divide_by_hand", "zipped_grouping", divide_zipped_grouping, r"zipped_divide's grouping"),
+    ("ch03.logical_divide_by_hand", "rests_before_tiles", divide_rests_before_tiles, r"tiles first"),
+    ("ch03.logical_divide_by_hand", "tiler_modes_swapped", divide_tiler_modes_swapped, r"tiler\[i\] divides mode i"),
     ("ch03.logical_divide_by_hand", "hard_coded_worked_example", divide_hard_coded_worked_example,
-     r"worked example"),
-    ("ch03.logical_divide_by_hand", "calls_the_switched_off_logical_divide",
-     divide_calls_the_switched_off_logical_divide, r"logical_divide is switched off"),
+     r"example's divide"),
+    ("ch03.logical_divide_by_hand", "calls_the_switched_off_zipped_divide",
+     divide_calls_the_switched_off_zipped_divide, r"zipped_divide is switched off"),
     ("ch03.tiler_from_picture", "ignores_skipped_rows", tiler_ignores_skipped_rows, r"row layout needs a stride"),
     ("ch03.tiler_from_picture", "swaps_rows_and_columns", tiler_swaps_rows_and_columns,
      r"rows and columns swapped"),
@@ -439,10 +456,10 @@ def test_mistake_fails_naming_its_cause_on_every_seed(exercise_id, answer, cause
 
 def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
     """The mistakes are fair models: each is right for the example the notebook shows."""
-    layout = cute.make_layout((9, (4, 8)), stride=(59, (13, 1)))
-    tiler = (cute.make_layout(3, stride=3), cute.make_layout((2, 4), stride=(1, 8)))
-    assert str(divide_hard_coded_worked_example(layout, tiler)) == str(divide_by_hand(layout, tiler)) == \
-        str(cute.logical_divide(layout, tiler))
+    batch = cute.make_layout((12, 8, 3), stride=(8, 1, 96))
+    tiler = (cute.make_layout(3, stride=2), cute.make_layout(2, stride=1))
+    assert str(divide_hard_coded_worked_example(batch, tiler)) == str(zipped_by_hand(batch, tiler)) == \
+        str(cute.zipped_divide(batch, tiler))
     assert zipped_hard_coded_worked_example((8, 12), (1, 8), (4, 3)) == zipped_text((8, 12), (1, 8), (4, 3)) == \
         str(cute.zipped_divide(cute.make_layout((8, 12), stride=(1, 8)), (4, 3)))
     assert zipped_copies_section_5_row_major((256, 512), (512, 1), (16, 128)) == \

@@ -139,11 +139,11 @@ def ch02_elementwise_tv(answer, accepts, monkeypatch):
     assert accepts({"bits": 16, "thread_rows": 2, "value_rows": 4}) == []
 
 
-def ch03_divide_by_hand(answer, accepts, monkeypatch):
-    A = cute.make_layout((12, 8), stride=(8, 1))
+def ch03_zipped_by_hand(answer, accepts, monkeypatch):
+    A = cute.make_layout((12, 8, 3), stride=(8, 1, 96))
     tiler = (cute.make_layout(3, stride=2), cute.make_layout(2, stride=1))
-    assert str(answer(A, tiler)) == "((3,(2,2)),(2,4)):((16,(8,48)),(1,2))"
-    assert accepts({"A": ((12, 8), (8, 1)), "tiler": ((3, 2), (2, 1))}) == []
+    assert str(answer(A, tiler)) == "((3,2),((2,2),4,3)):((16,1),((8,48),2,96))"
+    assert accepts({"A": ((12, 8, 3), (8, 1, 96)), "tiler": ((3, 2), (2, 1))}) == []
 
 
 def ch03_tiler_from_picture(answer, accepts, monkeypatch):
@@ -394,8 +394,8 @@ EXAMPLES = {
                                  ["`elementwise_tv(16, 2, 4)` must give what step 4 printed for 2 rows of threads and "
                                   "fp16 values: the tiler `(8, 256)` and `((32,2),(8,4)):((64,4),(8,1))`"],
                                  ch02_elementwise_tv),
-    "ch03.logical_divide_by_hand": ("divide_by_hand((12,8):(8,1), (3:2, 2:1)) prints ((3,(2,2)),(2,4)):((16,(8,48)),"
-                                    "(1,2))", [], ch03_divide_by_hand),
+    "ch03.logical_divide_by_hand": ("zipped_by_hand((12,8,3):(8,1,96), (3:2, 2:1)) prints ((3,2),((2,2),4,3)):"
+                                    "((16,1),((8,48),2,96))", [], ch03_zipped_by_hand),
     "ch03.tiler_from_picture": ("a 4x6 picture of 2x3 blocks gives (2:1, 3:1)", [], ch03_tiler_from_picture),
     "ch03.predict_zipped": ("zipped_text((8, 12), (1, 8), (4, 3)) is ((4,3),(2,4)):((1,8),(4,24))",
                             ["`zipped_text((8, 12), (1, 8), (4, 3))` is `((4,3),(2,4)):((1,8),(4,24))`"],
