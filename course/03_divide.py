@@ -482,12 +482,29 @@ def zipped_text(shape, stride, tiler):
 check("ch03.predict_zipped", zipped_text)
 
 # %% [markdown]
-# ### Exercise 4 · Slice a block's tile out of a logical divide
+# ### Exercise 4 · Slice a block's tile out of a batch of matrices
 #
-# Write `block_tile(tensor, tiler, block)`: the tile of `tensor` that block `block` works on, where `block`
-# is either a tile number (an int, numbered as `zipped_divide` numbers tiles) or a rest coordinate `(bm, bn)`.
-# Use `logical_divide` and one slice: `zipped_divide` is switched off here (and `cute.local_tile`, the next
-# chapter's one-call version), so a tile number must become a rest coordinate by section 6's rule.
+# A batched kernel gives each block one tile of one matrix of a batch `(M, N, L)`. Divide it by a tiler
+# `(tile_m, tile_n)` of two sizes: as in Exercise 1, the batch mode L is not divided, so `zipped_divide`'s rest
+# mode has three modes, `(RestM, RestN, L)`, and numbers the tiles through them column-major (section 6), and
+# `logical_divide` keeps L as its own third mode:
+
+# %%
+batch_of_three = cute.make_identity_tensor((10, 12, 3))
+print(cute.zipped_divide(batch_of_three, (4, 8)), "|", cute.logical_divide(batch_of_three, (4, 8)))
+assert str(cute.zipped_divide(batch_of_three, (4, 8))) == "tensor<(0,0,0) o ((4,8),(3,2,3)):((1@0,1@1),(4@0,8@1,1@2))>"
+assert str(cute.logical_divide(batch_of_three, (4, 8))) == "tensor<(0,0,0) o ((4,3),(8,2),3):((1@0,4@0),(1@1,8@1),1@2)>"
+print(cute.zipped_divide(batch_of_three, (4, 8))[((None, None), 13)])
+assert str(cute.zipped_divide(batch_of_three, (4, 8))[((None, None), 13)]) == "tensor<(4,0,2) o (4,8):(1@0,1@1)>"
+
+# %% [markdown]
+# Write `block_tile(tensor, tiler, block)` for such a batch: the 2-D tile block `block` works on, where
+# `block` is either a tile number (an int, numbered as `zipped_divide` numbers tiles) or a rest coordinate
+# `(bm, bn, l)`, tile row, tile column and matrix. Use `logical_divide` and one slice: `zipped_divide` is
+# switched off here (and `cute.local_tile`, the next chapter's one-call version), so a tile number must become
+# a rest coordinate by section 6's rule, carried to three modes. Some of the check's tensors have rows the
+# tile does not divide. As the cell above prints, `block_tile(cute.make_identity_tensor((10, 12, 3)), (4, 8),
+# 13)` is `tensor<(4,0,2) o (4,8):(1@0,1@1)>`: tile row 1, tile column 0 of matrix 2.
 
 # %%
 def block_tile(tensor, tiler, block):
@@ -510,7 +527,7 @@ check("ch03.slice_block", block_tile)
 # take the block's tile, and compare each element's coordinate with the shape.
 #
 # Write `inside(shape, tiler, block)`: block `block`'s predicate (a tile number or a rest coordinate
-# `(bm, bn)`, as in Exercise 4), a list of `tile_m` rows, each a list of `tile_n` bools, where `mask[i][j]`
+# `(bm, bn)`, as section 6 numbers them), a list of `tile_m` rows, each a list of `tile_n` bools, where `mask[i][j]`
 # says whether tile element `(i, j)` lies inside `shape`. For section 7's 10x12 matrix and tiler `(4, 8)`,
 # tile 5's mask is True in rows 0-1, columns 0-3 and False elsewhere. Use an identity tensor,
 # `zipped_divide`, a slice and plain comparisons of the coordinates, as section 7 does (`cute.local_tile`

@@ -579,45 +579,50 @@ PREDICT_ZIPPED = Exercise(
 # ---- ch03.slice_block ----------------------------------------------------------------------------------------
 
 def _rests(case):
-    """(RestM, RestN): how many tiles fit down and across, rounded up."""
-    return tuple(-(-extent // tile) for extent, tile in zip(case["shape"], case["tiler"]))
+    """(RestM, RestN, L): how many tiles fit down and across, rounded up, and the batch mode, left whole."""
+    (rows, columns, batch), (tile_m, tile_n) = case["shape"], case["tiler"]
+    return -(-rows // tile_m), -(-columns // tile_n), batch
 
 
 def _slice_cases(rng):
-    """Six (shape, tiler, block), blocks given by number and by rest coordinate, RestM != RestN. Drawn so
-    that on every seed: a numbered block whose row-major decoding, its decoding by the tiles across and the
-    right one are three different coordinates, and a coordinate (bm, bn) with bm != bn."""
+    """Six (shape (M, N, L), tiler (tile_m, tile_n), block), blocks given by number and by rest coordinate
+    (bm, bn, l), some with rows the tile does not divide, RestM != RestN. Drawn so that on every seed: a
+    numbered block in a matrix l > 0 whose right decoding, its row-major decoding, its batch-first decoding and
+    its decoding without the batch are four different coordinates, and a coordinate with bm != bn and l > 0."""
     while True:
         cases = []
         while len(cases) < 6:
             tile_m, tile_n = rng.randint(2, 4), rng.randint(2, 5)
-            tiles_m, tiles_n = rng.randint(2, 4), rng.randint(2, 3)
-            if tile_m == tile_n or tiles_m == tiles_n:
+            tiles_m, tiles_n, batch = rng.randint(2, 4), rng.randint(2, 3), rng.randint(2, 3)
+            if tile_m == tile_n or tiles_m == tiles_n or batch in (tiles_m, tiles_n):
                 continue
             rows, columns = tile_m * tiles_m - rng.choice([0, 0, 1]), tile_n * tiles_n
-            bm, bn = rng.randrange(tiles_m), rng.randrange(1, tiles_n)
-            block = (bm, bn) if len(cases) % 2 else bm + tiles_m * bn
-            cases.append({"shape": (rows, columns), "tiler": (tile_m, tile_n), "block": block})
+            bm, bn, l = rng.randrange(tiles_m), rng.randrange(1, tiles_n), rng.randrange(1, batch)
+            block = (bm, bn, l) if len(cases) % 2 else bm + tiles_m * (bn + tiles_n * l)
+            cases.append({"shape": (rows, columns, batch), "tiler": (tile_m, tile_n), "block": block})
         numbered = [c for c in cases if isinstance(c["block"], int)]
         paired = [c for c in cases if not isinstance(c["block"], int)]
-        if (any(len({_rest_coordinate(c, "row-major"), _rest_coordinate(c, "across"), _rest_coordinate(c)}) == 3
-                for c in numbered)
+        decodings = ("column-major", "row-major", "batch first", "no batch")
+        if (any(len({_rest_coordinate(c, d) for d in decodings}) == 4 for c in numbered)
                 and any(c["block"][0] != c["block"][1] for c in paired)):
             return cases
 
 
 def _rest_coordinate(case, decode="column-major"):
-    """The (bm, bn) a case's block names: a tile number counts down the rest mode first, (b % RestM,
-    b // RestM); `decode` "row-major" counts across first, "across" divides by RestN instead of RestM."""
+    """The (bm, bn, l) a case's block names: a tile number counts down the rest mode (RestM, RestN, L) first,
+    then across, then through the batch. `decode` "row-major" counts across first, "batch first" counts the
+    batch first, "no batch" reads (b % RestM, b // RestM) as if the rest had two modes, in matrix 0."""
     block = case["block"]
     if not isinstance(block, int):
         return tuple(block)
-    rest_m, rest_n = _rests(case)
+    rest_m, rest_n, batch = _rests(case)
     if decode == "row-major":
-        return (block // rest_n, block % rest_n)
-    if decode == "across":
-        return (block % rest_n, block // rest_n)
-    return (block % rest_m, block // rest_m)
+        return ((block // rest_n) % rest_m, block % rest_n, block // (rest_m * rest_n))
+    if decode == "batch first":
+        return ((block // batch) % rest_m, block // (batch * rest_m), block % batch)
+    if decode == "no batch":
+        return (block % rest_m, block // rest_m, 0)
+    return (block % rest_m, (block // rest_m) % rest_n, block // (rest_m * rest_n))
 
 
 def _cells(tile) -> tuple:
@@ -646,14 +651,14 @@ def _cells_of_slice(shape, tiler, coordinate):
 
 
 def _expected_cells(case):
-    bm, bn = _rest_coordinate(case)
-    return _slice_of(case, ((None, bm), (None, bn)))
+    bm, bn, l = _rest_coordinate(case)
+    return _slice_of(case, ((None, bm), (None, bn), l))
 
 
 def _slice_decoded(decode):
     def gives(case):
-        bm, bn = _rest_coordinate(case, decode)
-        return _slice_of(case, ((None, bm), (None, bn)))
+        bm, bn, l = _rest_coordinate(case, decode)
+        return _slice_of(case, ((None, bm), (None, bn), l))
     return gives
 
 
@@ -667,19 +672,34 @@ def _whole_division(shape, tiler):
     return _cells(cute.logical_divide(cute.make_identity_tensor(shape), tiler))
 
 
+def _sliced(where):
+    def gives(case):
+        bm, bn, l = _rest_coordinate(case)
+        return _slice_of(case, where(bm, bn, l))
+    return gives
+
+
 SLICE_BLOCK_MISTAKES = (
     (_slice_decoded("row-major"),
-     "you numbered the tiles row-major (across first); tile numbers run down the rest mode first, "
+     "you numbered the tiles of a matrix row-major (across first); tile numbers run down the rest mode first, "
      "column-major: tile 1 is the tile below tile 0"),
-    (_slice_decoded("across"),
-     "you decoded the tile number with the number of tiles across; tile numbers run down first, so a column "
-     "of tiles holds the number of tiles down, RestM"),
-    (lambda case: _slice_of(case, ((None, _rest_coordinate(case)[1]), (None, _rest_coordinate(case)[0]))),
-     "you sliced (bn, bm): the rest coordinate is (bm, bn), the tile row first"),
-    (lambda case: _slice_of(case, ((_rest_coordinate(case)[0], None), (_rest_coordinate(case)[1], None))),
-     "you fixed the tile part of each mode and kept the rest part; in a logical divide each mode is "
-     "(tile, rest): keep the tile part with None and fix the rest part, ((None, bm), (None, bn))"),
-    (lambda case: _slice_of(case, ((None, 0), (None, 0))), "you return tile 0 whatever the block"),
+    (_slice_decoded("batch first"),
+     "you counted the batch first; the batch is the rest mode's last mode, so in column-major numbering it "
+     "changes slowest: all of matrix 0's tiles come before matrix 1's"),
+    (_slice_decoded("no batch"),
+     "you decoded the tile number as if the rest had two modes; it has three, (tiles down, tiles across, "
+     "matrices), and a number past the tiles of one matrix is in the next matrix"),
+    (_sliced(lambda bm, bn, l: ((None, bm), (None, bn), 0)),
+     "you always take matrix 0; the block's coordinate names its matrix too, in the batch mode"),
+    (_sliced(lambda bm, bn, l: ((None, bn), (None, bm), l)),
+     "you sliced (bn, bm): the rest coordinate is (bm, bn, l), the tile row first"),
+    (_sliced(lambda bm, bn, l: ((bm, None), (bn, None), l)),
+     "you fixed the tile part of each divided mode and kept the rest part; in a logical divide each divided "
+     "mode is (tile, rest): keep the tile part with None and fix the rest part"),
+    (_sliced(lambda bm, bn, l: ((None, bm), (None, bn), None)),
+     "you kept the batch mode whole, so your tile holds that block of every matrix; a block works on one "
+     "matrix: fix the batch mode as well"),
+    (lambda case: _slice_of(case, ((None, 0), (None, 0), 0)), "you return tile 0 whatever the block"),
     (_whole, "you returned the whole divided tensor; slice one tile out of it"),
 )
 
@@ -719,14 +739,15 @@ def _slice_cells(context) -> Verdict:
 
 SLICE_BLOCK = Exercise(
     id="ch03.slice_block",
-    statement="Write block_tile(tensor, tiler, block): block `block`'s tile (block is a tile number or a rest "
-              "coordinate (bm, bn)), with logical_divide and one slice (zipped_divide and local_tile are "
+    statement="Write block_tile(tensor, tiler, block) for a batch of matrices (M, N, L) and a tiler (tile_m, "
+              "tile_n) that leaves L whole: block `block`'s 2-D tile (block is a tile number or a rest "
+              "coordinate (bm, bn, l)), with logical_divide and one slice (zipped_divide and local_tile are "
               "switched off).",
-    example="block_tile(make_identity_tensor((256, 512)), (16, 128), 17) starts at (16, 128)",
-    rule=("logical_divide keeps each mode as (tile, rest); block b's tile keeps the tile part of each mode whole "
-          "and fixes the rest part.\n"
-          "A tile number counts down the rest mode first (column-major): a column of tiles holds as many numbers as "
-          "there are tiles down."),
+    example="block_tile(make_identity_tensor((10, 12, 3)), (4, 8), 13) is tensor<(4,0,2) o (4,8):(1@0,1@1)>",
+    rule=("logical_divide keeps each divided mode as (tile, rest) and a mode the tiler does not reach whole; "
+          "block b's tile keeps the tile parts whole and fixes every rest part and every undivided mode.\n"
+          "A tile number counts through zipped_divide's rest mode column-major, its first mode fastest and its "
+          "last (here the batch) slowest (section 6)."),
     cases=_slice_cases,
     ask=_ask_slice,
     forbidden=("zipped_divide", "local_tile"),
@@ -771,6 +792,18 @@ def _predicate_cases(rng):
     return cases
 
 
+def _matrix_rest_coordinate(case, decode="column-major"):
+    """The (bm, bn) a 2-D case's block names: a tile number counts down the rest mode first, (b % RestM,
+    b // RestM); `decode` "row-major" counts across first."""
+    block = case["block"]
+    if not isinstance(block, int):
+        return tuple(block)
+    rest_m, rest_n = (-(-extent // tile) for extent, tile in zip(case["shape"], case["tiler"]))
+    if decode == "row-major":
+        return (block // rest_n, block % rest_n)
+    return (block % rest_m, block // rest_m)
+
+
 def _ask_predicate(answer, case):
     import numpy
     mask = answer(case["shape"], case["tiler"], case["block"])
@@ -805,7 +838,7 @@ def _reference_mask(case):
 
 def _block_text(case) -> str:
     if isinstance(case["block"], int):
-        return f"block {case['block']} (rest coordinate {_rest_coordinate(case)})"
+        return f"block {case['block']} (rest coordinate {_matrix_rest_coordinate(case)})"
     return f"block {case['block']}"
 
 
@@ -824,7 +857,7 @@ TILE_PREDICATE_MISTAKES = (
     (lambda case: _mask(case, lambda m, n, rows, columns: n < columns),
      "you compared only the column; both coordinates must be inside: m < M and n < N"),
     (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns,
-                        block=_rest_coordinate(case, "row-major")),
+                        block=_matrix_rest_coordinate(case, "row-major")),
      "you numbered the blocks row-major; tile numbers run down the rest mode first, column-major: block 1 is "
      "the tile below block 0"),
 )

@@ -214,50 +214,61 @@ def zipped_hard_coded_worked_example(shape, stride, tiler):
     return "((4,3),(2,4)):((1,8),(4,24))"
 
 
-# ---- ch03.slice_block: block_tile(tensor, tiler, block) with logical_divide ----
+# ---- ch03.slice_block: block_tile(tensor, tiler, block) for a batch (M, N, L), with logical_divide ----
+
+def _block_coordinate(by_mode, block, decode="column-major"):
+    if not isinstance(block, int):
+        return tuple(block)
+    down, across, batch = cute.size(by_mode, mode=[0, 1]), cute.size(by_mode, mode=[1, 1]), cute.size(by_mode, mode=[2])
+    if decode == "row-major":
+        return ((block // across) % down, block % across, block // (down * across))
+    if decode == "batch first":
+        return ((block // batch) % down, block // (batch * down), block % batch)
+    if decode == "no batch":
+        return (block % down, block // down, 0)
+    return (block % down, (block // down) % across, block // (down * across))
+
+
+def _block_slice(tensor, tiler, block, decode="column-major", where=lambda bm, bn, l: ((None, bm), (None, bn), l)):
+    by_mode = cute.logical_divide(tensor, tiler)
+    return by_mode[where(*_block_coordinate(by_mode, block, decode))]
+
 
 def block_tile(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_down = cute.size(by_mode, mode=[0, 1])
-        block = (block % tiles_down, block // tiles_down)
-    return by_mode[((None, block[0]), (None, block[1]))]
+    return _block_slice(tensor, tiler, block)
 
 
 def block_numbers_tiles_row_major(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_across = cute.size(by_mode, mode=[1, 1])
-        block = (block // tiles_across, block % tiles_across)
-    return by_mode[((None, block[0]), (None, block[1]))]
+    return _block_slice(tensor, tiler, block, "row-major")
 
 
-def block_divides_by_the_tiles_across(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_across = cute.size(by_mode, mode=[1, 1])
-        block = (block % tiles_across, block // tiles_across)
-    return by_mode[((None, block[0]), (None, block[1]))]
+def block_counts_the_batch_first(tensor, tiler, block):
+    return _block_slice(tensor, tiler, block, "batch first")
+
+
+def block_decodes_as_if_two_modes(tensor, tiler, block):
+    """section 6's two-mode decoding, (b % RestM, b // RestM), in matrix 0"""
+    return _block_slice(tensor, tiler, block, "no batch")
+
+
+def block_always_matrix_0(tensor, tiler, block):
+    return _block_slice(tensor, tiler, block, where=lambda bm, bn, l: ((None, bm), (None, bn), 0))
 
 
 def block_swaps_the_coordinate(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_down = cute.size(by_mode, mode=[0, 1])
-        block = (block % tiles_down, block // tiles_down)
-    return by_mode[((None, block[1]), (None, block[0]))]
+    return _block_slice(tensor, tiler, block, where=lambda bm, bn, l: ((None, bn), (None, bm), l))
 
 
 def block_fixes_the_tile_part_not_the_rest(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_down = cute.size(by_mode, mode=[0, 1])
-        block = (block % tiles_down, block // tiles_down)
-    return by_mode[((block[0], None), (block[1], None))]
+    return _block_slice(tensor, tiler, block, where=lambda bm, bn, l: ((bm, None), (bn, None), l))
+
+
+def block_keeps_the_batch_whole(tensor, tiler, block):
+    return _block_slice(tensor, tiler, block, where=lambda bm, bn, l: ((None, bm), (None, bn), None))
 
 
 def block_always_the_first(tensor, tiler, block):
-    return cute.logical_divide(tensor, tiler)[((None, 0), (None, 0))]
+    return cute.logical_divide(tensor, tiler)[((None, 0), (None, 0), 0)]
 
 
 def block_returns_the_whole_division(tensor, tiler, block):
@@ -372,11 +383,13 @@ MISTAKES = [
     ("ch03.predict_zipped", "coordinate_order_swapped", zipped_coordinate_order_swapped, r"rows first"),
     ("ch03.predict_zipped", "hard_coded_worked_example", zipped_hard_coded_worked_example, r"example's text"),
     ("ch03.slice_block", "numbers_tiles_row_major", block_numbers_tiles_row_major, r"row-major"),
-    ("ch03.slice_block", "divides_by_the_tiles_across", block_divides_by_the_tiles_across,
-     r"number of tiles down"),
+    ("ch03.slice_block", "counts_the_batch_first", block_counts_the_batch_first, r"counted the batch first"),
+    ("ch03.slice_block", "decodes_as_if_two_modes", block_decodes_as_if_two_modes, r"as if the rest had two modes"),
+    ("ch03.slice_block", "always_matrix_0", block_always_matrix_0, r"always take matrix 0"),
     ("ch03.slice_block", "coordinate_order_swapped", block_swaps_the_coordinate, r"\(bn, bm\)"),
     ("ch03.slice_block", "fixes_the_tile_part_not_the_rest", block_fixes_the_tile_part_not_the_rest,
-     r"tile part .* rest part"),
+     r"fixed the tile part"),
+    ("ch03.slice_block", "keeps_the_batch_whole", block_keeps_the_batch_whole, r"kept the batch mode whole"),
     ("ch03.slice_block", "always_the_first_tile", block_always_the_first, r"tile 0 whatever the block"),
     ("ch03.slice_block", "returns_the_whole_division", block_returns_the_whole_division, r"whole divided tensor"),
     ("ch03.slice_block", "calls_the_switched_off_zipped_divide", block_calls_the_switched_off_zipped_divide,
@@ -467,6 +480,7 @@ def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
 
 
 def test_the_logical_divide_slice_is_the_zipped_divide_slice():
-    tensor = cute.make_identity_tensor((10, 12))
-    for block in range(6):
+    tensor = cute.make_identity_tensor((10, 12, 3))
+    for block in range(18):
         assert str(block_tile(tensor, (4, 8), block)) == str(cute.zipped_divide(tensor, (4, 8))[((None, None), block)])
+    assert str(block_tile(tensor, (4, 8), 13)) == "tensor<(4,0,2) o (4,8):(1@0,1@1)>"

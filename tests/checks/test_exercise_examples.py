@@ -159,9 +159,9 @@ def ch03_zipped_text(answer, accepts, monkeypatch):
 
 
 def ch03_block_tile(answer, accepts, monkeypatch):
-    tile = answer(cute.make_identity_tensor((256, 512)), (16, 128), 17)
-    assert tile[0] == (16, 128)
-    assert accepts({"shape": (256, 512), "tiler": (16, 128), "block": 17}) == []
+    tile = answer(cute.make_identity_tensor((10, 12, 3)), (4, 8), 13)
+    assert str(tile) == "tensor<(4,0,2) o (4,8):(1@0,1@1)>" and tile[0] == (4, 0, 2)
+    assert accepts({"shape": (10, 12, 3), "tiler": (4, 8), "block": 13}) == []
 
 
 def ch03_inside(answer, accepts, monkeypatch):
@@ -400,8 +400,10 @@ EXAMPLES = {
     "ch03.predict_zipped": ("zipped_text((8, 12), (1, 8), (4, 3)) is ((4,3),(2,4)):((1,8),(4,24))",
                             ["`zipped_text((8, 12), (1, 8), (4, 3))` is `((4,3),(2,4)):((1,8),(4,24))`"],
                             ch03_zipped_text),
-    "ch03.slice_block": ("block_tile(make_identity_tensor((256, 512)), (16, 128), 17) starts at (16, 128)", [],
-                         ch03_block_tile),
+    "ch03.slice_block": ("block_tile(make_identity_tensor((10, 12, 3)), (4, 8), 13) is tensor<(4,0,2) o "
+                         "(4,8):(1@0,1@1)>",
+                         ["`block_tile(cute.make_identity_tensor((10, 12, 3)), (4, 8), 13)` is "
+                          "`tensor<(4,0,2) o (4,8):(1@0,1@1)>`"], ch03_block_tile),
     "ch03.tile_predicate": ("inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False "
                             "elsewhere", ["For section 7's 10x12 matrix and tiler `(4, 8)`, tile 5's mask is True in "
                                           "rows 0-1, columns 0-3 and False elsewhere"], ch03_inside),
