@@ -124,8 +124,9 @@ def ch02_tv_from_picture(answer, accepts, monkeypatch):
 
 
 def ch02_tiler_for(answer, accepts, monkeypatch):
-    assert answer((8, 16), (2, 4)) == (16, 64)
-    assert accepts({"thread_shape": (8, 16), "value_shape": (2, 4)}) == []
+    threads = cute.make_layout(((2, 4), 8), stride=((32, 8), 1))
+    assert answer(threads, cute.make_layout((2, 4), stride=(1, 2))) == (16, 32)
+    assert accepts({"threads": (((2, 4), 8), ((32, 8), 1)), "values": ((2, 4), (1, 2))}) == []
 
 
 def ch02_owned_by(answer, accepts, monkeypatch):
@@ -384,8 +385,8 @@ EXAMPLES = {
                                       ch01_transposer),
     "ch02.tv_from_picture": ("the blog's 4x6 picture with thread_shape (2,2), value_shape (2,3) gives "
                              "((2,2),(2,3)):((2,12),(1,4))", [], ch02_tv_from_picture),
-    "ch02.tiler_for": ("tiler_for((8, 16), (2, 4)) is (16, 64)", ["`tiler_for((8, 16), (2, 4))` is `(16, 64)`"],
-                       ch02_tiler_for),
+    "ch02.tiler_for": ("tiler_for(((2,4),8):((32,8),1), (2,4):(1,2)) is (16, 32)",
+                       ["`tiler_for(thread_layout, value_layout)` gives `(16, 32)`"], ch02_tiler_for),
     "ch02.thread_owns": ("owned_by(((2,2),(2,3)):((2,12),(1,4)), (4, 6), 2) is [(0, 3), (1, 3), (0, 4), (1, 4), "
                          "(0, 5), (1, 5)]",
                          ["`owned_by(tv, (4, 6), 2)` is `[(0, 3), (1, 3), (0, 4), (1, 4), (0, 5), (1, 5)]`"],
