@@ -553,19 +553,34 @@ check("ch03.slice_block", block_tile)
 # arithmetic on block and thread ids: divide an identity tensor of the tensor's shape exactly like the data,
 # take the block's tile, and compare each element's coordinate with the shape.
 #
-# Write `inside(shape, tiler, block)`: block `block`'s predicate (a tile number or a rest coordinate
-# `(bm, bn)`, as section 6 numbers them), a list of `tile_m` rows, each a list of `tile_n` bools, where `mask[i][j]`
-# says whether tile element `(i, j)` lies inside `shape`. For section 7's 10x12 matrix and tiler `(4, 8)`,
-# tile 5's mask is True in rows 0-1, columns 0-3 and False elsewhere. Use an identity tensor,
-# `zipped_divide`, a slice and plain comparisons of the coordinates, as section 7 does (`cute.local_tile`
-# and `cute.elem_less` are switched off: in CuTeDSL `elem_less` gives a run-time Boolean, not a bool; the
-# check also runs your function with real CuTeDSL).
+# A tiler's layouts may have strides (section 4): `(4:2, 8:1)` takes every second row, so a tile is 4 rows
+# two apart by 8 columns, and a block's tile of a ragged tensor may reach past its end in every other row.
+# The identity tensor still holds each element's coordinate:
+
+# %%
+every_second_row = (cute.make_layout(4, stride=2), cute.make_layout(8, stride=1))
+strided_tiles = cute.zipped_divide(cute.make_identity_tensor((10, 12)), every_second_row)
+print(strided_tiles, "|", strided_tiles[((None, None), 3)])
+assert str(strided_tiles) == "tensor<(0,0) o ((4,8),((2,2),2)):((2@0,1@1),((1@0,8@0),8@1))>"
+assert str(strided_tiles[((None, None), 3)]) == "tensor<(9,0) o (4,8):(2@0,1@1)>"
+
+# %% [markdown]
+# Write `inside(shape, tiler, block)` for a tiler given as two `(size, stride)` pairs, the layouts
+# `size:stride`, one of them strided: block `block`'s predicate (`block` a tile number), a list with one row
+# per place of the tiler's mode 0, each a list with one bool per place of its mode 1, where `mask[i][j]` says
+# whether tile element `(i, j)` lies inside `shape`. For the 10x12 matrix above,
+# `inside((10, 12), ((4, 2), (8, 1)), 3)` is True in the tile's first row only: tile 3's rows are 9, 11, 13
+# and 15. Use an identity tensor, `zipped_divide`, a slice and plain comparisons of the coordinates, as
+# section 7 does (`cute.local_tile` and `cute.elem_less` are switched off: in CuTeDSL `elem_less` gives a
+# run-time Boolean, not a bool; the check also runs your function with real CuTeDSL).
 
 # %%
 def inside(shape, tiler, block):
     ### BEGIN SOLUTION
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), layouts)[((None, None), block)]
+    (tile_m, _), (tile_n, _) = tiler
+    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tile_n)] for i in range(tile_m)]
     ### END SOLUTION
 
 

@@ -764,44 +764,49 @@ SLICE_BLOCK = Exercise(
 
 # ---- ch03.tile_predicate -------------------------------------------------------------------------------------
 
+def _tile_size(tiler):
+    """(tile_m, tile_n) of a tiler of (size, stride) pairs."""
+    return tiler[0][0], tiler[1][0]
+
+
+def _plain(tiler):
+    """The tiler with every stride 1: the sizes alone."""
+    return (tiler[0][0], 1), (tiler[1][0], 1)
+
+
 def _predicate_cases(rng):
-    """Shapes the tile does not divide, and blocks of every kind: inside the tensor (all True), on the bottom
-    edge, on the right edge, in the corner, and a tensor smaller than one tile. A block is a tile number (an
-    int, column-major) or a rest coordinate (bm, bn); the first bottom-edge block is asked by number, at
-    bn = 0, where numbering the tiles row-major would name a block that does not reach past the bottom."""
-    cases = []
-    for kind in ("corner", "bottom", "right", "inside", "bottom", "right", "corner"):
-        tile_m, tile_n = rng.randint(2, 4), rng.randint(3, 8)
-        while tile_n == tile_m:
-            tile_n = rng.randint(3, 8)
-        tiles_m, tiles_n = rng.randint(2, 4), rng.randint(2, 3)
-        ragged_rows = kind in ("corner", "bottom") or rng.random() < 0.5
-        ragged_columns = kind in ("corner", "right") or not ragged_rows or rng.random() < 0.5
-        rows = tile_m * tiles_m - (rng.randint(1, tile_m - 1) if ragged_rows else 0)
-        columns = tile_n * tiles_n - (rng.randint(1, tile_n - 1) if ragged_columns else 0)
-        bm = tiles_m - 1 if kind in ("corner", "bottom") else rng.randrange(tiles_m - 1)
-        bn = tiles_n - 1 if kind in ("corner", "right") else rng.randrange(tiles_n - 1)
-        by_number = rng.random() < 0.5
-        if kind == "bottom" and not any(case["_kind"] == "bottom" for case in cases):
-            bn, by_number = 0, True
-        block = bm + tiles_m * bn if by_number else (bm, bn)
-        cases.append({"shape": (rows, columns), "tiler": (tile_m, tile_n), "block": block, "_kind": kind})
-    tile_m, tile_n = rng.choice([(4, 8), (8, 4), (2, 16)])
-    cases.append({"shape": (rng.randint(1, tile_m - 1), rng.randint(1, tile_n - 1)), "tiler": (tile_m, tile_n),
-                  "block": 0, "_kind": "smaller than one tile"})
-    return cases
+    """Seven ragged shapes divided by tilers of two (size, stride) layouts, one mode strided (every second or
+    third row or column), and blocks asked by tile number; an eighth tensor smaller than one tile, block 0.
+    Drawn so that on every seed each mistake in TILE_PREDICATE_MISTAKES gives something else than the right
+    masks, and no two give the same, and at least one block's tile lies wholly inside."""
+    from cutekit import cute
+    while True:
+        cases = []
+        for index in range(7):
+            tile_m, tile_n = rng.randint(2, 4), rng.randint(3, 6)
+            step = rng.choice([2, 3])
+            strided_rows = index % 2 == 0
+            tiler = ((tile_m, step), (tile_n, 1)) if strided_rows else ((tile_m, 1), (tile_n, step))
+            rows = tile_m * (step if strided_rows else 1) * rng.randint(1, 2) - rng.randint(0, 2)
+            columns = tile_n * (1 if strided_rows else step) * rng.randint(1, 2) - rng.randint(0, 2)
+            shape = (max(rows, 2), max(columns, 2))
+            blocks = cute.size(_divided_identity(shape, tiler), mode=[1])
+            cases.append({"shape": shape, "tiler": tiler, "block": rng.randrange(blocks)})
+        (tile_m, tile_n), step = rng.choice([(4, 3), (3, 4), (2, 5)]), rng.choice([2, 3])
+        cases.append({"shape": (rng.randint(1, tile_m * step - 1), rng.randint(1, tile_n - 1)),
+                      "tiler": ((tile_m, step), (tile_n, 1)), "block": 0})
+        right = [_reference_mask(case) for case in cases]
+        given = [[_gives(model, case) for case in cases] for model, _ in TILE_PREDICATE_MISTAKES]
+        if (all(g != right for g in given) and len({str(g) for g in given}) == len(given)
+                and any(all(all(row) for row in mask) for mask in right)):
+            return cases
 
 
-def _matrix_rest_coordinate(case, decode="column-major"):
-    """The (bm, bn) a 2-D case's block names: a tile number counts down the rest mode first, (b % RestM,
-    b // RestM); `decode` "row-major" counts across first."""
-    block = case["block"]
-    if not isinstance(block, int):
-        return tuple(block)
-    rest_m, rest_n = (-(-extent // tile) for extent, tile in zip(case["shape"], case["tiler"]))
-    if decode == "row-major":
-        return (block // rest_n, block % rest_n)
-    return (block % rest_m, block // rest_m)
+@functools.lru_cache(maxsize=4096)
+def _divided_identity(shape, tiler):
+    from cutekit import cute
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    return cute.zipped_divide(cute.make_identity_tensor(shape), layouts)
 
 
 def _ask_predicate(answer, case):
@@ -820,15 +825,17 @@ def _ask_predicate(answer, case):
 @functools.lru_cache(maxsize=4096)
 def _tile_coordinates(shape, tiler, block):
     """(m, n) of every element of block `block`'s tile, read from a divided identity tensor: rows of columns."""
-    from cutekit import cute
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return tuple(tuple(tile[(i, j)] for j in range(tiler[1])) for i in range(tiler[0]))
+    tile = _divided_identity(shape, tiler)[((None, None), block)]
+    tile_m, tile_n = _tile_size(tiler)
+    return tuple(tuple(tile[(i, j)] for j in range(tile_n)) for i in range(tile_m))
 
 
-def _mask(case, inside, block=None):
-    """The mask `inside(m, n, rows, columns)` gives over the tile of `block` (the case's block by default)."""
+def _mask(case, inside, block=None, tiler=None):
+    """The mask `inside(m, n, rows, columns)` gives over the tile of `block` (the case's block by default),
+    divided by `tiler` (the case's by default)."""
     rows, columns = case["shape"]
-    coordinates = _tile_coordinates(case["shape"], case["tiler"], case["block"] if block is None else block)
+    coordinates = _tile_coordinates(tuple(case["shape"]), tuple(tiler or case["tiler"]),
+                                    case["block"] if block is None else block)
     return [[inside(m, n, rows, columns) for m, n in row] for row in coordinates]
 
 
@@ -836,30 +843,35 @@ def _reference_mask(case):
     return _mask(case, lambda m, n, rows, columns: m < rows and n < columns)
 
 
+def _tiler_words(tiler) -> str:
+    return "(" + ", ".join(f"{size}:{step}" for size, step in tiler) + ")"
+
+
 def _block_text(case) -> str:
-    if isinstance(case["block"], int):
-        return f"block {case['block']} (rest coordinate {_matrix_rest_coordinate(case)})"
     return f"block {case['block']}"
 
 
 TILE_PREDICATE_MISTAKES = (
     (lambda case: _mask(case, lambda m, n, rows, columns: m <= rows and n <= columns),
      "coordinates run from 0 to M-1 and 0 to N-1: compare with <, not <="),
-    (lambda case: [[True] * case["tiler"][1] for _ in range(case["tiler"][0])],
+    (lambda case: [[True] * _tile_size(case["tiler"])[1] for _ in range(_tile_size(case["tiler"])[0])],
      "an edge tile reaches past the tensor: the elements outside must be False; compare each element's "
      "coordinate in the whole tensor, read from the divided identity tensor"),
     (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns, block=0),
-     "that is block 0's mask for every block, which is also what comparing the position (i, j) inside the tile "
-     "gives; compare each element's coordinate in the whole tensor, read from the block's tile of the divided "
-     "identity tensor"),
+     "that is block 0's mask for every block; compare each element's coordinate in the whole tensor, read from "
+     "the block's own tile of the divided identity tensor"),
     (lambda case: _mask(case, lambda m, n, rows, columns: m < rows),
      "you compared only the row; both coordinates must be inside: m < M and n < N"),
     (lambda case: _mask(case, lambda m, n, rows, columns: n < columns),
      "you compared only the column; both coordinates must be inside: m < M and n < N"),
-    (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns,
-                        block=_matrix_rest_coordinate(case, "row-major")),
-     "you numbered the blocks row-major; tile numbers run down the rest mode first, column-major: block 1 is "
-     "the tile below block 0"),
+    (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns, tiler=_plain(case["tiler"])),
+     "you divided by the tile's sizes alone, as if every stride were 1; the tiler's layouts have strides: a "
+     "stride d takes every d-th row (or column), so the tile's rows (or columns) are d apart in the tensor "
+     "(section 4)"),
+    (lambda case: [[i < case["shape"][0] and j < case["shape"][1] for j in range(_tile_size(case["tiler"])[1])]
+                   for i in range(_tile_size(case["tiler"])[0])],
+     "you compared the position (i, j) inside the tile; compare each element's coordinate in the whole "
+     "tensor, read from the block's tile of the divided identity tensor"),
 )
 
 
@@ -870,7 +882,7 @@ def _predicate_shape(context) -> Verdict:
     if error:
         return error
     for outcome in context.outcomes:
-        (tile_m, tile_n), got = outcome.case["tiler"], outcome.value
+        (tile_m, tile_n), got = _tile_size(outcome.case["tiler"]), outcome.value
         if len(got) != tile_m or any(len(row) != tile_n for row in got):
             lengths = sorted({len(row) for row in got})
             shape = f"{len(got)} rows of {' or '.join(str(length) for length in lengths) or 'no'} entries"
@@ -897,7 +909,7 @@ def _predicate_on(edge: bool):
                     if got[i][j] != inside:
                         (m, n), (rows, columns) = coordinates[i][j], case["shape"]
                         return failed(_with(
-                            f"{_block_text(case)} of tiler {case['tiler']}: tile element ({i}, {j}) is at ({m}, {n}) "
+                            f"{_block_text(case)} of tiler {_tiler_words(case['tiler'])}: tile element ({i}, {j}) is at ({m}, {n}) "
                             f"of the tensor, which is {'inside' if inside else 'outside'} shape ({rows}, {columns}); "
                             f"you said {'inside' if got[i][j] else 'outside'}", why))
         return passed()
@@ -926,12 +938,14 @@ def _cutedsl_runs_your_predicate(context) -> Verdict:
 
 TILE_PREDICATE = Exercise(
     id="ch03.tile_predicate",
-    statement="Write inside(shape, tiler, block): block `block`'s predicate, a list of tile rows of bools, True "
-              "where the element lies inside `shape`, from an identity tensor, zipped_divide, a slice and plain "
-              "comparisons of each coordinate with the shape (elem_less and local_tile are switched off).",
-    example="inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False elsewhere",
+    statement="Write inside(shape, tiler, block) for a tiler of two (size, stride) pairs, the layouts "
+              "size:stride of section 4, one of them strided (every d-th row or column): block `block`'s "
+              "predicate, a list of tile rows of bools, True where the element lies inside `shape`, from an "
+              "identity tensor, zipped_divide, a slice and plain comparisons of each coordinate with the shape "
+              "(elem_less and local_tile are switched off).",
+    example="inside((10, 12), ((4, 2), (8, 1)), 3) is True in the tile's first row only",
     rule=("An identity tensor holds each element's own coordinate, so a block's tile of a divided identity tensor "
-          "holds the whole tensor's coordinates of that tile's elements.\n"
+          "holds the whole tensor's coordinates of that tile's elements, whatever the tiler's strides.\n"
           "An element is inside when each of its coordinates is strictly below the shape's extent in that mode."),
     cases=_predicate_cases,
     ask=_ask_predicate,

@@ -283,21 +283,30 @@ def block_calls_the_switched_off_local_tile(tensor, tiler, block):
     return cute.local_tile(tensor, tiler, block)
 
 
-# ---- ch03.tile_predicate ----
+# ---- ch03.tile_predicate: inside(shape, tiler, block), tiler two (size, stride) pairs, one strided ----
+
+def _strided_tile(shape, tiler, block):
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    return cute.zipped_divide(cute.make_identity_tensor(shape), layouts)[((None, None), block)]
+
+
+def _over_tile(tiler, element):
+    (tile_m, _), (tile_n, _) = tiler
+    return [[element(i, j) for j in range(tile_n)] for i in range(tile_m)]
+
 
 def inside(shape, tiler, block):
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: all(c < s for c, s in zip(tile[(i, j)], shape)))
 
 
 def inside_compares_with_less_or_equal(shape, tiler, block):
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[tile[(i, j)][0] <= shape[0] and tile[(i, j)][1] <= shape[1] for j in range(tiler[1])]
-            for i in range(tiler[0])]
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: tile[(i, j)][0] <= shape[0] and tile[(i, j)][1] <= shape[1])
 
 
 def inside_says_every_element_is_inside(shape, tiler, block):
-    return [[True] * tiler[1] for _ in range(tiler[0])]
+    return _over_tile(tiler, lambda i, j: True)
 
 
 def inside_always_block_zero(shape, tiler, block):
@@ -305,34 +314,40 @@ def inside_always_block_zero(shape, tiler, block):
 
 
 def inside_compares_only_the_row(shape, tiler, block):
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[tile[(i, j)][0] < shape[0] for j in range(tiler[1])] for i in range(tiler[0])]
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: tile[(i, j)][0] < shape[0])
 
 
-def inside_numbers_blocks_row_major(shape, tiler, block):
-    if isinstance(block, int):
-        tiles_n = -(-shape[1] // tiler[1])
-        block = (block // tiles_n, block % tiles_n)
-    return inside(shape, tiler, block)
+def inside_compares_only_the_column(shape, tiler, block):
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: tile[(i, j)][1] < shape[1])
+
+
+def inside_ignores_the_strides(shape, tiler, block):
+    """section 7's cell with the sizes: zipped_divide by (tile_m, tile_n)"""
+    (tile_m, _), (tile_n, _) = tiler
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), (tile_m, tile_n))[((None, None), block)]
+    return _over_tile(tiler, lambda i, j: all(c < s for c, s in zip(tile[(i, j)], shape)))
 
 
 def inside_rows_and_columns_swapped(shape, tiler, block):
     mask = inside(shape, tiler, block)
-    return [[mask[i][j] for i in range(tiler[0])] for j in range(tiler[1])]
+    return [list(column) for column in zip(*mask)]
 
 
 def inside_compares_tile_coordinates_not_tensor_coordinates(shape, tiler, block):
-    return [[i < shape[0] and j < shape[1] for j in range(tiler[1])] for i in range(tiler[0])]
+    return _over_tile(tiler, lambda i, j: i < shape[0] and j < shape[1])
 
 
 def inside_calls_the_switched_off_elem_less(shape, tiler, block):
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[cute.elem_less(tile[(i, j)], shape) for j in range(tiler[1])] for i in range(tiler[0])]
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: cute.elem_less(tile[(i, j)], shape))
 
 
 def inside_calls_the_switched_off_local_tile(shape, tiler, block):
-    tile = cute.local_tile(cute.make_identity_tensor(shape), tiler, block)
-    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    tile = cute.local_tile(cute.make_identity_tensor(shape), layouts, block)
+    return _over_tile(tiler, lambda i, j: all(c < s for c, s in zip(tile[(i, j)], shape)))
 
 
 CORRECT = {
@@ -401,8 +416,10 @@ MISTAKES = [
      r"the elements outside must be False"),
     ("ch03.tile_predicate", "always_block_zero", inside_always_block_zero, r"block 0's mask"),
     ("ch03.tile_predicate", "compares_only_the_row", inside_compares_only_the_row,
-     r"both coordinates must be inside"),
-    ("ch03.tile_predicate", "numbers_blocks_row_major", inside_numbers_blocks_row_major, r"column-major"),
+     r"compared only the row"),
+    ("ch03.tile_predicate", "compares_only_the_column", inside_compares_only_the_column,
+     r"compared only the column"),
+    ("ch03.tile_predicate", "ignores_the_strides", inside_ignores_the_strides, r"sizes alone.*strides"),
     ("ch03.tile_predicate", "rows_and_columns_swapped", inside_rows_and_columns_swapped,
      r"mask\[i\]\[j\] is tile element \(i, j\)"),
     ("ch03.tile_predicate", "tile_coordinates_not_tensor_coordinates",
@@ -448,7 +465,7 @@ def test_elem_less_fails_under_real_cutedsl_where_plain_comparisons_pass(monkeyp
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
     from cutekit.checks import ch03_divide
     from cutekit.checks.grading import Context, Outcome
-    case = {"shape": (10, 12), "tiler": (4, 8), "block": 5}
+    case = {"shape": (10, 12), "tiler": ((4, 2), (8, 1)), "block": 3}
     for answer, ok in ((inside, True), (inside_calls_the_switched_off_elem_less, False)):
         context = Context(None, 0, (Outcome(case, value=inside(**case)),), answer)
         verdict = ch03_divide._cutedsl_runs_your_predicate(context)

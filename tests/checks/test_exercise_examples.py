@@ -166,9 +166,9 @@ def ch03_block_tile(answer, accepts, monkeypatch):
 
 
 def ch03_inside(answer, accepts, monkeypatch):
-    mask = answer((10, 12), (4, 8), 5)
-    assert mask == [[i < 2 and j < 4 for j in range(8)] for i in range(4)]
-    assert accepts({"shape": (10, 12), "tiler": (4, 8), "block": 5, "_kind": "corner"}) == []
+    mask = answer((10, 12), ((4, 2), (8, 1)), 3)
+    assert mask == [[i == 0 for j in range(8)] for i in range(4)]
+    assert accepts({"shape": (10, 12), "tiler": ((4, 2), (8, 1)), "block": 3}) == []
 
 
 def ch04_tile_of(answer, accepts, monkeypatch):
@@ -405,9 +405,9 @@ EXAMPLES = {
                          "(4,8):(1@0,1@1)>",
                          ["`block_tile(cute.make_identity_tensor((10, 12, 3)), (4, 8), 13)` is "
                           "`tensor<(4,0,2) o (4,8):(1@0,1@1)>`"], ch03_block_tile),
-    "ch03.tile_predicate": ("inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False "
-                            "elsewhere", ["For section 7's 10x12 matrix and tiler `(4, 8)`, tile 5's mask is True in "
-                                          "rows 0-1, columns 0-3 and False elsewhere"], ch03_inside),
+    "ch03.tile_predicate": ("inside((10, 12), ((4, 2), (8, 1)), 3) is True in the tile's first row only",
+                            ["`inside((10, 12), ((4, 2), (8, 1)), 3)` is True in the tile's first row only"],
+                            ch03_inside),
     "ch04.local_tile_by_hand": ("tile_of(make_identity_tensor((64, 32)), (16, 8, 4), (1, 2, None), (1, None, 1)) is "
                                 "tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>",
                                 ["`tile_of(mA, (16, 8, 4), (1, 2, None), (1, None, 1))`, which prints "
