@@ -81,7 +81,7 @@ reference.lookup("partition")
 # | `cute.Layout` | The type of a layout argument: a shape and a stride, a function from coordinates to offsets. | 01 | Exercises |
 # | `cute.left_inverse` | `left_inverse(L)`: the layout L' with L'(L(i)) = i for every index i of L, from offsets back to indices (L must not send two indices to one offset). | 01 | 9. Inverses: from an offset back to its index |
 # | `cute.local_partition` | `local_partition(tile, thread_layout, index)`: thread `index`'s elements of a tile, the threads laid out by `thread_layout`. | 04 | 04 · local_tile and local_partition, and an add kernel with tails |
-# | `cute.local_tile` | `local_tile(tensor, tiler, coordinate)`: the tile at that coordinate of the tensor divided by the tiler (a block's tile). | 03 | Exercise 4 · Slice a block's tile out of a logical divide |
+# | `cute.local_tile` | `local_tile(tensor, tiler, coordinate)`: the tile at that coordinate of the tensor divided by the tiler (a block's tile). | 03 | Exercise 4 · Slice a block's tile out of a batch of matrices |
 # | `cute.logical_divide` | `logical_divide(layout, tiler)`: the layout divided into (tile, rest), mode by mode for a tuple tiler. | 01 | 8. Complement: the layout that fills the gaps |
 # | `cute.make_composed_layout` | `make_composed_layout(inner, offset, outer)`: the function x -> inner(offset + outer(x)), for example a swizzle after a layout. | 07 | 4 · Shared memory: the swizzled layout |
 # | `cute.make_copy_atom` | `make_copy_atom(op, dtype, num_bits_per_copy=...)`: one copy instruction as an atom, with its source and destination TV layouts. | 05 | See it |

@@ -506,14 +506,27 @@ def tv_from_picture(owner, thread_shape, value_shape):
 check("ch02.tv_from_picture", tv_from_picture)
 
 # %% [markdown]
-# **Exercise 2 · compute a tiler.** Write `tiler_for(thread_shape, value_shape)`: the tiler
-# `make_layout_tv` returns for a row-major thread layout and a row-major value layout of these shapes
-# (`make_layout_tv` is switched off while it is checked). `tiler_for((8, 16), (2, 4))` is `(16, 64)`.
+# **Exercise 2 · compute a tiler for any thread and value layouts.** Step 4 built its tilers from row-major
+# grids. A thread layout may number its threads down the columns, `(4,32):(1,4)` in step 4, or split a mode
+# in two, as `((2,4),8):((32,8),1)` does with its rows, and a value layout likewise. Write
+# `tiler_for(thread_layout, value_layout)`: the tiler `make_layout_tv` returns for two such two-mode layouts,
+# row-major, column-major or with a nested mode (`make_layout_tv` is switched off while it is checked;
+# `cute.size(layout, mode=[i])` is the number of places in mode `i`). This cell prints the example: for the
+# 64-thread grid above and the column-major value block `(2,4):(1,2)`, `tiler_for(thread_layout,
+# value_layout)` gives `(16, 32)`.
 
 # %%
-def tiler_for(thread_shape, value_shape):
+interleaved_threads = cute.make_layout(((2, 4), 8), stride=((32, 8), 1))
+column_major_values = cute.make_layout((2, 4), stride=(1, 2))
+example_tiler, example_tv = cute.make_layout_tv(interleaved_threads, column_major_values)
+print(interleaved_threads, column_major_values, example_tiler, example_tv)
+assert str(interleaved_threads) == "((2,4),8):((32,8),1)" and str(column_major_values) == "(2,4):(1,2)"
+assert example_tiler == (16, 32) and str(example_tv) == "((8,4,2),(2,4)):((64,4,2),(1,16))"
+
+# %%
+def tiler_for(thread_layout, value_layout):
     ### BEGIN SOLUTION
-    return (thread_shape[0] * value_shape[0], thread_shape[1] * value_shape[1])
+    return tuple(cute.size(thread_layout, mode=[i]) * cute.size(value_layout, mode=[i]) for i in range(2))
     ### END SOLUTION
 
 

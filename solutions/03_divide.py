@@ -415,27 +415,41 @@ from cutekit import cute  # noqa: E402  (the reference algebra again, for the re
 # Each exercise is a function of its parameters; the check calls it on random cases (the random seed is
 # printed, so a result reproduces) and says which criterion failed and why.
 #
-# ### Exercise 1 · Divide a two-mode layout by hand
+# ### Exercise 1 · Zip-divide a batch of matrices by hand
 #
-# Write `divide_by_hand(A, tiler)` for a two-mode layout `A` and a tiler of two one-dimensional layouts: the
-# layout `cute.logical_divide(A, tiler)` prints, built mode by mode (section 2) with section 1's rule, from
-# `cute.get`, `cute.complement`, `cute.make_layout` and `cute.composition` (the divide functions are switched
-# off while it is checked). The check's layouts have strides other than 1, so reading through A matters.
+# Write `zipped_by_hand(A, tiler)`: the layout `cute.zipped_divide(A, tiler)` prints, for a batch of matrices
+# `A = (M, N, L)` (three modes, stored in any order) and a tiler of two or three one-dimensional layouts.
+# Build it from `cute.get`, `cute.complement`, `cute.composition` and `cute.make_layout` (the divide functions
+# are switched off while it is checked): divide mode by mode (section 2) with section 1's rule, then gather
+# the parts as `zipped_divide` does (section 3). A tiler shorter than the layout leaves the modes past its end
+# undivided: CuTe keeps each of them whole, and `zipped_divide` counts it with the rest, after the divided
+# modes' rests. With two tiler layouts the batch mode L is such a mode:
 
 # %%
-def divide_by_hand(A, tiler):
+batch = cute.make_layout((12, 8, 3), stride=(8, 1, 96))       # three 12x8 row-major matrices, 96 apart
+batch_tiler = (cute.make_layout(3, stride=2), cute.make_layout(2, stride=1))
+print(batch, "|", cute.zipped_divide(batch, batch_tiler))
+assert str(batch) == "(12,8,3):(8,1,96)" and str(batch_tiler[0]) == "3:2" and str(batch_tiler[1]) == "2:1"
+assert str(cute.zipped_divide(batch, batch_tiler)) == "((3,2),((2,2),4,3)):((16,1),((8,48),2,96))"
+
+# %%
+def zipped_by_hand(A, tiler):
     ### BEGIN SOLUTION
-    parts = []
-    for index, B in enumerate(tiler):
+    tiles, rests = [], []
+    for index in range(len(A.shape)):
         mode = cute.get(A, mode=[index])
-        rest_of_mode = cute.complement(B, cute.size(mode))
-        parts.append(cute.composition(mode, cute.make_layout((B.shape, rest_of_mode.shape),
-                                                             stride=(B.stride, rest_of_mode.stride))))
-    return cute.make_layout(tuple(part.shape for part in parts), stride=tuple(part.stride for part in parts))
+        if index < len(tiler):
+            B = tiler[index]
+            tiles.append(cute.composition(mode, B))
+            rests.append(cute.composition(mode, cute.complement(B, cute.size(mode))))
+        else:
+            rests.append(mode)                                # not divided: all of it is rest
+    return cute.make_layout((tuple(t.shape for t in tiles), tuple(r.shape for r in rests)),
+                            stride=(tuple(t.stride for t in tiles), tuple(r.stride for r in rests)))
     ### END SOLUTION
 
 
-check("ch03.logical_divide_by_hand", divide_by_hand)
+check("ch03.logical_divide_by_hand", zipped_by_hand)
 
 # %% [markdown]
 # ### Exercise 2 · Pick the tiler for a drawn tiling
@@ -489,21 +503,39 @@ def zipped_text(shape, stride, tiler):
 check("ch03.predict_zipped", zipped_text)
 
 # %% [markdown]
-# ### Exercise 4 · Slice a block's tile out of a logical divide
+# ### Exercise 4 · Slice a block's tile out of a batch of matrices
 #
-# Write `block_tile(tensor, tiler, block)`: the tile of `tensor` that block `block` works on, where `block`
-# is either a tile number (an int, numbered as `zipped_divide` numbers tiles) or a rest coordinate `(bm, bn)`.
-# Use `logical_divide` and one slice: `zipped_divide` is switched off here (and `cute.local_tile`, the next
-# chapter's one-call version), so a tile number must become a rest coordinate by section 6's rule.
+# A batched kernel gives each block one tile of one matrix of a batch `(M, N, L)`. Divide it by a tiler
+# `(tile_m, tile_n)` of two sizes: as in Exercise 1, the batch mode L is not divided, so `zipped_divide`'s rest
+# mode has three modes, `(RestM, RestN, L)`, and numbers the tiles through them column-major (section 6), and
+# `logical_divide` keeps L as its own third mode:
+
+# %%
+batch_of_three = cute.make_identity_tensor((10, 12, 3))
+print(cute.zipped_divide(batch_of_three, (4, 8)), "|", cute.logical_divide(batch_of_three, (4, 8)))
+assert str(cute.zipped_divide(batch_of_three, (4, 8))) == "tensor<(0,0,0) o ((4,8),(3,2,3)):((1@0,1@1),(4@0,8@1,1@2))>"
+assert str(cute.logical_divide(batch_of_three, (4, 8))) == "tensor<(0,0,0) o ((4,3),(8,2),3):((1@0,4@0),(1@1,8@1),1@2)>"
+print(cute.zipped_divide(batch_of_three, (4, 8))[((None, None), 13)])
+assert str(cute.zipped_divide(batch_of_three, (4, 8))[((None, None), 13)]) == "tensor<(4,0,2) o (4,8):(1@0,1@1)>"
+
+# %% [markdown]
+# Write `block_tile(tensor, tiler, block)` for such a batch: the 2-D tile block `block` works on, where
+# `block` is either a tile number (an int, numbered as `zipped_divide` numbers tiles) or a rest coordinate
+# `(bm, bn, l)`, tile row, tile column and matrix. Use `logical_divide` and one slice: `zipped_divide` is
+# switched off here (and `cute.local_tile`, the next chapter's one-call version), so a tile number must become
+# a rest coordinate by section 6's rule, carried to three modes. Some of the check's tensors have rows the
+# tile does not divide. As the cell above prints, `block_tile(cute.make_identity_tensor((10, 12, 3)), (4, 8),
+# 13)` is `tensor<(4,0,2) o (4,8):(1@0,1@1)>`: tile row 1, tile column 0 of matrix 2.
 
 # %%
 def block_tile(tensor, tiler, block):
     ### BEGIN SOLUTION
     by_mode = cute.logical_divide(tensor, tiler)
     if isinstance(block, int):
-        tiles_down = cute.size(by_mode, mode=[0, 1])
-        block = (block % tiles_down, block // tiles_down)
-    return by_mode[((None, block[0]), (None, block[1]))]
+        tiles_down, tiles_across = cute.size(by_mode, mode=[0, 1]), cute.size(by_mode, mode=[1, 1])
+        block = (block % tiles_down, (block // tiles_down) % tiles_across, block // (tiles_down * tiles_across))
+    bm, bn, l = block
+    return by_mode[((None, bm), (None, bn), l)]
     ### END SOLUTION
 
 
@@ -521,19 +553,34 @@ check("ch03.slice_block", block_tile)
 # arithmetic on block and thread ids: divide an identity tensor of the tensor's shape exactly like the data,
 # take the block's tile, and compare each element's coordinate with the shape.
 #
-# Write `inside(shape, tiler, block)`: block `block`'s predicate (a tile number or a rest coordinate
-# `(bm, bn)`, as in Exercise 4), a list of `tile_m` rows, each a list of `tile_n` bools, where `mask[i][j]`
-# says whether tile element `(i, j)` lies inside `shape`. For section 7's 10x12 matrix and tiler `(4, 8)`,
-# tile 5's mask is True in rows 0-1, columns 0-3 and False elsewhere. Use an identity tensor,
-# `zipped_divide`, a slice and plain comparisons of the coordinates, as section 7 does (`cute.local_tile`
-# and `cute.elem_less` are switched off: in CuTeDSL `elem_less` gives a run-time Boolean, not a bool; the
-# check also runs your function with real CuTeDSL).
+# A tiler's layouts may have strides (section 4): `(4:2, 8:1)` takes every second row, so a tile is 4 rows
+# two apart by 8 columns, and a block's tile of a ragged tensor may reach past its end in every other row.
+# The identity tensor still holds each element's coordinate:
+
+# %%
+every_second_row = (cute.make_layout(4, stride=2), cute.make_layout(8, stride=1))
+strided_tiles = cute.zipped_divide(cute.make_identity_tensor((10, 12)), every_second_row)
+print(strided_tiles, "|", strided_tiles[((None, None), 3)])
+assert str(strided_tiles) == "tensor<(0,0) o ((4,8),((2,2),2)):((2@0,1@1),((1@0,8@0),8@1))>"
+assert str(strided_tiles[((None, None), 3)]) == "tensor<(9,0) o (4,8):(2@0,1@1)>"
+
+# %% [markdown]
+# Write `inside(shape, tiler, block)` for a tiler given as two `(size, stride)` pairs, the layouts
+# `size:stride`, one of them strided: block `block`'s predicate (`block` a tile number), a list with one row
+# per place of the tiler's mode 0, each a list with one bool per place of its mode 1, where `mask[i][j]` says
+# whether tile element `(i, j)` lies inside `shape`. For the 10x12 matrix above,
+# `inside((10, 12), ((4, 2), (8, 1)), 3)` is True in the tile's first row only: tile 3's rows are 9, 11, 13
+# and 15. Use an identity tensor, `zipped_divide`, a slice and plain comparisons of the coordinates, as
+# section 7 does (`cute.local_tile` and `cute.elem_less` are switched off: in CuTeDSL `elem_less` gives a
+# run-time Boolean, not a bool; the check also runs your function with real CuTeDSL).
 
 # %%
 def inside(shape, tiler, block):
     ### BEGIN SOLUTION
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), layouts)[((None, None), block)]
+    (tile_m, _), (tile_n, _) = tiler
+    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tile_n)] for i in range(tile_m)]
     ### END SOLUTION
 
 

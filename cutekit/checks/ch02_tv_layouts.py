@@ -252,12 +252,12 @@ TV_FROM_PICTURE = Exercise(
 # ---- ch02.tiler_for ----------------------------------------------------------------------------------------
 
 WORKED_SHAPE_PAIRS = (((4, 32), (4, 4)), ((8, 16), (2, 4)))
+WORKED_TILER_LAYOUTS = ((((2, 4), 8), ((32, 8), 1)), ((2, 4), (1, 2)))     # the statement's example
 
 
 def _shape_pairs(rng, count):
     """(thread_shape, value_shape) pairs, never a worked example, with rows != columns in the tile. The first
-    has values in more than one row and more than one column, and thread rows != values per row, so that
-    every mistake in TILER_FOR_MISTAKES gives a wrong tiler for it."""
+    has values in more than one row and more than one column, and thread rows != values per row."""
     pairs = []
     while len(pairs) < count:
         threads = (rng.choice([1, 2, 4, 8]), rng.choice([4, 8, 16, 32]))
@@ -271,43 +271,139 @@ def _shape_pairs(rng, count):
     return pairs
 
 
+def _leaves(shape):
+    return [x for part in shape for x in (_leaves(part) if isinstance(part, tuple) else [part])]
+
+
+def _compact(shape, order):
+    """Compact strides for the (nested, two-mode) `shape`: its leaves numbered fastest first in `order`."""
+    leaves = _leaves(shape)
+    steps, step = [0] * len(leaves), 1
+    for index in order:
+        steps[index] = step
+        step *= leaves[index]
+    it = iter(steps)
+    return tuple(tuple(next(it) for _ in part) if isinstance(part, tuple) else next(it) for part in shape)
+
+
+def _drawn_layout(rng, kind, sizes):
+    """A two-mode compact layout: "row" row-major, "column" column-major, "nested rows" / "nested columns" with
+    that mode split in two and its leaves numbered in a random order."""
+    rows, columns = sizes
+    if kind == "nested rows" and rows >= 4:
+        shape = ((2, rows // 2), columns)
+    elif kind == "nested columns" and columns >= 4:
+        shape = (rows, (2, columns // 2))
+    else:
+        shape = (rows, columns)
+    count = len(_leaves(shape))
+    if kind == "row":
+        order = list(range(count))[::-1]
+    elif kind == "column":
+        order = list(range(count))
+    else:
+        order = list(range(count))
+        rng.shuffle(order)
+    return shape, _compact(shape, order)
+
+
 def _tiler_cases(rng):
-    return [{"thread_shape": threads, "value_shape": values} for threads, values in _shape_pairs(rng, 6)]
+    """Six (thread layout, value layout) pairs as (shape, stride): row-major, column-major and nested modes in
+    both, some value modes of size 1; at most 256 threads; the tile's rows != columns; never the statement's
+    example. On every seed: a column-major thread layout, a nested thread mode, a nested value mode."""
+    kinds = [("column", "row"), ("nested rows", "column"), ("row", "nested columns"), ("nested columns", "row"),
+             ("column", "column"), ("row", "row")]
+    while True:
+        cases = []
+        for thread_kind, value_kind in kinds:
+            while True:
+                threads = (rng.choice([2, 4, 8]), rng.choice([4, 8, 16]))
+                values = (rng.choice([1, 2, 4]), rng.choice([2, 4, 8]))
+                t = _drawn_layout(rng, thread_kind, threads)
+                v = _drawn_layout(rng, value_kind, values)
+                case = {"threads": t, "values": v}
+                tiler = (threads[0] * values[0], threads[1] * values[1])
+                nested = [kind.startswith("nested") == (len(_leaves(layout[0])) == 3)
+                          for kind, layout in ((thread_kind, t), (value_kind, v))]
+                if (all(nested) and tiler[0] != tiler[1] and threads[0] != threads[1]
+                        and (t, v) != WORKED_TILER_LAYOUTS):
+                    break
+            cases.append(case)
+        if len({str(case) for case in cases}) == len(cases):
+            return cases
+
+
+def _layouts(case):
+    from cutekit import cute
+    (ts, tst), (vs, vst) = case["threads"], case["values"]
+    return cute.make_layout(ts, stride=tst), cute.make_layout(vs, stride=vst)
 
 
 def _reference_tiler(case) -> tuple:
     from cutekit import cute
-    threads = cute.make_ordered_layout(case["thread_shape"], order=(1, 0))
-    values = cute.make_ordered_layout(case["value_shape"], order=(1, 0))
-    return tuple(cute.make_layout_tv(threads, values)[0])
+    return tuple(cute.make_layout_tv(*_layouts(case))[0])
 
 
 def _ask_tiler(answer, case):
-    value = answer(case["thread_shape"], case["value_shape"])
+    value = answer(*_layouts(case))
     if not (isinstance(value, tuple) and len(value) == 2 and all(isinstance(x, int) for x in value)):
         raise TypeError(f"expected a tuple of two ints (rows, columns), got {value!r}")
     return value
 
 
-def _tiler_mistake(make, words):
-    return (lambda case: make(*case["thread_shape"], *case["value_shape"]), words)
+def _mode_sizes(layout_spec):
+    """(size of mode 0, size of mode 1) of a (shape, stride) pair."""
+    out = []
+    for part in layout_spec[0]:
+        size = 1
+        for leaf in (_leaves(part) if isinstance(part, tuple) else [part]):
+            size *= leaf
+        out.append(size)
+    return tuple(out)
 
+
+def _first_leaves(layout_spec):
+    """The first two numbers of the flattened shape."""
+    leaves = _leaves(layout_spec[0])
+    return leaves[0], leaves[1]
+
+
+def _by_stride_order(layout_spec):
+    """Mode sizes, put in (rows, columns) by stride: the mode whose first stride is 1 taken as the columns."""
+    (rows, columns), (s0, s1) = _mode_sizes(layout_spec), layout_spec[1]
+    first = lambda s: _leaves((s,))[0] if isinstance(s, tuple) else s
+    return (columns, rows) if first(s0) < first(s1) else (rows, columns)
+
+
+def _tiler_mistake(thread_part, value_part, combine, words):
+    def gives(case):
+        (tm, tn), (vm, vn) = thread_part(case["threads"]), value_part(case["values"])
+        return combine(tm, tn, vm, vn)
+    return gives, words
+
+
+_TIMES = lambda tm, tn, vm, vn: (tm * vm, tn * vn)
 
 TILER_FOR_MISTAKES = (
-    _tiler_mistake(lambda tm, tn, vm, vn: (tn * vn, tm * vm),
+    _tiler_mistake(_mode_sizes, _mode_sizes, lambda tm, tn, vm, vn: (tn * vn, tm * vm),
                    "rows and columns swapped: the tiler is (M, N) of the tile, rows first"),
-    _tiler_mistake(lambda tm, tn, vm, vn: (vm * vn, tm * tn),
-                   "that is (values per thread, threads); the tiler is the tile's extent in the tensor: rows of "
-                   "threads x rows of values, threads per row x values per row"),
-    _tiler_mistake(lambda tm, tn, vm, vn: (tm * vn, tm * tn),
-                   "that is the notes' formula (thread rows x values per row, all threads); the rows are thread "
-                   "rows x value rows, the columns threads per row x values per row"),
-    _tiler_mistake(lambda tm, tn, vm, vn: (tm, tn), "that is the thread grid alone; each thread's values widen it"),
-    _tiler_mistake(lambda tm, tn, vm, vn: (vm, vn),
+    _tiler_mistake(_by_stride_order, _by_stride_order, _TIMES,
+                   "you took the mode with the smaller stride as the columns; mode 0 of each layout is the rows and "
+                   "mode 1 the columns, whatever the strides: strides only number the threads (or values) in that "
+                   "grid"),
+    _tiler_mistake(_first_leaves, _first_leaves, _TIMES,
+                   "you took the first two numbers of the flattened shape; a nested mode such as (2,4) is one mode, "
+                   "its extent is the product of its sizes"),
+    _tiler_mistake(_mode_sizes, _mode_sizes, lambda tm, tn, vm, vn: (vm * vn, tm * tn),
+                   "that is (values per thread, threads); the tiler is the tile's extent in the tensor, mode by "
+                   "mode: the thread grid's extent times the value block's"),
+    _tiler_mistake(_mode_sizes, _mode_sizes, lambda tm, tn, vm, vn: (tm, tn),
+                   "that is the thread grid alone; each thread's values widen it"),
+    _tiler_mistake(_mode_sizes, _mode_sizes, lambda tm, tn, vm, vn: (vm, vn),
                    "that is one thread's value block; the threads' grid repeats it"),
-    _tiler_mistake(lambda tm, tn, vm, vn: (tm + vm, tn + vn),
+    _tiler_mistake(_mode_sizes, _mode_sizes, lambda tm, tn, vm, vn: (tm + vm, tn + vn),
                    "you added the sizes; each thread's block repeats over the grid, so multiply them"),
-    (lambda case: (16, 128), "you return (16, 128), the worked example's tiler, whatever the shapes"),
+    (lambda case: (16, 32), "you return (16, 32), the example's tiler, whatever the layouts"),
 )
 
 
@@ -324,15 +420,14 @@ def _tiler_right(context) -> Verdict:
     return passed()
 
 
-def tiler_in_cutedsl(cute, thread_shape, value_shape):
-    threads = cute.make_ordered_layout(thread_shape, order=(1, 0))
-    values = cute.make_ordered_layout(value_shape, order=(1, 0))
-    return tuple(cute.make_layout_tv(threads, values)[0])
+def tiler_in_cutedsl(cute, threads, values):
+    (ts, tst), (vs, vst) = threads, values
+    return tuple(cute.make_layout_tv(cute.make_layout(ts, stride=tst), cute.make_layout(vs, stride=vst))[0])
 
 
 def _cutedsl_tiler(context) -> Verdict:
     reply = run_in_cutedsl(THIS_MODULE, "tiler_in_cutedsl",
-                           [(o.case["thread_shape"], o.case["value_shape"]) for o in context.outcomes], with_cute=True)
+                           [(o.case["threads"], o.case["values"]) for o in context.outcomes], with_cute=True)
     if not reply.ok:
         return failed(f"CuTeDSL could not run this check: {reply.error}")
     for outcome, (value, error) in zip(context.outcomes, reply.values):
@@ -344,16 +439,19 @@ def _cutedsl_tiler(context) -> Verdict:
 
 TILER_FOR = Exercise(
     id="ch02.tiler_for",
-    statement="Write tiler_for(thread_shape, value_shape): the tiler (rows, columns) that cute.make_layout_tv "
-              "returns for row-major thread and value layouts of these shapes (make_layout_tv is switched off).",
-    example="tiler_for((8, 16), (2, 4)) is (16, 64)",
+    statement="Write tiler_for(thread_layout, value_layout): the tiler (rows, columns) that cute.make_layout_tv "
+              "returns for these two layouts, row-major, column-major or with a nested mode (make_layout_tv is "
+              "switched off).",
+    example="tiler_for(((2,4),8):((32,8),1), (2,4):(1,2)) is (16, 32)",
     rule=("make_layout_tv places one thread's value block at every position of the thread layout, so the tile it "
-          "returns covers the thread layout's extent times the value layout's extent, mode by mode."),
+          "returns covers the thread layout's extent times the value layout's extent, mode by mode: mode 0 is the "
+          "rows, mode 1 the columns.\n"
+          "A mode's extent is its size, however it is nested; strides only say which id stands where."),
     cases=_tiler_cases,
     ask=_ask_tiler,
     forbidden=("make_layout_tv",),
     criteria=(
-        Criterion("the tile is (thread rows x value rows, threads per row x values per row)", "reference", 3,
+        Criterion("the tile is (thread rows x value rows, thread columns x value columns)", "reference", 3,
                   _tiler_right),
         Criterion("real CuTeDSL's make_layout_tv gives your tilers", "cutedsl-cpu", 1, _cutedsl_tiler),
     ),

@@ -64,24 +64,41 @@ def _describe(layout) -> dict:
 
 # ---- ch03.logical_divide_by_hand -----------------------------------------------------------------------------
 
+WORKED_BATCH = {"A": ((12, 8, 3), (8, 1, 96)), "tiler": ((3, 2), (2, 1))}    # the statement's example
+
+
 def _mode_of(rng):
     """(size, tile k, step d) of one mode divided by k:d: at least two copies of (k:d, its gaps) fit."""
     tile, step, copies = rng.randint(2, 4), rng.choice([1, 2, 3]), rng.randint(2, 3)
     return tile * step * copies, tile, step
 
 
+def _batch_strides(shape, order, scale):
+    """Compact strides of `shape` with mode order[0] fastest, all multiplied by `scale`."""
+    strides, step = [0, 0, 0], scale
+    for index in order:
+        strides[index] = step
+        step *= shape[index]
+    return tuple(strides)
+
+
 def _divide_cases(rng):
-    """Two-mode layouts A = (M, N) with strides other than 1 in at least one mode (row-major, column-major,
-    either scaled), and tilers of two different 1-D layouts k:d that divide their modes."""
+    """Batches of matrices A = (M, N, L) stored row-major, column-major or batch-innermost (some scaled by 2),
+    divided by tilers of two 1-D layouts k:d (L is left whole: all rest) or of three (L is divided too). At
+    least one tiler step d > 1 in mode 0 or 1, so the rest nests; the first three cases have two layouts,
+    the last three three; tiler[0] != tiler[1], never the statement's example."""
     cases = []
     while len(cases) < 6:
-        (m, km, dm), (n, kn, dn) = _mode_of(rng), _mode_of(rng)
-        if (km, dm) == (kn, dn):
+        (m, km, dm), (n, kn, dn), (l, kl, dl) = _mode_of(rng), _mode_of(rng), _mode_of(rng)
+        if (km, dm) == (kn, dn) or dm == dn == 1:
             continue
-        scale = rng.choice([1, 1, 2])
-        stride = rng.choice([(n * scale, scale), (scale, m * scale)])
-        case = {"A": ((m, n), stride), "tiler": ((km, dm), (kn, dn))}
-        if case not in cases:
+        if len(cases) < 3:
+            l = rng.randint(2, 4)
+        order = rng.choice([(1, 0, 2), (0, 1, 2), (2, 1, 0)])
+        stride = _batch_strides((m, n, l), order, rng.choice([1, 1, 2]))
+        tiler = ((km, dm), (kn, dn)) if len(cases) < 3 else ((km, dm), (kn, dn), (kl, dl))
+        case = {"A": ((m, n, l), stride), "tiler": tiler}
+        if case != WORKED_BATCH and case not in cases:
             cases.append(case)
     return cases
 
@@ -96,59 +113,82 @@ def _ask_divide(answer, case):
     return _describe(answer(*_a_and_tiler(case)))
 
 
-def _divide_mistake(one_mode=None, whole=None):
-    """A mistake's printed layout: built mode by mode with `one_mode(mode, B, A)`, or `whole(A, tiler)`."""
+def _gathered(tiles, rests):
+    from cutekit import cute
+    return cute.make_layout((tuple(t.shape for t in tiles), tuple(r.shape for r in rests)),
+                            stride=(tuple(t.stride for t in tiles), tuple(r.stride for r in rests)))
+
+
+def _divide_mistake(tile_of=None, rest_of=None, untouched="rest", whole=None):
+    """A mistake's printed layout: each divided mode's tile `tile_of(mode, B, A)` and rest `rest_of(mode, B,
+    A)`, a mode past the tiler's end put in the rest (`untouched="rest"`), the tile ("tile") or nowhere
+    ("dropped"); or `whole(A, tiler)`."""
     def gives(case):
         from cutekit import cute
         a, tiler = _a_and_tiler(case)
         if whole is not None:
             return str(whole(a, tiler))
-        parts = [one_mode(cute.get(a, mode=[index]), b, a) for index, b in enumerate(tiler)]
-        return str(cute.make_layout(tuple(p.shape for p in parts), stride=tuple(p.stride for p in parts)))
+        tiles, rests = [], []
+        for index in range(len(a.shape)):
+            mode = cute.get(a, mode=[index])
+            if index < len(tiler):
+                tiles.append((tile_of or _tile_part)(mode, tiler[index], a))
+                rests.append((rest_of or _rest_part)(mode, tiler[index], a))
+            elif untouched == "rest":
+                rests.append(mode)
+            elif untouched == "tile":
+                tiles.append(mode)
+        return str(_gathered(tiles, rests))
     return gives
 
 
-def _pair(b, rest):
+def _tile_part(mode, b, a):
     from cutekit import cute
-    return cute.make_layout((b.shape, rest.shape), stride=(b.stride, rest.stride))
+    return cute.composition(mode, b)
 
 
-def _by_hand(mode, b, rest_size):
+def _rest_part(mode, b, a, up_to=None):
     from cutekit import cute
-    return cute.composition(mode, _pair(b, cute.complement(b, rest_size)))
-
-
-def _zipped_grouping(a, tiler):
-    from cutekit import cute
-    (t0, r0), (t1, r1) = cute.logical_divide(a, tiler).shape
-    (u0, s0), (u1, s1) = cute.logical_divide(a, tiler).stride
-    return cute.make_layout(((t0, t1), (r0, r1)), stride=((u0, u1), (s0, s1)))
+    return cute.composition(mode, cute.complement(b, cute.size(mode) if up_to is None else up_to))
 
 
 def _divide_mistakes():
     from cutekit import cute
     return (
-        (_divide_mistake(lambda mode, b, a: _by_hand(mode, b, cute.size(a))),
-         "you took each complement up to size(A), the whole layout; the complement of a mode's tiler goes up to "
-         "the size of that mode, since the divide happens mode by mode"),
-        (_divide_mistake(lambda mode, b, a: _by_hand(mode, b, cute.size(b))),
-         "you took each complement up to size(B), the tile; the complement of a mode's tiler goes up to the "
-         "size of that mode: it places the copies of B that cover the mode"),
-        (_divide_mistake(lambda mode, b, a: cute.composition(mode, _pair(cute.complement(b, cute.size(mode)), b))),
-         "each mode is (rest, tile); a logical divide lists the tile first, then the rest: (B, complement)"),
-        (_divide_mistake(whole=lambda a, tiler: cute.logical_divide(a, (tiler[1], tiler[0]))),
-         "you divided mode 0 by tiler[1] and mode 1 by tiler[0]; tiler[0] divides mode 0, tiler[1] mode 1"),
-        (_divide_mistake(lambda mode, b, a: _pair(b, cute.complement(b, cute.size(mode)))),
-         "your modes are (B, complement) not read through A: compose each mode of A with them, "
-         "composition(mode, (B, complement)), so the strides become A's memory steps"),
-        (_divide_mistake(lambda mode, b, a: cute.composition(mode, b)),
-         "each mode has its tile and no rest part; add the complement: composition(mode, (B, complement))"),
-        (_divide_mistake(whole=_zipped_grouping),
-         "that is zipped_divide's grouping (all tiles, then all rests); logical_divide keeps each mode's "
-         "(tile, rest) pair in that mode"),
-        (lambda case: "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))",
-         "you return the worked example's divide for every case"),
+        (_divide_mistake(whole=cute.logical_divide),
+         "that is logical_divide's grouping, section 2's (tile, rest) pair in each mode; zipped_divide gathers "
+         "every mode's tile part into mode 0 and every rest part into mode 1 (section 3)"),
+        (_divide_mistake(untouched="dropped"),
+         "the batch mode the tiler does not reach is missing: a mode past the tiler's end is not divided, and "
+         "zipped_divide keeps all of it, with the rest"),
+        (_divide_mistake(untouched="tile"),
+         "you put the batch mode the tiler does not reach in the tile; a mode past the tiler's end is not "
+         "divided, and zipped_divide counts all of it with the rest, after the divided modes' rests"),
+        (_divide_mistake(rest_of=lambda mode, b, a: _rest_part(mode, b, a, up_to=cute.size(a))),
+         "you took each complement up to size(A), the whole layout; the divide happens mode by mode, so the "
+         "complement of a mode's tiler goes up to the size of that mode (section 2)"),
+        (_divide_mistake(tile_of=lambda mode, b, a: b,
+                         rest_of=lambda mode, b, a: cute.complement(b, cute.size(mode))),
+         "your parts are B and its complement not read through A: each part is a composition with that mode of "
+         "A, so the strides become A's memory steps (section 1)"),
+        (_divide_mistake(whole=lambda a, tiler: _rest_then_tile(a, tiler)),
+         "your modes are (rests, tiles); zipped_divide lists the tiles first, in mode 0, then the rests"),
+        (_divide_mistake(whole=lambda a, tiler: _zipped_with_tiler_swapped(a, tiler)),
+         "you divided mode 0 by tiler[1] and mode 1 by tiler[0]; tiler[i] divides mode i of A"),
+        (lambda case: "((3,2),((2,2),4,3)):((16,1),((8,48),2,96))",
+         "you return the example's divide for every case"),
     )
+
+
+def _rest_then_tile(a, tiler):
+    from cutekit import cute
+    zipped = cute.zipped_divide(a, tiler)
+    return cute.make_layout((zipped.shape[1], zipped.shape[0]), stride=(zipped.stride[1], zipped.stride[0]))
+
+
+def _zipped_with_tiler_swapped(a, tiler):
+    from cutekit import cute
+    return cute.zipped_divide(a, (tiler[1], tiler[0]) + tuple(tiler[2:]))
 
 
 def _divide_why(context) -> str:
@@ -156,7 +196,7 @@ def _divide_why(context) -> str:
 
 
 def _divide_part(which: int):
-    """Criterion on part `which` of every mode (0: the tile, 1: the rest) of the learner's divide."""
+    """Criterion on mode `which` of the learner's zipped divide (0: every mode's tile, 1: every rest)."""
     def judge(context) -> Verdict:
         from cutekit import cute
         why = _divide_why(context)
@@ -165,24 +205,18 @@ def _divide_part(which: int):
             return error
         for outcome in context.outcomes:
             a, tiler = _a_and_tiler(outcome.case)
-            want = cute.logical_divide(a, tiler)
+            want = cute.zipped_divide(a, tiler)
             got = outcome.value
-            where = f"divide_by_hand({a}, ({tiler[0]}, {tiler[1]}))"
+            where = f"zipped_by_hand({a}, ({', '.join(str(b) for b in tiler)}))"
             name = "tile" if which == 0 else "rest"
             if not (isinstance(got["shape"], tuple) and len(got["shape"]) == 2):
-                return failed(_with(f"{where}: the result should have two modes, one per mode of A; yours is "
+                return failed(_with(f"{where}: the result should have two modes, (tiles, rests); yours is "
                                     f"{got['text']}", why))
-            for index in range(2):
-                shape, stride = got["shape"][index], got["stride"][index]
-                if not (isinstance(shape, tuple) and len(shape) == 2):
-                    return failed(_with(f"{where}: mode {index} should be a (tile, rest) pair, "
-                                        f"{cute.get(want, mode=[index])}; yours is "
-                                        f"{cute.make_layout(shape, stride=stride)}", why))
-                mine = str(cute.make_layout(shape[which], stride=stride[which]))
-                right = str(cute.get(want, mode=[index, which]))
-                if mine != right:
-                    return failed(_with(f"{where}: the {name} part of mode {index} should be {right}, yours is "
-                                        f"{mine}", why))
+            mine = str(cute.make_layout(got["shape"][which], stride=got["stride"][which]))
+            right = str(cute.get(want, mode=[which]))
+            if mine != right:
+                return failed(_with(f"{where}: mode {which}, the {name} parts, should be {right}, yours is {mine}",
+                                    why))
         return passed()
     return judge
 
@@ -194,33 +228,35 @@ def _whole_divide(context) -> Verdict:
     if error:
         return error
     for outcome in context.outcomes:
-        want = str(cute.logical_divide(*_a_and_tiler(outcome.case)))
+        want = str(cute.zipped_divide(*_a_and_tiler(outcome.case)))
         if outcome.value["text"] != want:
-            return failed(_with(f"{case_text(outcome.case)}: logical_divide prints {want}, yours is "
+            return failed(_with(f"{case_text(outcome.case)}: zipped_divide prints {want}, yours is "
                                 f"{outcome.value['text']}", why))
     return passed()
 
 
 LOGICAL_DIVIDE_BY_HAND = Exercise(
     id="ch03.logical_divide_by_hand",
-    statement="Write divide_by_hand(A, tiler) for a two-mode layout A and a tiler of two 1-D layouts: "
-              "logical_divide(A, tiler), built mode by mode from get, complement, make_layout and composition "
+    statement="Write zipped_by_hand(A, tiler) for a batch of matrices A = (M, N, L) and a tiler of two or three "
+              "1-D layouts: zipped_divide(A, tiler), built from get, complement, composition and make_layout "
               "(the divide functions are switched off while it is checked).",
-    example="divide_by_hand((12,8):(8,1), (3:2, 2:1)) prints ((3,(2,2)),(2,4)):((16,(8,48)),(1,2))",
-    rule=("logical_divide divides mode by mode: mode i of A is divided by tiler[i] alone.\n"
-          "Dividing one mode by a 1-D layout B composes that mode with (B, the complement of B within that mode's "
-          "size): the tile first, then the rest that repeats the tile until it covers the mode."),
+    example="zipped_by_hand((12,8,3):(8,1,96), (3:2, 2:1)) prints ((3,2),((2,2),4,3)):((16,1),((8,48),2,96))",
+    rule=("A divide works mode by mode: mode i of A is divided by tiler[i] alone, with section 1's rule (the tile "
+          "is that mode read through tiler[i], the rest that mode read through the complement of tiler[i] within "
+          "the mode's size).\n"
+          "zipped_divide then gathers every mode's tile part into mode 0 and every rest part into mode 1, in mode "
+          "order; a mode past the tiler's end is not divided and goes whole into the rest, after the others."),
     cases=_divide_cases,
     ask=_ask_divide,
     forbidden=DIVIDES,
     criteria=(
-        Criterion("in each mode, the tile part is that mode read through its tiler layout", "reference", 1,
+        Criterion("mode 0 gathers the tile parts: each mode read through its tiler layout", "reference", 1,
                   _divide_part(0)),
-        Criterion("in each mode, the rest part is that mode read through the complement of its tiler layout",
-                  "reference", 1, _divide_part(1)),
-        Criterion("the whole layout prints as logical_divide(A, tiler)", "reference", 1, _whole_divide),
-        Criterion("real CuTeDSL's logical_divide prints the layouts you built", "cutedsl-cpu", 1,
-                  cutedsl_gives_the_same(THIS_MODULE, "logical_divide_in_cutedsl",
+        Criterion("mode 1 gathers the rest parts: each mode read through the complement of its tiler layout, "
+                  "then the modes the tiler does not reach", "reference", 1, _divide_part(1)),
+        Criterion("the whole layout prints as zipped_divide(A, tiler)", "reference", 1, _whole_divide),
+        Criterion("real CuTeDSL's zipped_divide prints the layouts you built", "cutedsl-cpu", 1,
+                  cutedsl_gives_the_same(THIS_MODULE, "zipped_batch_in_cutedsl",
                                          lambda case: (case["A"], case["tiler"]),
                                          lambda value: value["text"])),
     ),
@@ -543,45 +579,50 @@ PREDICT_ZIPPED = Exercise(
 # ---- ch03.slice_block ----------------------------------------------------------------------------------------
 
 def _rests(case):
-    """(RestM, RestN): how many tiles fit down and across, rounded up."""
-    return tuple(-(-extent // tile) for extent, tile in zip(case["shape"], case["tiler"]))
+    """(RestM, RestN, L): how many tiles fit down and across, rounded up, and the batch mode, left whole."""
+    (rows, columns, batch), (tile_m, tile_n) = case["shape"], case["tiler"]
+    return -(-rows // tile_m), -(-columns // tile_n), batch
 
 
 def _slice_cases(rng):
-    """Six (shape, tiler, block), blocks given by number and by rest coordinate, RestM != RestN. Drawn so
-    that on every seed: a numbered block whose row-major decoding, its decoding by the tiles across and the
-    right one are three different coordinates, and a coordinate (bm, bn) with bm != bn."""
+    """Six (shape (M, N, L), tiler (tile_m, tile_n), block), blocks given by number and by rest coordinate
+    (bm, bn, l), some with rows the tile does not divide, RestM != RestN. Drawn so that on every seed: a
+    numbered block in a matrix l > 0 whose right decoding, its row-major decoding, its batch-first decoding and
+    its decoding without the batch are four different coordinates, and a coordinate with bm != bn and l > 0."""
     while True:
         cases = []
         while len(cases) < 6:
             tile_m, tile_n = rng.randint(2, 4), rng.randint(2, 5)
-            tiles_m, tiles_n = rng.randint(2, 4), rng.randint(2, 3)
-            if tile_m == tile_n or tiles_m == tiles_n:
+            tiles_m, tiles_n, batch = rng.randint(2, 4), rng.randint(2, 3), rng.randint(2, 3)
+            if tile_m == tile_n or tiles_m == tiles_n or batch in (tiles_m, tiles_n):
                 continue
             rows, columns = tile_m * tiles_m - rng.choice([0, 0, 1]), tile_n * tiles_n
-            bm, bn = rng.randrange(tiles_m), rng.randrange(1, tiles_n)
-            block = (bm, bn) if len(cases) % 2 else bm + tiles_m * bn
-            cases.append({"shape": (rows, columns), "tiler": (tile_m, tile_n), "block": block})
+            bm, bn, l = rng.randrange(tiles_m), rng.randrange(1, tiles_n), rng.randrange(1, batch)
+            block = (bm, bn, l) if len(cases) % 2 else bm + tiles_m * (bn + tiles_n * l)
+            cases.append({"shape": (rows, columns, batch), "tiler": (tile_m, tile_n), "block": block})
         numbered = [c for c in cases if isinstance(c["block"], int)]
         paired = [c for c in cases if not isinstance(c["block"], int)]
-        if (any(len({_rest_coordinate(c, "row-major"), _rest_coordinate(c, "across"), _rest_coordinate(c)}) == 3
-                for c in numbered)
+        decodings = ("column-major", "row-major", "batch first", "no batch")
+        if (any(len({_rest_coordinate(c, d) for d in decodings}) == 4 for c in numbered)
                 and any(c["block"][0] != c["block"][1] for c in paired)):
             return cases
 
 
 def _rest_coordinate(case, decode="column-major"):
-    """The (bm, bn) a case's block names: a tile number counts down the rest mode first, (b % RestM,
-    b // RestM); `decode` "row-major" counts across first, "across" divides by RestN instead of RestM."""
+    """The (bm, bn, l) a case's block names: a tile number counts down the rest mode (RestM, RestN, L) first,
+    then across, then through the batch. `decode` "row-major" counts across first, "batch first" counts the
+    batch first, "no batch" reads (b % RestM, b // RestM) as if the rest had two modes, in matrix 0."""
     block = case["block"]
     if not isinstance(block, int):
         return tuple(block)
-    rest_m, rest_n = _rests(case)
+    rest_m, rest_n, batch = _rests(case)
     if decode == "row-major":
-        return (block // rest_n, block % rest_n)
-    if decode == "across":
-        return (block % rest_n, block // rest_n)
-    return (block % rest_m, block // rest_m)
+        return ((block // rest_n) % rest_m, block % rest_n, block // (rest_m * rest_n))
+    if decode == "batch first":
+        return ((block // batch) % rest_m, block // (batch * rest_m), block % batch)
+    if decode == "no batch":
+        return (block % rest_m, block // rest_m, 0)
+    return (block % rest_m, (block // rest_m) % rest_n, block // (rest_m * rest_n))
 
 
 def _cells(tile) -> tuple:
@@ -610,14 +651,14 @@ def _cells_of_slice(shape, tiler, coordinate):
 
 
 def _expected_cells(case):
-    bm, bn = _rest_coordinate(case)
-    return _slice_of(case, ((None, bm), (None, bn)))
+    bm, bn, l = _rest_coordinate(case)
+    return _slice_of(case, ((None, bm), (None, bn), l))
 
 
 def _slice_decoded(decode):
     def gives(case):
-        bm, bn = _rest_coordinate(case, decode)
-        return _slice_of(case, ((None, bm), (None, bn)))
+        bm, bn, l = _rest_coordinate(case, decode)
+        return _slice_of(case, ((None, bm), (None, bn), l))
     return gives
 
 
@@ -631,19 +672,34 @@ def _whole_division(shape, tiler):
     return _cells(cute.logical_divide(cute.make_identity_tensor(shape), tiler))
 
 
+def _sliced(where):
+    def gives(case):
+        bm, bn, l = _rest_coordinate(case)
+        return _slice_of(case, where(bm, bn, l))
+    return gives
+
+
 SLICE_BLOCK_MISTAKES = (
     (_slice_decoded("row-major"),
-     "you numbered the tiles row-major (across first); tile numbers run down the rest mode first, "
+     "you numbered the tiles of a matrix row-major (across first); tile numbers run down the rest mode first, "
      "column-major: tile 1 is the tile below tile 0"),
-    (_slice_decoded("across"),
-     "you decoded the tile number with the number of tiles across; tile numbers run down first, so a column "
-     "of tiles holds the number of tiles down, RestM"),
-    (lambda case: _slice_of(case, ((None, _rest_coordinate(case)[1]), (None, _rest_coordinate(case)[0]))),
-     "you sliced (bn, bm): the rest coordinate is (bm, bn), the tile row first"),
-    (lambda case: _slice_of(case, ((_rest_coordinate(case)[0], None), (_rest_coordinate(case)[1], None))),
-     "you fixed the tile part of each mode and kept the rest part; in a logical divide each mode is "
-     "(tile, rest): keep the tile part with None and fix the rest part, ((None, bm), (None, bn))"),
-    (lambda case: _slice_of(case, ((None, 0), (None, 0))), "you return tile 0 whatever the block"),
+    (_slice_decoded("batch first"),
+     "you counted the batch first; the batch is the rest mode's last mode, so in column-major numbering it "
+     "changes slowest: all of matrix 0's tiles come before matrix 1's"),
+    (_slice_decoded("no batch"),
+     "you decoded the tile number as if the rest had two modes; it has three, (tiles down, tiles across, "
+     "matrices), and a number past the tiles of one matrix is in the next matrix"),
+    (_sliced(lambda bm, bn, l: ((None, bm), (None, bn), 0)),
+     "you always take matrix 0; the block's coordinate names its matrix too, in the batch mode"),
+    (_sliced(lambda bm, bn, l: ((None, bn), (None, bm), l)),
+     "you sliced (bn, bm): the rest coordinate is (bm, bn, l), the tile row first"),
+    (_sliced(lambda bm, bn, l: ((bm, None), (bn, None), l)),
+     "you fixed the tile part of each divided mode and kept the rest part; in a logical divide each divided "
+     "mode is (tile, rest): keep the tile part with None and fix the rest part"),
+    (_sliced(lambda bm, bn, l: ((None, bm), (None, bn), None)),
+     "you kept the batch mode whole, so your tile holds that block of every matrix; a block works on one "
+     "matrix: fix the batch mode as well"),
+    (lambda case: _slice_of(case, ((None, 0), (None, 0), 0)), "you return tile 0 whatever the block"),
     (_whole, "you returned the whole divided tensor; slice one tile out of it"),
 )
 
@@ -683,14 +739,15 @@ def _slice_cells(context) -> Verdict:
 
 SLICE_BLOCK = Exercise(
     id="ch03.slice_block",
-    statement="Write block_tile(tensor, tiler, block): block `block`'s tile (block is a tile number or a rest "
-              "coordinate (bm, bn)), with logical_divide and one slice (zipped_divide and local_tile are "
+    statement="Write block_tile(tensor, tiler, block) for a batch of matrices (M, N, L) and a tiler (tile_m, "
+              "tile_n) that leaves L whole: block `block`'s 2-D tile (block is a tile number or a rest "
+              "coordinate (bm, bn, l)), with logical_divide and one slice (zipped_divide and local_tile are "
               "switched off).",
-    example="block_tile(make_identity_tensor((256, 512)), (16, 128), 17) starts at (16, 128)",
-    rule=("logical_divide keeps each mode as (tile, rest); block b's tile keeps the tile part of each mode whole "
-          "and fixes the rest part.\n"
-          "A tile number counts down the rest mode first (column-major): a column of tiles holds as many numbers as "
-          "there are tiles down."),
+    example="block_tile(make_identity_tensor((10, 12, 3)), (4, 8), 13) is tensor<(4,0,2) o (4,8):(1@0,1@1)>",
+    rule=("logical_divide keeps each divided mode as (tile, rest) and a mode the tiler does not reach whole; "
+          "block b's tile keeps the tile parts whole and fixes every rest part and every undivided mode.\n"
+          "A tile number counts through zipped_divide's rest mode column-major, its first mode fastest and its "
+          "last (here the batch) slowest (section 6)."),
     cases=_slice_cases,
     ask=_ask_slice,
     forbidden=("zipped_divide", "local_tile"),
@@ -707,32 +764,49 @@ SLICE_BLOCK = Exercise(
 
 # ---- ch03.tile_predicate -------------------------------------------------------------------------------------
 
+def _tile_size(tiler):
+    """(tile_m, tile_n) of a tiler of (size, stride) pairs."""
+    return tiler[0][0], tiler[1][0]
+
+
+def _plain(tiler):
+    """The tiler with every stride 1: the sizes alone."""
+    return (tiler[0][0], 1), (tiler[1][0], 1)
+
+
 def _predicate_cases(rng):
-    """Shapes the tile does not divide, and blocks of every kind: inside the tensor (all True), on the bottom
-    edge, on the right edge, in the corner, and a tensor smaller than one tile. A block is a tile number (an
-    int, column-major) or a rest coordinate (bm, bn); the first bottom-edge block is asked by number, at
-    bn = 0, where numbering the tiles row-major would name a block that does not reach past the bottom."""
-    cases = []
-    for kind in ("corner", "bottom", "right", "inside", "bottom", "right", "corner"):
-        tile_m, tile_n = rng.randint(2, 4), rng.randint(3, 8)
-        while tile_n == tile_m:
-            tile_n = rng.randint(3, 8)
-        tiles_m, tiles_n = rng.randint(2, 4), rng.randint(2, 3)
-        ragged_rows = kind in ("corner", "bottom") or rng.random() < 0.5
-        ragged_columns = kind in ("corner", "right") or not ragged_rows or rng.random() < 0.5
-        rows = tile_m * tiles_m - (rng.randint(1, tile_m - 1) if ragged_rows else 0)
-        columns = tile_n * tiles_n - (rng.randint(1, tile_n - 1) if ragged_columns else 0)
-        bm = tiles_m - 1 if kind in ("corner", "bottom") else rng.randrange(tiles_m - 1)
-        bn = tiles_n - 1 if kind in ("corner", "right") else rng.randrange(tiles_n - 1)
-        by_number = rng.random() < 0.5
-        if kind == "bottom" and not any(case["_kind"] == "bottom" for case in cases):
-            bn, by_number = 0, True
-        block = bm + tiles_m * bn if by_number else (bm, bn)
-        cases.append({"shape": (rows, columns), "tiler": (tile_m, tile_n), "block": block, "_kind": kind})
-    tile_m, tile_n = rng.choice([(4, 8), (8, 4), (2, 16)])
-    cases.append({"shape": (rng.randint(1, tile_m - 1), rng.randint(1, tile_n - 1)), "tiler": (tile_m, tile_n),
-                  "block": 0, "_kind": "smaller than one tile"})
-    return cases
+    """Seven ragged shapes divided by tilers of two (size, stride) layouts, one mode strided (every second or
+    third row or column), and blocks asked by tile number; an eighth tensor smaller than one tile, block 0.
+    Drawn so that on every seed each mistake in TILE_PREDICATE_MISTAKES gives something else than the right
+    masks, and no two give the same, and at least one block's tile lies wholly inside."""
+    from cutekit import cute
+    while True:
+        cases = []
+        for index in range(7):
+            tile_m, tile_n = rng.randint(2, 4), rng.randint(3, 6)
+            step = rng.choice([2, 3])
+            strided_rows = index % 2 == 0
+            tiler = ((tile_m, step), (tile_n, 1)) if strided_rows else ((tile_m, 1), (tile_n, step))
+            rows = tile_m * (step if strided_rows else 1) * rng.randint(1, 2) - rng.randint(0, 2)
+            columns = tile_n * (1 if strided_rows else step) * rng.randint(1, 2) - rng.randint(0, 2)
+            shape = (max(rows, 2), max(columns, 2))
+            blocks = cute.size(_divided_identity(shape, tiler), mode=[1])
+            cases.append({"shape": shape, "tiler": tiler, "block": rng.randrange(blocks)})
+        (tile_m, tile_n), step = rng.choice([(4, 3), (3, 4), (2, 5)]), rng.choice([2, 3])
+        cases.append({"shape": (rng.randint(1, tile_m * step - 1), rng.randint(1, tile_n - 1)),
+                      "tiler": ((tile_m, step), (tile_n, 1)), "block": 0})
+        right = [_reference_mask(case) for case in cases]
+        given = [[_gives(model, case) for case in cases] for model, _ in TILE_PREDICATE_MISTAKES]
+        if (all(g != right for g in given) and len({str(g) for g in given}) == len(given)
+                and any(all(all(row) for row in mask) for mask in right)):
+            return cases
+
+
+@functools.lru_cache(maxsize=4096)
+def _divided_identity(shape, tiler):
+    from cutekit import cute
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    return cute.zipped_divide(cute.make_identity_tensor(shape), layouts)
 
 
 def _ask_predicate(answer, case):
@@ -751,15 +825,17 @@ def _ask_predicate(answer, case):
 @functools.lru_cache(maxsize=4096)
 def _tile_coordinates(shape, tiler, block):
     """(m, n) of every element of block `block`'s tile, read from a divided identity tensor: rows of columns."""
-    from cutekit import cute
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return tuple(tuple(tile[(i, j)] for j in range(tiler[1])) for i in range(tiler[0]))
+    tile = _divided_identity(shape, tiler)[((None, None), block)]
+    tile_m, tile_n = _tile_size(tiler)
+    return tuple(tuple(tile[(i, j)] for j in range(tile_n)) for i in range(tile_m))
 
 
-def _mask(case, inside, block=None):
-    """The mask `inside(m, n, rows, columns)` gives over the tile of `block` (the case's block by default)."""
+def _mask(case, inside, block=None, tiler=None):
+    """The mask `inside(m, n, rows, columns)` gives over the tile of `block` (the case's block by default),
+    divided by `tiler` (the case's by default)."""
     rows, columns = case["shape"]
-    coordinates = _tile_coordinates(case["shape"], case["tiler"], case["block"] if block is None else block)
+    coordinates = _tile_coordinates(tuple(case["shape"]), tuple(tiler or case["tiler"]),
+                                    case["block"] if block is None else block)
     return [[inside(m, n, rows, columns) for m, n in row] for row in coordinates]
 
 
@@ -767,30 +843,35 @@ def _reference_mask(case):
     return _mask(case, lambda m, n, rows, columns: m < rows and n < columns)
 
 
+def _tiler_words(tiler) -> str:
+    return "(" + ", ".join(f"{size}:{step}" for size, step in tiler) + ")"
+
+
 def _block_text(case) -> str:
-    if isinstance(case["block"], int):
-        return f"block {case['block']} (rest coordinate {_rest_coordinate(case)})"
     return f"block {case['block']}"
 
 
 TILE_PREDICATE_MISTAKES = (
     (lambda case: _mask(case, lambda m, n, rows, columns: m <= rows and n <= columns),
      "coordinates run from 0 to M-1 and 0 to N-1: compare with <, not <="),
-    (lambda case: [[True] * case["tiler"][1] for _ in range(case["tiler"][0])],
+    (lambda case: [[True] * _tile_size(case["tiler"])[1] for _ in range(_tile_size(case["tiler"])[0])],
      "an edge tile reaches past the tensor: the elements outside must be False; compare each element's "
      "coordinate in the whole tensor, read from the divided identity tensor"),
     (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns, block=0),
-     "that is block 0's mask for every block, which is also what comparing the position (i, j) inside the tile "
-     "gives; compare each element's coordinate in the whole tensor, read from the block's tile of the divided "
-     "identity tensor"),
+     "that is block 0's mask for every block; compare each element's coordinate in the whole tensor, read from "
+     "the block's own tile of the divided identity tensor"),
     (lambda case: _mask(case, lambda m, n, rows, columns: m < rows),
      "you compared only the row; both coordinates must be inside: m < M and n < N"),
     (lambda case: _mask(case, lambda m, n, rows, columns: n < columns),
      "you compared only the column; both coordinates must be inside: m < M and n < N"),
-    (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns,
-                        block=_rest_coordinate(case, "row-major")),
-     "you numbered the blocks row-major; tile numbers run down the rest mode first, column-major: block 1 is "
-     "the tile below block 0"),
+    (lambda case: _mask(case, lambda m, n, rows, columns: m < rows and n < columns, tiler=_plain(case["tiler"])),
+     "you divided by the tile's sizes alone, as if every stride were 1; the tiler's layouts have strides: a "
+     "stride d takes every d-th row (or column), so the tile's rows (or columns) are d apart in the tensor "
+     "(section 4)"),
+    (lambda case: [[i < case["shape"][0] and j < case["shape"][1] for j in range(_tile_size(case["tiler"])[1])]
+                   for i in range(_tile_size(case["tiler"])[0])],
+     "you compared the position (i, j) inside the tile; compare each element's coordinate in the whole "
+     "tensor, read from the block's tile of the divided identity tensor"),
 )
 
 
@@ -801,7 +882,7 @@ def _predicate_shape(context) -> Verdict:
     if error:
         return error
     for outcome in context.outcomes:
-        (tile_m, tile_n), got = outcome.case["tiler"], outcome.value
+        (tile_m, tile_n), got = _tile_size(outcome.case["tiler"]), outcome.value
         if len(got) != tile_m or any(len(row) != tile_n for row in got):
             lengths = sorted({len(row) for row in got})
             shape = f"{len(got)} rows of {' or '.join(str(length) for length in lengths) or 'no'} entries"
@@ -828,7 +909,7 @@ def _predicate_on(edge: bool):
                     if got[i][j] != inside:
                         (m, n), (rows, columns) = coordinates[i][j], case["shape"]
                         return failed(_with(
-                            f"{_block_text(case)} of tiler {case['tiler']}: tile element ({i}, {j}) is at ({m}, {n}) "
+                            f"{_block_text(case)} of tiler {_tiler_words(case['tiler'])}: tile element ({i}, {j}) is at ({m}, {n}) "
                             f"of the tensor, which is {'inside' if inside else 'outside'} shape ({rows}, {columns}); "
                             f"you said {'inside' if got[i][j] else 'outside'}", why))
         return passed()
@@ -857,12 +938,14 @@ def _cutedsl_runs_your_predicate(context) -> Verdict:
 
 TILE_PREDICATE = Exercise(
     id="ch03.tile_predicate",
-    statement="Write inside(shape, tiler, block): block `block`'s predicate, a list of tile rows of bools, True "
-              "where the element lies inside `shape`, from an identity tensor, zipped_divide, a slice and plain "
-              "comparisons of each coordinate with the shape (elem_less and local_tile are switched off).",
-    example="inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False elsewhere",
+    statement="Write inside(shape, tiler, block) for a tiler of two (size, stride) pairs, the layouts "
+              "size:stride of section 4, one of them strided (every d-th row or column): block `block`'s "
+              "predicate, a list of tile rows of bools, True where the element lies inside `shape`, from an "
+              "identity tensor, zipped_divide, a slice and plain comparisons of each coordinate with the shape "
+              "(elem_less and local_tile are switched off).",
+    example="inside((10, 12), ((4, 2), (8, 1)), 3) is True in the tile's first row only",
     rule=("An identity tensor holds each element's own coordinate, so a block's tile of a divided identity tensor "
-          "holds the whole tensor's coordinates of that tile's elements.\n"
+          "holds the whole tensor's coordinates of that tile's elements, whatever the tiler's strides.\n"
           "An element is inside when each of its coordinates is strictly below the shape's extent in that mode."),
     cases=_predicate_cases,
     ask=_ask_predicate,
@@ -880,10 +963,10 @@ TILE_PREDICATE = Exercise(
 
 # ---- what the CuTeDSL worker calls, with `cute` = cutlass.cute ------------------------------------------------
 
-def logical_divide_in_cutedsl(cute, a, tiler):
+def zipped_batch_in_cutedsl(cute, a, tiler):
     shape, stride = a
     layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
-    return cute.logical_divide(cute.make_layout(shape, stride=stride), layouts)
+    return cute.zipped_divide(cute.make_layout(shape, stride=stride), layouts)
 
 
 def tiler_picture_in_cutedsl(cute, rows, columns, tiler):

@@ -106,46 +106,72 @@ def tv_from_picture_returns_the_value_layout(owner, thread_shape, value_shape):
     return cute.make_layout(value_shape, stride=(where[(0, 1)], where[(0, r)]))
 
 
-# ---- ch02.tiler_for: tiler_for(thread_shape, value_shape) ----
+# ---- ch02.tiler_for: tiler_for(thread_layout, value_layout), row-major, column-major or nested layouts ----
 
-def tiler_for(thread_shape, value_shape):
-    return (thread_shape[0] * value_shape[0], thread_shape[1] * value_shape[1])
-
-
-def tiler_for_swapped(thread_shape, value_shape):
-    return (thread_shape[1] * value_shape[1], thread_shape[0] * value_shape[0])
+def _sizes(layout):
+    return cute.size(layout, mode=[0]), cute.size(layout, mode=[1])
 
 
-def tiler_for_values_then_threads(thread_shape, value_shape):
+def tiler_for(thread_layout, value_layout):
+    (tm, tn), (vm, vn) = _sizes(thread_layout), _sizes(value_layout)
+    return (tm * vm, tn * vn)
+
+
+def tiler_for_swapped(thread_layout, value_layout):
+    (tm, tn), (vm, vn) = _sizes(thread_layout), _sizes(value_layout)
+    return (tn * vn, tm * vm)
+
+
+def _first_stride(stride):
+    return _first_stride(stride[0]) if isinstance(stride, tuple) else stride
+
+
+def _rows_by_stride(layout):
+    """the mode with stride 1 taken as the columns, as in a row-major grid"""
+    rows, columns = _sizes(layout)
+    s0, s1 = layout.stride
+    return (columns, rows) if _first_stride(s0) < _first_stride(s1) else (rows, columns)
+
+
+def tiler_for_orders_modes_by_stride(thread_layout, value_layout):
+    (tm, tn), (vm, vn) = _rows_by_stride(thread_layout), _rows_by_stride(value_layout)
+    return (tm * vm, tn * vn)
+
+
+def _flat(shape):
+    return [x for part in shape for x in (_flat(part) if isinstance(part, tuple) else [part])]
+
+
+def tiler_for_flattened_shape(thread_layout, value_layout):
+    """the first two numbers of each flattened shape, as if every layout were a plain (rows, columns)"""
+    t, v = _flat(thread_layout.shape), _flat(value_layout.shape)
+    return (t[0] * v[0], t[1] * v[1])
+
+
+def tiler_for_values_then_threads(thread_layout, value_layout):
     """The notes' footnote: 'the tiler is (num_vals, num_thrs)'."""
-    return (value_shape[0] * value_shape[1], thread_shape[0] * thread_shape[1])
+    return (cute.size(value_layout), cute.size(thread_layout))
 
 
-def tiler_for_threads_only(thread_shape, value_shape):
-    return tuple(thread_shape)
+def tiler_for_threads_only(thread_layout, value_layout):
+    return _sizes(thread_layout)
 
 
-def tiler_for_value_block_only(thread_shape, value_shape):
-    return tuple(value_shape)
+def tiler_for_value_block_only(thread_layout, value_layout):
+    return _sizes(value_layout)
 
 
-def tiler_for_notes_formula(thread_shape, value_shape):
-    """The notes' (4 * 128 // width, 128): thread rows x values per row, then the thread count."""
-    return (thread_shape[0] * value_shape[1], thread_shape[0] * thread_shape[1])
+def tiler_for_added(thread_layout, value_layout):
+    (tm, tn), (vm, vn) = _sizes(thread_layout), _sizes(value_layout)
+    return (tm + vm, tn + vn)
 
 
-def tiler_for_added(thread_shape, value_shape):
-    return (thread_shape[0] + value_shape[0], thread_shape[1] + value_shape[1])
+def tiler_for_worked_example_only(thread_layout, value_layout):
+    return (16, 32)
 
 
-def tiler_for_worked_example_only(thread_shape, value_shape):
-    return (16, 128)
-
-
-def tiler_for_calls_make_layout_tv(thread_shape, value_shape):
-    threads = cute.make_ordered_layout(thread_shape, order=(1, 0))
-    values = cute.make_ordered_layout(value_shape, order=(1, 0))
-    return tuple(cute.make_layout_tv(threads, values)[0])
+def tiler_for_calls_make_layout_tv(thread_layout, value_layout):
+    return tuple(cute.make_layout_tv(thread_layout, value_layout)[0])
 
 
 # ---- ch02.thread_owns: owned_by(tv_layout, tiler, thread) ----
@@ -277,13 +303,14 @@ MISTAKES = [
     ("ch02.tv_from_picture", "returns_the_value_layout_only", tv_from_picture_returns_the_value_layout,
      r"only the value layout"),
     ("ch02.tiler_for", "rows_and_columns_swapped", tiler_for_swapped, r"rows and columns swapped"),
+    ("ch02.tiler_for", "orders_modes_by_stride", tiler_for_orders_modes_by_stride, r"smaller stride as the columns"),
+    ("ch02.tiler_for", "flattened_shape", tiler_for_flattened_shape, r"first two numbers of the flattened shape"),
     ("ch02.tiler_for", "values_then_threads_as_the_notes_footnote_says", tiler_for_values_then_threads,
-     r"\(values per thread, threads\)"),
+     r"values per thread, threads"),
     ("ch02.tiler_for", "thread_grid_only", tiler_for_threads_only, r"thread grid alone"),
     ("ch02.tiler_for", "value_block_only", tiler_for_value_block_only, r"one thread's value block"),
-    ("ch02.tiler_for", "the_notes_formula", tiler_for_notes_formula, r"notes' formula"),
     ("ch02.tiler_for", "adds_instead_of_multiplying", tiler_for_added, r"multipl"),
-    ("ch02.tiler_for", "hard_coded_worked_example", tiler_for_worked_example_only, r"whatever the shapes"),
+    ("ch02.tiler_for", "hard_coded_worked_example", tiler_for_worked_example_only, r"whatever the layouts"),
     ("ch02.tiler_for", "calls_the_switched_off_make_layout_tv", tiler_for_calls_make_layout_tv,
      r"make_layout_tv is switched off"),
     ("ch02.thread_owns", "returns_tile_indices", owned_by_returns_indices, r"tile indices"),
@@ -359,8 +386,10 @@ def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
             owner[index % 4][index // 4] = (thread, value)
     assert str(tv_from_picture(owner, (2, 2), (2, 3))) == str(tv)
     assert str(tv_from_picture_worked_example_only(owner, (2, 2), (2, 3))) == str(tv)
-    assert tiler_for_worked_example_only((4, 32), (4, 4)) == tiler_for((4, 32), (4, 4)) == (16, 128)
-    assert tiler_for((8, 16), (2, 4)) == (16, 64)
+    threads = cute.make_layout(((2, 4), 8), stride=((32, 8), 1))
+    values = cute.make_layout((2, 4), stride=(1, 2))
+    assert tiler_for_worked_example_only(threads, values) == tiler_for(threads, values) == \
+        tuple(cute.make_layout_tv(threads, values)[0]) == (16, 32)
     assert owned_by_worked_example_only(tv, (4, 6), 2) == owned_by(tv, (4, 6), 2)
     assert str(elementwise_tv_worked_example_only(16, 2, 4)) == str(elementwise_tv(16, 2, 4)) == \
         "((8, 256), ((32,2),(8,4)):((64,4),(8,1)))"

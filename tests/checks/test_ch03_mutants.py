@@ -36,64 +36,80 @@ def graded_in_process(monkeypatch):
     monkeypatch.setattr(grading, "run_isolated", lambda function, timeout=0: sandbox._call_capturing_output(function))
 
 
-# ---- ch03.logical_divide_by_hand: divide_by_hand(A, tiler), A of two modes, tiler two 1-D layouts ----
+# ---- ch03.logical_divide_by_hand: zipped_by_hand(A, tiler), A = (M, N, L), tiler two or three 1-D layouts ----
 
-def _divided_modes(A, tiler, divide_one):
-    parts = [divide_one(cute.get(A, mode=[index]), B, A) for index, B in enumerate(tiler)]
-    return cute.make_layout(tuple(part.shape for part in parts), stride=tuple(part.stride for part in parts))
+def _zipped_modes(A, tiler, tile_of, rest_of, untouched="rest"):
+    tiles, rests = [], []
+    for index in range(len(A.shape)):
+        mode = cute.get(A, mode=[index])
+        if index < len(tiler):
+            tiles.append(tile_of(mode, tiler[index], A))
+            rests.append(rest_of(mode, tiler[index], A))
+        elif untouched == "rest":
+            rests.append(mode)
+        elif untouched == "tile":
+            tiles.append(mode)
+    return cute.make_layout((tuple(t.shape for t in tiles), tuple(r.shape for r in rests)),
+                            stride=(tuple(t.stride for t in tiles), tuple(r.stride for r in rests)))
 
 
-def _tile_then_rest(B, rest):
-    return cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride))
+def _tile(mode, B, A):
+    return cute.composition(mode, B)
 
 
-def divide_by_hand(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: cute.composition(
-        mode, _tile_then_rest(B, cute.complement(B, cute.size(mode)))))
+def _rest(mode, B, A):
+    return cute.composition(mode, cute.complement(B, cute.size(mode)))
+
+
+def zipped_by_hand(A, tiler):
+    return _zipped_modes(A, tiler, _tile, _rest)
+
+
+def divide_logical_grouping(A, tiler):
+    """the old exercise's answer: section 2's divide, mode by mode, (tile, rest) kept in each mode"""
+    parts = []
+    for index in range(len(A.shape)):
+        mode = cute.get(A, mode=[index])
+        if index < len(tiler):
+            B = tiler[index]
+            rest = cute.complement(B, cute.size(mode))
+            mode = cute.composition(mode, cute.make_layout((B.shape, rest.shape), stride=(B.stride, rest.stride)))
+        parts.append(mode)
+    return cute.make_layout(tuple(p.shape for p in parts), stride=tuple(p.stride for p in parts))
+
+
+def divide_drops_the_undivided_mode(A, tiler):
+    return _zipped_modes(A, tiler, _tile, _rest, untouched="dropped")
+
+
+def divide_puts_the_undivided_mode_in_the_tile(A, tiler):
+    return _zipped_modes(A, tiler, _tile, _rest, untouched="tile")
 
 
 def divide_complement_up_to_the_whole_layout(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: cute.composition(
-        mode, _tile_then_rest(B, cute.complement(B, cute.size(A)))))
-
-
-def divide_complement_up_to_the_tile(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: cute.composition(
-        mode, _tile_then_rest(B, cute.complement(B, cute.size(B)))))
-
-
-def divide_rest_before_tile(A, tiler):
-    def one(mode, B, A):
-        rest = cute.complement(B, cute.size(mode))
-        return cute.composition(mode, cute.make_layout((rest.shape, B.shape), stride=(rest.stride, B.stride)))
-    return _divided_modes(A, tiler, one)
-
-
-def divide_tiler_modes_swapped(A, tiler):
-    return divide_by_hand(A, (tiler[1], tiler[0]))
+    return _zipped_modes(A, tiler, _tile,
+                         lambda mode, B, A: cute.composition(mode, cute.complement(B, cute.size(A))))
 
 
 def divide_not_read_through_the_layout(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: _tile_then_rest(B, cute.complement(B, cute.size(mode))))
+    return _zipped_modes(A, tiler, lambda mode, B, A: B, lambda mode, B, A: cute.complement(B, cute.size(mode)))
 
 
-def divide_returns_only_the_tiles(A, tiler):
-    return _divided_modes(A, tiler, lambda mode, B, A: cute.composition(mode, B))
+def divide_rests_before_tiles(A, tiler):
+    zipped = zipped_by_hand(A, tiler)
+    return cute.make_layout((zipped.shape[1], zipped.shape[0]), stride=(zipped.stride[1], zipped.stride[0]))
 
 
-def divide_zipped_grouping(A, tiler):
-    divided = divide_by_hand(A, tiler)
-    (t0, r0), (t1, r1) = divided.shape
-    (u0, s0), (u1, s1) = divided.stride
-    return cute.make_layout(((t0, t1), (r0, r1)), stride=((u0, u1), (s0, s1)))
+def divide_tiler_modes_swapped(A, tiler):
+    return zipped_by_hand(A, (tiler[1], tiler[0]) + tuple(tiler[2:]))
 
 
 def divide_hard_coded_worked_example(A, tiler):
-    return cute.make_layout(((3, 3), ((2, 4), (2, 2))), stride=((177, 59), ((13, 2), (26, 1))))
+    return cute.make_layout(((3, 2), ((2, 2), 4, 3)), stride=((16, 1), ((8, 48), 2, 96)))
 
 
-def divide_calls_the_switched_off_logical_divide(A, tiler):
-    return cute.logical_divide(A, tiler)
+def divide_calls_the_switched_off_zipped_divide(A, tiler):
+    return cute.zipped_divide(A, tiler)
 
 
 # ---- ch03.tiler_from_picture ----
@@ -198,50 +214,61 @@ def zipped_hard_coded_worked_example(shape, stride, tiler):
     return "((4,3),(2,4)):((1,8),(4,24))"
 
 
-# ---- ch03.slice_block: block_tile(tensor, tiler, block) with logical_divide ----
+# ---- ch03.slice_block: block_tile(tensor, tiler, block) for a batch (M, N, L), with logical_divide ----
+
+def _block_coordinate(by_mode, block, decode="column-major"):
+    if not isinstance(block, int):
+        return tuple(block)
+    down, across, batch = cute.size(by_mode, mode=[0, 1]), cute.size(by_mode, mode=[1, 1]), cute.size(by_mode, mode=[2])
+    if decode == "row-major":
+        return ((block // across) % down, block % across, block // (down * across))
+    if decode == "batch first":
+        return ((block // batch) % down, block // (batch * down), block % batch)
+    if decode == "no batch":
+        return (block % down, block // down, 0)
+    return (block % down, (block // down) % across, block // (down * across))
+
+
+def _block_slice(tensor, tiler, block, decode="column-major", where=lambda bm, bn, l: ((None, bm), (None, bn), l)):
+    by_mode = cute.logical_divide(tensor, tiler)
+    return by_mode[where(*_block_coordinate(by_mode, block, decode))]
+
 
 def block_tile(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_down = cute.size(by_mode, mode=[0, 1])
-        block = (block % tiles_down, block // tiles_down)
-    return by_mode[((None, block[0]), (None, block[1]))]
+    return _block_slice(tensor, tiler, block)
 
 
 def block_numbers_tiles_row_major(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_across = cute.size(by_mode, mode=[1, 1])
-        block = (block // tiles_across, block % tiles_across)
-    return by_mode[((None, block[0]), (None, block[1]))]
+    return _block_slice(tensor, tiler, block, "row-major")
 
 
-def block_divides_by_the_tiles_across(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_across = cute.size(by_mode, mode=[1, 1])
-        block = (block % tiles_across, block // tiles_across)
-    return by_mode[((None, block[0]), (None, block[1]))]
+def block_counts_the_batch_first(tensor, tiler, block):
+    return _block_slice(tensor, tiler, block, "batch first")
+
+
+def block_decodes_as_if_two_modes(tensor, tiler, block):
+    """section 6's two-mode decoding, (b % RestM, b // RestM), in matrix 0"""
+    return _block_slice(tensor, tiler, block, "no batch")
+
+
+def block_always_matrix_0(tensor, tiler, block):
+    return _block_slice(tensor, tiler, block, where=lambda bm, bn, l: ((None, bm), (None, bn), 0))
 
 
 def block_swaps_the_coordinate(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_down = cute.size(by_mode, mode=[0, 1])
-        block = (block % tiles_down, block // tiles_down)
-    return by_mode[((None, block[1]), (None, block[0]))]
+    return _block_slice(tensor, tiler, block, where=lambda bm, bn, l: ((None, bn), (None, bm), l))
 
 
 def block_fixes_the_tile_part_not_the_rest(tensor, tiler, block):
-    by_mode = cute.logical_divide(tensor, tiler)
-    if isinstance(block, int):
-        tiles_down = cute.size(by_mode, mode=[0, 1])
-        block = (block % tiles_down, block // tiles_down)
-    return by_mode[((block[0], None), (block[1], None))]
+    return _block_slice(tensor, tiler, block, where=lambda bm, bn, l: ((bm, None), (bn, None), l))
+
+
+def block_keeps_the_batch_whole(tensor, tiler, block):
+    return _block_slice(tensor, tiler, block, where=lambda bm, bn, l: ((None, bm), (None, bn), None))
 
 
 def block_always_the_first(tensor, tiler, block):
-    return cute.logical_divide(tensor, tiler)[((None, 0), (None, 0))]
+    return cute.logical_divide(tensor, tiler)[((None, 0), (None, 0), 0)]
 
 
 def block_returns_the_whole_division(tensor, tiler, block):
@@ -256,21 +283,30 @@ def block_calls_the_switched_off_local_tile(tensor, tiler, block):
     return cute.local_tile(tensor, tiler, block)
 
 
-# ---- ch03.tile_predicate ----
+# ---- ch03.tile_predicate: inside(shape, tiler, block), tiler two (size, stride) pairs, one strided ----
+
+def _strided_tile(shape, tiler, block):
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    return cute.zipped_divide(cute.make_identity_tensor(shape), layouts)[((None, None), block)]
+
+
+def _over_tile(tiler, element):
+    (tile_m, _), (tile_n, _) = tiler
+    return [[element(i, j) for j in range(tile_n)] for i in range(tile_m)]
+
 
 def inside(shape, tiler, block):
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: all(c < s for c, s in zip(tile[(i, j)], shape)))
 
 
 def inside_compares_with_less_or_equal(shape, tiler, block):
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[tile[(i, j)][0] <= shape[0] and tile[(i, j)][1] <= shape[1] for j in range(tiler[1])]
-            for i in range(tiler[0])]
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: tile[(i, j)][0] <= shape[0] and tile[(i, j)][1] <= shape[1])
 
 
 def inside_says_every_element_is_inside(shape, tiler, block):
-    return [[True] * tiler[1] for _ in range(tiler[0])]
+    return _over_tile(tiler, lambda i, j: True)
 
 
 def inside_always_block_zero(shape, tiler, block):
@@ -278,38 +314,44 @@ def inside_always_block_zero(shape, tiler, block):
 
 
 def inside_compares_only_the_row(shape, tiler, block):
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[tile[(i, j)][0] < shape[0] for j in range(tiler[1])] for i in range(tiler[0])]
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: tile[(i, j)][0] < shape[0])
 
 
-def inside_numbers_blocks_row_major(shape, tiler, block):
-    if isinstance(block, int):
-        tiles_n = -(-shape[1] // tiler[1])
-        block = (block // tiles_n, block % tiles_n)
-    return inside(shape, tiler, block)
+def inside_compares_only_the_column(shape, tiler, block):
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: tile[(i, j)][1] < shape[1])
+
+
+def inside_ignores_the_strides(shape, tiler, block):
+    """section 7's cell with the sizes: zipped_divide by (tile_m, tile_n)"""
+    (tile_m, _), (tile_n, _) = tiler
+    tile = cute.zipped_divide(cute.make_identity_tensor(shape), (tile_m, tile_n))[((None, None), block)]
+    return _over_tile(tiler, lambda i, j: all(c < s for c, s in zip(tile[(i, j)], shape)))
 
 
 def inside_rows_and_columns_swapped(shape, tiler, block):
     mask = inside(shape, tiler, block)
-    return [[mask[i][j] for i in range(tiler[0])] for j in range(tiler[1])]
+    return [list(column) for column in zip(*mask)]
 
 
 def inside_compares_tile_coordinates_not_tensor_coordinates(shape, tiler, block):
-    return [[i < shape[0] and j < shape[1] for j in range(tiler[1])] for i in range(tiler[0])]
+    return _over_tile(tiler, lambda i, j: i < shape[0] and j < shape[1])
 
 
 def inside_calls_the_switched_off_elem_less(shape, tiler, block):
-    tile = cute.zipped_divide(cute.make_identity_tensor(shape), tiler)[((None, None), block)]
-    return [[cute.elem_less(tile[(i, j)], shape) for j in range(tiler[1])] for i in range(tiler[0])]
+    tile = _strided_tile(shape, tiler, block)
+    return _over_tile(tiler, lambda i, j: cute.elem_less(tile[(i, j)], shape))
 
 
 def inside_calls_the_switched_off_local_tile(shape, tiler, block):
-    tile = cute.local_tile(cute.make_identity_tensor(shape), tiler, block)
-    return [[all(c < s for c, s in zip(tile[(i, j)], shape)) for j in range(tiler[1])] for i in range(tiler[0])]
+    layouts = tuple(cute.make_layout(size, stride=step) for size, step in tiler)
+    tile = cute.local_tile(cute.make_identity_tensor(shape), layouts, block)
+    return _over_tile(tiler, lambda i, j: all(c < s for c, s in zip(tile[(i, j)], shape)))
 
 
 CORRECT = {
-    "ch03.logical_divide_by_hand": divide_by_hand,
+    "ch03.logical_divide_by_hand": zipped_by_hand,
     "ch03.tiler_from_picture": tiler_from_picture,
     "ch03.predict_zipped": zipped_text,
     "ch03.slice_block": block_tile,
@@ -318,20 +360,21 @@ CORRECT = {
 
 # (exercise, mistake, wrong answer, what the hint must name)
 MISTAKES = [
+    ("ch03.logical_divide_by_hand", "logical_grouping", divide_logical_grouping, r"logical_divide's grouping"),
+    ("ch03.logical_divide_by_hand", "drops_the_undivided_mode", divide_drops_the_undivided_mode,
+     r"batch mode .* is missing"),
+    ("ch03.logical_divide_by_hand", "puts_the_undivided_mode_in_the_tile", divide_puts_the_undivided_mode_in_the_tile,
+     r"batch mode .* in the tile"),
     ("ch03.logical_divide_by_hand", "complement_up_to_the_whole_layout", divide_complement_up_to_the_whole_layout,
      r"complement.*up to the size of that mode"),
-    ("ch03.logical_divide_by_hand", "complement_up_to_the_tile", divide_complement_up_to_the_tile,
-     r"complement.*up to the size of that mode"),
-    ("ch03.logical_divide_by_hand", "rest_before_tile", divide_rest_before_tile, r"tile first, then the rest"),
-    ("ch03.logical_divide_by_hand", "tiler_modes_swapped", divide_tiler_modes_swapped, r"tiler\[0\] divides mode 0"),
     ("ch03.logical_divide_by_hand", "not_read_through_the_layout", divide_not_read_through_the_layout,
      r"not read through A"),
-    ("ch03.logical_divide_by_hand", "returns_only_the_tiles", divide_returns_only_the_tiles, r"no rest part"),
-    ("ch03.logical_divide_by_hand", "zipped_grouping", divide_zipped_grouping, r"zipped_divide's grouping"),
+    ("ch03.logical_divide_by_hand", "rests_before_tiles", divide_rests_before_tiles, r"tiles first"),
+    ("ch03.logical_divide_by_hand", "tiler_modes_swapped", divide_tiler_modes_swapped, r"tiler\[i\] divides mode i"),
     ("ch03.logical_divide_by_hand", "hard_coded_worked_example", divide_hard_coded_worked_example,
-     r"worked example"),
-    ("ch03.logical_divide_by_hand", "calls_the_switched_off_logical_divide",
-     divide_calls_the_switched_off_logical_divide, r"logical_divide is switched off"),
+     r"example's divide"),
+    ("ch03.logical_divide_by_hand", "calls_the_switched_off_zipped_divide",
+     divide_calls_the_switched_off_zipped_divide, r"zipped_divide is switched off"),
     ("ch03.tiler_from_picture", "ignores_skipped_rows", tiler_ignores_skipped_rows, r"row layout needs a stride"),
     ("ch03.tiler_from_picture", "swaps_rows_and_columns", tiler_swaps_rows_and_columns,
      r"rows and columns swapped"),
@@ -355,11 +398,13 @@ MISTAKES = [
     ("ch03.predict_zipped", "coordinate_order_swapped", zipped_coordinate_order_swapped, r"rows first"),
     ("ch03.predict_zipped", "hard_coded_worked_example", zipped_hard_coded_worked_example, r"example's text"),
     ("ch03.slice_block", "numbers_tiles_row_major", block_numbers_tiles_row_major, r"row-major"),
-    ("ch03.slice_block", "divides_by_the_tiles_across", block_divides_by_the_tiles_across,
-     r"number of tiles down"),
+    ("ch03.slice_block", "counts_the_batch_first", block_counts_the_batch_first, r"counted the batch first"),
+    ("ch03.slice_block", "decodes_as_if_two_modes", block_decodes_as_if_two_modes, r"as if the rest had two modes"),
+    ("ch03.slice_block", "always_matrix_0", block_always_matrix_0, r"always take matrix 0"),
     ("ch03.slice_block", "coordinate_order_swapped", block_swaps_the_coordinate, r"\(bn, bm\)"),
     ("ch03.slice_block", "fixes_the_tile_part_not_the_rest", block_fixes_the_tile_part_not_the_rest,
-     r"tile part .* rest part"),
+     r"fixed the tile part"),
+    ("ch03.slice_block", "keeps_the_batch_whole", block_keeps_the_batch_whole, r"kept the batch mode whole"),
     ("ch03.slice_block", "always_the_first_tile", block_always_the_first, r"tile 0 whatever the block"),
     ("ch03.slice_block", "returns_the_whole_division", block_returns_the_whole_division, r"whole divided tensor"),
     ("ch03.slice_block", "calls_the_switched_off_zipped_divide", block_calls_the_switched_off_zipped_divide,
@@ -371,8 +416,10 @@ MISTAKES = [
      r"the elements outside must be False"),
     ("ch03.tile_predicate", "always_block_zero", inside_always_block_zero, r"block 0's mask"),
     ("ch03.tile_predicate", "compares_only_the_row", inside_compares_only_the_row,
-     r"both coordinates must be inside"),
-    ("ch03.tile_predicate", "numbers_blocks_row_major", inside_numbers_blocks_row_major, r"column-major"),
+     r"compared only the row"),
+    ("ch03.tile_predicate", "compares_only_the_column", inside_compares_only_the_column,
+     r"compared only the column"),
+    ("ch03.tile_predicate", "ignores_the_strides", inside_ignores_the_strides, r"sizes alone.*strides"),
     ("ch03.tile_predicate", "rows_and_columns_swapped", inside_rows_and_columns_swapped,
      r"mask\[i\]\[j\] is tile element \(i, j\)"),
     ("ch03.tile_predicate", "tile_coordinates_not_tensor_coordinates",
@@ -418,7 +465,7 @@ def test_elem_less_fails_under_real_cutedsl_where_plain_comparisons_pass(monkeyp
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
     from cutekit.checks import ch03_divide
     from cutekit.checks.grading import Context, Outcome
-    case = {"shape": (10, 12), "tiler": (4, 8), "block": 5}
+    case = {"shape": (10, 12), "tiler": ((4, 2), (8, 1)), "block": 3}
     for answer, ok in ((inside, True), (inside_calls_the_switched_off_elem_less, False)):
         context = Context(None, 0, (Outcome(case, value=inside(**case)),), answer)
         verdict = ch03_divide._cutedsl_runs_your_predicate(context)
@@ -439,10 +486,10 @@ def test_mistake_fails_naming_its_cause_on_every_seed(exercise_id, answer, cause
 
 def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
     """The mistakes are fair models: each is right for the example the notebook shows."""
-    layout = cute.make_layout((9, (4, 8)), stride=(59, (13, 1)))
-    tiler = (cute.make_layout(3, stride=3), cute.make_layout((2, 4), stride=(1, 8)))
-    assert str(divide_hard_coded_worked_example(layout, tiler)) == str(divide_by_hand(layout, tiler)) == \
-        str(cute.logical_divide(layout, tiler))
+    batch = cute.make_layout((12, 8, 3), stride=(8, 1, 96))
+    tiler = (cute.make_layout(3, stride=2), cute.make_layout(2, stride=1))
+    assert str(divide_hard_coded_worked_example(batch, tiler)) == str(zipped_by_hand(batch, tiler)) == \
+        str(cute.zipped_divide(batch, tiler))
     assert zipped_hard_coded_worked_example((8, 12), (1, 8), (4, 3)) == zipped_text((8, 12), (1, 8), (4, 3)) == \
         str(cute.zipped_divide(cute.make_layout((8, 12), stride=(1, 8)), (4, 3)))
     assert zipped_copies_section_5_row_major((256, 512), (512, 1), (16, 128)) == \
@@ -450,6 +497,7 @@ def test_hard_coded_answers_are_right_for_the_worked_examples_they_copy():
 
 
 def test_the_logical_divide_slice_is_the_zipped_divide_slice():
-    tensor = cute.make_identity_tensor((10, 12))
-    for block in range(6):
+    tensor = cute.make_identity_tensor((10, 12, 3))
+    for block in range(18):
         assert str(block_tile(tensor, (4, 8), block)) == str(cute.zipped_divide(tensor, (4, 8))[((None, None), block)])
+    assert str(block_tile(tensor, (4, 8), 13)) == "tensor<(4,0,2) o (4,8):(1@0,1@1)>"

@@ -128,8 +128,9 @@ def ch02_tv_from_picture(answer, accepts, monkeypatch):
 
 
 def ch02_tiler_for(answer, accepts, monkeypatch):
-    assert answer((8, 16), (2, 4)) == (16, 64)
-    assert accepts({"thread_shape": (8, 16), "value_shape": (2, 4)}) == []
+    threads = cute.make_layout(((2, 4), 8), stride=((32, 8), 1))
+    assert answer(threads, cute.make_layout((2, 4), stride=(1, 2))) == (16, 32)
+    assert accepts({"threads": (((2, 4), 8), ((32, 8), 1)), "values": ((2, 4), (1, 2))}) == []
 
 
 def ch02_owned_by(answer, accepts, monkeypatch):
@@ -143,11 +144,11 @@ def ch02_elementwise_tv(answer, accepts, monkeypatch):
     assert accepts({"bits": 16, "thread_rows": 2, "value_rows": 4}) == []
 
 
-def ch03_divide_by_hand(answer, accepts, monkeypatch):
-    A = cute.make_layout((12, 8), stride=(8, 1))
+def ch03_zipped_by_hand(answer, accepts, monkeypatch):
+    A = cute.make_layout((12, 8, 3), stride=(8, 1, 96))
     tiler = (cute.make_layout(3, stride=2), cute.make_layout(2, stride=1))
-    assert str(answer(A, tiler)) == "((3,(2,2)),(2,4)):((16,(8,48)),(1,2))"
-    assert accepts({"A": ((12, 8), (8, 1)), "tiler": ((3, 2), (2, 1))}) == []
+    assert str(answer(A, tiler)) == "((3,2),((2,2),4,3)):((16,1),((8,48),2,96))"
+    assert accepts({"A": ((12, 8, 3), (8, 1, 96)), "tiler": ((3, 2), (2, 1))}) == []
 
 
 def ch03_tiler_from_picture(answer, accepts, monkeypatch):
@@ -163,15 +164,15 @@ def ch03_zipped_text(answer, accepts, monkeypatch):
 
 
 def ch03_block_tile(answer, accepts, monkeypatch):
-    tile = answer(cute.make_identity_tensor((256, 512)), (16, 128), 17)
-    assert tile[0] == (16, 128)
-    assert accepts({"shape": (256, 512), "tiler": (16, 128), "block": 17}) == []
+    tile = answer(cute.make_identity_tensor((10, 12, 3)), (4, 8), 13)
+    assert str(tile) == "tensor<(4,0,2) o (4,8):(1@0,1@1)>" and tile[0] == (4, 0, 2)
+    assert accepts({"shape": (10, 12, 3), "tiler": (4, 8), "block": 13}) == []
 
 
 def ch03_inside(answer, accepts, monkeypatch):
-    mask = answer((10, 12), (4, 8), 5)
-    assert mask == [[i < 2 and j < 4 for j in range(8)] for i in range(4)]
-    assert accepts({"shape": (10, 12), "tiler": (4, 8), "block": 5, "_kind": "corner"}) == []
+    mask = answer((10, 12), ((4, 2), (8, 1)), 3)
+    assert mask == [[i == 0 for j in range(8)] for i in range(4)]
+    assert accepts({"shape": (10, 12), "tiler": ((4, 2), (8, 1)), "block": 3}) == []
 
 
 def ch04_tile_of(answer, accepts, monkeypatch):
@@ -404,8 +405,8 @@ EXAMPLES = {
                                       ch01_transposer),
     "ch02.tv_from_picture": ("the blog's 4x6 picture with thread_shape (2,2), value_shape (2,3) gives "
                              "((2,2),(2,3)):((2,12),(1,4))", [], ch02_tv_from_picture),
-    "ch02.tiler_for": ("tiler_for((8, 16), (2, 4)) is (16, 64)", ["`tiler_for((8, 16), (2, 4))` is `(16, 64)`"],
-                       ch02_tiler_for),
+    "ch02.tiler_for": ("tiler_for(((2,4),8):((32,8),1), (2,4):(1,2)) is (16, 32)",
+                       ["`tiler_for(thread_layout, value_layout)` gives `(16, 32)`"], ch02_tiler_for),
     "ch02.thread_owns": ("owned_by(((2,2),(2,3)):((2,12),(1,4)), (4, 6), 2) is [(0, 3), (1, 3), (0, 4), (1, 4), "
                          "(0, 5), (1, 5)]",
                          ["`owned_by(tv, (4, 6), 2)` is `[(0, 3), (1, 3), (0, 4), (1, 4), (0, 5), (1, 5)]`"],
@@ -414,17 +415,19 @@ EXAMPLES = {
                                  ["`elementwise_tv(16, 2, 4)` must give what step 4 printed for 2 rows of threads and "
                                   "fp16 values: the tiler `(8, 256)` and `((32,2),(8,4)):((64,4),(8,1))`"],
                                  ch02_elementwise_tv),
-    "ch03.logical_divide_by_hand": ("divide_by_hand((12,8):(8,1), (3:2, 2:1)) prints ((3,(2,2)),(2,4)):((16,(8,48)),"
-                                    "(1,2))", [], ch03_divide_by_hand),
+    "ch03.logical_divide_by_hand": ("zipped_by_hand((12,8,3):(8,1,96), (3:2, 2:1)) prints ((3,2),((2,2),4,3)):"
+                                    "((16,1),((8,48),2,96))", [], ch03_zipped_by_hand),
     "ch03.tiler_from_picture": ("a 4x6 picture of 2x3 blocks gives (2:1, 3:1)", [], ch03_tiler_from_picture),
     "ch03.predict_zipped": ("zipped_text((8, 12), (1, 8), (4, 3)) is ((4,3),(2,4)):((1,8),(4,24))",
                             ["`zipped_text((8, 12), (1, 8), (4, 3))` is `((4,3),(2,4)):((1,8),(4,24))`"],
                             ch03_zipped_text),
-    "ch03.slice_block": ("block_tile(make_identity_tensor((256, 512)), (16, 128), 17) starts at (16, 128)", [],
-                         ch03_block_tile),
-    "ch03.tile_predicate": ("inside((10, 12), (4, 8), 5) is True for rows 0-1 and columns 0-3 of the tile, False "
-                            "elsewhere", ["For section 7's 10x12 matrix and tiler `(4, 8)`, tile 5's mask is True in "
-                                          "rows 0-1, columns 0-3 and False elsewhere"], ch03_inside),
+    "ch03.slice_block": ("block_tile(make_identity_tensor((10, 12, 3)), (4, 8), 13) is tensor<(4,0,2) o "
+                         "(4,8):(1@0,1@1)>",
+                         ["`block_tile(cute.make_identity_tensor((10, 12, 3)), (4, 8), 13)` is "
+                          "`tensor<(4,0,2) o (4,8):(1@0,1@1)>`"], ch03_block_tile),
+    "ch03.tile_predicate": ("inside((10, 12), ((4, 2), (8, 1)), 3) is True in the tile's first row only",
+                            ["`inside((10, 12), ((4, 2), (8, 1)), 3)` is True in the tile's first row only"],
+                            ch03_inside),
     "ch04.local_tile_by_hand": ("tile_of(make_identity_tensor((64, 32)), (16, 8, 4), (1, 2, None), (1, None, 1)) is "
                                 "tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>",
                                 ["`tile_of(mA, (16, 8, 4), (1, 2, None), (1, None, 1))`, which prints "
