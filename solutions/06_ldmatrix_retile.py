@@ -433,27 +433,42 @@ assert caught[0].category.__name__ == "AtomDoesNotFitWarning"
 #
 # These use the reference algebra (`cute` here is cutekit's). Exercise 4, a kernel, is at the end.
 #
-# ### Exercise 1 · Which lane's row feeds a register
+# ### Exercise 1 · A round trip through the registers
 #
-# Section 3 renumbered the source into the reference (src2ref). Go the other way: write
-# `ref_to_src(num_matrices, transpose)` returning the layout that sends a reference (thread, value) index
-# (a lane's register half after the ldmatrix) to the source (thread, value) index whose row address
-# supplies it: source lane = index % 32, element of that lane's 16-byte row = index // 32 (for x1 and x2
-# the lanes whose addresses the hardware reads, 0..7 or 0..15). Build the atom yourself with
-# `cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)` and use
-# only `layout_src_tv` and `layout_dst_tv` (the reference is the destination): the check also runs your
-# function under real CuTeDSL.
+# `cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)` is stmatrix (sm_90), ldmatrix run backwards:
+# each lane's registers go out to 8x8 fp16 matrices in shared memory, at the row addresses the lanes pass. Its
+# source is the registers and its destination the row addresses, so its two layouts are ldmatrix's, swapped:
 
 # %%
-def ref_to_src(num_matrices, transpose):
+stsm_x4 = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), F16)
+print("stmatrix x4  layout_src_tv", stsm_x4.layout_src_tv, "  layout_dst_tv", stsm_x4.layout_dst_tv)
+assert str(stsm_x4.layout_src_tv) == str(ldsm_x4.layout_dst_tv) == "(32,(2,4)):(2,(1,64))"
+assert str(stsm_x4.layout_dst_tv) == str(ldsm_x4.layout_src_tv) == "(32,8):(8,1)"
+
+# %% [markdown]
+# A warp loads with ldmatrix (transpose `load_transpose`) and stores the same registers with stmatrix
+# (`store_transpose`), both with `num_matrices`, every lane passing the same row address to both. Write
+# `written_from(num_matrices, load_transpose, store_transpose)` returning the layout that sends a stmatrix
+# destination index (lane + 32 * element of that lane's 16-byte row) to the ldmatrix source index (the same
+# numbering) whose element is written there. For example `written_from(4, False, True)` sends destination lane
+# 9, element 2 (index 73) to source lane 10, element 1 (index 42). Section 3's renumbering, applied to each
+# atom: which side of each is the registers? Use only `layout_src_tv` and `layout_dst_tv` (neither atom has a
+# reference layout in CuTeDSL): the check also runs your function under real CuTeDSL.
+
+# %%
+def written_from(num_matrices, load_transpose, store_transpose):
     ### BEGIN SOLUTION
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
-    # reference (thread, value) -> offset (the reference is the destination) -> the source index holding it
-    return cute.composition(cute.right_inverse(atom.layout_src_tv), atom.layout_dst_tv)
+    load = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(load_transpose, num_matrices), cute.Float16)
+    store = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(store_transpose, num_matrices), cute.Float16)
+    # stmatrix's registers are its source: destination (lane, element) -> offset -> the register stored there
+    to_register = cute.composition(cute.right_inverse(store.layout_src_tv), store.layout_dst_tv)
+    # ldmatrix's registers are its destination: register -> offset -> the source (lane, element) that loaded it
+    to_source = cute.composition(cute.right_inverse(load.layout_src_tv), load.layout_dst_tv)
+    return cute.composition(to_source, to_register)
     ### END SOLUTION
 
 
-check("ch06.ref_to_src", ref_to_src)
+check("ch06.ref_to_src", written_from)
 
 # %% [markdown]
 # ### Exercise 2 · Which thread, register and half, over a warp tile

@@ -1,8 +1,9 @@
-"""Chapter 06 exercises: which source lane supplies a register (ref2src of an ldmatrix atom), where an element
+"""Chapter 06 exercises: where an ldmatrix then an stmatrix through the same registers put each element (the
+renumbering of section 3 applied to both atoms), where an element
 of a warp tile lands (thread, register, half), x1 / x2 / x4 for a warp tile, and the S2R copy of one k-block
 with `retile`.
 
-The first three are graded on the reference algebra (cutekit.cute), and ref2src once more with the learner's own
+The first three are graded on the reference algebra (cutekit.cute), and the round trip once more with the learner's own
 function running under real CuTeDSL. The kernel is rebuilt from its source with the simulator as `cutlass` (in
 the forked sandbox) and every register it writes out is compared with the MMA's A layout (partition_A of an
 identity tensor); on `cutedsl-cpu` it is compiled for sm_80 and its PTX must hold one ldmatrix.x4.
@@ -208,94 +209,104 @@ def _diagnosis(mistakes: list, outcomes: list, want) -> str:
     return ""
 
 
-# ---- ch06.ref_to_src ---------------------------------------------------------------------------------------------
+# ---- ch06.ref_to_src: written_from, an ldmatrix then an stmatrix through the same registers ---------------------
 
 def _ref_cases(rng):
-    cases = [{"num_matrices": n, "transpose": t} for n in (1, 2, 4) for t in (False, True)]
+    cases = [{"num_matrices": n, "load_transpose": load, "store_transpose": store}
+             for n in (1, 2, 4) for load in (False, True) for store in (False, True)]
     rng.shuffle(cases)
     return cases
 
 
 def _ask_ref(answer, case):
-    made = answer(case["num_matrices"], case["transpose"])
+    made = answer(case["num_matrices"], case["load_transpose"], case["store_transpose"])
     if not hasattr(made, "shape") or not callable(made):
         raise TypeError(f"expected a Layout, got {type(made).__name__}: {made!r:.80}")
     return {"text": str(made), "values": _values(made)}
 
 
+def _store_atom(num_matrices, transpose):
+    from cutekit import cute
+    return cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
+
+
 @functools.lru_cache(maxsize=None)
-def _layouts(num_matrices, transpose):
-    atom = _atom(num_matrices, transpose)
-    return atom.layout_src_tv, atom.layout_dst_tv
+def _round_trip(num_matrices, load_transpose, store_transpose, mistake=None):
+    """The layout a round trip builds, or one of the mistakes' (named as in _ref_mistakes)."""
+    from cutekit import cute
+    inverse, compose = cute.right_inverse, cute.composition
+    load, store = _atom(num_matrices, load_transpose), _store_atom(num_matrices, store_transpose)
+    to_register = compose(inverse(store.layout_src_tv), store.layout_dst_tv)     # stmatrix: reference = source
+    to_source = compose(inverse(load.layout_src_tv), load.layout_dst_tv)         # ldmatrix: reference = destination
+    built = {
+        None: lambda: compose(to_source, to_register),
+        "load only": lambda: to_source,
+        "store only": lambda: to_register,
+        "store the wrong way": lambda: compose(to_source, compose(inverse(store.layout_dst_tv), store.layout_src_tv)),
+        "order": lambda: compose(to_register, to_source),
+        "identity": lambda: cute.make_layout((32, 2 * num_matrices)),
+    }[mistake]()
+    return str(built), tuple(_values(built))
 
 
 def _ref_want(case) -> list:
-    return _ref_values(case["num_matrices"], case["transpose"])
+    return list(_round_trip(case["num_matrices"], case["load_transpose"], case["store_transpose"])[1])
 
 
-@functools.lru_cache(maxsize=None)
-def _ref_values(num_matrices, transpose) -> list:
-    from cutekit import cute
-    src, dst = _layouts(num_matrices, transpose)
-    return _values(cute.composition(cute.right_inverse(src), dst))
-
-
-@functools.lru_cache(maxsize=None)
 def _ref_mistakes():
-    from cutekit import cute
-
-    def made(build):
-        @functools.lru_cache(maxsize=None)
-        def values(num_matrices, transpose):
-            return _values(build(*_layouts(num_matrices, transpose), None))
-        return lambda case: values(case["num_matrices"], case["transpose"])
-
-    inverse, compose = cute.right_inverse, cute.composition
+    def made(mistake):
+        return lambda case: list(_round_trip(case["num_matrices"], case["load_transpose"], case["store_transpose"],
+                                             mistake)[1])
     return [
-        ("src2ref", made(lambda src, dst, case: compose(inverse(dst), src)),
-         "That is src2ref, the worked direction (source -> reference). ref2src goes the other way: from a "
-         "reference (= destination) (thread, value) to its offset, then from that offset back to the source "
-         "(thread, value) that holds it."),
-        ("inverts the destination", made(lambda src, dst, case: compose(inverse(dst), dst)),
-         "That is the identity: you inverted the destination (the reference itself). The inverse that reads an "
-         "offset and names the source lane and value holding it is the source layout's."),
-        ("no inverse", made(lambda src, dst, case: compose(src, dst)),
-         "composition(src, dst) reads dst's offsets as source (thread, value) indices: the source layout must be "
-         "inverted first, so that it reads an offset."),
-        ("the source itself", made(lambda src, dst, case: src),
-         "That is the source layout itself, (thread, value) -> offset; the answer sends a reference (thread, "
-         "value) to a source (thread, value) index."),
-        ("the destination itself", made(lambda src, dst, case: dst),
-         "That is the destination layout itself, (thread, value) -> offset; one step is missing: from that offset "
-         "back to the source lane and value that hold it."),
-        ("ignores transpose", lambda case: _ref_want({**case, "transpose": False}),
-         "Right for the plain atoms, not the transposed ones: build the atom with "
-         "LdMatrix8x8x16bOp(transpose, num_matrices), the transpose you are given."),
+        ("load only", made("load only"),
+         "That is ldmatrix's step alone: it starts from a register, not from a stmatrix destination (lane, "
+         "element). The stmatrix step, destination -> register, comes first."),
+        ("store only", made("store only"),
+         "That stops at the registers: it sends a stmatrix destination to the register stored there. One step is "
+         "missing: from that register back to the ldmatrix source lane and element that loaded it."),
+        ("store the wrong way", made("store the wrong way"),
+         "Your stmatrix step goes from a register to its destination (so does an ldmatrix atom standing in for "
+         "the store): for stmatrix the registers are the source (its reference), so the step the round trip "
+         "needs reads a destination (lane, element) and names the register."),
+        ("order", made("order"),
+         "The two steps are composed in the wrong order, or each goes section 3's worked direction (row address "
+         "to registers), which gives the same numbers: composition(f, g) applies g first, and the round trip "
+         "starts at stmatrix's destination and ends at ldmatrix's source."),
+        ("one transpose for both", lambda case: _ref_want({**case, "store_transpose": case["load_transpose"]}),
+         "Right when the two transposes agree: one atom is built with the other's transpose. ldmatrix takes "
+         "load_transpose, stmatrix store_transpose."),
         ("ignores num_matrices", lambda case: _ref_want({**case, "num_matrices": 4}),
-         "That is the x4 atom's ref2src whatever num_matrices is: build the atom with "
-         "LdMatrix8x8x16bOp(transpose, num_matrices)."),
-        ("hard-coded x4", lambda case: _ref_want({"num_matrices": 4, "transpose": False}),
-         "That is the plain x4 answer for every atom: build each atom from num_matrices and transpose."),
+         "That is the x4 round trip whatever num_matrices is: build both atoms with the num_matrices you are "
+         "given."),
+        ("identity", made("identity"),
+         "That is the identity layout: a round trip is not always the identity. With the transposes unequal "
+         "each 8x8 matrix comes back transposed, and for x1 and x2 the lanes past 8 or 16 pass no address the "
+         "hardware reads."),
     ]
 
 
-def _ref_criterion(transposed: bool):
+def _case_name(case) -> str:
+    flags = {(False, False): "plain, plain", (True, True): "transposed, transposed",
+             (False, True): "plain load, transposed store", (True, False): "transposed load, plain store"}
+    return f"x{case['num_matrices']} ({flags[case['load_transpose'], case['store_transpose']]})"
+
+
+def _ref_criterion(same_transpose: bool):
     def judge(context) -> Verdict:
         problem = first_error(context.outcomes)
         if problem:
             return problem
-        mine = [outcome for outcome in context.outcomes if outcome.case["transpose"] == transposed]
+        mine = [outcome for outcome in context.outcomes
+                if (outcome.case["load_transpose"] == outcome.case["store_transpose"]) == same_transpose]
         for outcome in mine:
-            want = _ref_want(outcome.case)
-            if outcome.value["values"] == want:
+            if outcome.value["values"] == _ref_want(outcome.case):
                 continue
-            from cutekit import cute
-            src, dst = _layouts(outcome.case["num_matrices"], outcome.case["transpose"])
-            right = cute.composition(cute.right_inverse(src), dst)
+            right = _round_trip(outcome.case["num_matrices"], outcome.case["load_transpose"],
+                                outcome.case["store_transpose"])[0]
             why = _diagnosis(_ref_mistakes(), [Outcome(o.case, o.value["values"]) for o in context.outcomes],
                              _ref_want)
-            return failed(f"ldmatrix x{outcome.case['num_matrices']}{' transposed' if transposed else ''}: ref2src "
-                          f"is {right}, yours is {outcome.value['text']}. {why}".strip())
+            return failed(f"{_case_name(outcome.case)}: the round trip is {right}, yours is "
+                          f"{outcome.value['text']}. {why}".strip())
         return passed()
     return judge
 
@@ -303,40 +314,45 @@ def _ref_criterion(transposed: bool):
 def _cutedsl_ref(context) -> Verdict:
     """Real CuTeDSL runs the learner's own function (moved by source, `cute` made `cutlass.cute`)."""
     outcomes = [outcome for outcome in context.outcomes if not outcome.error]
-    cases = [(outcome.case["num_matrices"], outcome.case["transpose"]) for outcome in outcomes]
+    cases = [(outcome.case["num_matrices"], outcome.case["load_transpose"], outcome.case["store_transpose"])
+             for outcome in outcomes]
     reply = trace_function(context.answer, cases)
     if not reply.ok:
         return failed(f"CuTeDSL could not run your function: {reply.error}")
     for outcome, (value, error) in zip(outcomes, reply.values):
-        where = f"x{outcome.case['num_matrices']}{' transposed' if outcome.case['transpose'] else ''}"
+        where = _case_name(outcome.case)
         if error:
-            return failed(f"{where}: under CuTeDSL your function raised {error} (CuTeDSL's copy atom has "
-                          "layout_src_tv and layout_dst_tv, no reference layout: use the destination)")
+            return failed(f"{where}: under CuTeDSL your function raised {error} (CuTeDSL's copy atoms have "
+                          "layout_src_tv and layout_dst_tv, no reference layout: use the side that is the registers)")
         try:
             theirs = printed_layout_offsets(value)
         except (ValueError, IndexError):
             return failed(f"{where}: under CuTeDSL your function returned {value}, not a layout")
         if theirs != _ref_want(outcome.case):
-            return failed(f"{where}: under CuTeDSL your function built {value}, which is not ref2src")
+            return failed(f"{where}: under CuTeDSL your function built {value}, which is not the round trip")
     return passed()
 
 
 REF_TO_SRC = Exercise(
     id="ch06.ref_to_src",
-    statement="Write ref_to_src(num_matrices, transpose): for the ldmatrix atom LdMatrix8x8x16bOp(transpose, "
-              "num_matrices), the layout sending a reference (thread, value) to the source (thread, value) whose "
-              "row address supplies it.",
-    example="ref_to_src(4, False) sends thread 9's register 1, half 0 to lane 10, value 2",
-    rule=("For ldmatrix the reference is the destination: layout_dst_tv sends a destination (thread, value) to an "
-          "offset, layout_src_tv sends a source (thread, value), a lane's row address, to an offset.\n"
-          "right_inverse of a layout reads an offset and names the (thread, value) that holds it; composition(f, g) "
-          "applies g first, then f."),
+    statement="Write written_from(num_matrices, load_transpose, store_transpose): a warp loads 8x8 matrices with "
+              "LdMatrix8x8x16bOp(load_transpose, num_matrices) and stores the same registers with "
+              "StMatrix8x8x16bOp(store_transpose, num_matrices), every lane passing the same row address to both. "
+              "Return the layout sending a stmatrix destination index (lane + 32 * element of its row) to the "
+              "ldmatrix source index (the same numbering) whose element is written there.",
+    example="written_from(4, False, True) sends destination lane 9, element 2 (index 73) to source lane 10, "
+            "element 1 (index 42)",
+    rule=("Section 3: to renumber one side of a copy atom into another, go to the offset with the layout of the "
+          "side you start from, and back with the right inverse of the layout of the side you end on; "
+          "composition(f, g) applies g first.\n"
+          "ldmatrix's reference is its destination, the registers; stmatrix moves registers to row addresses, so "
+          "for it the registers are the source. The two atoms meet at the registers."),
     cases=_ref_cases,
     ask=_ask_ref,
     criteria=(
-        Criterion("plain atoms x1, x2, x4: each register traced back to its source lane and value", "reference",
-                  1, _ref_criterion(False)),
-        Criterion("transposed atoms x1, x2, x4: the same", "reference", 2, _ref_criterion(True)),
+        Criterion("the same transpose for both, x1, x2, x4: each element traced back to where it was loaded",
+                  "reference", 1, _ref_criterion(True)),
+        Criterion("one transposed and one not, x1, x2, x4: the same", "reference", 2, _ref_criterion(False)),
         Criterion("real CuTeDSL, running your function, builds the same layouts", "cutedsl-cpu", 1, _cutedsl_ref),
     ),
 )

@@ -8,63 +8,101 @@ from simulated import solution_code
 
 _MODEL = {}
 exec(compile("from cutekit import cute\n"
-             + solution_code("06_ldmatrix_retile", "def ref_to_src(", 'check("ch06.ref_to_src"')
+             + solution_code("06_ldmatrix_retile", "def written_from(", 'check("ch06.ref_to_src"')
              + solution_code("06_ldmatrix_retile", "def lands_in(", 'check("ch06.lands_in"')
              + solution_code("06_ldmatrix_retile", "def ldmatrix_for(", 'check("ch06.ldmatrix_for"'),
              "solutions/06_ldmatrix_retile.py", "exec"), _MODEL)
-model_ref_to_src, model_lands_in, model_ldmatrix_for = (_MODEL["ref_to_src"], _MODEL["lands_in"],
+model_ref_to_src, model_lands_in, model_ldmatrix_for = (_MODEL["written_from"], _MODEL["lands_in"],
                                                         _MODEL["ldmatrix_for"])
 
 
-def _atom(num_matrices, transpose):
+def _load(num_matrices, transpose):
     return cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
 
 
-# ---- ch06.ref_to_src: ref_to_src(num_matrices, transpose) ----
-
-def ref_to_src(num_matrices, transpose):
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
-    return cute.composition(cute.right_inverse(atom.layout_src_tv), atom.layout_dst_tv)
+def _store(num_matrices, transpose):
+    return cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
 
 
-def ref_to_src_is_src2ref(num_matrices, transpose):
-    """The worked direction, copied: source -> reference."""
-    atom = _atom(num_matrices, transpose)
-    return cute.composition(cute.right_inverse(atom.layout_dst_tv), atom.layout_src_tv)
+def _steps(num_matrices, load_transpose, store_transpose):
+    load, store = _load(num_matrices, load_transpose), _store(num_matrices, store_transpose)
+    to_register = cute.composition(cute.right_inverse(store.layout_src_tv), store.layout_dst_tv)
+    to_source = cute.composition(cute.right_inverse(load.layout_src_tv), load.layout_dst_tv)
+    return load, store, to_register, to_source
 
 
-def ref_to_src_inverts_the_destination(num_matrices, transpose):
-    atom = _atom(num_matrices, transpose)
-    return cute.composition(cute.right_inverse(atom.layout_dst_tv), atom.layout_dst_tv)
+# ---- ch06.ref_to_src: written_from(num_matrices, load_transpose, store_transpose) ----
+
+def written_from(num_matrices, load_transpose, store_transpose):
+    load = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(load_transpose, num_matrices), cute.Float16)
+    store = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(store_transpose, num_matrices), cute.Float16)
+    to_register = cute.composition(cute.right_inverse(store.layout_src_tv), store.layout_dst_tv)
+    to_source = cute.composition(cute.right_inverse(load.layout_src_tv), load.layout_dst_tv)
+    return cute.composition(to_source, to_register)
 
 
-def ref_to_src_forgets_the_inverse(num_matrices, transpose):
-    atom = _atom(num_matrices, transpose)
-    return cute.composition(atom.layout_src_tv, atom.layout_dst_tv)
+ref_to_src = written_from
 
 
-def ref_to_src_returns_the_source_layout(num_matrices, transpose):
-    return _atom(num_matrices, transpose).layout_src_tv
+def written_from_the_load_alone(num_matrices, load_transpose, store_transpose):
+    """Section 3's exercise of old: ldmatrix's reference -> source, the stmatrix step left out."""
+    return _steps(num_matrices, load_transpose, store_transpose)[3]
 
 
-def ref_to_src_ignores_transpose(num_matrices, transpose):
-    return ref_to_src(num_matrices, False)
+def written_from_the_store_alone(num_matrices, load_transpose, store_transpose):
+    return _steps(num_matrices, load_transpose, store_transpose)[2]
 
 
-def ref_to_src_ignores_num_matrices(num_matrices, transpose):
-    return ref_to_src(4, transpose)
+def written_from_the_store_step_reversed(num_matrices, load_transpose, store_transpose):
+    """stmatrix's destination taken for its reference, as ldmatrix's is."""
+    _, store, _, to_source = _steps(num_matrices, load_transpose, store_transpose)
+    return cute.composition(to_source, cute.composition(cute.right_inverse(store.layout_dst_tv), store.layout_src_tv))
 
 
-def ref_to_src_hard_coded_x4(num_matrices, transpose):
-    return cute.make_layout(((4, 8), (2, 4)), stride=((64, 1), (32, 8)))
+def written_from_composed_in_the_wrong_order(num_matrices, load_transpose, store_transpose):
+    _, _, to_register, to_source = _steps(num_matrices, load_transpose, store_transpose)
+    return cute.composition(to_register, to_source)
 
 
-def ref_to_src_with_cutekits_reference(num_matrices, transpose):
+def written_from_section_3s_direction_twice(num_matrices, load_transpose, store_transpose):
+    """Section 3's src2ref cell copied for both atoms: the same numbers as the steps composed in the wrong order."""
+    load, store, _, _ = _steps(num_matrices, load_transpose, store_transpose)
+    return cute.composition(cute.composition(cute.right_inverse(load.layout_dst_tv), load.layout_src_tv),
+                            cute.composition(cute.right_inverse(store.layout_dst_tv), store.layout_src_tv))
+
+
+def written_from_two_ldmatrix_atoms(num_matrices, load_transpose, store_transpose):
+    """The store step built as the load step, from an ldmatrix atom with store_transpose."""
+    to_source = _steps(num_matrices, load_transpose, store_transpose)[3]
+    return cute.composition(to_source, _steps(num_matrices, store_transpose, store_transpose)[3])
+
+
+def written_from_ignores_store_transpose(num_matrices, load_transpose, store_transpose):
+    return written_from(num_matrices, load_transpose, load_transpose)
+
+
+def written_from_ignores_load_transpose(num_matrices, load_transpose, store_transpose):
+    return written_from(num_matrices, store_transpose, store_transpose)
+
+
+def written_from_ignores_num_matrices(num_matrices, load_transpose, store_transpose):
+    return written_from(4, load_transpose, store_transpose)
+
+
+def written_from_is_the_identity(num_matrices, load_transpose, store_transpose):
+    """"A round trip gives every element back": the identity on (lane, element)."""
+    return cute.make_layout((32, 2 * num_matrices))
+
+
+def written_from_with_cutekits_reference(num_matrices, load_transpose, store_transpose):
     """Right in cutekit, which computes an atom's reference layout (cutekit.cute.not_in_cutedsl); CuTeDSL's
-    copy atom has no such attribute."""
+    copy atoms have no such attribute."""
     from cutekit.cute import not_in_cutedsl
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
-    return cute.composition(cute.right_inverse(atom.layout_src_tv), not_in_cutedsl.layout_ref_tv(atom))
+    load = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(load_transpose, num_matrices), cute.Float16)
+    store = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(store_transpose, num_matrices), cute.Float16)
+    to_register = cute.composition(cute.right_inverse(not_in_cutedsl.layout_ref_tv(store)), store.layout_dst_tv)
+    to_source = cute.composition(cute.right_inverse(load.layout_src_tv), not_in_cutedsl.layout_ref_tv(load))
+    return cute.composition(to_source, to_register)
 
 
 # ---- ch06.lands_in: lands_in(operand, row, k) over the warp tile (16, 16, 32) ----
