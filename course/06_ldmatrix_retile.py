@@ -464,21 +464,22 @@ def written_from(num_matrices, load_transpose, store_transpose):
 check("ch06.ref_to_src", written_from)
 
 # %% [markdown]
-# ### Exercise 2 · Which thread, register and half, over a warp tile
+# ### Exercise 2 · Who holds an element, on four warps
 #
-# One warp runs `m16n8k16` over `permutation_mnk=(16, 16, 32)`: A is 16 x 32 (M x K), B is 16 x 32 (N x K),
-# and each thread holds 16 values of each (8 registers). Write `lands_in(operand, row, k)`: for element
-# (row, k) of A (row = m) or B (row = n), return `(thread, register, half)`, where register counts the
-# thread's whole fragment in the order of the TiledMMA's value mode (value v is half v % 2 of register
-# v // 2).
+# Take section 6's TiledMMA, `mma_2x2`: 2x2 warps of `m16n8k16` over `permutation_mnk=(32, 32, 16)`, threads 0
+# to 127. A is 32 x 16 (M x K), B is 32 x 16 (N x K), and each thread holds 8 values of each (4 registers, in
+# the order of the TiledMMA's value mode). Write `held_by(operand, row, k)`: every `(thread, register, half)`
+# that holds element (row, k) of A (row = m) or B (row = n), as a sorted list (value v is half v % 2 of
+# register v // 2). For example `held_by('B', 20, 5) == [(18, 2, 1), (50, 2, 1)]`. Section 5 answered this for
+# one warp; read section 6's layouts before you count on one holder per element.
 
 # %%
-def lands_in(operand, row, k):
+def held_by(operand, row, k):
     # YOUR CODE HERE
     return None
 
 
-check("ch06.lands_in", lands_in)
+check("ch06.lands_in", held_by)
 
 # %% [markdown]
 # ### Exercise 3 · x1, x2 or x4

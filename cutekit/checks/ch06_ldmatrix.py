@@ -1,6 +1,6 @@
 """Chapter 06 exercises: where an ldmatrix then an stmatrix through the same registers put each element (the
-renumbering of section 3 applied to both atoms), where an element
-of a warp tile lands (thread, register, half), x1 / x2 / x4 for a warp tile, and the S2R copy of one k-block
+renumbering of section 3 applied to both atoms), every (thread, register, half)
+holding an element on section 6's 2x2 TiledMMA, x1 / x2 / x4 for a warp tile, and the S2R copy of one k-block
 with `retile`.
 
 The first three are graded on the reference algebra (cutekit.cute), and the round trip once more with the learner's own
@@ -364,142 +364,153 @@ def _inverse(layout):
     return cute.right_inverse(layout)
 
 
-# ---- ch06.lands_in -----------------------------------------------------------------------------------------------
+# ---- ch06.lands_in: held_by, on section 6's 2x2 TiledMMA ---------------------------------------------------------
 
-LANDS_TILE = (16, 16, 32)        # one warp, m16n8k16 repeated: A is 16 x 32 (M x K), B is 16 x 32 (N x K)
+HELD_TILE = (32, 32, 16)         # 2x2 warps of m16n8k16 (section 6): A is 32 x 16 (M x K), B is 32 x 16 (N x K)
+HELD_ROWS = 32                   # both operand tiles have 32 rows
+
+
+@functools.lru_cache(maxsize=None)
+def _mma_2x2():
+    from cutekit import cute
+    return cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, MMA_SHAPE), (2, 2, 1),
+                               permutation_mnk=HELD_TILE)
+
+
+def _tv_2x2(operand):
+    mma = _mma_2x2()
+    return mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
 
 
 def _lands_cases(rng):
-    m_rows, n_rows, k_size = LANDS_TILE
-    cases = [{"operand": "A", "row": rng.randint(8, 15), "k": rng.randint(16, 31)},
-             {"operand": "A", "row": rng.randint(0, 7), "k": rng.randint(8, 15)},
-             {"operand": "B", "row": rng.randint(8, 15), "k": rng.randint(0, 7)},
-             {"operand": "B", "row": rng.randint(0, 7), "k": rng.randint(24, 31)},
-             {"operand": "B", "row": rng.randint(8, 15), "k": rng.randint(17, 23) | 1}]
+    cases = [{"operand": "A", "row": rng.randint(16, 31), "k": rng.randint(8, 15)},
+             {"operand": "A", "row": rng.randint(0, 15), "k": rng.randint(0, 7)},
+             {"operand": "B", "row": rng.randint(16, 23), "k": rng.randint(0, 15)},
+             {"operand": "B", "row": rng.randint(8, 15), "k": rng.randint(8, 15)},
+             {"operand": "B", "row": rng.randint(24, 31), "k": rng.randint(0, 7) | 1}]
     while len(cases) < 9:
-        operand = rng.choice("AB")
-        cases.append({"operand": operand, "row": rng.randint(0, (m_rows if operand == "A" else n_rows) - 1),
-                      "k": rng.randint(0, k_size - 1)})
+        cases.append({"operand": rng.choice("AB"), "row": rng.randint(0, 31), "k": rng.randint(0, 15)})
     rng.shuffle(cases)
     return cases
 
 
-def _lands_from(tv, rows, case) -> tuple:
-    """(thread, register, half) of element (row, k) under the TV layout `tv` read as a `rows`-row tile."""
-    index = _inverse(tv)(case["row"] + rows * case["k"])
-    thread, value = index % 32, index // 32
-    return (thread, value // 2, value % 2)
+@functools.lru_cache(maxsize=None)
+def _held_table(operand) -> dict:
+    """(row, k) -> sorted (thread, register, half) of every holder, by walking the TiledMMA's TV layout."""
+    tv = _tv_2x2(operand)
+    table = {}
+    for thread in range(128):
+        for value in range(8):
+            index = tv((thread, value))
+            table.setdefault((index % HELD_ROWS, index // HELD_ROWS), []).append((thread, value // 2, value % 2))
+    return {key: tuple(sorted(holders)) for key, holders in table.items()}
 
 
 def _lands_want(case) -> tuple:
-    return _lands_table(case["operand"])[case["row"], case["k"]]
+    return _held_table(case["operand"])[case["row"], case["k"]]
 
 
-@functools.lru_cache(maxsize=None)
-def _lands_table(operand) -> dict:
-    """(row, k) -> (thread, register, half) for every element of the warp tile's operand, by walking its TV layout."""
-    mma = _warp_mma(LANDS_TILE)
-    tv = mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
-    rows = LANDS_TILE[ROWS[operand]]
-    table = {}
-    for thread in range(32):
-        for value in range(16):
-            index = tv((thread, value))
-            table[index % rows, index // rows] = (thread, value // 2, value % 2)
-    return table
+def _decoded(operand, index, threads=128) -> tuple:
+    """The one (thread, register, half) the right inverse names for a tile index, read with `threads` threads."""
+    at = _inverse(_tv_2x2(operand))(index)
+    value = at // threads
+    return ((at % threads, value // 2, value % 2),)
 
 
 @functools.lru_cache(maxsize=None)
 def _lands_mistakes():
-    tiled, single = _warp_mma(LANDS_TILE), _warp_mma()
-
-    def tv_of(mma, operand):
-        return mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
-
     def right(case):
         return _lands_want(case)
 
+    def each(change):
+        return lambda case: tuple(sorted(change(holder) for holder in right(case)))
+
+    def other_warp(case):
+        first = min(right(case))
+        step = 32 if case["operand"] == "A" else 64          # the warp of the other operand's sharing
+        return tuple(sorted([first, ((first[0] + step) % 128, first[1], first[2])]))
+
     return [
-        ("register is the value index", lambda c: (right(c)[0], 2 * right(c)[1] + right(c)[2], right(c)[2]),
+        ("one holder", lambda c: _decoded(c["operand"], c["row"] + HELD_ROWS * c["k"]),
+         "Yours names one thread; every element of A and of B is held by two threads here. The right inverse "
+         "picks one of them: look at the thread mode whose stride is 0 in the operand's TV layout (section 6)."),
+        ("the other holder in the wrong warp", other_warp,
+         "The second holder is in the wrong warp: which warps hold the same A (or B) element is the thread mode "
+         "with stride 0 in that operand's TV layout, and thr_layout_vmnk says how warps are numbered."),
+        ("lane, not thread", each(lambda h: (h[0] % 32, h[1], h[2])),
+         "That is the lane: a 4-warp TiledMMA numbers its threads 0 to 127."),
+        ("one warp's index decoding", lambda c: _decoded(c["operand"], c["row"] + HELD_ROWS * c["k"], 32),
+         "The right inverse's index is read as for one warp: with 128 threads its thread part runs to 127, and "
+         "the value is what lies above that."),
+        ("register is the value index", each(lambda h: (h[0], 2 * h[1] + h[2], h[2])),
          "The register is the value index: value v of a thread is half v % 2 of register v // 2 (two fp16 in "
          "one 32-bit register)."),
-        ("half and register swapped", lambda c: (right(c)[0], right(c)[2], right(c)[1]),
+        ("half and register swapped", each(lambda h: (h[0], h[2], h[1])),
          "Register and half are swapped: return (thread, register, half), register = value // 2, half = value % 2."),
-        ("one MMA atom, not the warp tile", lambda c: _lands_from(tv_of(single, c["operand"]),
-                                                                  16 if c["operand"] == "A" else 8, c),
-         SINGLE_ATOM),
-        ("B read with the atom's 8 rows", lambda c: _lands_from(tv_of(tiled, c["operand"]),
-                                                                16 if c["operand"] == "A" else 8, c),
-         "B's tile here has N = 16 rows (two n8 atoms side by side): one column of it is 16 elements long in "
-         "the column-major index, not 8."),
+        ("a column of 16", lambda c: _held_table(c["operand"]).get(((c["row"] + 16 * c["k"]) % HELD_ROWS,
+                                                                    (c["row"] + 16 * c["k"]) // HELD_ROWS)),
+         "The tile index is column-major over the whole 32-row tile: a column of A or of B is 32 elements "
+         "long here, not one warp's 16."),
         ("B as K x N", lambda c: right(c) if c["operand"] == "A" else
-         _lands_from(tv_of(tiled, "B"), 32, {"row": c["k"], "k": c["row"]}),
+         _held_table("B").get(((c["k"] + 16 * c["row"]) % HELD_ROWS, (c["k"] + 16 * c["row"]) // HELD_ROWS)),
          "B is indexed (n, k): CuTe's B tile is N x K (the MMA computes C[m, n] = sum over k of A[m, k] * B[n, k]),"
          " so B[n, k] sits at n + N * k."),
-        ("row-major index", lambda c: _lands_from(tv_of(tiled, c["operand"]), 1, {**c, "row": c["row"] * 32}),
+        ("row-major index", lambda c: _held_table(c["operand"]).get(((c["row"] * 16 + c["k"]) % HELD_ROWS,
+                                                                     (c["row"] * 16 + c["k"]) // HELD_ROWS)),
          "The TV layout's index is column-major over the (rows, K) tile: row + rows * k, not row * K + k."),
-        ("lane is the ldmatrix row address", lambda c: ((c["row"] + 16 * (c["k"] // 8)) % 32, (c["k"] % 8) // 2,
-                                                        c["k"] % 2),
-         "That is the lane that passes the row address to ldmatrix (the source side); the question is the MMA "
-         "thread that holds the value in its registers (the destination, the MMA's TV layout)."),
     ]
 
 
 def _ask_lands(answer, case):
     made = answer(case["operand"], case["row"], case["k"])
-    if not isinstance(made, (tuple, list)) or len(made) != 3:
-        raise TypeError(f"expected (thread, register, half), got {made!r:.80}")
-    return tuple(int(x) for x in made)
+    if not isinstance(made, (tuple, list)) or not all(isinstance(h, (tuple, list)) and len(h) == 3 for h in made):
+        raise TypeError(f"expected a list of (thread, register, half), got {made!r:.80}")
+    return tuple(sorted(tuple(int(x) for x in holder) for holder in made))
 
 
 def _lands_text(case):
     return f"{case['operand']}[{case['row']}, {case['k']}]"
 
 
-SINGLE_ATOM = ("That is the single m16n8k16 atom's layout: the warp tile is permutation_mnk=(16, 16, 32), so A is "
-               "16 x 32 and B 16 x 32; past the atom's own values a thread's values go on along M (or N), then K "
-               "(the TiledMMA's tv_layout_A_tiled / tv_layout_B_tiled).")
-
-
 def _lands_judge(part: str):
     def judge(context) -> Verdict:
         problem = first_error(context.outcomes)
         if problem:
-            if re.search(r"out of range for shape .*\(size (256|128)\)", problem.hint):   # one atom's 16x16 or 8x16
-                return failed(f"{problem.hint} {SINGLE_ATOM}")
             return problem
         for outcome in context.outcomes:
             want = _lands_want(outcome.case)
             got = outcome.value
-            if (got[0] != want[0]) if part == "thread" else (got != want):
+            if ([h[0] for h in got] != [h[0] for h in want]) if part == "thread" else (got != want):
                 why = _diagnosis(_lands_mistakes(), list(context.outcomes), _lands_want)
                 if len({other.value for other in context.outcomes}) == 1:
-                    why = ("Yours gives the same answer for every element (a worked example kept?): invert the "
-                           "warp tile's TV layout for each (row, k).")
+                    why = ("Yours gives the same answer for every element (a worked example kept?): each (row, k) "
+                           "has its own holders.")
                 if not why:
-                    why = ("The warp tile's TV layout for this operand, inverted, reads the element's column-major "
-                           "index in the tile and names the thread and value that hold it.")
-                return failed(f"{_lands_text(outcome.case)} is held by thread {want[0]}, register {want[1]}, half "
-                              f"{want[2]}; yours is {got}. {why}")
+                    why = ("The 2x2 TiledMMA's TV layout for this operand sends (thread, value) to the element's "
+                           "column-major index in the 32 x 16 tile; every (thread, value) that reaches the index "
+                           "holds the element.")
+                return failed(f"{_lands_text(outcome.case)} is held by {list(want)} as (thread, register, half); "
+                              f"yours is {list(got)}. {why}")
         return passed()
     return judge
 
 
 LANDS_IN = Exercise(
     id="ch06.lands_in",
-    statement="Write lands_in(operand, row, k): (thread, register, half) holding element (row, k) of A (16 x 32, "
-              "row = m) or B (16 x 32, row = n) for one warp running m16n8k16 over permutation_mnk=(16, 16, 32).",
-    example="lands_in('B', 3, 9) == (12, 1, 1)",
+    statement="Write held_by(operand, row, k): every (thread, register, half), sorted, holding element (row, k) of "
+              "A (32 x 16, row = m) or B (32 x 16, row = n) in section 6's TiledMMA: 2x2 warps of m16n8k16, "
+              "permutation_mnk=(32, 32, 16), threads 0 to 127. A thread's value number `value` lies in register "
+              "value // 2, half value % 2.",
+    example="held_by('B', 20, 5) == [(18, 2, 1), (50, 2, 1)]",
     rule=("The tiled MMA's TV layout for an operand sends (thread, value) to the operand tile's column-major index; "
-          "its inverse reads an index and names the (thread, value).\n"
+          "a thread mode with stride 0 means several threads reach the same index.\n"
           "Two fp16 values share one 32-bit register: value v lies in register v // 2, half v % 2.\n"
-          "With permutation_mnk (16, 16, 32) the A and B tiles are both 16 rows by 32: a column of either is 16 "
-          "elements long."),
+          "With permutation_mnk (32, 32, 16) the A and B tiles are both 32 rows by 16."),
     cases=_lands_cases,
     ask=_ask_lands,
     criteria=(
-        Criterion("the thread", "reference", 1, _lands_judge("thread")),
-        Criterion("the register and the half", "reference", 2, _lands_judge("all")),
+        Criterion("the threads", "reference", 1, _lands_judge("thread")),
+        Criterion("the registers and the halves", "reference", 2, _lands_judge("all")),
     ),
 )
 

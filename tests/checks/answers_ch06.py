@@ -9,10 +9,10 @@ from simulated import solution_code
 _MODEL = {}
 exec(compile("from cutekit import cute\n"
              + solution_code("06_ldmatrix_retile", "def written_from(", 'check("ch06.ref_to_src"')
-             + solution_code("06_ldmatrix_retile", "def lands_in(", 'check("ch06.lands_in"')
+             + solution_code("06_ldmatrix_retile", "def held_by(", 'check("ch06.lands_in"')
              + solution_code("06_ldmatrix_retile", "def ldmatrix_for(", 'check("ch06.ldmatrix_for"'),
              "solutions/06_ldmatrix_retile.py", "exec"), _MODEL)
-model_ref_to_src, model_lands_in, model_ldmatrix_for = (_MODEL["written_from"], _MODEL["lands_in"],
+model_ref_to_src, model_lands_in, model_ldmatrix_for = (_MODEL["written_from"], _MODEL["held_by"],
                                                         _MODEL["ldmatrix_for"])
 
 
@@ -105,62 +105,80 @@ def written_from_with_cutekits_reference(num_matrices, load_transpose, store_tra
     return cute.composition(to_source, to_register)
 
 
-# ---- ch06.lands_in: lands_in(operand, row, k) over the warp tile (16, 16, 32) ----
+# ---- ch06.lands_in: held_by(operand, row, k) on section 6's 2x2 TiledMMA, (32, 32, 16) ----
 
-def _warp(tile=(16, 16, 32)):
+def _mma_2x2():
     op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
-    return cute.make_tiled_mma(op, (1, 1, 1), permutation_mnk=tile) if tile else cute.make_tiled_mma(op)
+    return cute.make_tiled_mma(op, (2, 2, 1), permutation_mnk=(32, 32, 16))
 
 
-def _tv(operand, tile=(16, 16, 32)):
-    warp = _warp(tile)
-    return warp.tv_layout_A_tiled if operand == "A" else warp.tv_layout_B_tiled
+def _tv(operand):
+    mma = _mma_2x2()
+    return mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
 
 
-def _thread_register_half(index):
-    return (index % 32, (index // 32) // 2, (index // 32) % 2)
+def _holders(operand, index):
+    tv = _tv(operand)
+    return sorted((thread, value // 2, value % 2) for thread in range(128) for value in range(8)
+                  if tv((thread, value)) == index)
 
 
-def lands_in(operand, row, k):
-    return _thread_register_half(cute.right_inverse(_tv(operand))(row + 16 * k))
+def held_by(operand, row, k):
+    """Through the right inverse and the stride-0 warp of the operand's TV layout, without a walk."""
+    at = cute.right_inverse(_tv(operand))(row + 32 * k)
+    thread, value = at % 128, at // 128
+    other = (thread + 64) % 128 if operand == "A" else (thread ^ 32)     # A: the N warps; B: the M warps
+    return sorted([(thread, value // 2, value % 2), (other, value // 2, value % 2)])
 
 
-def lands_register_is_the_value_index(operand, row, k):
-    index = cute.right_inverse(_tv(operand))(row + 16 * k)
-    return (index % 32, index // 32, (index // 32) % 2)
+lands_in = held_by
 
 
-def lands_half_and_register_swapped(operand, row, k):
-    thread, register, half = lands_in(operand, row, k)
-    return (thread, half, register)
+def held_by_one_thread(operand, row, k):
+    """Section 5's right inverse, one holder."""
+    at = cute.right_inverse(_tv(operand))(row + 32 * k)
+    return [(at % 128, (at // 128) // 2, (at // 128) % 2)]
 
 
-def lands_on_the_single_atom(operand, row, k):
-    """The worked cell's single m16n8k16, not the warp tile."""
-    rows = 16 if operand == "A" else 8
-    return _thread_register_half(cute.right_inverse(_tv(operand, None))(row + rows * k))
+def held_by_the_other_warp_wrong(operand, row, k):
+    """Warps taken as numbered N first: the second holder 32 threads on for A, 64 for B."""
+    first = held_by(operand, row, k)[0]
+    step = 32 if operand == "A" else 64
+    return sorted([first, ((first[0] + step) % 128, first[1], first[2])])
 
 
-def lands_b_with_the_atoms_8_rows(operand, row, k):
-    return _thread_register_half(cute.right_inverse(_tv(operand))(row + (16 if operand == "A" else 8) * k))
+def held_by_lanes(operand, row, k):
+    return sorted((thread % 32, register, half) for thread, register, half in held_by(operand, row, k))
 
 
-def lands_row_major_index(operand, row, k):
-    return _thread_register_half(cute.right_inverse(_tv(operand))(row * 32 + k))
+def held_by_one_warps_decoding(operand, row, k):
+    """Section 5's index % 32 and // 32 kept for 128 threads."""
+    at = cute.right_inverse(_tv(operand))(row + 32 * k)
+    return [(at % 32, (at // 32) // 2, (at // 32) % 2)]
 
 
-def lands_b_as_k_by_n(operand, row, k):
-    if operand == "A":
-        return lands_in(operand, row, k)
-    return _thread_register_half(cute.right_inverse(_tv("B"))(k + 32 * row))
+def held_by_register_is_the_value_index(operand, row, k):
+    return [(thread, 2 * register + half, half) for thread, register, half in held_by(operand, row, k)]
 
 
-def lands_lane_is_the_row_address(operand, row, k):
-    return ((row + 16 * (k // 8)) % 32, (k % 8) // 2, k % 2)
+def held_by_half_and_register_swapped(operand, row, k):
+    return sorted((thread, half, register) for thread, register, half in held_by(operand, row, k))
 
 
-def lands_hard_coded_example(operand, row, k):
-    return (14, 6, 0)
+def held_by_a_column_of_16(operand, row, k):
+    return _holders(operand, row + 16 * k)
+
+
+def held_by_b_as_k_by_n(operand, row, k):
+    return _holders(operand, row + 32 * k if operand == "A" else k + 16 * row)
+
+
+def held_by_row_major_index(operand, row, k):
+    return _holders(operand, row * 16 + k)
+
+
+def held_by_hard_coded_example(operand, row, k):
+    return [(18, 2, 1), (50, 2, 1)]
 
 
 # ---- ch06.ldmatrix_for: ldmatrix_for(operand, tile_mnk, atom_mnk) ----

@@ -220,8 +220,8 @@ def ch06_ref_to_src(answer, accepts, monkeypatch):
 
 
 def ch06_lands_in(answer, accepts, monkeypatch):
-    assert tuple(answer("B", 3, 9)) == (12, 1, 1)
-    assert accepts({"operand": "B", "row": 3, "k": 9}) == []
+    assert [tuple(holder) for holder in answer("B", 20, 5)] == [(18, 2, 1), (50, 2, 1)]
+    assert accepts({"operand": "B", "row": 20, "k": 5}) == []
 
 
 def ch06_ldmatrix_for(answer, accepts, monkeypatch):
@@ -427,7 +427,7 @@ EXAMPLES = {
                       ch05_sum_dim0),
     "ch06.ref_to_src": ("written_from(4, False, True) sends destination lane 9, element 2 (index 73) to source lane "
                         "10, element 1 (index 42)", [], ch06_ref_to_src),
-    "ch06.lands_in": ("lands_in('B', 3, 9) == (12, 1, 1)", [], ch06_lands_in),
+    "ch06.lands_in": ("held_by('B', 20, 5) == [(18, 2, 1), (50, 2, 1)]", [], ch06_lands_in),
     "ch06.ldmatrix_for": ("ldmatrix_for('B', (16, 8, 16), (16, 8, 16)) == 2", [], ch06_ldmatrix_for),
     "ch06.s2r_k_block": ("load_k_block(A, out, 1): out[t, v] is A at partition_A(identity)[v, 0, 1] of thread t", [],
                          ch06_load_k_block),
