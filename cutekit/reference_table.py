@@ -114,7 +114,7 @@ NAMES = (
     ('cute.nvgpu.tcgen05.OperandSource.SMEM', 'The tcgen05 MMA reads A from shared memory (through a matrix descriptor).', '08', '3.6 · The warpgroup MMA'),
     ('cute.nvgpu.warp.LdMatrix8x8x16bOp', '`LdMatrix8x8x16bOp(transpose, num_matrices)`: `ldmatrix`, a warp loading 1, 2 or 4 8x8 matrices of 16-bit values into registers.', '06', 'See it'),
     ('cute.nvgpu.warp.MmaF16BF16Op', '`MmaF16BF16Op(ab_dtype, acc_dtype, shape)`: the warp-wide `mma.sync` on fp16 or bf16, shape (16, 8, 16) or (16, 8, 8).', '06', '2. The MMA wants, and make_tiled_copy_A'),
-    ('cute.nvgpu.warp.StMatrix8x8x16bOp', '`StMatrix8x8x16bOp(transpose, num_matrices)`: `stmatrix`, the inverse of ldmatrix (sm_90).', '08', '3.8 · The epilogue'),
+    ('cute.nvgpu.warp.StMatrix8x8x16bOp', '`StMatrix8x8x16bOp(transpose, num_matrices)`: `stmatrix`, the inverse of ldmatrix (sm_90).', '06', 'Exercise 1 · A round trip through the registers'),
     ('cute.nvgpu.warpgroup.commit_group', 'Closes the wgmmas issued since the last commit into one group.', '07', '8.1 · The cp.async groups, by their full names'),
     ('cute.nvgpu.warpgroup.fence', "Orders the registers' earlier writes before the wgmmas that follow read them.", '08', "3.7 · The consumers' main loop"),
     ('cute.nvgpu.warpgroup.Field.ACCUMULATE', '`tiled_mma.set(Field.ACCUMULATE, True)`: wgmma adds its product to the accumulators (False overwrites them).', '08', '3.6 · The warpgroup MMA'),

@@ -433,49 +433,66 @@ assert caught[0].category.__name__ == "AtomDoesNotFitWarning"
 #
 # These use the reference algebra (`cute` here is cutekit's). Exercise 4, a kernel, is at the end.
 #
-# ### Exercise 1 · Which lane's row feeds a register
+# ### Exercise 1 · A round trip through the registers
 #
-# Section 3 renumbered the source into the reference (src2ref). Go the other way: write
-# `ref_to_src(num_matrices, transpose)` returning the layout that sends a reference (thread, value) index
-# (a lane's register half after the ldmatrix) to the source (thread, value) index whose row address
-# supplies it: source lane = index % 32, element of that lane's 16-byte row = index // 32 (for x1 and x2
-# the lanes whose addresses the hardware reads, 0..7 or 0..15). Build the atom yourself with
-# `cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)` and use
-# only `layout_src_tv` and `layout_dst_tv` (the reference is the destination): the check also runs your
-# function under real CuTeDSL.
+# `cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)` is stmatrix (sm_90), ldmatrix run backwards:
+# each lane's registers go out to 8x8 fp16 matrices in shared memory, at the row addresses the lanes pass. Its
+# source is the registers and its destination the row addresses, so its two layouts are ldmatrix's, swapped:
 
 # %%
-def ref_to_src(num_matrices, transpose):
-    ### BEGIN SOLUTION
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
-    # reference (thread, value) -> offset (the reference is the destination) -> the source index holding it
-    return cute.composition(cute.right_inverse(atom.layout_src_tv), atom.layout_dst_tv)
-    ### END SOLUTION
-
-
-check("ch06.ref_to_src", ref_to_src)
+stsm_x4 = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), F16)
+print("stmatrix x4  layout_src_tv", stsm_x4.layout_src_tv, "  layout_dst_tv", stsm_x4.layout_dst_tv)
+assert str(stsm_x4.layout_src_tv) == str(ldsm_x4.layout_dst_tv) == "(32,(2,4)):(2,(1,64))"
+assert str(stsm_x4.layout_dst_tv) == str(ldsm_x4.layout_src_tv) == "(32,8):(8,1)"
 
 # %% [markdown]
-# ### Exercise 2 · Which thread, register and half, over a warp tile
-#
-# One warp runs `m16n8k16` over `permutation_mnk=(16, 16, 32)`: A is 16 x 32 (M x K), B is 16 x 32 (N x K),
-# and each thread holds 16 values of each (8 registers). Write `lands_in(operand, row, k)`: for element
-# (row, k) of A (row = m) or B (row = n), return `(thread, register, half)`, where register counts the
-# thread's whole fragment in the order of the TiledMMA's value mode (value v is half v % 2 of register
-# v // 2).
+# A warp loads with ldmatrix (transpose `load_transpose`) and stores the same registers with stmatrix
+# (`store_transpose`), both with `num_matrices`, every lane passing the same row address to both. Write
+# `written_from(num_matrices, load_transpose, store_transpose)` returning the layout that sends a stmatrix
+# destination index (lane + 32 * element of that lane's 16-byte row) to the ldmatrix source index (the same
+# numbering) whose element is written there. For example `written_from(4, False, True)` sends destination lane
+# 9, element 2 (index 73) to source lane 10, element 1 (index 42). Section 3's renumbering, applied to each
+# atom: which side of each is the registers? Use only `layout_src_tv` and `layout_dst_tv` (neither atom has a
+# reference layout in CuTeDSL): the check also runs your function under real CuTeDSL.
 
 # %%
-def lands_in(operand, row, k):
+def written_from(num_matrices, load_transpose, store_transpose):
     ### BEGIN SOLUTION
-    warp = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), (1, 1, 1),
-                               permutation_mnk=(16, 16, 32))
-    tv = warp.tv_layout_A_tiled if operand == "A" else warp.tv_layout_B_tiled
-    thread_and_value = cute.right_inverse(tv)(row + 16 * k)     # both tiles have 16 rows: index row + 16k
-    return (thread_and_value % 32, thread_and_value // 64, (thread_and_value // 32) % 2)
+    load = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(load_transpose, num_matrices), cute.Float16)
+    store = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(store_transpose, num_matrices), cute.Float16)
+    # stmatrix's registers are its source: destination (lane, element) -> offset -> the register stored there
+    to_register = cute.composition(cute.right_inverse(store.layout_src_tv), store.layout_dst_tv)
+    # ldmatrix's registers are its destination: register -> offset -> the source (lane, element) that loaded it
+    to_source = cute.composition(cute.right_inverse(load.layout_src_tv), load.layout_dst_tv)
+    return cute.composition(to_source, to_register)
     ### END SOLUTION
 
 
-check("ch06.lands_in", lands_in)
+check("ch06.ref_to_src", written_from)
+
+# %% [markdown]
+# ### Exercise 2 · Who holds an element, on four warps
+#
+# Take section 6's TiledMMA, `mma_2x2`: 2x2 warps of `m16n8k16` over `permutation_mnk=(32, 32, 16)`, threads 0
+# to 127. A is 32 x 16 (M x K), B is 32 x 16 (N x K), and each thread holds 8 values of each (4 registers, in
+# the order of the TiledMMA's value mode). Write `held_by(operand, row, k)`: every `(thread, register, half)`
+# that holds element (row, k) of A (row = m) or B (row = n), as a sorted list (value v is half v % 2 of
+# register v // 2). For example `held_by('B', 20, 5) == [(18, 2, 1), (50, 2, 1)]`. Section 5 answered this for
+# one warp; read section 6's layouts before you count on one holder per element.
+
+# %%
+def held_by(operand, row, k):
+    ### BEGIN SOLUTION
+    warps = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), (2, 2, 1),
+                                permutation_mnk=(32, 32, 16))        # section 6's mma_2x2
+    tv = warps.tv_layout_A_tiled if operand == "A" else warps.tv_layout_B_tiled
+    index = row + 32 * k                                   # both tiles are 32 rows: column-major index
+    return sorted((thread, value // 2, value % 2)
+                  for thread in range(128) for value in range(8) if tv((thread, value)) == index)
+    ### END SOLUTION
+
+
+check("ch06.lands_in", held_by)
 
 # %% [markdown]
 # ### Exercise 3 · x1, x2 or x4

@@ -1,8 +1,9 @@
-"""Chapter 06 exercises: which source lane supplies a register (ref2src of an ldmatrix atom), where an element
-of a warp tile lands (thread, register, half), x1 / x2 / x4 for a warp tile, and the S2R copy of one k-block
+"""Chapter 06 exercises: where an ldmatrix then an stmatrix through the same registers put each element (the
+renumbering of section 3 applied to both atoms), every (thread, register, half)
+holding an element on section 6's 2x2 TiledMMA, x1 / x2 / x4 for a warp tile, and the S2R copy of one k-block
 with `retile`.
 
-The first three are graded on the reference algebra (cutekit.cute), and ref2src once more with the learner's own
+The first three are graded on the reference algebra (cutekit.cute), and the round trip once more with the learner's own
 function running under real CuTeDSL. The kernel is rebuilt from its source with the simulator as `cutlass` (in
 the forked sandbox) and every register it writes out is compared with the MMA's A layout (partition_A of an
 identity tensor); on `cutedsl-cpu` it is compiled for sm_80 and its PTX must hold one ldmatrix.x4.
@@ -208,94 +209,104 @@ def _diagnosis(mistakes: list, outcomes: list, want) -> str:
     return ""
 
 
-# ---- ch06.ref_to_src ---------------------------------------------------------------------------------------------
+# ---- ch06.ref_to_src: written_from, an ldmatrix then an stmatrix through the same registers ---------------------
 
 def _ref_cases(rng):
-    cases = [{"num_matrices": n, "transpose": t} for n in (1, 2, 4) for t in (False, True)]
+    cases = [{"num_matrices": n, "load_transpose": load, "store_transpose": store}
+             for n in (1, 2, 4) for load in (False, True) for store in (False, True)]
     rng.shuffle(cases)
     return cases
 
 
 def _ask_ref(answer, case):
-    made = answer(case["num_matrices"], case["transpose"])
+    made = answer(case["num_matrices"], case["load_transpose"], case["store_transpose"])
     if not hasattr(made, "shape") or not callable(made):
         raise TypeError(f"expected a Layout, got {type(made).__name__}: {made!r:.80}")
     return {"text": str(made), "values": _values(made)}
 
 
+def _store_atom(num_matrices, transpose):
+    from cutekit import cute
+    return cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
+
+
 @functools.lru_cache(maxsize=None)
-def _layouts(num_matrices, transpose):
-    atom = _atom(num_matrices, transpose)
-    return atom.layout_src_tv, atom.layout_dst_tv
+def _round_trip(num_matrices, load_transpose, store_transpose, mistake=None):
+    """The layout a round trip builds, or one of the mistakes' (named as in _ref_mistakes)."""
+    from cutekit import cute
+    inverse, compose = cute.right_inverse, cute.composition
+    load, store = _atom(num_matrices, load_transpose), _store_atom(num_matrices, store_transpose)
+    to_register = compose(inverse(store.layout_src_tv), store.layout_dst_tv)     # stmatrix: reference = source
+    to_source = compose(inverse(load.layout_src_tv), load.layout_dst_tv)         # ldmatrix: reference = destination
+    built = {
+        None: lambda: compose(to_source, to_register),
+        "load only": lambda: to_source,
+        "store only": lambda: to_register,
+        "store the wrong way": lambda: compose(to_source, compose(inverse(store.layout_dst_tv), store.layout_src_tv)),
+        "order": lambda: compose(to_register, to_source),
+        "identity": lambda: cute.make_layout((32, 2 * num_matrices)),
+    }[mistake]()
+    return str(built), tuple(_values(built))
 
 
 def _ref_want(case) -> list:
-    return _ref_values(case["num_matrices"], case["transpose"])
+    return list(_round_trip(case["num_matrices"], case["load_transpose"], case["store_transpose"])[1])
 
 
-@functools.lru_cache(maxsize=None)
-def _ref_values(num_matrices, transpose) -> list:
-    from cutekit import cute
-    src, dst = _layouts(num_matrices, transpose)
-    return _values(cute.composition(cute.right_inverse(src), dst))
-
-
-@functools.lru_cache(maxsize=None)
 def _ref_mistakes():
-    from cutekit import cute
-
-    def made(build):
-        @functools.lru_cache(maxsize=None)
-        def values(num_matrices, transpose):
-            return _values(build(*_layouts(num_matrices, transpose), None))
-        return lambda case: values(case["num_matrices"], case["transpose"])
-
-    inverse, compose = cute.right_inverse, cute.composition
+    def made(mistake):
+        return lambda case: list(_round_trip(case["num_matrices"], case["load_transpose"], case["store_transpose"],
+                                             mistake)[1])
     return [
-        ("src2ref", made(lambda src, dst, case: compose(inverse(dst), src)),
-         "That is src2ref, the worked direction (source -> reference). ref2src goes the other way: from a "
-         "reference (= destination) (thread, value) to its offset, then from that offset back to the source "
-         "(thread, value) that holds it."),
-        ("inverts the destination", made(lambda src, dst, case: compose(inverse(dst), dst)),
-         "That is the identity: you inverted the destination (the reference itself). The inverse that reads an "
-         "offset and names the source lane and value holding it is the source layout's."),
-        ("no inverse", made(lambda src, dst, case: compose(src, dst)),
-         "composition(src, dst) reads dst's offsets as source (thread, value) indices: the source layout must be "
-         "inverted first, so that it reads an offset."),
-        ("the source itself", made(lambda src, dst, case: src),
-         "That is the source layout itself, (thread, value) -> offset; the answer sends a reference (thread, "
-         "value) to a source (thread, value) index."),
-        ("the destination itself", made(lambda src, dst, case: dst),
-         "That is the destination layout itself, (thread, value) -> offset; one step is missing: from that offset "
-         "back to the source lane and value that hold it."),
-        ("ignores transpose", lambda case: _ref_want({**case, "transpose": False}),
-         "Right for the plain atoms, not the transposed ones: build the atom with "
-         "LdMatrix8x8x16bOp(transpose, num_matrices), the transpose you are given."),
+        ("load only", made("load only"),
+         "That is ldmatrix's step alone: it starts from a register, not from a stmatrix destination (lane, "
+         "element). The stmatrix step, destination -> register, comes first."),
+        ("store only", made("store only"),
+         "That stops at the registers: it sends a stmatrix destination to the register stored there. One step is "
+         "missing: from that register back to the ldmatrix source lane and element that loaded it."),
+        ("store the wrong way", made("store the wrong way"),
+         "Your stmatrix step goes from a register to its destination (so does an ldmatrix atom standing in for "
+         "the store): for stmatrix the registers are the source (its reference), so the step the round trip "
+         "needs reads a destination (lane, element) and names the register."),
+        ("order", made("order"),
+         "The two steps are composed in the wrong order, or each goes section 3's worked direction (row address "
+         "to registers), which gives the same numbers: composition(f, g) applies g first, and the round trip "
+         "starts at stmatrix's destination and ends at ldmatrix's source."),
+        ("one transpose for both", lambda case: _ref_want({**case, "store_transpose": case["load_transpose"]}),
+         "Right when the two transposes agree: one atom is built with the other's transpose. ldmatrix takes "
+         "load_transpose, stmatrix store_transpose."),
         ("ignores num_matrices", lambda case: _ref_want({**case, "num_matrices": 4}),
-         "That is the x4 atom's ref2src whatever num_matrices is: build the atom with "
-         "LdMatrix8x8x16bOp(transpose, num_matrices)."),
-        ("hard-coded x4", lambda case: _ref_want({"num_matrices": 4, "transpose": False}),
-         "That is the plain x4 answer for every atom: build each atom from num_matrices and transpose."),
+         "That is the x4 round trip whatever num_matrices is: build both atoms with the num_matrices you are "
+         "given."),
+        ("identity", made("identity"),
+         "That is the identity layout: a round trip is not always the identity. With the transposes unequal "
+         "each 8x8 matrix comes back transposed, and for x1 and x2 the lanes past 8 or 16 pass no address the "
+         "hardware reads."),
     ]
 
 
-def _ref_criterion(transposed: bool):
+def _case_name(case) -> str:
+    flags = {(False, False): "plain, plain", (True, True): "transposed, transposed",
+             (False, True): "plain load, transposed store", (True, False): "transposed load, plain store"}
+    return f"x{case['num_matrices']} ({flags[case['load_transpose'], case['store_transpose']]})"
+
+
+def _ref_criterion(same_transpose: bool):
     def judge(context) -> Verdict:
         problem = first_error(context.outcomes)
         if problem:
             return problem
-        mine = [outcome for outcome in context.outcomes if outcome.case["transpose"] == transposed]
+        mine = [outcome for outcome in context.outcomes
+                if (outcome.case["load_transpose"] == outcome.case["store_transpose"]) == same_transpose]
         for outcome in mine:
-            want = _ref_want(outcome.case)
-            if outcome.value["values"] == want:
+            if outcome.value["values"] == _ref_want(outcome.case):
                 continue
-            from cutekit import cute
-            src, dst = _layouts(outcome.case["num_matrices"], outcome.case["transpose"])
-            right = cute.composition(cute.right_inverse(src), dst)
+            right = _round_trip(outcome.case["num_matrices"], outcome.case["load_transpose"],
+                                outcome.case["store_transpose"])[0]
             why = _diagnosis(_ref_mistakes(), [Outcome(o.case, o.value["values"]) for o in context.outcomes],
                              _ref_want)
-            return failed(f"ldmatrix x{outcome.case['num_matrices']}{' transposed' if transposed else ''}: ref2src "
-                          f"is {right}, yours is {outcome.value['text']}. {why}".strip())
+            return failed(f"{_case_name(outcome.case)}: the round trip is {right}, yours is "
+                          f"{outcome.value['text']}. {why}".strip())
         return passed()
     return judge
 
@@ -303,40 +314,45 @@ def _ref_criterion(transposed: bool):
 def _cutedsl_ref(context) -> Verdict:
     """Real CuTeDSL runs the learner's own function (moved by source, `cute` made `cutlass.cute`)."""
     outcomes = [outcome for outcome in context.outcomes if not outcome.error]
-    cases = [(outcome.case["num_matrices"], outcome.case["transpose"]) for outcome in outcomes]
+    cases = [(outcome.case["num_matrices"], outcome.case["load_transpose"], outcome.case["store_transpose"])
+             for outcome in outcomes]
     reply = trace_function(context.answer, cases)
     if not reply.ok:
         return failed(f"CuTeDSL could not run your function: {reply.error}")
     for outcome, (value, error) in zip(outcomes, reply.values):
-        where = f"x{outcome.case['num_matrices']}{' transposed' if outcome.case['transpose'] else ''}"
+        where = _case_name(outcome.case)
         if error:
-            return failed(f"{where}: under CuTeDSL your function raised {error} (CuTeDSL's copy atom has "
-                          "layout_src_tv and layout_dst_tv, no reference layout: use the destination)")
+            return failed(f"{where}: under CuTeDSL your function raised {error} (CuTeDSL's copy atoms have "
+                          "layout_src_tv and layout_dst_tv, no reference layout: use the side that is the registers)")
         try:
             theirs = printed_layout_offsets(value)
         except (ValueError, IndexError):
             return failed(f"{where}: under CuTeDSL your function returned {value}, not a layout")
         if theirs != _ref_want(outcome.case):
-            return failed(f"{where}: under CuTeDSL your function built {value}, which is not ref2src")
+            return failed(f"{where}: under CuTeDSL your function built {value}, which is not the round trip")
     return passed()
 
 
 REF_TO_SRC = Exercise(
     id="ch06.ref_to_src",
-    statement="Write ref_to_src(num_matrices, transpose): for the ldmatrix atom LdMatrix8x8x16bOp(transpose, "
-              "num_matrices), the layout sending a reference (thread, value) to the source (thread, value) whose "
-              "row address supplies it.",
-    example="ref_to_src(4, False) sends thread 9's register 1, half 0 to lane 10, value 2",
-    rule=("For ldmatrix the reference is the destination: layout_dst_tv sends a destination (thread, value) to an "
-          "offset, layout_src_tv sends a source (thread, value), a lane's row address, to an offset.\n"
-          "right_inverse of a layout reads an offset and names the (thread, value) that holds it; composition(f, g) "
-          "applies g first, then f."),
+    statement="Write written_from(num_matrices, load_transpose, store_transpose): a warp loads 8x8 matrices with "
+              "LdMatrix8x8x16bOp(load_transpose, num_matrices) and stores the same registers with "
+              "StMatrix8x8x16bOp(store_transpose, num_matrices), every lane passing the same row address to both. "
+              "Return the layout sending a stmatrix destination index (lane + 32 * element of its row) to the "
+              "ldmatrix source index (the same numbering) whose element is written there.",
+    example="written_from(4, False, True) sends destination lane 9, element 2 (index 73) to source lane 10, "
+            "element 1 (index 42)",
+    rule=("Section 3: to renumber one side of a copy atom into another, go to the offset with the layout of the "
+          "side you start from, and back with the right inverse of the layout of the side you end on; "
+          "composition(f, g) applies g first.\n"
+          "ldmatrix's reference is its destination, the registers; stmatrix moves registers to row addresses, so "
+          "for it the registers are the source. The two atoms meet at the registers."),
     cases=_ref_cases,
     ask=_ask_ref,
     criteria=(
-        Criterion("plain atoms x1, x2, x4: each register traced back to its source lane and value", "reference",
-                  1, _ref_criterion(False)),
-        Criterion("transposed atoms x1, x2, x4: the same", "reference", 2, _ref_criterion(True)),
+        Criterion("the same transpose for both, x1, x2, x4: each element traced back to where it was loaded",
+                  "reference", 1, _ref_criterion(True)),
+        Criterion("one transposed and one not, x1, x2, x4: the same", "reference", 2, _ref_criterion(False)),
         Criterion("real CuTeDSL, running your function, builds the same layouts", "cutedsl-cpu", 1, _cutedsl_ref),
     ),
 )
@@ -348,142 +364,153 @@ def _inverse(layout):
     return cute.right_inverse(layout)
 
 
-# ---- ch06.lands_in -----------------------------------------------------------------------------------------------
+# ---- ch06.lands_in: held_by, on section 6's 2x2 TiledMMA ---------------------------------------------------------
 
-LANDS_TILE = (16, 16, 32)        # one warp, m16n8k16 repeated: A is 16 x 32 (M x K), B is 16 x 32 (N x K)
+HELD_TILE = (32, 32, 16)         # 2x2 warps of m16n8k16 (section 6): A is 32 x 16 (M x K), B is 32 x 16 (N x K)
+HELD_ROWS = 32                   # both operand tiles have 32 rows
+
+
+@functools.lru_cache(maxsize=None)
+def _mma_2x2():
+    from cutekit import cute
+    return cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, MMA_SHAPE), (2, 2, 1),
+                               permutation_mnk=HELD_TILE)
+
+
+def _tv_2x2(operand):
+    mma = _mma_2x2()
+    return mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
 
 
 def _lands_cases(rng):
-    m_rows, n_rows, k_size = LANDS_TILE
-    cases = [{"operand": "A", "row": rng.randint(8, 15), "k": rng.randint(16, 31)},
-             {"operand": "A", "row": rng.randint(0, 7), "k": rng.randint(8, 15)},
-             {"operand": "B", "row": rng.randint(8, 15), "k": rng.randint(0, 7)},
-             {"operand": "B", "row": rng.randint(0, 7), "k": rng.randint(24, 31)},
-             {"operand": "B", "row": rng.randint(8, 15), "k": rng.randint(17, 23) | 1}]
+    cases = [{"operand": "A", "row": rng.randint(16, 31), "k": rng.randint(8, 15)},
+             {"operand": "A", "row": rng.randint(0, 15), "k": rng.randint(0, 7)},
+             {"operand": "B", "row": rng.randint(16, 23), "k": rng.randint(0, 15)},
+             {"operand": "B", "row": rng.randint(8, 15), "k": rng.randint(8, 15)},
+             {"operand": "B", "row": rng.randint(24, 31), "k": rng.randint(0, 7) | 1}]
     while len(cases) < 9:
-        operand = rng.choice("AB")
-        cases.append({"operand": operand, "row": rng.randint(0, (m_rows if operand == "A" else n_rows) - 1),
-                      "k": rng.randint(0, k_size - 1)})
+        cases.append({"operand": rng.choice("AB"), "row": rng.randint(0, 31), "k": rng.randint(0, 15)})
     rng.shuffle(cases)
     return cases
 
 
-def _lands_from(tv, rows, case) -> tuple:
-    """(thread, register, half) of element (row, k) under the TV layout `tv` read as a `rows`-row tile."""
-    index = _inverse(tv)(case["row"] + rows * case["k"])
-    thread, value = index % 32, index // 32
-    return (thread, value // 2, value % 2)
+@functools.lru_cache(maxsize=None)
+def _held_table(operand) -> dict:
+    """(row, k) -> sorted (thread, register, half) of every holder, by walking the TiledMMA's TV layout."""
+    tv = _tv_2x2(operand)
+    table = {}
+    for thread in range(128):
+        for value in range(8):
+            index = tv((thread, value))
+            table.setdefault((index % HELD_ROWS, index // HELD_ROWS), []).append((thread, value // 2, value % 2))
+    return {key: tuple(sorted(holders)) for key, holders in table.items()}
 
 
 def _lands_want(case) -> tuple:
-    return _lands_table(case["operand"])[case["row"], case["k"]]
+    return _held_table(case["operand"])[case["row"], case["k"]]
 
 
-@functools.lru_cache(maxsize=None)
-def _lands_table(operand) -> dict:
-    """(row, k) -> (thread, register, half) for every element of the warp tile's operand, by walking its TV layout."""
-    mma = _warp_mma(LANDS_TILE)
-    tv = mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
-    rows = LANDS_TILE[ROWS[operand]]
-    table = {}
-    for thread in range(32):
-        for value in range(16):
-            index = tv((thread, value))
-            table[index % rows, index // rows] = (thread, value // 2, value % 2)
-    return table
+def _decoded(operand, index, threads=128) -> tuple:
+    """The one (thread, register, half) the right inverse names for a tile index, read with `threads` threads."""
+    at = _inverse(_tv_2x2(operand))(index)
+    value = at // threads
+    return ((at % threads, value // 2, value % 2),)
 
 
 @functools.lru_cache(maxsize=None)
 def _lands_mistakes():
-    tiled, single = _warp_mma(LANDS_TILE), _warp_mma()
-
-    def tv_of(mma, operand):
-        return mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
-
     def right(case):
         return _lands_want(case)
 
+    def each(change):
+        return lambda case: tuple(sorted(change(holder) for holder in right(case)))
+
+    def other_warp(case):
+        first = min(right(case))
+        step = 32 if case["operand"] == "A" else 64          # the warp of the other operand's sharing
+        return tuple(sorted([first, ((first[0] + step) % 128, first[1], first[2])]))
+
     return [
-        ("register is the value index", lambda c: (right(c)[0], 2 * right(c)[1] + right(c)[2], right(c)[2]),
+        ("one holder", lambda c: _decoded(c["operand"], c["row"] + HELD_ROWS * c["k"]),
+         "Yours names one thread; every element of A and of B is held by two threads here. The right inverse "
+         "picks one of them: look at the thread mode whose stride is 0 in the operand's TV layout (section 6)."),
+        ("the other holder in the wrong warp", other_warp,
+         "The second holder is in the wrong warp: which warps hold the same A (or B) element is the thread mode "
+         "with stride 0 in that operand's TV layout, and thr_layout_vmnk says how warps are numbered."),
+        ("lane, not thread", each(lambda h: (h[0] % 32, h[1], h[2])),
+         "That is the lane: a 4-warp TiledMMA numbers its threads 0 to 127."),
+        ("one warp's index decoding", lambda c: _decoded(c["operand"], c["row"] + HELD_ROWS * c["k"], 32),
+         "The right inverse's index is read as for one warp: with 128 threads its thread part runs to 127, and "
+         "the value is what lies above that."),
+        ("register is the value index", each(lambda h: (h[0], 2 * h[1] + h[2], h[2])),
          "The register is the value index: value v of a thread is half v % 2 of register v // 2 (two fp16 in "
          "one 32-bit register)."),
-        ("half and register swapped", lambda c: (right(c)[0], right(c)[2], right(c)[1]),
+        ("half and register swapped", each(lambda h: (h[0], h[2], h[1])),
          "Register and half are swapped: return (thread, register, half), register = value // 2, half = value % 2."),
-        ("one MMA atom, not the warp tile", lambda c: _lands_from(tv_of(single, c["operand"]),
-                                                                  16 if c["operand"] == "A" else 8, c),
-         SINGLE_ATOM),
-        ("B read with the atom's 8 rows", lambda c: _lands_from(tv_of(tiled, c["operand"]),
-                                                                16 if c["operand"] == "A" else 8, c),
-         "B's tile here has N = 16 rows (two n8 atoms side by side): one column of it is 16 elements long in "
-         "the column-major index, not 8."),
+        ("a column of 16", lambda c: _held_table(c["operand"]).get(((c["row"] + 16 * c["k"]) % HELD_ROWS,
+                                                                    (c["row"] + 16 * c["k"]) // HELD_ROWS)),
+         "The tile index is column-major over the whole 32-row tile: a column of A or of B is 32 elements "
+         "long here, not one warp's 16."),
         ("B as K x N", lambda c: right(c) if c["operand"] == "A" else
-         _lands_from(tv_of(tiled, "B"), 32, {"row": c["k"], "k": c["row"]}),
+         _held_table("B").get(((c["k"] + 16 * c["row"]) % HELD_ROWS, (c["k"] + 16 * c["row"]) // HELD_ROWS)),
          "B is indexed (n, k): CuTe's B tile is N x K (the MMA computes C[m, n] = sum over k of A[m, k] * B[n, k]),"
          " so B[n, k] sits at n + N * k."),
-        ("row-major index", lambda c: _lands_from(tv_of(tiled, c["operand"]), 1, {**c, "row": c["row"] * 32}),
+        ("row-major index", lambda c: _held_table(c["operand"]).get(((c["row"] * 16 + c["k"]) % HELD_ROWS,
+                                                                     (c["row"] * 16 + c["k"]) // HELD_ROWS)),
          "The TV layout's index is column-major over the (rows, K) tile: row + rows * k, not row * K + k."),
-        ("lane is the ldmatrix row address", lambda c: ((c["row"] + 16 * (c["k"] // 8)) % 32, (c["k"] % 8) // 2,
-                                                        c["k"] % 2),
-         "That is the lane that passes the row address to ldmatrix (the source side); the question is the MMA "
-         "thread that holds the value in its registers (the destination, the MMA's TV layout)."),
     ]
 
 
 def _ask_lands(answer, case):
     made = answer(case["operand"], case["row"], case["k"])
-    if not isinstance(made, (tuple, list)) or len(made) != 3:
-        raise TypeError(f"expected (thread, register, half), got {made!r:.80}")
-    return tuple(int(x) for x in made)
+    if not isinstance(made, (tuple, list)) or not all(isinstance(h, (tuple, list)) and len(h) == 3 for h in made):
+        raise TypeError(f"expected a list of (thread, register, half), got {made!r:.80}")
+    return tuple(sorted(tuple(int(x) for x in holder) for holder in made))
 
 
 def _lands_text(case):
     return f"{case['operand']}[{case['row']}, {case['k']}]"
 
 
-SINGLE_ATOM = ("That is the single m16n8k16 atom's layout: the warp tile is permutation_mnk=(16, 16, 32), so A is "
-               "16 x 32 and B 16 x 32; past the atom's own values a thread's values go on along M (or N), then K "
-               "(the TiledMMA's tv_layout_A_tiled / tv_layout_B_tiled).")
-
-
 def _lands_judge(part: str):
     def judge(context) -> Verdict:
         problem = first_error(context.outcomes)
         if problem:
-            if re.search(r"out of range for shape .*\(size (256|128)\)", problem.hint):   # one atom's 16x16 or 8x16
-                return failed(f"{problem.hint} {SINGLE_ATOM}")
             return problem
         for outcome in context.outcomes:
             want = _lands_want(outcome.case)
             got = outcome.value
-            if (got[0] != want[0]) if part == "thread" else (got != want):
+            if ([h[0] for h in got] != [h[0] for h in want]) if part == "thread" else (got != want):
                 why = _diagnosis(_lands_mistakes(), list(context.outcomes), _lands_want)
                 if len({other.value for other in context.outcomes}) == 1:
-                    why = ("Yours gives the same answer for every element (a worked example kept?): invert the "
-                           "warp tile's TV layout for each (row, k).")
+                    why = ("Yours gives the same answer for every element (a worked example kept?): each (row, k) "
+                           "has its own holders.")
                 if not why:
-                    why = ("The warp tile's TV layout for this operand, inverted, reads the element's column-major "
-                           "index in the tile and names the thread and value that hold it.")
-                return failed(f"{_lands_text(outcome.case)} is held by thread {want[0]}, register {want[1]}, half "
-                              f"{want[2]}; yours is {got}. {why}")
+                    why = ("The 2x2 TiledMMA's TV layout for this operand sends (thread, value) to the element's "
+                           "column-major index in the 32 x 16 tile; every (thread, value) that reaches the index "
+                           "holds the element.")
+                return failed(f"{_lands_text(outcome.case)} is held by {list(want)} as (thread, register, half); "
+                              f"yours is {list(got)}. {why}")
         return passed()
     return judge
 
 
 LANDS_IN = Exercise(
     id="ch06.lands_in",
-    statement="Write lands_in(operand, row, k): (thread, register, half) holding element (row, k) of A (16 x 32, "
-              "row = m) or B (16 x 32, row = n) for one warp running m16n8k16 over permutation_mnk=(16, 16, 32).",
-    example="lands_in('B', 3, 9) == (12, 1, 1)",
+    statement="Write held_by(operand, row, k): every (thread, register, half), sorted, holding element (row, k) of "
+              "A (32 x 16, row = m) or B (32 x 16, row = n) in section 6's TiledMMA: 2x2 warps of m16n8k16, "
+              "permutation_mnk=(32, 32, 16), threads 0 to 127. A thread's value number `value` lies in register "
+              "value // 2, half value % 2.",
+    example="held_by('B', 20, 5) == [(18, 2, 1), (50, 2, 1)]",
     rule=("The tiled MMA's TV layout for an operand sends (thread, value) to the operand tile's column-major index; "
-          "its inverse reads an index and names the (thread, value).\n"
+          "a thread mode with stride 0 means several threads reach the same index.\n"
           "Two fp16 values share one 32-bit register: value v lies in register v // 2, half v % 2.\n"
-          "With permutation_mnk (16, 16, 32) the A and B tiles are both 16 rows by 32: a column of either is 16 "
-          "elements long."),
+          "With permutation_mnk (32, 32, 16) the A and B tiles are both 32 rows by 16."),
     cases=_lands_cases,
     ask=_ask_lands,
     criteria=(
-        Criterion("the thread", "reference", 1, _lands_judge("thread")),
-        Criterion("the register and the half", "reference", 2, _lands_judge("all")),
+        Criterion("the threads", "reference", 1, _lands_judge("thread")),
+        Criterion("the registers and the halves", "reference", 2, _lands_judge("all")),
     ),
 )
 

@@ -8,121 +8,177 @@ from simulated import solution_code
 
 _MODEL = {}
 exec(compile("from cutekit import cute\n"
-             + solution_code("06_ldmatrix_retile", "def ref_to_src(", 'check("ch06.ref_to_src"')
-             + solution_code("06_ldmatrix_retile", "def lands_in(", 'check("ch06.lands_in"')
+             + solution_code("06_ldmatrix_retile", "def written_from(", 'check("ch06.ref_to_src"')
+             + solution_code("06_ldmatrix_retile", "def held_by(", 'check("ch06.lands_in"')
              + solution_code("06_ldmatrix_retile", "def ldmatrix_for(", 'check("ch06.ldmatrix_for"'),
              "solutions/06_ldmatrix_retile.py", "exec"), _MODEL)
-model_ref_to_src, model_lands_in, model_ldmatrix_for = (_MODEL["ref_to_src"], _MODEL["lands_in"],
+model_ref_to_src, model_lands_in, model_ldmatrix_for = (_MODEL["written_from"], _MODEL["held_by"],
                                                         _MODEL["ldmatrix_for"])
 
 
-def _atom(num_matrices, transpose):
+def _load(num_matrices, transpose):
     return cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
 
 
-# ---- ch06.ref_to_src: ref_to_src(num_matrices, transpose) ----
-
-def ref_to_src(num_matrices, transpose):
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
-    return cute.composition(cute.right_inverse(atom.layout_src_tv), atom.layout_dst_tv)
+def _store(num_matrices, transpose):
+    return cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
 
 
-def ref_to_src_is_src2ref(num_matrices, transpose):
-    """The worked direction, copied: source -> reference."""
-    atom = _atom(num_matrices, transpose)
-    return cute.composition(cute.right_inverse(atom.layout_dst_tv), atom.layout_src_tv)
+def _steps(num_matrices, load_transpose, store_transpose):
+    load, store = _load(num_matrices, load_transpose), _store(num_matrices, store_transpose)
+    to_register = cute.composition(cute.right_inverse(store.layout_src_tv), store.layout_dst_tv)
+    to_source = cute.composition(cute.right_inverse(load.layout_src_tv), load.layout_dst_tv)
+    return load, store, to_register, to_source
 
 
-def ref_to_src_inverts_the_destination(num_matrices, transpose):
-    atom = _atom(num_matrices, transpose)
-    return cute.composition(cute.right_inverse(atom.layout_dst_tv), atom.layout_dst_tv)
+# ---- ch06.ref_to_src: written_from(num_matrices, load_transpose, store_transpose) ----
+
+def written_from(num_matrices, load_transpose, store_transpose):
+    load = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(load_transpose, num_matrices), cute.Float16)
+    store = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(store_transpose, num_matrices), cute.Float16)
+    to_register = cute.composition(cute.right_inverse(store.layout_src_tv), store.layout_dst_tv)
+    to_source = cute.composition(cute.right_inverse(load.layout_src_tv), load.layout_dst_tv)
+    return cute.composition(to_source, to_register)
 
 
-def ref_to_src_forgets_the_inverse(num_matrices, transpose):
-    atom = _atom(num_matrices, transpose)
-    return cute.composition(atom.layout_src_tv, atom.layout_dst_tv)
+ref_to_src = written_from
 
 
-def ref_to_src_returns_the_source_layout(num_matrices, transpose):
-    return _atom(num_matrices, transpose).layout_src_tv
+def written_from_the_load_alone(num_matrices, load_transpose, store_transpose):
+    """Section 3's exercise of old: ldmatrix's reference -> source, the stmatrix step left out."""
+    return _steps(num_matrices, load_transpose, store_transpose)[3]
 
 
-def ref_to_src_ignores_transpose(num_matrices, transpose):
-    return ref_to_src(num_matrices, False)
+def written_from_the_store_alone(num_matrices, load_transpose, store_transpose):
+    return _steps(num_matrices, load_transpose, store_transpose)[2]
 
 
-def ref_to_src_ignores_num_matrices(num_matrices, transpose):
-    return ref_to_src(4, transpose)
+def written_from_the_store_step_reversed(num_matrices, load_transpose, store_transpose):
+    """stmatrix's destination taken for its reference, as ldmatrix's is."""
+    _, store, _, to_source = _steps(num_matrices, load_transpose, store_transpose)
+    return cute.composition(to_source, cute.composition(cute.right_inverse(store.layout_dst_tv), store.layout_src_tv))
 
 
-def ref_to_src_hard_coded_x4(num_matrices, transpose):
-    return cute.make_layout(((4, 8), (2, 4)), stride=((64, 1), (32, 8)))
+def written_from_composed_in_the_wrong_order(num_matrices, load_transpose, store_transpose):
+    _, _, to_register, to_source = _steps(num_matrices, load_transpose, store_transpose)
+    return cute.composition(to_register, to_source)
 
 
-def ref_to_src_with_cutekits_reference(num_matrices, transpose):
+def written_from_section_3s_direction_twice(num_matrices, load_transpose, store_transpose):
+    """Section 3's src2ref cell copied for both atoms: the same numbers as the steps composed in the wrong order."""
+    load, store, _, _ = _steps(num_matrices, load_transpose, store_transpose)
+    return cute.composition(cute.composition(cute.right_inverse(load.layout_dst_tv), load.layout_src_tv),
+                            cute.composition(cute.right_inverse(store.layout_dst_tv), store.layout_src_tv))
+
+
+def written_from_two_ldmatrix_atoms(num_matrices, load_transpose, store_transpose):
+    """The store step built as the load step, from an ldmatrix atom with store_transpose."""
+    to_source = _steps(num_matrices, load_transpose, store_transpose)[3]
+    return cute.composition(to_source, _steps(num_matrices, store_transpose, store_transpose)[3])
+
+
+def written_from_ignores_store_transpose(num_matrices, load_transpose, store_transpose):
+    return written_from(num_matrices, load_transpose, load_transpose)
+
+
+def written_from_ignores_load_transpose(num_matrices, load_transpose, store_transpose):
+    return written_from(num_matrices, store_transpose, store_transpose)
+
+
+def written_from_ignores_num_matrices(num_matrices, load_transpose, store_transpose):
+    return written_from(4, load_transpose, store_transpose)
+
+
+def written_from_is_the_identity(num_matrices, load_transpose, store_transpose):
+    """"A round trip gives every element back": the identity on (lane, element)."""
+    return cute.make_layout((32, 2 * num_matrices))
+
+
+def written_from_with_cutekits_reference(num_matrices, load_transpose, store_transpose):
     """Right in cutekit, which computes an atom's reference layout (cutekit.cute.not_in_cutedsl); CuTeDSL's
-    copy atom has no such attribute."""
+    copy atoms have no such attribute."""
     from cutekit.cute import not_in_cutedsl
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices), cute.Float16)
-    return cute.composition(cute.right_inverse(atom.layout_src_tv), not_in_cutedsl.layout_ref_tv(atom))
+    load = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(load_transpose, num_matrices), cute.Float16)
+    store = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(store_transpose, num_matrices), cute.Float16)
+    to_register = cute.composition(cute.right_inverse(not_in_cutedsl.layout_ref_tv(store)), store.layout_dst_tv)
+    to_source = cute.composition(cute.right_inverse(load.layout_src_tv), not_in_cutedsl.layout_ref_tv(load))
+    return cute.composition(to_source, to_register)
 
 
-# ---- ch06.lands_in: lands_in(operand, row, k) over the warp tile (16, 16, 32) ----
+# ---- ch06.lands_in: held_by(operand, row, k) on section 6's 2x2 TiledMMA, (32, 32, 16) ----
 
-def _warp(tile=(16, 16, 32)):
+def _mma_2x2():
     op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
-    return cute.make_tiled_mma(op, (1, 1, 1), permutation_mnk=tile) if tile else cute.make_tiled_mma(op)
+    return cute.make_tiled_mma(op, (2, 2, 1), permutation_mnk=(32, 32, 16))
 
 
-def _tv(operand, tile=(16, 16, 32)):
-    warp = _warp(tile)
-    return warp.tv_layout_A_tiled if operand == "A" else warp.tv_layout_B_tiled
+def _tv(operand):
+    mma = _mma_2x2()
+    return mma.tv_layout_A_tiled if operand == "A" else mma.tv_layout_B_tiled
 
 
-def _thread_register_half(index):
-    return (index % 32, (index // 32) // 2, (index // 32) % 2)
+def _holders(operand, index):
+    tv = _tv(operand)
+    return sorted((thread, value // 2, value % 2) for thread in range(128) for value in range(8)
+                  if tv((thread, value)) == index)
 
 
-def lands_in(operand, row, k):
-    return _thread_register_half(cute.right_inverse(_tv(operand))(row + 16 * k))
+def held_by(operand, row, k):
+    """Through the right inverse and the stride-0 warp of the operand's TV layout, without a walk."""
+    at = cute.right_inverse(_tv(operand))(row + 32 * k)
+    thread, value = at % 128, at // 128
+    other = (thread + 64) % 128 if operand == "A" else (thread ^ 32)     # A: the N warps; B: the M warps
+    return sorted([(thread, value // 2, value % 2), (other, value // 2, value % 2)])
 
 
-def lands_register_is_the_value_index(operand, row, k):
-    index = cute.right_inverse(_tv(operand))(row + 16 * k)
-    return (index % 32, index // 32, (index // 32) % 2)
+lands_in = held_by
 
 
-def lands_half_and_register_swapped(operand, row, k):
-    thread, register, half = lands_in(operand, row, k)
-    return (thread, half, register)
+def held_by_one_thread(operand, row, k):
+    """Section 5's right inverse, one holder."""
+    at = cute.right_inverse(_tv(operand))(row + 32 * k)
+    return [(at % 128, (at // 128) // 2, (at // 128) % 2)]
 
 
-def lands_on_the_single_atom(operand, row, k):
-    """The worked cell's single m16n8k16, not the warp tile."""
-    rows = 16 if operand == "A" else 8
-    return _thread_register_half(cute.right_inverse(_tv(operand, None))(row + rows * k))
+def held_by_the_other_warp_wrong(operand, row, k):
+    """Warps taken as numbered N first: the second holder 32 threads on for A, 64 for B."""
+    first = held_by(operand, row, k)[0]
+    step = 32 if operand == "A" else 64
+    return sorted([first, ((first[0] + step) % 128, first[1], first[2])])
 
 
-def lands_b_with_the_atoms_8_rows(operand, row, k):
-    return _thread_register_half(cute.right_inverse(_tv(operand))(row + (16 if operand == "A" else 8) * k))
+def held_by_lanes(operand, row, k):
+    return sorted((thread % 32, register, half) for thread, register, half in held_by(operand, row, k))
 
 
-def lands_row_major_index(operand, row, k):
-    return _thread_register_half(cute.right_inverse(_tv(operand))(row * 32 + k))
+def held_by_one_warps_decoding(operand, row, k):
+    """Section 5's index % 32 and // 32 kept for 128 threads."""
+    at = cute.right_inverse(_tv(operand))(row + 32 * k)
+    return [(at % 32, (at // 32) // 2, (at // 32) % 2)]
 
 
-def lands_b_as_k_by_n(operand, row, k):
-    if operand == "A":
-        return lands_in(operand, row, k)
-    return _thread_register_half(cute.right_inverse(_tv("B"))(k + 32 * row))
+def held_by_register_is_the_value_index(operand, row, k):
+    return [(thread, 2 * register + half, half) for thread, register, half in held_by(operand, row, k)]
 
 
-def lands_lane_is_the_row_address(operand, row, k):
-    return ((row + 16 * (k // 8)) % 32, (k % 8) // 2, k % 2)
+def held_by_half_and_register_swapped(operand, row, k):
+    return sorted((thread, half, register) for thread, register, half in held_by(operand, row, k))
 
 
-def lands_hard_coded_example(operand, row, k):
-    return (14, 6, 0)
+def held_by_a_column_of_16(operand, row, k):
+    return _holders(operand, row + 16 * k)
+
+
+def held_by_b_as_k_by_n(operand, row, k):
+    return _holders(operand, row + 32 * k if operand == "A" else k + 16 * row)
+
+
+def held_by_row_major_index(operand, row, k):
+    return _holders(operand, row * 16 + k)
+
+
+def held_by_hard_coded_example(operand, row, k):
+    return [(18, 2, 1), (50, 2, 1)]
 
 
 # ---- ch06.ldmatrix_for: ldmatrix_for(operand, tile_mnk, atom_mnk) ----

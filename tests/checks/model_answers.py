@@ -303,7 +303,10 @@ GIVEN = {
     "ch01.transpose_by_composition": {"M * N": "A's batch stride: A is the input, (M,N,B):(N,1,M*N)"},
     "ch02.tv_from_picture": {"m + n * rows": "the column-major tile index the TV layout must produce"},
     "ch02.layout_tv_for_dtype": {"128 // bits": "the values per row the statement asks for (one 128-bit access)"},
-    "ch06.ref_to_src": {"cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices)": "the atom the statement names"},
+    "ch06.ref_to_src": {"cute.nvgpu.warp.LdMatrix8x8x16bOp(load_transpose, num_matrices)": "an atom the statement names",
+                        "cute.nvgpu.warp.StMatrix8x8x16bOp(store_transpose, num_matrices)": "an atom the statement names"},
+    "ch06.lands_in": {"value // 2": "the register of value v, which the statement gives",
+                      "value % 2": "the half of value v, which the statement gives"},
     "ch08.mbarrier_phases": {"full + s": "the stage's full barrier, named by the statement",
                              "empty + s": "the stage's empty barrier, named by the statement"},
 }

@@ -28,27 +28,37 @@ MODEL = [("ch06.ref_to_src", answers.model_ref_to_src), ("ch06.lands_in", answer
 
 # (exercise, mistake, wrong answer, what the hint must name: a regular expression, case-insensitive)
 MISTAKES = [
-    ("ch06.ref_to_src", "src2ref_the_worked_direction", answers.ref_to_src_is_src2ref, r"src2ref, the worked direction"),
-    ("ch06.ref_to_src", "inverts_the_destination", answers.ref_to_src_inverts_the_destination,
-     r"inverted the destination"),
-    ("ch06.ref_to_src", "forgets_the_inverse", answers.ref_to_src_forgets_the_inverse, r"must be inverted first"),
-    ("ch06.ref_to_src", "returns_the_source_layout", answers.ref_to_src_returns_the_source_layout,
-     r"source layout itself"),
-    ("ch06.ref_to_src", "ignores_transpose", answers.ref_to_src_ignores_transpose, r"the transpose you are given"),
-    ("ch06.ref_to_src", "ignores_num_matrices", answers.ref_to_src_ignores_num_matrices,
+    ("ch06.ref_to_src", "the_load_step_alone", answers.written_from_the_load_alone, r"ldmatrix's step alone"),
+    ("ch06.ref_to_src", "the_store_step_alone", answers.written_from_the_store_alone, r"stops at the registers"),
+    ("ch06.ref_to_src", "store_step_reversed", answers.written_from_the_store_step_reversed,
+     r"for stmatrix the registers are the source"),
+    ("ch06.ref_to_src", "composed_in_the_wrong_order", answers.written_from_composed_in_the_wrong_order,
+     r"composed in the wrong order"),
+    ("ch06.ref_to_src", "section_3s_direction_twice", answers.written_from_section_3s_direction_twice,
+     r"each goes section 3's worked direction"),
+    ("ch06.ref_to_src", "two_ldmatrix_atoms", answers.written_from_two_ldmatrix_atoms,
+     r"an ldmatrix atom standing in for the store"),
+    ("ch06.ref_to_src", "ignores_store_transpose", answers.written_from_ignores_store_transpose,
+     r"one atom is built with the other's transpose"),
+    ("ch06.ref_to_src", "ignores_load_transpose", answers.written_from_ignores_load_transpose,
+     r"one atom is built with the other's transpose"),
+    ("ch06.ref_to_src", "ignores_num_matrices", answers.written_from_ignores_num_matrices,
      r"whatever num_matrices is"),
-    ("ch06.ref_to_src", "worked_example_hard_coded", answers.ref_to_src_hard_coded_x4,
-     r"plain x4 answer for every atom"),
-    ("ch06.lands_in", "register_is_the_value_index", answers.lands_register_is_the_value_index,
+    ("ch06.ref_to_src", "round_trip_taken_for_the_identity", answers.written_from_is_the_identity,
+     r"not always the identity"),
+    ("ch06.lands_in", "one_holder_from_the_right_inverse", answers.held_by_one_thread, r"held by two threads"),
+    ("ch06.lands_in", "the_other_holder_in_the_wrong_warp", answers.held_by_the_other_warp_wrong,
+     r"second holder is in the wrong warp"),
+    ("ch06.lands_in", "lanes_not_threads", answers.held_by_lanes, r"that is the lane"),
+    ("ch06.lands_in", "one_warps_index_decoding", answers.held_by_one_warps_decoding, r"read as for one warp"),
+    ("ch06.lands_in", "register_is_the_value_index", answers.held_by_register_is_the_value_index,
      r"register is the value index"),
-    ("ch06.lands_in", "half_and_register_swapped", answers.lands_half_and_register_swapped,
+    ("ch06.lands_in", "half_and_register_swapped", answers.held_by_half_and_register_swapped,
      r"register and half are swapped"),
-    ("ch06.lands_in", "one_atom_not_the_warp_tile", answers.lands_on_the_single_atom, r"single m16n8k16 atom"),
-    ("ch06.lands_in", "b_read_with_the_atoms_8_rows", answers.lands_b_with_the_atoms_8_rows, r"N = 16 rows"),
-    ("ch06.lands_in", "row_major_index", answers.lands_row_major_index, r"column-major"),
-    ("ch06.lands_in", "b_taken_as_k_by_n", answers.lands_b_as_k_by_n, r"B tile is N x K"),
-    ("ch06.lands_in", "lane_is_the_row_address", answers.lands_lane_is_the_row_address, r"passes the row address"),
-    ("ch06.lands_in", "worked_example_hard_coded", answers.lands_hard_coded_example,
+    ("ch06.lands_in", "a_column_of_16", answers.held_by_a_column_of_16, r"32 elements\s+long"),
+    ("ch06.lands_in", "b_taken_as_k_by_n", answers.held_by_b_as_k_by_n, r"B tile is N x K"),
+    ("ch06.lands_in", "row_major_index", answers.held_by_row_major_index, r"column-major"),
+    ("ch06.lands_in", "worked_example_hard_coded", answers.held_by_hard_coded_example,
      r"same answer for every element"),
     ("ch06.ldmatrix_for", "counts_8x8_matrices", answers.choose_by_counting_8x8_matrices,
      r"counting the tile's 8x8 matrices"),
@@ -83,16 +93,16 @@ def test_the_notebooks_model_answers_earn_every_reference_point(exercise_id, ans
 
 
 @pytest.mark.cutedsl
-def test_ref_to_src_runs_unchanged_under_real_cutedsl(monkeypatch):
+def test_written_from_runs_unchanged_under_real_cutedsl(monkeypatch):
     assert_real_cutedsl_confirms_it("ch06.ref_to_src", answers.ref_to_src, monkeypatch)
 
 
 @pytest.mark.cutedsl
-def test_ref_to_src_through_cutekits_own_reference_layout_fails_under_cutedsl(monkeypatch):
+def test_written_from_through_cutekits_own_reference_layouts_fails_under_cutedsl(monkeypatch):
     """cutekit's atoms carry layout_ref_tv; CuTeDSL's do not: right on the reference tier, refused on CuTeDSL."""
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
     monkeypatch.setenv("CUTEKIT_TIERS", "reference cutedsl-cpu")
-    result = check("ch06.ref_to_src", answers.ref_to_src_with_cutekits_reference, seed=3)
+    result = check("ch06.ref_to_src", answers.written_from_with_cutekits_reference, seed=3)
     lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
     assert [criterion.tier for criterion in lost] == ["cutedsl-cpu"], str(result)
     assert "no reference layout" in lost[0].hint

@@ -218,15 +218,15 @@ def ch05_cache_key(answer, accepts, monkeypatch):
 
 
 def ch06_ref_to_src(answer, accepts, monkeypatch):
-    # register 1, half 0 is value 2 * 1 + 0; the source index holds lane (index % 32), value (index // 32)
-    index = answer(4, False)((9, 2 * 1 + 0))
-    assert (index % 32, index // 32) == (10, 2)
-    assert accepts({"num_matrices": 4, "transpose": False}) == []
+    # destination lane 9, element 2 is index 9 + 32 * 2; source index 42 is lane 42 % 32, element 42 // 32
+    index = answer(4, False, True)(9 + 32 * 2)
+    assert (index, index % 32, index // 32) == (42, 10, 1)
+    assert accepts({"num_matrices": 4, "load_transpose": False, "store_transpose": True}) == []
 
 
 def ch06_lands_in(answer, accepts, monkeypatch):
-    assert tuple(answer("B", 3, 9)) == (12, 1, 1)
-    assert accepts({"operand": "B", "row": 3, "k": 9}) == []
+    assert [tuple(holder) for holder in answer("B", 20, 5)] == [(18, 2, 1), (50, 2, 1)]
+    assert accepts({"operand": "B", "row": 20, "k": 5}) == []
 
 
 def ch06_ldmatrix_for(answer, accepts, monkeypatch):
@@ -448,9 +448,9 @@ EXAMPLES = {
                        "cache_key(torch.zeros(8, 68))", [], ch05_cache_key),
     "ch05.sum_dim0": ("sum_dim0 on a 6x1000 tensor equals torch.sum(x, dim=0); nothing outside mOut is written", [],
                       ch05_sum_dim0),
-    "ch06.ref_to_src": ("ref_to_src(4, False) sends thread 9's register 1, half 0 to lane 10, value 2", [],
-                        ch06_ref_to_src),
-    "ch06.lands_in": ("lands_in('B', 3, 9) == (12, 1, 1)", [], ch06_lands_in),
+    "ch06.ref_to_src": ("written_from(4, False, True) sends destination lane 9, element 2 (index 73) to source lane "
+                        "10, element 1 (index 42)", [], ch06_ref_to_src),
+    "ch06.lands_in": ("held_by('B', 20, 5) == [(18, 2, 1), (50, 2, 1)]", [], ch06_lands_in),
     "ch06.ldmatrix_for": ("ldmatrix_for('B', (16, 8, 16), (16, 8, 16)) == 2", [], ch06_ldmatrix_for),
     "ch06.s2r_k_block": ("load_k_block(A, out, 1): out[t, v] is A at partition_A(identity)[v, 0, 1] of thread t", [],
                          ch06_load_k_block),
