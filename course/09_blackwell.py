@@ -25,23 +25,26 @@
 # mbarriers of chapter 08 and changes the tensor core's side of the contract:
 #
 # - **One thread issues the MMA for the whole CTA.** `tcgen05.mma` (CUTLASS calls it UMMA) computes a
-#   128 x 256 x 16 block in one instruction, and a single thread issues it. Operands come from shared memory
-#   through the same kind of matrix descriptors as wgmma's.
+#   128 x 256 x 16 block of fp16 in one instruction, and a single thread issues it. Operands come from shared
+#   memory through 64-bit matrix descriptors like wgmma's (Blackwell's adds a version field and recodes the
+#   swizzle); A may also come from TMEM.
 # - **The accumulators live in tensor memory (TMEM)**, a per-SM memory of 128 lanes x 512 columns of 32-bit
 #   cells next to the tensor core, not in registers. A kernel allocates TMEM columns (`tcgen05.alloc`), the
 #   MMAs accumulate there, the epilogue's warps copy it to registers (`tcgen05.ld`), and the kernel frees it
 #   (`tcgen05.dealloc`). Registers are free for the epilogue while the next tile's MMAs run.
 # - **Completion is signalled to an mbarrier**: `tcgen05.commit` makes an mbarrier arrive once every MMA the
-#   thread issued before it has finished, the same barriers TMA reports its bytes to. So "the stage may be
+#   thread issued before it has finished: the same kind of barrier TMA reports its bytes to. So "the stage may be
 #   overwritten" and "the accumulator is ready" are both mbarrier waits; there is no `wgmma.wait_group`.
 # - **A CTA pair can share one MMA** (`CtaGroup.TWO`, PTX `cta_group::2`): the two CTAs of a cluster pair
 #   compute a 256 x N tile together, each holding half of A's rows, half of B's and half of C.
 #
 # Instruction shapes, in CuTeDSL 4.8.1's own checks: with one CTA M is 64 or 128 and N a multiple of 8 up to
 # 256; with a pair M is 128 or 256 and N a multiple of 16 up to 256 (8-bit MN-major B asks 16 and 32); K is
-# 32 bytes of A and B (16 fp16, 8 tf32, 32 int8). Only datacenter Blackwell has tcgen05: Hopper (sm_90a)
-# has wgmma, and consumer Blackwell (sm_120, the GeForce RTX 50 cards) has neither; CuTeDSL's message for
-# a tcgen05 MMA built for sm_120 sends the programmer to the warp-level `mma.sync` of chapter 07.
+# 32 bytes of A and B (16 fp16, 8 tf32, 32 int8). tcgen05 is on datacenter Blackwell (sm_100a, sm_103a) and
+# on Jetson Thor (sm_110a): CuTeDSL 4.8.1 builds a tcgen05 MMA for those (and their sm_107 sibling). Hopper
+# (sm_90a) has wgmma instead, and consumer Blackwell (sm_120/sm_121, the GeForce RTX 50 cards) has neither;
+# CuTeDSL's message for a tcgen05 MMA built for sm_120 sends the programmer to the warp-level `mma.sync` of
+# chapter 07.
 #
 # This chapter is mostly the host side: the layouts and sizes a Blackwell kernel computes before launch, with
 # cutekit's `cute` on the CPU (every result below is the one CuTeDSL 4.8.1 gives when traced for sm_100a;
@@ -151,7 +154,8 @@ assert two == 512
 # of 16 (`(16,4):(65536,2097152)`: lanes 0-15, 32-47, 64-79, 96-111) and still one column per value; an fp16
 # accumulator is **not** packed two to a column (stride 2 in 16-bit units: one value per 32-bit column), so
 # it takes as many columns as fp32. Two 128 x 256 accumulators fill the SM's 512 columns (a persistent kernel
-# keeps two, one being computed while the epilogue drains the other); a third does not fit.
+# keeps two, one being computed while the epilogue drains the other); a third does not fit (CuTeDSL rounds
+# the 768 columns up to a power of two, 1024, before it checks, hence the number in its message).
 
 # %%
 m64 = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJOR, K_MAJOR, cute.Float32,
@@ -216,8 +220,11 @@ assert str(tmem_copy.layout_tv_tiled) == "((32,4),(32,32)):((0,1),(128,4))"
 # `Ld32x32b` with 32 repetitions: each of a warp's 32 threads reads one lane, 32 bits per repetition, 32
 # repetitions: 32 fp32 columns of its own row. The strip is 128 x 32 and there are 8 of them along N. Which
 # thread gets which row follows from the hardware rule that a warp reaches only its own quarter of TMEM's
-# lanes: warp w (of the four) reads lanes 32 w to 32 w + 31. `partition_D` of the strip's coordinates for
-# threads 0, 37 and 100 (warps 0, 1, 3):
+# lanes: warp w reads lanes 32 (w % 4) to 32 (w % 4) + 31 (PTX ISA, tcgen05 data movement: each warp of a
+# warpgroup reaches its own 32 lanes). That rule is why the TV layout above gives its thread mode `(32,4)`
+# strides `(0,1)`: an atom's "thread" is a whole warp, and its 32 lanes are implied by the warp's index, not
+# spread over the layout as chapter 02's thread modes are. `partition_D` of the strip's coordinates for
+# threads 0, 37 and 100 (warps 0, 1, 3) shows the rows that come out:
 
 # %%
 for thread in (0, 37, 100):
@@ -228,8 +235,10 @@ assert str(tmem_copy.get_slice(37).partition_S(strips).layout) == "(((32,32),1),
 
 # %% [markdown]
 # Thread 37 holds row 37, columns 0-31 of each strip: a whole row per thread, where wgmma gave a thread two
-# values in each of several rows. Its `partition_S` of all the strips is `(((32,32),1),1,1,1,8)`: the 32
-# columns of one load, and 8 strips 32 columns apart.
+# rows (r and r + 8) with N/4 values in each, in pairs of adjacent columns. Its `partition_S` of all the
+# strips is `(((32,32),1),1,1,1,8)`: the source of a TMEM load is warp-wide, so the inner `(32,32)` with
+# strides `(1,65536)` is 32 columns by the warp's 32 lanes, and then 8 strips 32 columns apart; the thread's own
+# share is `partition_D`'s 32 values.
 #
 # ### 2.4 · A CTA pair: CtaGroup.TWO
 #
@@ -286,8 +295,8 @@ assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 #
 # `benchmarks/kernels/blackwell_gemm.py` is the smallest whole Blackwell GEMM the course could write with the
 # pieces above: D = A B^T in fp16 with fp32 accumulators, one CTA of four warps per 128 x 128 tile of D, two
-# stages of 64-wide k-tiles. Warp 0 allocates 128 TMEM columns (`cute.arch.alloc_tmem`). For each k-tile it then
-# waits for its stage to be free, loads A's and B's tiles with TMA as in chapter 08, waits for them and issues the
+# stages of 64-wide k-tiles. Warp 0 allocates 128 TMEM columns (`cute.arch.alloc_tmem`; the warp that allocates
+# is the warp that frees). For each k-tile it then waits, from the third k-tile on, for its stage to be free, loads A's and B's tiles with TMA as in chapter 08, waits for them and issues the
 # four 128 x 128 x 16 UMMAs with `cute.gemm` (the whole warp calls it; CuTeDSL has one thread issue the
 # instruction, and its documentation says not to wrap the call in `elect_one`);
 # `tcgen05.commit(barrier)` then makes the stage's "empty" mbarrier arrive once those MMAs have finished
@@ -301,7 +310,11 @@ assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 # CuTeDSL on this CPU (in a subprocess) and counts the PTX opcodes; where CuTeDSL is not installed (a Mac) the
 # cell says so and prints nothing else. **The kernel has not run anywhere**: no Blackwell GPU is lent to the
 # course, and cutekit's simulator does not run tcgen05 instructions yet, so this compile is all the evidence
-# there is that it is right.
+# there is that it is right. One thing it leaves out, as NVIDIA's own first tutorial GEMM for Blackwell does:
+# the PTX ISA orders tcgen05 operations across threads with `tcgen05.fence::before_thread_sync` /
+# `after_thread_sync` around the thread synchronisation (here, after the wait for "the accumulator is ready"
+# and around the block barrier before `dealloc`); CuTeDSL 4.8.1 has no `cute.arch` call for them, so whether a
+# B200 needs them in this kernel is for a run on one to show.
 
 # %%
 import os
@@ -386,10 +399,10 @@ check("ch09.operand_smem", operand_smem)
 # %% [markdown]
 # ## What to remember
 #
-# - tcgen05.mma (sm_100a/sm_103a only) is issued by one thread for the whole CTA (`thr_id` `1:0`), or for a
+# - tcgen05.mma (sm_100a/sm_103a, and Jetson Thor's sm_110a; not sm_120) is issued by one thread for the whole CTA (`thr_id` `1:0`), or for a
 #   CTA pair with `CtaGroup.TWO` (`2:1`, each CTA holding half of A, B and C); M 64/128 (pair 128/256), N up to 256.
 # - Its accumulator lives in TMEM, lane = row, one 32-bit column per value whatever the type; allocate a power
 #   of two of at least 32 columns, at most 512, for everything the CTA keeps there.
-# - The epilogue reads TMEM with `tcgen05.ld`: warp w of four reaches lanes 32 w to 32 w + 31, a thread a row.
+# - The epilogue reads TMEM with `tcgen05.ld`: warp w reaches lanes 32 (w % 4) to 32 (w % 4) + 31, a thread a row.
 # - Not yet in the course: running a Blackwell kernel. Section 3's GEMM compiles for sm_100a, but the simulator
 #   does not run tcgen05 and no Blackwell GPU is lent, so nothing here is a Blackwell result or timing.

@@ -9,13 +9,13 @@ One CTA of 128 threads computes one 128 x 128 tile of D:
      (one thread issues each, for the whole CTA), and has tcgen05.commit release the stage when they finish;
      after the last k-tile a commit signals the accumulator barrier;
   3. all four warps wait on that barrier and copy the accumulator out of TMEM (tcgen05.ld, 32x32b: warp w
-     reads TMEM lanes 32 w to 32 w + 31, one row per thread) in strips of 32 columns, convert to fp16 and store;
+     reads TMEM lanes 32 (w % 4) to 32 (w % 4) + 31, one row per thread) in strips of 32 columns, convert to fp16 and store;
   4. warp 0 frees the TMEM.
 Loads and MMAs of consecutive k-tiles overlap only through the two stages; there is no warp specialisation,
 no cluster, no persistent scheduling: it is the smallest whole kernel that uses every piece chapter 09 shows.
 
 M and N must be multiples of 128 and K of 64 (no predication). It compiles for sm_100a on a CPU
-(`compile_for_cpu`, chapter 09 section 3); it has not run anywhere: the course lends no Blackwell GPU and its
+(`cutekit.checks.compile_to_ptx(..., arch="sm_100a")`, chapter 09 section 3); it has not run anywhere: the course lends no Blackwell GPU and its
 simulator does not run tcgen05 instructions yet.
 """
 import cutlass
