@@ -180,6 +180,7 @@ class _Analysis:
         self.taints: dict = {}      # name -> (why, in words; tensor name or None: run-time only if it is a tensor)
         self.calls: dict = {}       # (line, column, end line, end column) -> ast.Call
         self.unrolled: list = []    # (first line, last line, targets) of the loops Python runs while tracing
+        self.dynamic_loops: list = []   # (first line, last line) of the loops the GPU runs (traced once)
         for parameter in function.args.args + function.args.kwonlyargs:
             kind = _annotation_name(parameter.annotation)
             if kind in _DSL_NUMBERS:
@@ -192,11 +193,13 @@ class _Analysis:
             if len(self.taints) == before:
                 break
         for node in statements:
-            if isinstance(node, ast.Call) and _called_name(node) in ("const_expr", "range_constexpr"):
+            if isinstance(node, ast.Call) and _called_name(node) in ("const_expr", "range_constexpr", "print"):
                 self.calls[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
             if isinstance(node, ast.For) and not (isinstance(node.iter, ast.Call) and
                                                   _called_name(node.iter) in _DYNAMIC_LOOPS):
                 self.unrolled.append((node.lineno, node.end_lineno, tuple(_names(node.target))))
+            elif isinstance(node, (ast.For, ast.While)):
+                self.dynamic_loops.append((node.lineno, node.end_lineno))
         self.loops_at: dict = {}    # line -> the targets of the unrolled loops around it
 
     def unrolled_at(self, line: int) -> tuple:
@@ -337,8 +340,14 @@ def _analysis(code, frame) -> _Analysis | None:
 
 
 def _analyse(code, frame) -> _Analysis | None:
+    node = _function_node(code, frame.f_globals)
+    return None if node is None else _Analysis(node)
+
+
+def _function_node(code, namespace):
+    """The ast of the function whose code is `code`, or None when its source cannot be read."""
     filename = code.co_filename
-    lines = linecache.getlines(filename, frame.f_globals)
+    lines = linecache.getlines(filename, namespace)
     if not lines:
         return None
     cached = _TREES.get(filename)
@@ -355,7 +364,7 @@ def _analyse(code, frame) -> _Analysis | None:
     for node in ast.walk(cached[1]):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name and \
                 code.co_firstlineno in (node.lineno, *(d.lineno for d in node.decorator_list[:1])):
-            return _Analysis(node)
+            return node
     return None
 
 
@@ -450,3 +459,118 @@ def _unrolled(frame) -> tuple:
 
 def _key(value):
     return value if isinstance(value, _SIMPLE) else id(value)
+
+
+# --------------------------------------------------------------------------------------------- control flow
+
+EARLY_EXIT_MESSAGE = ("Early exit ({kind}) is not allowed in {where}. A staged for/while/if runs as a whole, so it "
+                      "cannot return/break/continue out early.")
+EARLY_EXIT_HINT = ("If the condition is decided at compile time, write `if const_expr(...)` or `for ... in "
+                   "range_constexpr(...)` -- then the early exit runs in Python and is allowed")
+LOOP_ELSE_MESSAGE = "A `for`/`while` loop with an `else:` clause is not supported in compiled code."
+LOOP_ELSE_HINT = "Remove the `else:` and put its code after the loop"
+_DYNAMIC_RANGES = {"range", "range_dynamic"}    # CuTeDSL stages `for` over these; range_constexpr and others unroll
+_FLOW: dict = {}        # id of a code object -> (the refusal's text or "", the code)
+
+
+class ControlFlowError(ConstexprError):
+    """A construct CuTeDSL's rewrite of dynamic control flow rejects (a `return` in a run-time `if`, a `break` in
+    a `range` loop, a loop's `else:`): it refuses to compile the function."""
+
+
+def refuse_control_flow(function) -> None:
+    """Raise a ControlFlowError when CuTeDSL 4.8.1 would refuse `function` (a @cute.jit or @cute.kernel function)
+    for its control flow: checked once per function, from its source, as CuTeDSL's preprocessor does."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return
+    found = _FLOW.get(id(code))
+    if found is None:
+        if len(_FLOW) > 4096:
+            _FLOW.clear()
+        node = _function_node(code, getattr(function, "__globals__", {}))
+        text = "" if node is None else (_flow_refusal(node, code) or "")
+        found = _FLOW[id(code)] = (text, code)
+    if found[0]:
+        raise ControlFlowError(found[0])
+
+
+def _is_constexpr_test(test) -> bool:
+    return isinstance(test, ast.Call) and _called_name(test) in ("const_expr", "target_version")
+
+
+def _flow_refusal(function: ast.FunctionDef, code) -> str | None:
+    """The first construct (in source order, outer before inner, as CuTeDSL visits them) it refuses, in words."""
+    parts = code.co_qualname.split(".") if hasattr(code, "co_qualname") else [code.co_name]
+    where = f"`{function.name}`" + (f" in `{parts[-2]}`" if len(parts) > 1 and parts[-2] != "<locals>" else "")
+
+    def place(node) -> str:
+        line = linecache.getline(code.co_filename, node.lineno).strip()
+        from .machine.errors import where_text
+        return f"{where_text(code.co_filename, node.lineno)}: `{line}`"
+
+    def early(node, kind: str) -> str | None:
+        offender = _early_exit(node, kind)
+        if offender is None:
+            return None
+        what = type(offender).__name__.lower()
+        return (f"{EARLY_EXIT_MESSAGE.format(kind=what, where=where)} (CuTeDSL 4.8.1 refuses to compile this: "
+                f"error[UNSUP_EARLY_EXIT].) At {place(offender)}. {EARLY_EXIT_HINT}.")
+
+    def loop_else(node) -> str | None:
+        if not node.orelse:
+            return None
+        return (f"{LOOP_ELSE_MESSAGE} (CuTeDSL 4.8.1 refuses to compile this: error[UNSUP_LOOP_ELSE].) At "
+                f"{place(node)}. {LOOP_ELSE_HINT}.")
+
+    def outside_loop(node) -> str | None:
+        """A `break`/`continue` in a run-time `if` whose loop is around the `if`: CuTeDSL makes the `if`'s body
+        a function, and Python refuses the statement there (SyntaxError: 'break' outside loop)."""
+        offender = _early_exit(node, "if-loop")
+        if offender is None:
+            return None
+        what = type(offender).__name__.lower()
+        return (f"'{what}' outside loop (CuTeDSL 4.8.1 refuses to compile this with a SyntaxError: it makes the "
+                f"body of an `if` on a run-time condition a function of its own, and a `{what}` there has no loop "
+                f"around it.) At {place(offender)}. Decide the condition at compile time with "
+                f"`if cutlass.const_expr(...)`, or keep the loop going and guard its body instead.")
+
+    def visit(statements) -> str | None:
+        for node in statements:
+            found = None
+            if isinstance(node, ast.If) and not _is_constexpr_test(node.test):
+                found = early(node, "if") or outside_loop(node)
+            elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and \
+                    _called_name(node.iter) in _DYNAMIC_RANGES:
+                found = early(node, "for") or loop_else(node)
+            elif isinstance(node, ast.While) and not _is_constexpr_test(node.test):
+                found = loop_else(node) or early(node, "while")
+            if found:
+                return found
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list) and inner and not isinstance(node, (ast.FunctionDef, ast.ClassDef,
+                                                                               ast.AsyncFunctionDef)):
+                    found = visit([n for n in inner if isinstance(n, (ast.stmt, ast.excepthandler))])
+                    if found:
+                        return found
+        return None
+
+    return visit(function.body)
+
+
+def _early_exit(node, kind: str):
+    """CuTeDSL's EarlyExitChecker: the first `return`/`raise` in a staged region, or a `break`/`continue` not
+    inside a loop of the region's own (for a loop; for an `if`, kind "if-loop" finds only those)."""
+    stack = [(child, 0) for child in reversed(list(ast.iter_child_nodes(node)))]
+    while stack:
+        child, depth = stack.pop()
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(child, (ast.Return, ast.Raise)) and kind != "if-loop":
+            return child
+        if isinstance(child, (ast.Break, ast.Continue)) and depth == 0 and kind != "if":
+            return child
+        inner = depth + isinstance(child, (ast.For, ast.While))
+        stack.extend((grand, inner) for grand in reversed(list(ast.iter_child_nodes(child))))
+    return None
