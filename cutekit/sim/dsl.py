@@ -363,7 +363,7 @@ def _descriptor(mma, input):
 def _fragment(tensor):
     """An MMA fragment made in a kernel: registers, which start as garbage (memory.garbage_registers)."""
     tensor = adopt(tensor)
-    if machine.current() is not None and isinstance(tensor, SimTensor) and tensor.storage.array.dtype.kind == "f":
+    if threads.current() is not None and isinstance(tensor, SimTensor) and tensor.storage.array.dtype.kind == "f":
         tensor.storage.array[:] = numpy.nan
         tensor.storage.fresh = True
     return tensor
