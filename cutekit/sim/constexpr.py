@@ -162,7 +162,7 @@ _METHODS = {"load": "a tensor's .load()"}
 _DSL_NUMBERS = {"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
                 "Float32", "Float64", "Boolean", "Numeric", "Integer"}
 _DYNAMIC_LOOPS = {"range"}          # `range(...)` and `cutlass.range(...)`: a loop on the GPU
-_VALUE_CALLS = {"min", "max", "abs", "int", "float", "bool", "round", "Int8", "Int16", "Int32", "Int64", "Uint8",
+_VALUE_CALLS = {"min", "max", "abs", "int", "float", "bool", "round", "elem_less", "Int8", "Int16", "Int32", "Int64", "Uint8",
                 "Uint16", "Uint32", "Uint64", "Float16", "BFloat16", "Float32", "Float64", "Boolean"}
 
 _ANALYSES: dict = {}                # id of a code object -> (_Analysis or None when its source cannot be read, code)
@@ -574,3 +574,154 @@ def _early_exit(node, kind: str):
         inner = depth + isinstance(child, (ast.For, ast.While))
         stack.extend((grand, inner) for grand in reversed(list(ast.iter_child_nodes(child))))
     return None
+
+
+# --------------------------------------------------------------------------------------------- print
+
+_PRINTS: dict = {}      # (id of the code, instruction) -> (what each argument of the print there is, the code)
+_NUMBER_NAMES = {"Int8": "Int8", "Int16": "Int16", "Int32": "Int32", "Int64": "Int64", "Uint8": "Uint8",
+                 "Uint16": "Uint16", "Uint32": "Uint32", "Uint64": "Uint64", "Float16": "Float16",
+                 "BFloat16": "BFloat16", "Float32": "Float32", "Float64": "Float64", "Boolean": "Boolean"}
+
+
+def trace_args(args: tuple, frame) -> tuple:
+    """Python print's arguments as CuTeDSL's trace shows them: `?` for a run-time value (a thread's index and
+    what is computed from it, an element of a tensor, a DSL-number argument, a DSL number made in a kernel, the
+    counter of a `range` loop), `(Int32(?), Int32(?), Int32(?))` for thread_idx()'s tuple, the value otherwise.
+    The source of the print is read once per place (by the analysis const_expr uses)."""
+    key = (id(frame.f_code), frame.f_lasti)
+    site = _PRINTS.get(key)
+    if site is None:
+        if len(_PRINTS) > 4096:
+            _PRINTS.clear()
+        site = _PRINTS[key] = (_print_site(frame), frame.f_code)
+    verdicts = site[0]
+    in_kernel = machine._current[0] is not None
+    return tuple(_shown(value, verdicts[i] if i < len(verdicts) else None, frame, in_kernel)
+                 for i, value in enumerate(args))
+
+
+def _print_site(frame) -> list:
+    analysis = _analysis(frame.f_code, frame)
+    call = None if analysis is None else _call_at(analysis, frame.f_code, frame.f_lasti, frame.f_lineno, "print")
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return []
+    unrolled = set(analysis.unrolled_at(frame.f_lineno))
+    if unrolled:        # a name counting an unrolled loop here is a Python value, whatever other loops it counts
+        view = object.__new__(_Analysis)
+        view.__dict__.update(analysis.__dict__)
+        view.taints = {name: why for name, why in analysis.taints.items() if name not in unrolled}
+        analysis = view
+    return [_print_verdict(analysis, argument) for argument in call.args]
+
+
+_ONCE: dict = {}        # (id of the code, line) -> (whether the line is in a loop the GPU runs, the code)
+
+
+def traced_once(frame) -> bool:
+    """Whether the frame's line is inside a `range` or `while` loop: CuTeDSL traces its body once, so a print
+    there prints once."""
+    key = (id(frame.f_code), frame.f_lineno)
+    found = _ONCE.get(key)
+    if found is None:
+        if len(_ONCE) > 4096:
+            _ONCE.clear()
+        analysis = _analysis(frame.f_code, frame)
+        inside = analysis is not None and any(first < frame.f_lineno <= last
+                                              for first, last in analysis.dynamic_loops)
+        found = _ONCE[key] = (inside, frame.f_code)
+    return found[0]
+
+
+def _print_verdict(analysis: _Analysis, node):
+    """("run", tensor name or None), ("number",), ("tuple", [verdicts]), ("fstring", code), or None."""
+    if isinstance(node, ast.Tuple):
+        inner = [_print_verdict(analysis, element) for element in node.elts]
+        return ("tuple", inner) if any(inner) else None
+    if isinstance(node, ast.JoinedStr):
+        parts, changed = [], False
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue) and (analysis.why(part.value) is not None or
+                                                         _number_call(part.value)):
+                parts.append(ast.Constant("?"))
+                changed = True
+            else:
+                parts.append(part)
+        if not changed:
+            return None
+        expression = ast.Expression(ast.JoinedStr(parts))
+        ast.fix_missing_locations(ast.copy_location(expression.body, node))
+        return "fstring", compile(expression, "<print>", "eval")
+    found = analysis.why(node)
+    if found is not None:
+        return "run", found[1]
+    return ("number",) if _number_call(node) else None
+
+
+def _number_call(node) -> bool:
+    """`cutlass.Int32(3)` and the like, or arithmetic on one: a DSL number, a run-time value in a kernel."""
+    if isinstance(node, ast.Call):
+        return _called_name(node) in _NUMBER_NAMES
+    if isinstance(node, ast.BinOp):
+        return _number_call(node.left) or _number_call(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _number_call(node.operand)
+    return False
+
+
+class _Shown(str):
+    """A text print shows as it is (str) and a tuple shows as it is too (repr)."""
+
+    def __repr__(self):
+        return str(self)
+
+
+def _scalar(value) -> bool:
+    return isinstance(value, (bool, int, float, numpy.generic)) or (
+        isinstance(value, numpy.ndarray) and getattr(machine._current[0], "vectorized", False))
+
+
+def _named(value) -> str:
+    """How CuTeDSL writes a run-time number inside a tuple: Int32(?), Float32(?), Boolean(?)."""
+    if isinstance(value, (bool, numpy.bool_)):
+        return "Boolean(?)"
+    if isinstance(value, (float, numpy.floating)):
+        return "Float32(?)"
+    if isinstance(value, numpy.ndarray):
+        return "Boolean(?)" if value.dtype == bool else "Float32(?)" if value.dtype.kind == "f" else "Int32(?)"
+    return "Int32(?)"
+
+
+def _shown(value, verdict, frame, in_kernel: bool):
+    from .machine.failures import Dim3
+    if isinstance(value, Dim3):
+        return _Shown("(Int32(?), Int32(?), Int32(?))")
+    if verdict is None:
+        if isinstance(value, numpy.ndarray) and getattr(machine._current[0], "vectorized", False):
+            return _Shown("?")
+        return value
+    kind = verdict[0]
+    if kind == "run":
+        if verdict[1] is not None and not _is_tensor(frame, verdict[1]):
+            return value
+        if _scalar(value):
+            return _Shown("?")
+        if type(value) is tuple and all(_scalar(v) for v in value):
+            return _Shown("(" + ", ".join(_named(v) for v in value) + ")")
+        return value
+    if kind == "number":
+        return _Shown("?") if in_kernel and _scalar(value) else value
+    if kind == "tuple":
+        if type(value) is not tuple or len(value) != len(verdict[1]):
+            return value
+        parts = []
+        for element, inner in zip(value, verdict[1]):
+            shown = _shown(element, inner, frame, in_kernel)
+            parts.append(_named(element) if isinstance(shown, _Shown) and shown == "?" else repr(shown))
+        return _Shown("(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")")
+    if kind == "fstring":
+        try:
+            return eval(verdict[1], frame.f_globals, frame.f_locals)    # noqa: S307 - the learner's own f-string
+        except Exception:  # noqa: BLE001 - print what Python computed
+            return value
+    return value
