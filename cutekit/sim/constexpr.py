@@ -162,7 +162,7 @@ _METHODS = {"load": "a tensor's .load()"}
 _DSL_NUMBERS = {"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
                 "Float32", "Float64", "Boolean", "Numeric", "Integer"}
 _DYNAMIC_LOOPS = {"range"}          # `range(...)` and `cutlass.range(...)`: a loop on the GPU
-_VALUE_CALLS = {"min", "max", "abs", "int", "float", "bool", "round", "Int8", "Int16", "Int32", "Int64", "Uint8",
+_VALUE_CALLS = {"min", "max", "abs", "int", "float", "bool", "round", "elem_less", "Int8", "Int16", "Int32", "Int64", "Uint8",
                 "Uint16", "Uint32", "Uint64", "Float16", "BFloat16", "Float32", "Float64", "Boolean"}
 
 _ANALYSES: dict = {}                # id of a code object -> (_Analysis or None when its source cannot be read, code)
@@ -183,6 +183,7 @@ class _Analysis:
         self.line = 0               # only inside their loop (the name may count an unrolled loop elsewhere)
         self.calls: dict = {}       # (line, column, end line, end column) -> ast.Call
         self.unrolled: list = []    # (first line, last line, targets) of the loops Python runs while tracing
+        self.dynamic_loops: list = []   # (first line, last line) of the loops the GPU runs (traced once)
         for parameter in function.args.args + function.args.kwonlyargs:
             kind = _annotation_name(parameter.annotation)
             if kind in _DSL_NUMBERS:
@@ -195,11 +196,13 @@ class _Analysis:
             if (len(self.taints), sum(map(len, self.counters.values()))) == before:
                 break
         for node in statements:
-            if isinstance(node, ast.Call) and _called_name(node) in ("const_expr", "range_constexpr"):
+            if isinstance(node, ast.Call) and _called_name(node) in ("const_expr", "range_constexpr", "print"):
                 self.calls[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
             if isinstance(node, ast.For) and not (isinstance(node.iter, ast.Call) and
                                                   _called_name(node.iter) in _DYNAMIC_LOOPS):
                 self.unrolled.append((node.lineno, node.end_lineno, tuple(_names(node.target))))
+            elif isinstance(node, (ast.For, ast.While)):
+                self.dynamic_loops.append((node.lineno, node.end_lineno))
         self.loops_at: dict = {}    # line -> the targets of the unrolled loops around it
 
     def unrolled_at(self, line: int) -> tuple:
@@ -349,8 +352,14 @@ def _analysis(code, frame) -> _Analysis | None:
 
 
 def _analyse(code, frame) -> _Analysis | None:
+    node = _function_node(code, frame.f_globals)
+    return None if node is None else _Analysis(node)
+
+
+def _function_node(code, namespace):
+    """The ast of the function whose code is `code`, or None when its source cannot be read."""
     filename = code.co_filename
-    lines = linecache.getlines(filename, frame.f_globals)
+    lines = linecache.getlines(filename, namespace)
     if not lines:
         return None
     cached = _TREES.get(filename)
@@ -367,7 +376,7 @@ def _analyse(code, frame) -> _Analysis | None:
     for node in ast.walk(cached[1]):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name and \
                 code.co_firstlineno in (node.lineno, *(d.lineno for d in node.decorator_list[:1])):
-            return _Analysis(node)
+            return node
     return None
 
 
@@ -588,3 +597,269 @@ def _traced_refusals(function, code) -> list:
 
     block(analysis.node.body, [])
     return found
+
+
+# --------------------------------------------------------------------------------------------- control flow
+
+EARLY_EXIT_MESSAGE = ("Early exit ({kind}) is not allowed in {where}. A staged for/while/if runs as a whole, so it "
+                      "cannot return/break/continue out early.")
+EARLY_EXIT_HINT = ("If the condition is decided at compile time, write `if const_expr(...)` or `for ... in "
+                   "range_constexpr(...)` -- then the early exit runs in Python and is allowed")
+LOOP_ELSE_MESSAGE = "A `for`/`while` loop with an `else:` clause is not supported in compiled code."
+LOOP_ELSE_HINT = "Remove the `else:` and put its code after the loop"
+_DYNAMIC_RANGES = {"range", "range_dynamic"}    # CuTeDSL stages `for` over these; range_constexpr and others unroll
+_FLOW: dict = {}        # id of a code object -> (the refusal's text or "", the code)
+
+
+class ControlFlowError(ConstexprError):
+    """A construct CuTeDSL's rewrite of dynamic control flow rejects (a `return` in a run-time `if`, a `break` in
+    a `range` loop, a loop's `else:`): it refuses to compile the function."""
+
+
+def refuse_control_flow(function) -> None:
+    """Raise a ControlFlowError when CuTeDSL 4.8.1 would refuse `function` (a @cute.jit or @cute.kernel function)
+    for its control flow: checked once per function, from its source, as CuTeDSL's preprocessor does."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return
+    found = _FLOW.get(id(code))
+    if found is None:
+        if len(_FLOW) > 4096:
+            _FLOW.clear()
+        node = _function_node(code, getattr(function, "__globals__", {}))
+        text = "" if node is None else (_flow_refusal(node, code) or "")
+        found = _FLOW[id(code)] = (text, code)
+    if found[0]:
+        raise ControlFlowError(found[0])
+
+
+def _is_constexpr_test(test) -> bool:
+    return isinstance(test, ast.Call) and _called_name(test) in ("const_expr", "target_version")
+
+
+def _flow_refusal(function: ast.FunctionDef, code) -> str | None:
+    """The first construct (in source order, outer before inner, as CuTeDSL visits them) it refuses, in words."""
+    parts = code.co_qualname.split(".") if hasattr(code, "co_qualname") else [code.co_name]
+    where = f"`{function.name}`" + (f" in `{parts[-2]}`" if len(parts) > 1 and parts[-2] != "<locals>" else "")
+
+    def place(node) -> str:
+        line = linecache.getline(code.co_filename, node.lineno).strip()
+        from .machine.errors import where_text
+        return f"{where_text(code.co_filename, node.lineno)}: `{line}`"
+
+    def early(node, kind: str) -> str | None:
+        offender = _early_exit(node, kind)
+        if offender is None:
+            return None
+        what = type(offender).__name__.lower()
+        return (f"{EARLY_EXIT_MESSAGE.format(kind=what, where=where)} (CuTeDSL 4.8.1 refuses to compile this: "
+                f"error[UNSUP_EARLY_EXIT].) At {place(offender)}. {EARLY_EXIT_HINT}.")
+
+    def loop_else(node) -> str | None:
+        if not node.orelse:
+            return None
+        return (f"{LOOP_ELSE_MESSAGE} (CuTeDSL 4.8.1 refuses to compile this: error[UNSUP_LOOP_ELSE].) At "
+                f"{place(node)}. {LOOP_ELSE_HINT}.")
+
+    def outside_loop(node) -> str | None:
+        """A `break`/`continue` in a run-time `if` whose loop is around the `if`: CuTeDSL makes the `if`'s body
+        a function, and Python refuses the statement there (SyntaxError: 'break' outside loop)."""
+        offender = _early_exit(node, "if-loop")
+        if offender is None:
+            return None
+        what = type(offender).__name__.lower()
+        return (f"'{what}' outside loop (CuTeDSL 4.8.1 refuses to compile this with a SyntaxError: it makes the "
+                f"body of an `if` on a run-time condition a function of its own, and a `{what}` there has no loop "
+                f"around it.) At {place(offender)}. Decide the condition at compile time with "
+                f"`if cutlass.const_expr(...)`, or keep the loop going and guard its body instead.")
+
+    def visit(statements) -> str | None:
+        for node in statements:
+            found = None
+            if isinstance(node, ast.If) and not _is_constexpr_test(node.test):
+                found = early(node, "if") or outside_loop(node)
+            elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and \
+                    _called_name(node.iter) in _DYNAMIC_RANGES:
+                found = early(node, "for") or loop_else(node)
+            elif isinstance(node, ast.While) and not _is_constexpr_test(node.test):
+                found = loop_else(node) or early(node, "while")
+            if found:
+                return found
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list) and inner and not isinstance(node, (ast.FunctionDef, ast.ClassDef,
+                                                                               ast.AsyncFunctionDef)):
+                    found = visit([n for n in inner if isinstance(n, (ast.stmt, ast.excepthandler))])
+                    if found:
+                        return found
+        return None
+
+    return visit(function.body)
+
+
+def _early_exit(node, kind: str):
+    """CuTeDSL's EarlyExitChecker: the first `return`/`raise` in a staged region, or a `break`/`continue` not
+    inside a loop of the region's own (for a loop; for an `if`, kind "if-loop" finds only those)."""
+    stack = [(child, 0) for child in reversed(list(ast.iter_child_nodes(node)))]
+    while stack:
+        child, depth = stack.pop()
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(child, (ast.Return, ast.Raise)) and kind != "if-loop":
+            return child
+        if isinstance(child, (ast.Break, ast.Continue)) and depth == 0 and kind != "if":
+            return child
+        inner = depth + isinstance(child, (ast.For, ast.While))
+        stack.extend((grand, inner) for grand in reversed(list(ast.iter_child_nodes(child))))
+    return None
+
+
+# --------------------------------------------------------------------------------------------- print
+
+_PRINTS: dict = {}      # (id of the code, instruction) -> (what each argument of the print there is, the code)
+_NUMBER_NAMES = {"Int8": "Int8", "Int16": "Int16", "Int32": "Int32", "Int64": "Int64", "Uint8": "Uint8",
+                 "Uint16": "Uint16", "Uint32": "Uint32", "Uint64": "Uint64", "Float16": "Float16",
+                 "BFloat16": "BFloat16", "Float32": "Float32", "Float64": "Float64", "Boolean": "Boolean"}
+
+
+def trace_args(args: tuple, frame) -> tuple:
+    """Python print's arguments as CuTeDSL's trace shows them: `?` for a run-time value (a thread's index and
+    what is computed from it, an element of a tensor, a DSL-number argument, a DSL number made in a kernel, the
+    counter of a `range` loop), `(Int32(?), Int32(?), Int32(?))` for thread_idx()'s tuple, the value otherwise.
+    The source of the print is read once per place (by the analysis const_expr uses)."""
+    key = (id(frame.f_code), frame.f_lasti)
+    site = _PRINTS.get(key)
+    if site is None:
+        if len(_PRINTS) > 4096:
+            _PRINTS.clear()
+        site = _PRINTS[key] = (_print_site(frame), frame.f_code)
+    verdicts = site[0]
+    in_kernel = machine._current[0] is not None
+    return tuple(_shown(value, verdicts[i] if i < len(verdicts) else None, frame, in_kernel)
+                 for i, value in enumerate(args))
+
+
+def _print_site(frame) -> list:
+    analysis = _analysis(frame.f_code, frame)
+    call = None if analysis is None else _call_at(analysis, frame.f_code, frame.f_lasti, frame.f_lineno, "print")
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return []
+    unrolled = set(analysis.unrolled_at(frame.f_lineno))
+    if unrolled:        # a name counting an unrolled loop here is a Python value, whatever other loops it counts
+        view = object.__new__(_Analysis)
+        view.__dict__.update(analysis.__dict__)
+        view.taints = {name: why for name, why in analysis.taints.items() if name not in unrolled}
+        analysis = view
+    return [_print_verdict(analysis, argument) for argument in call.args]
+
+
+_ONCE: dict = {}        # (id of the code, line) -> (whether the line is in a loop the GPU runs, the code)
+
+
+def traced_once(frame) -> bool:
+    """Whether the frame's line is inside a `range` or `while` loop: CuTeDSL traces its body once, so a print
+    there prints once."""
+    key = (id(frame.f_code), frame.f_lineno)
+    found = _ONCE.get(key)
+    if found is None:
+        if len(_ONCE) > 4096:
+            _ONCE.clear()
+        analysis = _analysis(frame.f_code, frame)
+        inside = analysis is not None and any(first < frame.f_lineno <= last
+                                              for first, last in analysis.dynamic_loops)
+        found = _ONCE[key] = (inside, frame.f_code)
+    return found[0]
+
+
+def _print_verdict(analysis: _Analysis, node):
+    """("run", tensor name or None), ("number",), ("tuple", [verdicts]), ("fstring", code), or None."""
+    if isinstance(node, ast.Tuple):
+        inner = [_print_verdict(analysis, element) for element in node.elts]
+        return ("tuple", inner) if any(inner) else None
+    if isinstance(node, ast.JoinedStr):
+        parts, changed = [], False
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue) and (analysis.why(part.value) is not None or
+                                                         _number_call(part.value)):
+                parts.append(ast.Constant("?"))
+                changed = True
+            else:
+                parts.append(part)
+        if not changed:
+            return None
+        expression = ast.Expression(ast.JoinedStr(parts))
+        ast.fix_missing_locations(ast.copy_location(expression.body, node))
+        return "fstring", compile(expression, "<print>", "eval")
+    found = analysis.why(node)
+    if found is not None:
+        return "run", found[1]
+    return ("number",) if _number_call(node) else None
+
+
+def _number_call(node) -> bool:
+    """`cutlass.Int32(3)` and the like, or arithmetic on one: a DSL number, a run-time value in a kernel."""
+    if isinstance(node, ast.Call):
+        return _called_name(node) in _NUMBER_NAMES
+    if isinstance(node, ast.BinOp):
+        return _number_call(node.left) or _number_call(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _number_call(node.operand)
+    return False
+
+
+class _Shown(str):
+    """A text print shows as it is (str) and a tuple shows as it is too (repr)."""
+
+    def __repr__(self):
+        return str(self)
+
+
+def _scalar(value) -> bool:
+    return isinstance(value, (bool, int, float, numpy.generic)) or (
+        isinstance(value, numpy.ndarray) and getattr(machine._current[0], "vectorized", False))
+
+
+def _named(value) -> str:
+    """How CuTeDSL writes a run-time number inside a tuple: Int32(?), Float32(?), Boolean(?)."""
+    if isinstance(value, (bool, numpy.bool_)):
+        return "Boolean(?)"
+    if isinstance(value, (float, numpy.floating)):
+        return "Float32(?)"
+    if isinstance(value, numpy.ndarray):
+        return "Boolean(?)" if value.dtype == bool else "Float32(?)" if value.dtype.kind == "f" else "Int32(?)"
+    return "Int32(?)"
+
+
+def _shown(value, verdict, frame, in_kernel: bool):
+    from .machine.failures import Dim3
+    if isinstance(value, Dim3):
+        return _Shown("(Int32(?), Int32(?), Int32(?))")
+    if verdict is None:
+        if isinstance(value, numpy.ndarray) and getattr(machine._current[0], "vectorized", False):
+            return _Shown("?")
+        return value
+    kind = verdict[0]
+    if kind == "run":
+        if verdict[1] is not None and not _is_tensor(frame, verdict[1]):
+            return value
+        if _scalar(value):
+            return _Shown("?")
+        if type(value) is tuple and all(_scalar(v) for v in value):
+            return _Shown("(" + ", ".join(_named(v) for v in value) + ")")
+        return value
+    if kind == "number":
+        return _Shown("?") if in_kernel and _scalar(value) else value
+    if kind == "tuple":
+        if type(value) is not tuple or len(value) != len(verdict[1]):
+            return value
+        parts = []
+        for element, inner in zip(value, verdict[1]):
+            shown = _shown(element, inner, frame, in_kernel)
+            parts.append(_named(element) if isinstance(shown, _Shown) and shown == "?" else repr(shown))
+        return _Shown("(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")")
+    if kind == "fstring":
+        try:
+            return eval(verdict[1], frame.f_globals, frame.f_locals)    # noqa: S307 - the learner's own f-string
+        except Exception:  # noqa: BLE001 - print what Python computed
+            return value
+    return value

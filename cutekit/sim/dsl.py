@@ -191,10 +191,14 @@ def jit(function=None, **options):
     if function is None:
         return lambda f: jit(f, **options)
     _dsl_range(function)
+    source, checked = function, [False]
     function = dynamic.arguments_of(function)       # int arguments not marked Constexpr print `?` when traced
 
     @functools.wraps(function)
     def run_jit(*args, **kwargs):
+        if not checked[0]:          # CuTeDSL refuses a `return` in a run-time `if` (...) when it compiles
+            constexpr.refuse_control_flow(source)
+            checked[0] = True
         with LEARNER_FRAMES:        # a kernel's failure reaches the learner without this frame
             if threads.current() is not None:       # a device helper called from a kernel
                 return function(*args, **kwargs)
@@ -228,6 +232,7 @@ class Kernel:
     def __call__(self, *args, **kwargs):
         if threads.current() is not None:
             raise CuteError(f"{self.function.__name__}: a kernel cannot be launched from device code")
+        constexpr.refuse_control_flow(self.function)    # once per function (cached): CuTeDSL's compile-time refusals
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as error:

@@ -88,13 +88,14 @@ def _trace_print(*args, **kwargs):
     thread = threads.current()
     if thread is None:
         if _STATE.mode != "run":
-            _PRINT(*args, **kwargs)
+            _PRINT(*_constexpr().trace_args(args, sys._getframe(1)), **kwargs)
         return
     if not _STATE.kernel_prints:
         return
     if getattr(thread, "vectorized", False):        # a launch run as vectors (memory/vector.py)
         frame = sys._getframe(1)
-        return VECTOR_PRINT[0](args, kwargs, (frame.f_code.co_filename, frame.f_lineno))
+        return VECTOR_PRINT[0](_constexpr().trace_args(args, frame), kwargs,
+                               (frame.f_code.co_filename, frame.f_lineno))
     launch = thread.block.launch
     printed = launch.__dict__.get("_traced_lines")
     if printed is None:
@@ -102,9 +103,16 @@ def _trace_print(*args, **kwargs):
     frame = sys._getframe(1)
     line = (frame.f_code.co_filename, frame.f_lineno)
     if thread.linear == 0 and not any(thread.block_idx):
+        if line in printed and _constexpr().traced_once(frame):
+            return          # a `range` loop's body is traced once
         printed.add(line)
     elif line in printed:
         return
     else:
         printed.add(line)
-    _PRINT(*args, **kwargs)
+    _PRINT(*_constexpr().trace_args(args, frame), **kwargs)
+
+
+def _constexpr():
+    from .. import constexpr        # the simulator's source analysis (it imports this module)
+    return constexpr
