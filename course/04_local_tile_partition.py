@@ -293,9 +293,9 @@ assert cells == [(9, 19), (11, 19), (9, 22), (11, 22)] and inside == [True, Fals
 #
 # Write `tile_of(tensor, tiler, coord, proj)`: what `cute.local_tile(tensor, tiler, coord, proj=proj)`
 # returns, with `zipped_divide` and one slice (`local_tile` is switched off while it is checked). The
-# tiler, the coordinate and `proj` have one entry per mode of a GEMM, (M, N, K), as in section 5, and the
-# tensor is A (M, K), B (N, K) or C (M, N); a `None` in `coord` keeps every tile of its mode (section 4). The
-# check asks for the three tiles of other GEMMs, with the `None` in other places, and for 2-D and 3-D tensors
+# tiler, the coordinate and `proj` have one entry per mode of the problem: (M, N, K) for a GEMM's A (M, K),
+# B (N, K) or C (M, N), as in section 5; for the other tensors one per tensor mode, `proj` all 1s; a `None`
+# in `coord` keeps every tile of its mode (section 4). The check asks for the three tiles of other GEMMs, with the `None` in other places, and for 2-D and 3-D tensors
 # whose every mode the tiler keeps (`proj` all 1s). Section 5's `gA` is
 # `tile_of(mA, (16, 8, 4), (1, 2, None), (1, None, 1))`, which prints `tensor<(16,0) o (16,4,8):(1@0,1@1,4@1)>`.
 
@@ -555,7 +555,7 @@ else:
 # > **Elsewhere you may read** a kernel that builds this coordinate tensor `cC` for the shapes a tile does not
 # > divide, slices it per block, and leaves the copy itself "(TBA.)" ("Notes on CuTeDSL"). The predicated
 # > copy is the `if cute.elem_less(...)` of `add_kernel`, run above on three shapes that 16x128 does not
-# > divide and asserted equal to `torch.add`. That kernel partitions with a TiledCopy (`partition_S`), which
+# > divide and asserted equal to `torch.add`. The tutorial's kernel partitions with a TiledCopy (`partition_S`), which
 # > chapter 05 teaches, with 128-bit loads, on a row-sum kernel.
 
 # %% [markdown]

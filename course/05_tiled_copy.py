@@ -346,8 +346,9 @@ print("cuda style, 16x1000: equal to torch.sum on", backend.name)
 # **Why `warp_idx()` comes before the `if`.** In CuTeDSL `cute.arch.warp_idx()` is not a plain division of
 # the thread index: it broadcasts lane 0's value with a `shfl.sync` over all 32 lanes (so the compiler knows
 # it is the same in the whole warp). Called inside `if lane_idx() == 0:`, only one lane reaches that
-# shuffle, which names all 32 lanes: PTX leaves that undefined, and on an H100 the warp waited for the other
-# 31 forever, a hung kernel. (Compiled for sm_80 on the CPU, such a kernel's PTX has
+# shuffle, which names all 32 lanes. CUDA calls that undefined (every lane a shuffle's mask names must execute
+# it); PTX for sm_70 and later has the lane wait for the other 31, which never come: on an H100 such a kernel
+# hung. (Compiled for sm_80 on the CPU, such a kernel's PTX has
 # `shfl.sync.idx.b32 ..., -1` inside the branch only lane 0 takes.) The simulator holds every warp
 # collective until all the lanes it names arrive, so it stops there with a `DeadlockError` naming the
 # lanes that came and where the others wait. Below, version 1 with that one line moved into the `if`

@@ -477,12 +477,12 @@ check("ch03.tiler_from_picture", tiler_from_picture)
 #
 # Section 5 divided row-major matrices whose rows are N elements apart. A matrix may be stored other ways:
 # column-major (stride 1 down a column, M from one column to the next), or padded, its rows (or columns) further apart than it is wide (or tall): a
-# leading dimension, CUDA's `lda`, larger than N, as in `(M,N):(N+4,1)`. Write `zipped_text(shape, stride,
+# leading dimension, BLAS's `lda`, larger than N, as in `(M,N):(N+4,1)`. Write `zipped_text(shape, stride,
 # tiler)`: the string `print` shows for `cute.zipped_divide(cute.make_layout(shape, stride=stride), tiler)`,
 # for a two-mode `shape` `(M, N)`, its `stride`, and a tiler `(tile_m, tile_n)` whose sizes divide M and N.
 # The check's matrices are column-major, padded either way, or row-major; some of its tiles are one row or one
-# column thick, some as tall or as wide as the matrix. Work it out from the rule (the divides are switched
-# off): `zipped_text((8, 12), (1, 8), (4, 3))` is `((4,3),(2,4)):((1,8),(4,24))`, as CuTe prints it:
+# column thick, some as tall or as wide as the matrix. Work it out from section 4's reading of a zipped divide and its rule
+# that a mode of size 1 prints stride 0 (the divides are switched off): `zipped_text((8, 12), (1, 8), (4, 3))` is `((4,3),(2,4)):((1,8),(4,24))`, as CuTe prints it:
 
 # %%
 example = cute.zipped_divide(cute.make_layout((8, 12), stride=(1, 8)), (4, 3))

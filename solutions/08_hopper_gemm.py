@@ -40,7 +40,8 @@
 #   instructions instead).
 #
 # This chapter reads `benchmarks/kernels/hopper_gemm.py`, a complete Hopper GEMM written with CuTeDSL
-# (measured on an H100 at 0.98-1.02 of NVIDIA's CuTeDSL Hopper example and of torch.matmul, section 4),
+# (measured on an H100 at 0.98-1.02 of NVIDIA's CuTeDSL Hopper example and 0.98-1.01 of torch.matmul,
+# section 4),
 # one step at a time: the shared-memory layout atoms that TMA and wgmma both read, the TMA copy and its
 # box, mbarriers with their transaction counts and phases, the producer/consumer pipeline of stages, the
 # warpgroup MMA and its accumulator layout, and the epilogue. All of it works on a CPU: cutekit's simulator
@@ -845,8 +846,10 @@ check("ch08.smem_layout", smem_layout)
 # CTAs along M (one cluster column) need the same B tile, and the `cluster_n` CTAs along N (one cluster row)
 # the same A tile. Each shared tile is multicast as B is in section 3.3: every CTA that needs it loads an
 # equal share of its rows, and the copy engine writes each share into all of them. Write
-# `tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype)`: a dict with the box (a tuple in the tensor's modes) each
-# CTA's TMA copy of A loads (`"A"`, A is (M, K)), the box it loads of B (`"B"`, B is (N, K)), and the bytes the
+# `tma_plan(bm, bn, bk, cluster_m, cluster_n, dtype)`: a dict with the part of A's tile (a tuple in the
+# tensor's modes, rows and K) each CTA loads with TMA and multicasts (`"A"`, A is (M, K); where K holds more
+# bytes than a 128-byte-swizzled box, the copy takes it in several boxes), the part of B's tile it loads
+# (`"B"`, B is (N, K)), and the bytes the
 # stage's full barrier expects (`"expect_tx"`). `tma_plan(128, 256, 64, 2, 2, Float16)` is
 # `{'A': (64, 64), 'B': (128, 64), 'expect_tx': 49152}`.
 
