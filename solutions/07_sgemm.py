@@ -566,7 +566,7 @@ assert s2r_A_m_major.layout_tv_tiled == s2r_A.layout_tv_tiled == tiled_mma.tv_la
 # The two copies have the same `layout_tv_tiled`, the MMA's A layout: a TiledCopy's TV layout says which
 # elements each thread ends up with, not whether the instruction can fetch them from this shared-memory
 # layout. The rule: a K-major operand takes the plain `ldmatrix`, an M-major A (or N-major B) the
-# transposed one. Exercise 4 asks for it.
+# transposed one. Exercise 4 joins it to chapter 06 section 7's x1, x2 or x4.
 #
 # **The host-only dump.** Every layout the tensor-core kernel uses, in one place, computed without a GPU
 # (ordinary Python on the reference algebra):
@@ -1287,19 +1287,24 @@ def schedule(k_tiles, stages, ahead):
 check("ch07.pipeline_stages", schedule)
 
 # %% [markdown]
-# ### Exercise 4 · The S2R copy
+# ### Exercise 4 · The S2R copy for one, two or three n8 atoms per warp
 #
 # Write `s2r_copy(tiled_mma, operand, major)`: the shared-to-register TiledCopy for `operand` ("A" or "B") of
-# a tensor-core TiledMMA, built from `ldmatrix` of four 8x8 fp16 matrices, for a shared-memory tile that is
-# K-contiguous (`major="K"`, as in the kernel) or M-contiguous for A / N-contiguous for B (`major="MN"`).
-# The check hands you the kernel's kind of TiledMMA (warps M-fastest, two n8 atoms per warp) on other warp
-# counts, simulates your copy on a tile of known values and compares every thread's registers with the MMA's
-# fragment.
+# a tensor-core TiledMMA of the kernel's kind (m16n8k16 atoms, warps M-fastest, each warp 16 rows of M) whose
+# warps each hold one, two or three n8 atoms along N, for a shared-memory tile that is K-contiguous
+# (`major="K"`) or M-contiguous for A / N-contiguous for B (`major="MN"`). Build it from the largest `ldmatrix`
+# (x4, x2 or x1) that fits the operand: chapter 06 section 7's rule, applied to the TiledMMA you are handed,
+# and section 5's rule for plain or transposed. Section 5's copies are the kernel's case, two n8 atoms per
+# warp (`s2r_copy(tiled_mma, "A", "MN")` is section 5's `s2r_A_m_major`); section 3's unpermuted TiledMMA is
+# the one-atom case. The check hands you such TiledMMAs on up to 4 warps, simulates your copy on a tile of
+# known values and compares every thread's registers with the MMA's fragment.
 
 # %%
 def s2r_copy(tiled_mma, operand, major):
     ### BEGIN SOLUTION
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(major == "MN", 4), cute.Float16)
+    warp_n = tiled_mma.get_tile_size(1) // cute.size(tiled_mma.thr_layout_vmnk, mode=[2])   # one warp's N
+    matrices = 4 if operand == "A" or warp_n % 16 == 0 else 2        # B's value modes (4, warp_n / 8, 1)
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(major == "MN", matrices), cute.Float16)
     make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
     return make(atom, tiled_mma)
     ### END SOLUTION

@@ -54,11 +54,12 @@ def exercise_tiled_mma(warps_m, warps_n):
                                permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
 
 
-def kernel_tiled_mma(warps_m, warps_n):
-    """The kernel's TiledMMA generalized (warps M-fastest, two n8 atoms per warp): what exercise 4 is given."""
+def kernel_tiled_mma(warps_m, warps_n, atoms_n=2):
+    """The kernel's TiledMMA generalized (warps M-fastest, `atoms_n` n8 atoms per warp; the kernel has two):
+    what exercise 4 is given."""
     from cutekit import cute
     return cute.make_tiled_mma(_fp16_atom(cute), cute.make_layout((warps_m, warps_n, 1)),
-                               permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
+                               permutation_mnk=(16 * warps_m, 8 * atoms_n * warps_n, 16))
 
 
 def _learner_in_cutedsl(answer, wrapper: str, calls: list):
@@ -537,13 +538,30 @@ S2R_K = 32          # the simulated tile's K: two k-blocks
 
 
 def _s2r_cases(rng):
-    """Both operands in both major orders on every draw, each on its own arrangement of at most 4 warps (each
-    case is simulated), the first two with warps_m != warps_n, where A's and B's tiles differ in size."""
-    uneven = rng.sample([(2, 1), (1, 2), (4, 1), (1, 4)], 2)
-    rest = rng.sample([arrangement for arrangement in [(1, 1), (2, 2), (2, 1), (1, 2)] if arrangement not in uneven], 2)
-    kinds = [("A", "MN"), ("B", "K"), ("B", "MN"), ("A", "K")]
-    return [{"warps_m": m, "warps_n": n, "operand": operand, "major": major}
-            for (m, n), (operand, major) in zip(uneven + rest, kinds)]
+    """Five cases on every draw, each on its own arrangement of at most 4 warps (each case is simulated): both
+    operands in both major orders, B with one, two and three n8 atoms per warp (x2, x4, x2: the three atoms hold
+    12 values of B per thread, a whole number of x4s, and still no x4 fits) and A with one or three, the first two
+    with warps_m != warps_n, where A's and B's tiles differ in size."""
+    a_atoms = rng.choice([1, 3])
+    uneven = [rng.choice([(2, 1), (4, 1)] if a_atoms == 1 else [(2, 1)]),
+              rng.choice([(1, 2), (1, 4)])]     # B's one atom per warp on 2 or 4 warps along N: N = 16 or 32
+    rest = rng.sample([(1, 1), (2, 2), (2, 1), (1, 2)], 3)
+    arrangements = uneven + rest
+    kinds = [("A", "MN", a_atoms), ("B", "K", 1), ("B", "MN", 2), ("B", "K", 3), ("A", "K", 2)]
+    cases = []
+    for (m, n), (operand, major, atoms_n) in zip(arrangements, kinds):
+        if atoms_n == 3 and m * n > 2:          # three atoms on at most two warps: the simulated tile stays small
+            m, n = (1, 2) if n > 1 else (2, 1)
+        cases.append({"warps_m": m, "warps_n": n, "atoms_n": atoms_n, "operand": operand, "major": major})
+    return cases
+
+
+def s2r_matrices(case) -> int:
+    """Chapter 06 section 7's rule on the kernel's TiledMMA: A of m16n8k16 takes x4 over any warp tile; B's value
+    modes are (4, atoms_n, 1) per warp, so x4 fits only where the n8 atoms per warp come in pairs."""
+    # the first two cases have warps_m != warps_n; B's one-atom case has warps_n > 1, where the TiledMMA's N is a
+    # multiple of 16 although one warp's is not
+    return 4 if case["operand"] == "A" or case["atoms_n"] % 2 == 0 else 2
 
 
 @functools.lru_cache(maxsize=8)
@@ -570,9 +588,10 @@ def _reference_s2r(case, operand=None, transpose=None):
     from cutekit import cute
     operand = operand or case["operand"]
     transpose = case["major"] == "MN" if transpose is None else transpose
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, 4), cute.Float16)
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, s2r_matrices(dict(case, operand=operand))),
+                               cute.Float16)
     make = cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
-    return make(atom, kernel_tiled_mma(case["warps_m"], case["warps_n"]))
+    return make(atom, kernel_tiled_mma(case["warps_m"], case["warps_n"], case["atoms_n"]))
 
 
 def _simulated_s2r(tiled_copy, case) -> dict:
@@ -589,12 +608,13 @@ def _simulated_s2r(tiled_copy, case) -> dict:
     import cutlass.cute as cute
     from cutlass.cute.runtime import from_dlpack
 
-    warps_m, warps_n, operand = case["warps_m"], case["warps_n"], case["operand"]
-    rows = 16 * (warps_m if operand == "A" else warps_n)
+    warps_m, warps_n, atoms_n, operand = case["warps_m"], case["warps_n"], case["atoms_n"], case["operand"]
+    rows = _s2r_rows(case)
     threads = 32 * warps_m * warps_n
     stride = (S2R_K, 1) if case["major"] == "K" else (1, rows)
     mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)),
-                              cute.make_layout((warps_m, warps_n, 1)), permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
+                              cute.make_layout((warps_m, warps_n, 1)),
+                              permutation_mnk=(16 * warps_m, 8 * atoms_n * warps_n, 16))
     per_thread = rows * S2R_K // threads
 
     @cute.kernel
@@ -619,7 +639,7 @@ def _simulated_s2r(tiled_copy, case) -> dict:
     def host(mX: cute.Tensor, mOut: cute.Tensor):
         copy_kernel(mX, mOut).launch(grid=[1, 1, 1], block=[threads, 1, 1])
 
-    reference_mma = kernel_tiled_mma(warps_m, warps_n)
+    reference_mma = kernel_tiled_mma(warps_m, warps_n, atoms_n)
     identity = reference.make_identity_tensor((rows, S2R_K))
     values = reference.size(reference_mma.get_slice(0).partition_A(identity) if operand == "A"
                             else reference_mma.get_slice(0).partition_B(identity))
@@ -641,13 +661,19 @@ def _simulated_s2r(tiled_copy, case) -> dict:
     return {"error": "", "first": None}
 
 
+def _s2r_rows(case) -> int:
+    """The operand tile's M (for A) or N (for B): the TiledMMA's tile along that mode."""
+    return 16 * case["warps_m"] if case["operand"] == "A" else 8 * case["atoms_n"] * case["warps_n"]
+
+
 def _ask_s2r(answer, case):
-    tiled_copy = answer(kernel_tiled_mma(case["warps_m"], case["warps_n"]), case["operand"], case["major"])
+    tiled_copy = answer(kernel_tiled_mma(case["warps_m"], case["warps_n"], case["atoms_n"]), case["operand"],
+                        case["major"])
     facts = _copy_facts(tiled_copy)
     facts["moved"] = _simulated_s2r(tiled_copy, case)
     # what the cutedsl-cpu criterion compares: thread 1's source elements and the copy's layouts
     from cutekit import cute
-    rows = 16 * (case["warps_m"] if case["operand"] == "A" else case["warps_n"])
+    rows = _s2r_rows(case)
     facts["text"] = "|".join([facts["src"], facts["dst"], facts["tiled"], ",".join(facts["tiler"]),
                               str(tiled_copy.get_slice(1).partition_S(cute.make_identity_tensor((rows, 16))))])
     return facts
@@ -655,20 +681,28 @@ def _ask_s2r(answer, case):
 
 def _s2r_cause(case, facts) -> str:
     """Which part of the answer is wrong, against the reference copy of this case."""
-    operand, major = case["operand"], case["major"]
+    operand, major, atoms_n = case["operand"], case["major"], case["atoms_n"]
     notes = []
     if facts["ldmatrix"] is None:
-        notes.append("it is not an ldmatrix copy: build the atom with cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, 4)")
+        notes.append("it is not an ldmatrix copy: build the atom from cute.nvgpu.warp.LdMatrix8x8x16bOp (section 5)")
     else:
         transpose, matrices = facts["ldmatrix"]
-        if matrices != 4:
-            notes.append(f"it loads {matrices} 8x8 matrices per instruction; the MMA's operand tile per warp is four "
-                         "8x8 matrices (x4)")
+        want = s2r_matrices(case)
+        if matrices > want:
+            notes.append(f"its ldmatrix loads {matrices} 8x8 matrices per lane's instruction, which does not fit B "
+                         f"here: with {atoms_n} n8 atom{'s' if atoms_n > 1 else ''} per warp a thread's values of B "
+                         f"come in modes (4, {atoms_n}, 1), and {2 * matrices} consecutive values cannot be cut from "
+                         "their front (chapter 06 section 7's rule; count the n8 atoms from the TiledMMA you are given)")
+        elif matrices < want:
+            notes.append(f"its ldmatrix loads {matrices} 8x8 matrices per instruction, but a larger one fits "
+                         + ("A of m16n8k16 over any warp tile" if operand == "A" else
+                            f"B here, {atoms_n} n8 atoms per warp, whose values come in modes (4, {atoms_n}, 1)")
+                         + ": take the largest that fits (chapter 06 section 7's rule)")
         if transpose != (major == "MN"):
-            notes.append("an MN-major tile needs the transposed ldmatrix, LdMatrix8x8x16bOp(True, 4): each lane points "
-                         "at 8 consecutive m (or n) of one k" if major == "MN" else
-                         "a K-major tile needs the plain ldmatrix, LdMatrix8x8x16bOp(False, 4): each lane points at 8 "
-                         "consecutive k of one row")
+            notes.append("an MN-major tile needs the transposed ldmatrix: each lane points at 8 consecutive m (or n) "
+                         "of one k (section 5)" if major == "MN" else
+                         "a K-major tile needs the plain ldmatrix: each lane points at 8 consecutive k of one row "
+                         "(section 5)")
     other = "B" if operand == "A" else "A"
     want = _copy_facts(_reference_s2r(case))
     if facts["tiled"] != want["tiled"] or facts["tiler"] != want["tiler"]:
@@ -687,7 +721,7 @@ def _s2r_atom(outcome) -> Verdict | None:
     want = _copy_facts(_reference_s2r(outcome.case))
     if (outcome.value["src"], outcome.value["dst"]) != (want["src"], want["dst"]):
         return failed(f"{case_text(outcome.case)}: the atom moves {outcome.value['src']} -> {outcome.value['dst']}; "
-                      f"{_s2r_cause(outcome.case, outcome.value) or 'it should be ldmatrix x4 of fp16'}")
+                      f"{_s2r_cause(outcome.case, outcome.value) or 'it should be an ldmatrix of fp16'}")
     return None
 
 
@@ -715,14 +749,14 @@ def _s2r_moved(outcome) -> Verdict | None:
 
 
 S2R_WRAPPER = '''
-def _ch07_facts(warps_m, warps_n, operand, major):
+def _ch07_facts(warps_m, warps_n, atoms_n, operand, major):
     import cutlass
     import cutlass.cute as _cute
     atom = _cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16))
     tiled_mma = _cute.make_tiled_mma(atom, _cute.make_layout((warps_m, warps_n, 1)),
-                                     permutation_mnk=(16 * warps_m, 16 * warps_n, 16))
+                                     permutation_mnk=(16 * warps_m, 8 * atoms_n * warps_n, 16))
     copy = {name}(tiled_mma, operand, major)
-    rows = 16 * (warps_m if operand == "A" else warps_n)
+    rows = 16 * warps_m if operand == "A" else 8 * atoms_n * warps_n
     return "|".join([str(copy.layout_src_tv), str(copy.layout_dst_tv), str(copy.layout_tv_tiled),
                      ",".join(str(mode) for mode in copy.tiler_mn),
                      str(copy.get_slice(1).partition_S(_cute.make_identity_tensor((rows, 16))))])
@@ -731,23 +765,29 @@ def _ch07_facts(warps_m, warps_n, operand, major):
 
 S2R_COPY = Exercise(
     id="ch07.s2r_copy",
-    statement="Write s2r_copy(tiled_mma, operand, major): the ldmatrix x4 TiledCopy that loads the MMA's operand "
-              "'A' or 'B' from a K-major or MN-major shared-memory tile into exactly the fragments the MMA expects.",
-    example="s2r_copy(tiled_mma, 'A', 'MN') uses LdMatrix8x8x16bOp(True, 4): the transposed ldmatrix",
+    statement="Write s2r_copy(tiled_mma, operand, major): the ldmatrix TiledCopy that loads the MMA's operand 'A' "
+              "or 'B' from a K-major or MN-major shared-memory tile into exactly the fragments the MMA expects, "
+              "with the largest ldmatrix (x4, x2 or x1) that fits, for a TiledMMA of the kernel's kind with one, two "
+              "or three n8 atoms per warp.",
+    example="s2r_copy(tiled_mma, 'A', 'MN') on the kernel's TiledMMA uses LdMatrix8x8x16bOp(True, 4): section 5's "
+            "s2r_A_m_major",
     rule=("ldmatrix reads 8x8 fp16 matrices by rows: a K-major tile needs the plain ldmatrix, an MN-major tile the "
-          "transposed one; x4 loads four matrices per instruction.\n"
+          "transposed one (section 5).\n"
+          "An ldmatrix of n matrices takes 2n consecutive values of each lane from the front of the operand's value "
+          "modes; it fits when they can be cut from there (chapter 06 section 7). Take the largest that fits.\n"
           "make_tiled_copy_A and make_tiled_copy_B build the copy from the MMA's own A or B layout, so that each "
           "thread loads exactly the fragment the MMA expects."),
     cases=_s2r_cases,
     ask=_ask_s2r,
     timeout=60.0,
     criteria=(
-        Criterion("the atom: ldmatrix x4 on fp16, transposed exactly for an MN-major tile", "reference", 1, _s2r_atom),
+        Criterion("the atom: the largest ldmatrix on fp16 that fits, transposed exactly for an MN-major tile",
+                  "reference", 1, _s2r_atom),
         Criterion("it covers the MMA's (M, K) or (N, K) tile", "reference", 1, _s2r_tiler),
         Criterion("every thread receives the MMA's fragment of that operand (the copy simulated on known values)",
                   "reference", 2, _s2r_moved),
         Criterion("real CuTeDSL, running your function, builds the copy cutekit built", "cutedsl-cpu", 1,
-                  _cutedsl_builds_the_same(S2R_WRAPPER, lambda case: (case["warps_m"], case["warps_n"],
+                  _cutedsl_builds_the_same(S2R_WRAPPER, lambda case: (case["warps_m"], case["warps_n"], case["atoms_n"],
                                                                       case["operand"], case["major"]),
                                            lambda value: value["text"])),
     ),

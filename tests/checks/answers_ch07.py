@@ -172,7 +172,7 @@ def schedule_hard_coded_example_ring(k_tiles, stages, ahead):
     return schedule(k_tiles, 4, 2)
 
 
-# ---- ch07.s2r_copy: ldmatrix x4, transposed for an M- or N-major tile ---------------------------------------------
+# ---- ch07.s2r_copy: the largest ldmatrix that fits, transposed for an M- or N-major tile ---------------------------
 
 def ldmatrix_atom(transpose=False, matrices=4):
     return cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, matrices), cute.Float16)
@@ -182,37 +182,84 @@ def _tiled(operand):
     return cute.make_tiled_copy_A if operand == "A" else cute.make_tiled_copy_B
 
 
+def _warp_n(tiled_mma):
+    return tiled_mma.get_tile_size(1) // cute.size(tiled_mma.thr_layout_vmnk, mode=[2])
+
+
+def _matrices(tiled_mma, operand):
+    return 4 if operand == "A" or _warp_n(tiled_mma) % 16 == 0 else 2
+
+
 def s2r_copy(tiled_mma, operand, major):
-    return _tiled(operand)(ldmatrix_atom(transpose=major == "MN"), tiled_mma)
+    return _tiled(operand)(ldmatrix_atom(major == "MN", _matrices(tiled_mma, operand)), tiled_mma)
+
+
+def s2r_copy_from_the_value_modes(tiled_mma, operand, major):
+    """chapter 06 section 7's rule read off the TV layout: B's values per thread are (4, n8 atoms, k-blocks)"""
+    values = cute.size(tiled_mma.tv_layout_A_tiled if operand == "A" else tiled_mma.tv_layout_B_tiled, mode=[1])
+    matrices = 4 if operand == "A" or (values // 4) % 2 == 0 else 2
+    return _tiled(operand)(ldmatrix_atom(major == "MN", matrices), tiled_mma)
+
+
+def s2r_always_x4(tiled_mma, operand, major):
+    """section 5's copy: x4 whatever the TiledMMA"""
+    return _tiled(operand)(ldmatrix_atom(major == "MN", 4), tiled_mma)
+
+
+def s2r_always_x2(tiled_mma, operand, major):
+    return _tiled(operand)(ldmatrix_atom(major == "MN", 2), tiled_mma)
+
+
+def s2r_always_x1(tiled_mma, operand, major):
+    return _tiled(operand)(ldmatrix_atom(major == "MN", 1), tiled_mma)
+
+
+def s2r_x2_for_every_B(tiled_mma, operand, major):
+    return _tiled(operand)(ldmatrix_atom(major == "MN", 4 if operand == "A" else 2), tiled_mma)
+
+
+def s2r_x4_when_eight_values_or_more(tiled_mma, operand, major):
+    """enough values for an x4 taken for a fit: three atoms hold 12 values of B, but 8 consecutive ones would
+    straddle the atoms"""
+    values = cute.size(tiled_mma.tv_layout_A_tiled if operand == "A" else tiled_mma.tv_layout_B_tiled, mode=[1])
+    return _tiled(operand)(ldmatrix_atom(major == "MN", min(4, values // 2)), tiled_mma)
+
+
+def s2r_the_whole_tiles_n(tiled_mma, operand, major):
+    """the TiledMMA's N, not one warp's"""
+    matrices = 4 if operand == "A" or tiled_mma.get_tile_size(1) % 16 == 0 else 2
+    return _tiled(operand)(ldmatrix_atom(major == "MN", matrices), tiled_mma)
+
+
+def s2r_divides_by_warps_m(tiled_mma, operand, major):
+    warp_n = tiled_mma.get_tile_size(1) // cute.size(tiled_mma.thr_layout_vmnk, mode=[1])
+    matrices = 4 if operand == "A" or warp_n % 16 == 0 else 2
+    return _tiled(operand)(ldmatrix_atom(major == "MN", matrices), tiled_mma)
 
 
 def s2r_never_transposed(tiled_mma, operand, major):
-    return _tiled(operand)(ldmatrix_atom(), tiled_mma)
+    return _tiled(operand)(ldmatrix_atom(False, _matrices(tiled_mma, operand)), tiled_mma)
 
 
 def s2r_always_transposed(tiled_mma, operand, major):
-    return _tiled(operand)(ldmatrix_atom(transpose=True), tiled_mma)
+    return _tiled(operand)(ldmatrix_atom(True, _matrices(tiled_mma, operand)), tiled_mma)
 
 
 def s2r_transposed_for_the_k_major_tile(tiled_mma, operand, major):
-    return _tiled(operand)(ldmatrix_atom(transpose=major == "K"), tiled_mma)
+    return _tiled(operand)(ldmatrix_atom(major == "K", _matrices(tiled_mma, operand)), tiled_mma)
 
 
 def s2r_transposed_for_operand_B(tiled_mma, operand, major):
     """transposed by operand (B) instead of by the tile's major mode"""
-    return _tiled(operand)(ldmatrix_atom(transpose=operand == "B"), tiled_mma)
+    return _tiled(operand)(ldmatrix_atom(operand == "B", _matrices(tiled_mma, operand)), tiled_mma)
 
 
 def s2r_always_operand_A(tiled_mma, operand, major):
-    return cute.make_tiled_copy_A(ldmatrix_atom(transpose=major == "MN"), tiled_mma)
+    return cute.make_tiled_copy_A(ldmatrix_atom(major == "MN", _matrices(tiled_mma, operand)), tiled_mma)
 
 
 def s2r_operands_swapped(tiled_mma, operand, major):
     return s2r_copy(tiled_mma, "B" if operand == "A" else "A", major)
-
-
-def s2r_two_matrices(tiled_mma, operand, major):
-    return _tiled(operand)(ldmatrix_atom(transpose=major == "MN", matrices=2), tiled_mma)
 
 
 def s2r_plain_copy_not_ldmatrix(tiled_mma, operand, major):
@@ -323,15 +370,22 @@ MISTAKES = [
     ("ch07.pipeline_stages", "stops_one_k_tile_early", schedule_stops_one_k_tile_early, r"never loaded"),
     ("ch07.pipeline_stages", "hard_coded_example_ring", schedule_hard_coded_example_ring,
      r"the example's ring, 4 stages and 2 ahead"),
+    ("ch07.s2r_copy", "always_x4", s2r_always_x4, r"does not fit B here: with 1 n8 atom per warp"),
+    ("ch07.s2r_copy", "always_x2", s2r_always_x2, r"a larger one fits A of m16n8k16"),
+    ("ch07.s2r_copy", "always_x1", s2r_always_x1, r"loads 1 8x8 matrices per instruction, but a larger one fits"),
+    ("ch07.s2r_copy", "x2_for_every_b", s2r_x2_for_every_B, r"a larger one fits B here, 2 n8 atoms per warp"),
+    ("ch07.s2r_copy", "x4_when_eight_values_or_more", s2r_x4_when_eight_values_or_more,
+     r"does not fit B here: with 3 n8 atoms per warp"),
+    ("ch07.s2r_copy", "the_whole_tiles_n", s2r_the_whole_tiles_n, r"does not fit B here: with 1 n8 atom per warp"),
+    ("ch07.s2r_copy", "divides_by_warps_m", s2r_divides_by_warps_m, r"does not fit B here: with 1 n8 atom per warp"),
     ("ch07.s2r_copy", "never_transposed", s2r_never_transposed, r"MN-major tile needs the transposed"),
     ("ch07.s2r_copy", "always_transposed", s2r_always_transposed, r"K-major tile needs the plain"),
     ("ch07.s2r_copy", "transposed_for_the_k_major_tile", s2r_transposed_for_the_k_major_tile,
-     r"-major tile needs the (plain|transposed)"),
+     r"(MN|K)-major tile needs the (transposed|plain)"),
     ("ch07.s2r_copy", "transposed_for_operand_b", s2r_transposed_for_operand_B,
-     r"-major tile needs the (plain|transposed)"),
+     r"(MN|K)-major tile needs the (transposed|plain)"),
     ("ch07.s2r_copy", "always_operand_a", s2r_always_operand_A, r"make_tiled_copy_B"),
     ("ch07.s2r_copy", "operands_swapped", s2r_operands_swapped, r"make_tiled_copy_[AB]"),
-    ("ch07.s2r_copy", "two_matrices", s2r_two_matrices, r"four 8x8 matrices"),
     ("ch07.s2r_copy", "plain_copy_not_ldmatrix", s2r_plain_copy_not_ldmatrix, r"ldmatrix"),
     ("ch07.s2r_copy", "returns_the_mma", s2r_returns_the_mma, r"expected a TiledCopy"),
 ] + [("ch07.main_loop", mistake, main_loop_with(mistake), cause) for mistake, cause in LOOP_CAUSES.items()]

@@ -5,8 +5,8 @@ The layout exercises (tiled_mma, swizzle, pipeline_stages) run every mistake on 
 process (a fork per check would cost more than the grading; a test below shows the hints are the same). The S2R
 copy and the main loop simulate kernels case by case (0.5-1 s a check, forked, since they switch `cutlass` to the
 simulator), so their mistakes run on one seed, and their case generators are swept over seeds 0-99 instead: every
-draw holds the cases that tell each mistake apart (both operands in both major orders, warps_m != warps_n; one
-k-tile and several)."""
+draw holds the cases that tell each mistake apart (both operands in both major orders, warps_m != warps_n, B with
+one, two and three n8 atoms per warp; one k-tile and several)."""
 import random
 import re
 
@@ -80,6 +80,12 @@ def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
         assert {(case["operand"], case["major"]) for case in copies} == {("A", "K"), ("A", "MN"), ("B", "K"), ("B", "MN")}
         assert all(case["warps_m"] != case["warps_n"] for case in copies[:2])
         assert all(case["warps_m"] * case["warps_n"] <= 4 for case in copies)
+        # B with one (x2), two (x4) and three (x2) n8 atoms per warp; the one-atom B on warps_n > 1, where the
+        # TiledMMA's N is a multiple of 16 and one warp's is not, and with warps_m < warps_n
+        assert sorted(case["atoms_n"] for case in copies if case["operand"] == "B") == [1, 2, 3]
+        assert any(case["operand"] == "B" and case["atoms_n"] == 1 and case["warps_m"] < case["warps_n"]
+                   for case in copies)
+        assert {ch07_sgemm.s2r_matrices(case) for case in copies} == {2, 4}
         loops = ch07_sgemm._main_loop_cases(random.Random(seed))
         assert [case["k_tiles"] == 1 for case in loops] == [True, False] and loops[1]["k_tiles"] in (2, 3)
         # the capstone: one partial k-tile (of 32) with beta = 0, then 72x136x40, then a partial last k-tile after
@@ -93,12 +99,19 @@ def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
             assert run["beta"] not in (0, 1) and run["beta"] != run["alpha"]
 
 
+def test_the_s2r_copy_read_off_bs_value_modes_earns_every_reference_point_too(monkeypatch):
+    """Chapter 06 section 7's rule read off the TiledMMA's TV layout (n8 atoms per warp = B's values / 4) is as
+    right as counting one warp's N."""
+    from answers_ch07 import s2r_copy_from_the_value_modes
+    assert_right_answer_earns_every_reference_point("ch07.s2r_copy", s2r_copy_from_the_value_modes, 0, monkeypatch)
+
+
 def test_a_transposed_ldmatrix_on_a_k_major_tile_moves_the_wrong_data_although_its_tv_layout_is_the_mmas():
     """The criterion about the data reads the data: the two atoms' TiledCopies share `layout_tv_tiled` (the
     MMA's), but only the plain one can run on a K-major tile (the simulated copy refuses the other's addresses,
     as CuTeDSL refuses to compile it)."""
     from answers_ch07 import s2r_always_transposed, s2r_copy
-    case = {"warps_m": 2, "warps_n": 1, "operand": "B", "major": "K"}
+    case = {"warps_m": 2, "warps_n": 1, "atoms_n": 2, "operand": "B", "major": "K"}
     tiled_mma = ch07_sgemm.kernel_tiled_mma(2, 1)
     plain, transposed = s2r_copy(tiled_mma, "B", "K"), s2r_always_transposed(tiled_mma, "B", "K")
     assert plain.layout_tv_tiled == transposed.layout_tv_tiled == tiled_mma.tv_layout_B_tiled

@@ -266,7 +266,10 @@ def ch07_s2r_copy(answer, accepts, monkeypatch):
     tiled_mma = cute.make_tiled_mma(atom, cute.make_layout((2, 2, 1)), permutation_mnk=(32, 32, 16))
     copy = answer(tiled_mma, "A", "MN")
     assert copy.op == cute.nvgpu.warp.LdMatrix8x8x16bOp(True, 4)
-    assert accepts({"warps_m": 2, "warps_n": 2, "operand": "A", "major": "MN"}) == []
+    assert accepts({"warps_m": 2, "warps_n": 2, "atoms_n": 2, "operand": "A", "major": "MN"}) == []
+    # the statement's case no cell shows: B of section 3's unpermuted TiledMMA (one n8 atom per warp)
+    unpermuted = cute.make_tiled_mma(atom, cute.make_layout((2, 2, 1)))
+    assert answer(unpermuted, "B", "K").op == cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 2)
 
 
 def ch08_smem_layout(answer, accepts, monkeypatch):
@@ -464,8 +467,9 @@ EXAMPLES = {
                              ["`schedule(6, 4, 2)` is `[(0, 2, 2), (1, 3, 3), (2, 0, 4), (3, 1, 5), (0, None, None), "
                               "(1, None, None)]`", "For section 6's 3 stages, `schedule(5, 3, 2)` is what it printed"],
                              ch07_schedule),
-    "ch07.s2r_copy": ("s2r_copy(tiled_mma, 'A', 'MN') uses LdMatrix8x8x16bOp(True, 4): the transposed ldmatrix", [],
-                      ch07_s2r_copy),
+    "ch07.s2r_copy": ("s2r_copy(tiled_mma, 'A', 'MN') on the kernel's TiledMMA uses LdMatrix8x8x16bOp(True, 4): "
+                      "section 5's s2r_A_m_major",
+                      ["`s2r_copy(tiled_mma, \"A\", \"MN\")` is section 5's `s2r_A_m_major`"], ch07_s2r_copy),
     "ch08.smem_layout": ("smem_layout(128, 64, Float16, 'K', 4) is S<3,4,3> o 0 o ((8,16),(64,1),(1,4)):((64,512),"
                          "(1,0),(0,8192))", [], ch08_smem_layout),
     "ch08.tma_plan": ("tma_plan(128, 256, 64, 2, 2, Float16) is {'A': (64, 64), 'B': (128, 64), 'expect_tx': 49152}",
