@@ -605,41 +605,40 @@ print(f"all 32 x 16 values of A and of B match the MMA's layouts (ran on: {backe
 # x4. Its B registers: B[0,0], B[0,1], B[0,8], B[0,9] (the first n8 atom), B[8,0], B[8,1], B[8,8], B[8,9]
 # (the second, 8 rows of N further), then both again for k + 16: B's value modes (4, 2, 2) in order.
 #
-# ## Exercise 4 · The S2R copy for one k-block
+# ## Exercise 4 · The S2R copy of B, one k-block at a time
 #
 # A GEMM's main loop loads one k-block while the tensor cores work on the previous one, so it copies a
-# k-block at a time, not the whole tile. Here the A tile is 16x32 and the TiledMMA is the single atom, so
-# the fragment is `(MMA, MMA_M, MMA_K)` = `(8, 1, 2)`: two k-blocks of 16. Complete `s2r_kernel`: with the
-# TiledCopy `s2r` (ldmatrix.x4 from `make_tiled_copy_A`), load **only k-block `k_block`** of `sA` into the
-# MMA fragment `tCrA` (this thread's partition_S of `sA` and its retile of `tCrA`, one `cute.copy` of their
-# `[None, None, k_block]` slices). The lines around it write that k-block's registers out. The check runs it
-# for both k-blocks on random data (on the simulator) and compares every register with the MMA's layout;
-# where CuTeDSL is installed it also compiles your kernel for sm_80 and counts its ldmatrix instructions.
+# k-block at a time, not the whole tile. Here the operand is **B**, an 8 x 32 tile (N x K, k contiguous) in
+# shared memory, and the TiledMMA is the single `m16n8k16` atom (no `permutation_mnk`), so B's fragment is
+# `(MMA, MMA_N, MMA_K)` with MMA_K = 32 / 16 = 2 k-blocks. Complete `s2r_kernel`: build the S2R
+# TiledCopy for B inside the kernel from `tiled_mma`, with the largest ldmatrix that fits (section 7's rule:
+# the warp tile is the TiledMMA's own), and load **only k-block `k_block`** of `sB` into the MMA fragment
+# `tCrB` with one `cute.copy` (section 4 says which two views it copies between). The lines around it write
+# that k-block's values out. The check runs it for both k-blocks on random data (on the simulator) and
+# compares every register with the MMA's layout; where CuTeDSL is installed it also compiles your kernel
+# for sm_80 and counts its ldmatrix instructions, of each size.
 
 # %%
 @cute.kernel
-def s2r_kernel(mA: cute.Tensor, mOut: cute.Tensor, tiled_mma: cute.TiledMma, s2r: cute.TiledCopy,
-               k_block: cutlass.Constexpr):
+def s2r_kernel(mB: cute.Tensor, mOut: cute.Tensor, tiled_mma: cute.TiledMma, k_block: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
-    sA = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16,
-                                                        cute.make_layout((16, 32), stride=(32, 1)), 16)
-    for i in cutlass.range_constexpr(16):
-        sA[tidx * 16 + i] = mA[tidx * 16 + i]
+    sB = cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Float16,
+                                                        cute.make_layout((8, 32), stride=(32, 1)), 16)
+    for i in cutlass.range_constexpr(8):
+        sB[tidx * 8 + i] = mB[tidx * 8 + i]
     cute.arch.sync_threads()
-    tCrA = tiled_mma.make_fragment_A(tiled_mma.get_slice(tidx).partition_A(sA))
-    tCrA.fill(-1.0)
+    tCrB = tiled_mma.make_fragment_B(tiled_mma.get_slice(tidx).partition_B(sB))
+    tCrB.fill(-1.0)
     # YOUR CODE HERE
     pass
-    for v in cutlass.range_constexpr(cute.size(tCrA, mode=[0])):
-        mOut[tidx, v] = tCrA[v, 0, k_block]
+    for v in cutlass.range_constexpr(cute.size(tCrB, mode=[0])):
+        mOut[tidx, v] = tCrB[v, 0, k_block]
 
 
 @cute.jit
-def load_k_block(mA: cute.Tensor, mOut: cute.Tensor, k_block: cutlass.Constexpr):
+def load_k_block(mB: cute.Tensor, mOut: cute.Tensor, k_block: cutlass.Constexpr):
     tiled_mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)))
-    s2r = cute.make_tiled_copy_A(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4),
-                                                     cutlass.Float16), tiled_mma)
-    s2r_kernel(mA, mOut, tiled_mma, s2r, k_block).launch(grid=[1, 1, 1], block=[32, 1, 1])
+    s2r_kernel(mB, mOut, tiled_mma, k_block).launch(grid=[1, 1, 1], block=[32, 1, 1])
 
 
 check("ch06.s2r_k_block", load_k_block)

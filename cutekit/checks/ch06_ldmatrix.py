@@ -23,7 +23,7 @@ import warnings
 
 from cutekit.cute.atom import AtomDoesNotFitWarning
 
-from .common import case_text, compiled_kernel, each_outcome, first_error, on_simulator, torch_ready
+from .common import case_text, compile_notebook_kernel, compiled_kernel, each_outcome, first_error, on_simulator, torch_ready
 from .cutedsl import run_in_cutedsl, trace_function
 from .grading import Criterion, Exercise, Outcome, Verdict, failed, passed
 
@@ -646,31 +646,38 @@ def _k_block_cases(rng):
 
 def _ask_k_block(answer, case):
     import torch
+    import warnings
     run, from_dlpack = on_simulator(answer)
     generator = torch.Generator().manual_seed(case["_seed"])
     # distinct integers, exact in fp16: a register's value names the element it came from
-    a = torch.randperm(512, generator=generator).to(torch.float16).reshape(16, 32)
-    out = torch.full((32, 8), -1.0, dtype=torch.float16)
-    run(from_dlpack(a, assumed_align=16), from_dlpack(out), case["k_block"])
+    b = torch.randperm(256, generator=generator).to(torch.float16).reshape(8, 32)
+    out = torch.full((32, 4), -1.0, dtype=torch.float16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(from_dlpack(b, assumed_align=16), from_dlpack(out), case["k_block"])
+    misfit = [str(warning.message) for warning in caught if warning.category.__name__ == "AtomDoesNotFitWarning"]
     from cutekit import cute
-    mma = _warp_mma((16, 8, 32))
-    identity = cute.make_identity_tensor((16, 32))
-    position = {float(a[m, k]): (m, k) for m in range(16) for k in range(32)}
+    mma = _warp_mma()
+    identity = cute.make_identity_tensor((8, 32))
+    position = {float(b[n, k]): (n, k) for n in range(8) for k in range(32)}
     wrong, unwritten = [], 0
     for thread in range(32):
-        part = mma.get_slice(thread).partition_A(identity)
-        for value in range(8):
+        part = mma.get_slice(thread).partition_B(identity)
+        for value in range(4):
             want = part[value, 0, case["k_block"]]
             got = float(out[thread, value])
             if got == -1.0:
                 unwritten += 1
             elif position.get(got) != want:
                 wrong.append((thread, value, want, position.get(got)))
-    return {"unwritten": unwritten, "wrong": len(wrong), "first": wrong[0] if wrong else None}
+    return {"unwritten": unwritten, "wrong": len(wrong), "first": wrong[0] if wrong else None,
+            "misfit": misfit[0] if misfit else None}
 
 
-RETILE_HINT = ("the destination is the MMA's registers seen through the copy: tCrA retiled by this thread's slice "
+RETILE_HINT = ("the destination is the MMA's registers seen through the copy: tCrB retiled by this thread's slice "
                "of the S2R copy, sliced at the same k-block as the source")
+FIT_HINT = ("section 7's rule, for B's value modes on the TiledMMA's own warp tile (the single m16n8k16 atom), "
+            "says which num_matrices fits")
 
 
 def _k_block_criterion(context) -> Verdict:
@@ -678,60 +685,80 @@ def _k_block_criterion(context) -> Verdict:
         where = f"k-block {outcome.case['k_block']}"
         if outcome.error:
             first = outcome.error.strip().splitlines()[0][:700]
-            if "retile" in first:            # the simulator's refusal already says what to pass
-                return failed(f"{where}: {first}")
+            if "retile" in first:            # the simulator's refusal says what went wrong; the cause is said here
+                first = first.split(" Partition the source with")[0]
+                return failed(f"{where}: {first} (the source is this thread's partition_S of sB; {RETILE_HINT})")
             if "out of range" in first:
-                return failed(f"{where}: {first} (tXsA and tXrA are (CPY, CPY_M, CPY_K): k_block indexes the last "
+                return failed(f"{where}: {first} (tXsB and tXrB are (CPY, CPY_N, CPY_K): k_block indexes the last "
                               "mode, and the other two stay whole)")
-            return failed(f"{where}: {first} (the source is sA partitioned by this thread's slice of the S2R copy, "
-                          f"its partition_S; {RETILE_HINT})")
+            return failed(f"{where}: {first} (the S2R copy of B is built for B's operand layout, an 8 x 16 "
+                          "k-block of N x K; the source is sB partitioned by this thread's slice of it, its "
+                          f"partition_S; {RETILE_HINT})")
         value = outcome.value
+        if value["misfit"]:
+            return failed(f"{where}: the ldmatrix does not fit B here: {value['misfit']} ({FIT_HINT})")
         if value["unwritten"]:
-            return failed(f"{where}: {value['unwritten']} of the 256 registers were never loaded (copy this "
-                          "k-block, the last mode of both the source partition and the retiled registers: the "
-                          "retiled view shares tCrA's registers)")
+            return failed(f"{where}: {value['unwritten']} of the 128 values of the k-block were never loaded (copy "
+                          "this k-block, the last mode of both the source partition and the retiled registers: the "
+                          "retiled view shares tCrB's registers)")
         if value["wrong"]:
             thread, v, want, got = value["first"]
-            return failed(f"{where}: {value['wrong']} registers hold the wrong element; thread {thread} value {v} "
-                          f"should hold A{want}, it holds A{got} (the source and destination must be the same "
-                          "k-block, the source from this thread's partition_S of the S2R copy, the destination "
-                          "its retile of tCrA)")
+            return failed(f"{where}: {value['wrong']} values hold the wrong element; thread {thread} value {v} "
+                          f"should hold B{want}, it holds B{got} (the S2R copy of B is built for B's operand "
+                          "layout; the source and destination must be the same k-block, the source from this "
+                          "thread's partition_S of the S2R copy, the destination its retile of tCrB)")
     return passed()
-
-
-LDMATRIX_PER_K_BLOCK = 1      # the solution's PTX for one k-block of a 16 x 32 A tile: one ldmatrix.x4
 
 
 def _k_block_ptx(context) -> Verdict:
     report, problem = compiled_kernel(context.answer, ("Float16", 2, 8), ("Float16", 2, 8), 1,
                                       module="learner_s2r")
     if problem:
-        if "retile" in problem.hint or "restAtomV" in problem.hint or "crd2idx" in problem.hint:
+        try:        # the refusal that names the cause sits past the first 600 characters of CuTeDSL's error
+            error = compile_notebook_kernel(context.answer, ("Float16", 2, 8), ("Float16", 2, 8), 1,
+                                            module="learner_s2r").error or ""
+        except (OSError, TypeError):
+            error = problem.hint
+        said = re.search(r"'cute\.copy' op expects same size in restAtomVRank,\s+but got srcShape: \S+ and "
+                         r"dstShape: \S+", error)
+        if said:
+            return failed(f"CuTeDSL could not compile your kernel for sm_80: {' '.join(said.group(0).split())} "
+                          f"({RETILE_HINT})")
+        if "retile" in error or "restAtomV" in error or "crd2idx" in error:
             return failed(f"{problem.hint[:500]} ({RETILE_HINT})")
         return problem
-    found = report.count("ldmatrix.sync.aligned.m8n8.x4")
-    others = report.count("ldmatrix") - found
-    if found != LDMATRIX_PER_K_BLOCK or others:
-        return failed(f"one k-block of A (16 x 16 fp16) is one ldmatrix.x4 per thread; your PTX has {found} "
-                      f"ldmatrix.x4 and {others} other ldmatrix (copy only [None, None, k_block] of partition_S "
-                      "and of the retiled registers, with the S2R TiledCopy `s2r`)")
+    sizes = {n: report.count(f"ldmatrix.sync.aligned.m8n8.x{n}") for n in (1, 2, 4)}
+    total = report.count("ldmatrix")
+    found = ", ".join(f"{count} ldmatrix.x{n}" for n, count in sizes.items() if count) or "no ldmatrix"
+    if total != 1:
+        return failed(f"one k-block of B (8 x 16 fp16) on one m16n8k16 atom is one ldmatrix per thread; your PTX "
+                      f"has {found} (copy only [None, None, k_block] of partition_S and of the retiled registers, "
+                      f"with the largest ldmatrix that fits: {FIT_HINT})")
+    if sizes[1]:
+        return failed(f"your PTX has {found}: a smaller ldmatrix than fits one k-block of B ({FIT_HINT})")
+    if sizes[4]:
+        return failed(f"your PTX has {found}: the ldmatrix does not fit B here, one k-block of B gives each "
+                      f"thread fewer values than an x4 fills ({FIT_HINT})")
     return passed()
 
 
 S2R_K_BLOCK = Exercise(
     id="ch06.s2r_k_block",
-    statement="Complete s2r_kernel: ldmatrix k-block `k_block` of a 16x32 shared-memory A tile into the MMA "
-              "fragment through partition_S and retile.",
-    example="load_k_block(A, out, 1): out[t, v] is A at partition_A(identity)[v, 0, 1] of thread t",
-    rule=("A thread's slice of the S2R TiledCopy partitions the shared tile in the copy's order (partition_S), and "
-          "views the MMA's registers in the same order (retile), without copying them.\n"
-          "Both views are (CPY, CPY_M, CPY_K): one k-block is one index of the last mode, the same on both sides."),
+    statement="Complete s2r_kernel: build the S2R TiledCopy of B (8 x 32, N x K) on the single m16n8k16 TiledMMA "
+              "with the largest ldmatrix that fits, and load k-block `k_block` of sB into the MMA fragment.",
+    example="load_k_block(B, out, 1): out[t, v] is B at partition_B(identity)[v, 0, 1] of thread t",
+    rule=("Section 7: an ldmatrix.x_n fills 2n consecutive values of each lane, cut from the front of the operand's "
+          "value modes on the TiledMMA's warp tile; the largest n that fits is the copy to build.\n"
+          "Section 4: a thread's slice of the S2R TiledCopy partitions the shared tile in the copy's order "
+          "(partition_S) and views the MMA's registers in the same order (retile); both are (CPY, CPY_N, CPY_K), "
+          "and one k-block is one index of the last mode, the same on both sides."),
     cases=_k_block_cases,
     ask=_ask_k_block,
     timeout=120.0,
     criteria=(
-        Criterion("every register of the k-block holds its MMA element", "reference", 3, _k_block_criterion),
-        Criterion("compiled for sm_80: one ldmatrix.x4 for the k-block", "cutedsl-cpu", 1, _k_block_ptx),
+        Criterion("every value of the k-block holds its MMA element", "reference", 3, _k_block_criterion),
+        Criterion("compiled for sm_80: one ldmatrix of the size that fits, for the k-block", "cutedsl-cpu", 1,
+                  _k_block_ptx),
     ),
 )
 

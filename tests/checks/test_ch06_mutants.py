@@ -77,7 +77,7 @@ def test_every_chapter_06_exercise_has_a_right_answer_and_four_mistakes_or_more(
     assert set(ids) == set(CORRECT) | {"ch06.s2r_k_block"}
     counts = mistakes_per_exercise(MISTAKES)
     assert all(counts[exercise_id] >= 4 for exercise_id in CORRECT), counts
-    assert mistakes_per_exercise(KERNEL_MISTAKES)["ch06.s2r_k_block"] >= 4
+    assert mistakes_per_exercise(KERNEL_MISTAKES)["ch06.s2r_k_block"] >= 6
 
 
 @pytest.mark.parametrize("exercise_id", sorted(CORRECT))
@@ -142,32 +142,39 @@ def test_every_seed_asks_the_tiles_where_the_easy_rules_go_wrong():
 S2R_KERNEL = solution_code("06_ldmatrix_retile", "@cute.kernel\ndef s2r_kernel", 'check("ch06.s2r_k_block"') \
     .replace("s2r_kernel", "s2r_kernel_NAME").replace("def load_k_block(", "def load_k_block_NAME(")
 
-COPY_LINE = "cute.copy(s2r, tXsA[None, None, k_block], tXrA[None, None, k_block])"
+COPY_LINE = "cute.copy(s2r, tXsB[None, None, k_block], tXrB[None, None, k_block])"
+ATOM_LINE = "LdMatrix8x8x16bOp(False, 2)"
 # (exercise, mistake, (the solution's text it replaces, the wrong text), what the hint must name)
 KERNEL_MISTAKES = [
+    ("ch06.s2r_k_block", "x4_where_it_does_not_fit", (ATOM_LINE, "LdMatrix8x8x16bOp(False, 4)"),
+     r"does not fit B.*section 7's rule"),
+    ("ch06.s2r_k_block", "copy_built_for_a", ("cute.make_tiled_copy_B(", "cute.make_tiled_copy_A("),
+     r"built for B's operand\s+layout"),
     ("ch06.s2r_k_block", "retile_skipped",
-     (COPY_LINE, "cute.copy(s2r, tXsA[None, None, k_block], tCrA[None, None, k_block])"), r"retile"),
+     (COPY_LINE, "cute.copy(s2r, tXsB[None, None, k_block], tCrB[None, None, k_block])"), r"retile"),
     ("ch06.s2r_k_block", "always_k_block_0",
-     ("tXsA[None, None, k_block], tXrA[None, None, k_block]", "tXsA[None, None, 0], tXrA[None, None, 0]"),
-     r"never loaded \(copy this k-block"),
+     ("tXsB[None, None, k_block], tXrB[None, None, k_block]", "tXsB[None, None, 0], tXrB[None, None, 0]"),
+     r"never loaded \(copy\s+this k-block"),
     ("ch06.s2r_k_block", "source_from_the_other_k_block",
-     ("tXsA[None, None, k_block], tXrA", "tXsA[None, None, 1 - k_block], tXrA"), r"wrong element.*same\s+k-block"),
-    ("ch06.s2r_k_block", "k_block_indexes_the_m_mode",
-     (COPY_LINE, "cute.copy(s2r, tXsA[None, k_block, None], tXrA[None, k_block, None])"),
+     ("tXsB[None, None, k_block], tXrB", "tXsB[None, None, 1 - k_block], tXrB"), r"wrong element.*same\s+k-block"),
+    ("ch06.s2r_k_block", "k_block_indexes_the_n_mode",
+     (COPY_LINE, "cute.copy(s2r, tXsB[None, k_block, None], tXrB[None, k_block, None])"),
      r"k_block indexes the last mode"),
     ("ch06.s2r_k_block", "every_thread_copies_thread_0s_rows",
-     ("tXsA = thread_copy.partition_S(sA)", "tXsA = s2r.get_slice(0).partition_S(sA)"),
-     r"this thread's partition_S"),
+     ("tXsB = thread_copy.partition_S(sB)", "tXsB = s2r.get_slice(0).partition_S(sB)"),
+     r"this\s+thread's partition_S"),
     ("ch06.s2r_k_block", "partition_D_for_the_source",
-     ("tXsA = thread_copy.partition_S(sA)", "tXsA = thread_copy.partition_D(sA)"), r"partition_S"),
+     ("tXsB = thread_copy.partition_S(sB)", "tXsB = thread_copy.partition_D(sB)"), r"partition_S"),
     ("ch06.s2r_k_block", "no_copy_at_all", ("    " + COPY_LINE + "\n", ""), r"never loaded"),
     ("ch06.s2r_k_block", "copies_into_a_separate_fragment",
-     ("tXrA = thread_copy.retile(tCrA)", "tXrA = thread_copy.retile(cute.make_fragment_like(tCrA))"),
-     r"retiled view shares tCrA's registers"),
+     ("tXrB = thread_copy.retile(tCrB)", "tXrB = thread_copy.retile(cute.make_fragment_like(tCrB))"),
+     r"retiled view shares tCrB's registers"),
 ]
 # right data on the simulator, the wrong instructions: only the compiled PTX tells
 PTX_MISTAKES = [
-    ("ch06.s2r_k_block", "whole_tile_copied", (COPY_LINE, "cute.copy(s2r, tXsA, tXrA)"), r"2 ldmatrix\.x4"),
+    ("ch06.s2r_k_block", "whole_tile_copied", (COPY_LINE, "cute.copy(s2r, tXsB, tXrB)"), r"2 ldmatrix\.x2"),
+    ("ch06.s2r_k_block", "x1_where_x2_fits", (ATOM_LINE, "LdMatrix8x8x16bOp(False, 1)"),
+     r"2 ldmatrix\.x1.*section 7's rule"),
 ]
 S2R_MISTAKES = {name: (change, cause) for _, name, change, cause in KERNEL_MISTAKES}
 S2R_PTX_MISTAKES = {name: (change, cause) for _, name, change, cause in PTX_MISTAKES}
@@ -206,7 +213,7 @@ def test_a_wrong_s2r_kernel_fails_with_a_hint_naming_its_cause(kernels, mistake,
 
 
 @pytest.mark.cutedsl
-def test_the_right_kernel_compiles_to_one_ldmatrix_x4_per_k_block(kernels, monkeypatch):
+def test_the_right_kernel_compiles_to_one_ldmatrix_x2_per_k_block(kernels, monkeypatch):
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
     monkeypatch.setenv("CUTEKIT_TIERS", "cutedsl-cpu")
     result = check("ch06.s2r_k_block", kernels.load_k_block_none, seed=0)
@@ -215,9 +222,11 @@ def test_the_right_kernel_compiles_to_one_ldmatrix_x4_per_k_block(kernels, monke
 
 
 @pytest.mark.cutedsl
-@pytest.mark.parametrize("mistake", ["retile_skipped", "whole_tile_copied"])
+@pytest.mark.parametrize("mistake", ["retile_skipped", "whole_tile_copied", "x1_where_x2_fits",
+                                     "x4_where_it_does_not_fit"])
 def test_real_cutedsl_refuses_or_counts_the_wrong_copy(kernels, mistake, monkeypatch):
-    """Skipping retile does not compile in CuTeDSL 4.8.1; copying the whole tile compiles to 2 ldmatrix.x4."""
+    """Skipping retile does not compile in CuTeDSL 4.8.1; copying the whole tile compiles to 2 ldmatrix.x2, an x1
+    copy to 2 ldmatrix.x1 and an x4 copy (which CuTeDSL builds although it does not fit) to 1 ldmatrix.x4."""
     pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
     cause = {**S2R_MISTAKES, **S2R_PTX_MISTAKES}[mistake][1]
     assert_mistake_fails_naming_its_cause("ch06.s2r_k_block", getattr(kernels, f"load_k_block_{mistake}"), cause,

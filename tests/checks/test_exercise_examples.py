@@ -455,7 +455,7 @@ EXAMPLES = {
                         "10, element 1 (index 42)", [], ch06_ref_to_src),
     "ch06.lands_in": ("held_by('B', 20, 5) == [(18, 2, 1), (50, 2, 1)]", [], ch06_lands_in),
     "ch06.ldmatrix_for": ("ldmatrix_for('B', (16, 8, 16), (16, 8, 16)) == 2", [], ch06_ldmatrix_for),
-    "ch06.s2r_k_block": ("load_k_block(A, out, 1): out[t, v] is A at partition_A(identity)[v, 0, 1] of thread t", [],
+    "ch06.s2r_k_block": ("load_k_block(B, out, 1): out[t, v] is B at partition_B(identity)[v, 0, 1] of thread t", [],
                          ch06_load_k_block),
     "ch07.tiled_mma": ("tiled_mma_for(4, 2) prints Thr Layout VMNK: (32,4,2,1):(1,64,32,0), Permutation MNK: "
                        "(64:1,32:1,16:1)", ["a warp's second n8 atom starts `8 * warps_n` columns after its first: 16 "
