@@ -63,7 +63,7 @@ def bundle(tmp_path_factory) -> Path:
 
 
 def test_student_bundle_holds_every_course_notebook_the_kit_environment_files_and_a_readme(bundle):
-    assert sorted(p.stem for p in (bundle / "course").glob("*.ipynb")) == CHAPTERS and len(CHAPTERS) == 10  # 9 + reference
+    assert sorted(p.stem for p in (bundle / "course").glob("*.ipynb")) == CHAPTERS and len(CHAPTERS) == 11  # 10 + reference
     for name in ("README.md", "Makefile", "pyproject.toml", "environment.yml", "postBuild", ".gitignore",
                  "scripts/setup_env.py", "cutekit/__init__.py", "cutekit/checks/ch07_sgemm.py"):
         assert (bundle / name).is_file(), name
@@ -696,10 +696,11 @@ def test_the_guides_timing_sentence_is_the_sum_of_its_table():
     minutes = {number: int(workshop) for number, workshop in
                re.findall(r"^\| (\d\d) [^|]+\|[^|]+\| (\d+) min \|", guide, flags=re.MULTILINE)}
     assert sorted(minutes) == [c[:2] for c in build_student.generate_course.lessons()]
-    stated = re.search(r"sums to ([\d.]+) hours of teaching for 00-07 and ([\d.]+) hours with 08", guide)
+    stated = re.search(r"sums to ([\d.]+) hours of teaching for 00-07, ([\d.]+) hours with 08 and ([\d.]+) hours "
+                       r"with 09", " ".join(guide.split()))
     assert stated, "the sentence that sums the workshop column"
-    without_08 = sum(m for number, m in minutes.items() if number != "08")
-    assert (float(stated[1]), float(stated[2])) == (without_08 / 60, sum(minutes.values()) / 60)
+    up_to = {last: sum(m for number, m in minutes.items() if number <= last) for last in ("07", "08", "09")}
+    assert tuple(float(h) for h in stated.groups()) == (up_to["07"] / 60, up_to["08"] / 60, up_to["09"] / 60)
     assert re.search(rf"08 \({minutes['08']} minutes\)", guide)
     one_day = re.search(r"\*\*one-day\*\* workshop does 00-04 \((\d+) h (\d+) min\)", guide)
     assert one_day and int(one_day[1]) * 60 + int(one_day[2]) == sum(minutes[n] for n in ("00", "01", "02", "03", "04"))

@@ -863,3 +863,6 @@ def _shown(value, verdict, frame, in_kernel: bool):
         except Exception:  # noqa: BLE001 - print what Python computed
             return value
     return value
+
+
+tracing.SOURCE_ANALYSIS[:] = [sys.modules[__name__]]     # prints below the face read run-time values through this

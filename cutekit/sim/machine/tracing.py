@@ -113,6 +113,21 @@ def _trace_print(*args, **kwargs):
     _PRINT(*_constexpr().trace_args(args, frame), **kwargs)
 
 
+# The face's source analysis (cutekit/sim/constexpr.py) puts itself here when it is imported: what a print
+# shows of run-time values (`trace_args`) and whether a line is in a loop traced once (`traced_once`). A floor
+# below the face does not import it; without it a print shows the values as Python has them.
+SOURCE_ANALYSIS: list = []
+
+
+class _NoAnalysis:
+    @staticmethod
+    def trace_args(args, frame):
+        return args
+
+    @staticmethod
+    def traced_once(frame):
+        return False
+
+
 def _constexpr():
-    from .. import constexpr        # the simulator's source analysis (it imports this module)
-    return constexpr
+    return SOURCE_ANALYSIS[0] if SOURCE_ANALYSIS else _NoAnalysis
