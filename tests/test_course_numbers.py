@@ -48,10 +48,10 @@ CITED_ROWS = {
                                         ("| round | ours | ours 2x1", {}, "ours / torch")],
     ("08_hopper_gemm", "564-799"): [("| ours / NVIDIA | ours / torch | ours 2x1", {}, "ours TFLOP/s"),
                                     ("| round | ours | ours 2x1", {}, "ours")],
-    ("08_hopper_gemm", "0.98-1.02"): [("| ours / NVIDIA | ours / torch | ours 2x1", {}, column)
-                                      for column in ("ours / NVIDIA", "ours / torch")] +
-                                     [("| round | ours | ours 2x1", {}, column)
-                                      for column in ("ours / NVIDIA", "ours / torch")],
+    ("08_hopper_gemm", "0.98-1.02"): [("| ours / NVIDIA | ours / torch | ours 2x1", {}, "ours / NVIDIA"),
+                                      ("| round | ours | ours 2x1", {}, "ours / NVIDIA")],
+    ("08_hopper_gemm", "0.98-1.01"): [("| ours / NVIDIA | ours / torch | ours 2x1", {}, "ours / torch"),
+                                      ("| round | ours | ours 2x1", {}, "ours / torch")],
     ("07_sgemm", "0.58-0.73"): ["0.59-0.73", "0.58-0.66"],       # FAST and the 2x2 teaching configuration
     ("08_hopper_gemm", "0.58-0.73"): ["0.59-0.73", "0.58-0.66"],
 }

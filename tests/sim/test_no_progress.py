@@ -59,7 +59,7 @@ def test_a_kernel_that_makes_no_progress_is_stopped_naming_its_line_block_and_th
     error, seconds, _ = _run(stuck, which)
     assert isinstance(error, NoProgressError), error
     # the watchdog looks four times a second, and stops a block once half the limit was spent on the CPU
-    assert seconds < LIMIT + 1.5, seconds
+    assert seconds < LIMIT + 3, seconds
     message = str(error)
     assert "\n" not in message and error.block == (0, 0, 0) and "of block (0, 0, 0) in stuck_kernel" in message
     if thread is not None:
