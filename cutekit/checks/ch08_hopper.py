@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from .common import case_text, each_outcome
-from .cutedsl import FakeTensor, NotMovable, WorkerReply, compile_to_ptx, module_source, run_in_cutedsl
+from .cutedsl import FakeTensor, answer_in_cutedsl, compile_to_ptx
 from .grading import Criterion, Exercise, Verdict, failed, passed
 from .kernels import decorated_with_jit, kernel_module_source, unwrap, use_the_simulator
 
@@ -208,28 +208,17 @@ def _ch08_layout(mn, k, dtype_name, major, stages):
 def _smem_in_cutedsl(context) -> Verdict:
     """cutedsl-cpu: real CuTeDSL, running the learner's own function (moved by source, cutekit's `cute` and
     `warpgroup` made CuTeDSL's), builds the layout cutekit built from it, case by case."""
-    outcomes = [outcome for outcome in context.outcomes if not outcome.error]
-    if not outcomes:
-        return failed("your function raised on every case (see the other criteria)")
-    try:
-        source = module_source(context.answer)
-    except NotMovable as why:
-        reply = WorkerReply(False, error=str(why))
-    else:
-        with tempfile.TemporaryDirectory(prefix="cutekit-ch08-") as folder:
-            path = Path(folder) / "learner_answer.py"
-            path.write_text(source + "\n\n" + SMEM_WRAPPER.replace("{name}", context.answer.__name__) + "\n")
-            calls = [(o.case["mn"], o.case["k"], o.case["dtype"], o.case["major"], o.case["stages"]) for o in outcomes]
-            reply = run_in_cutedsl(str(path), "_ch08_layout", calls)
-    if not reply.ok:
-        return failed(f"CuTeDSL could not run your function: {reply.error[:600]}")
-    for outcome, (value, error) in zip(outcomes, reply.values):
+    def compare(outcome, value, error):
         if error:
             return failed(f"{case_text(outcome.case)}: under real CuTeDSL your function raised {error}")
         if value != outcome.value:
             return failed(f"{case_text(outcome.case)}: real CuTeDSL builds\n{value}\nfrom your function; cutekit "
                           f"built\n{outcome.value}")
-    return passed()
+        return None
+
+    return answer_in_cutedsl(context, SMEM_WRAPPER, "_ch08_layout",
+                             lambda case: (case["mn"], case["k"], case["dtype"], case["major"], case["stages"]),
+                             compare)
 
 
 SMEM_LAYOUT = Exercise(

@@ -10,13 +10,11 @@ it recognises. Nothing here runs a kernel: the simulator does not run tcgen05 in
 """
 from __future__ import annotations
 
-import tempfile
 from math import ceil, log2
-from pathlib import Path
 
 from .common import case_text, each_outcome
-from .cutedsl import NotMovable, WorkerReply, module_source, run_in_cutedsl
-from .grading import Criterion, Exercise, Verdict, failed, passed
+from .cutedsl import answer_in_cutedsl
+from .grading import Criterion, Exercise, Verdict, failed
 
 ARCH = "sm_100a"
 TMEM_COLUMNS = 512                  # 128 lanes x 512 columns of 32 bits per SM
@@ -64,25 +62,7 @@ def _draw_until_told_apart(rng, draw, reference, models, tries=400):
 def _in_cutedsl(context, wrapper: str, calls, compare) -> Verdict:
     """cutedsl-cpu: the learner's function, moved by source into a CuTeDSL process traced for sm_100a (cutekit's
     `cute`, `tcgen05` and `blackwell_helpers` made CuTeDSL's), gives what it gave under cutekit, case by case."""
-    outcomes = [outcome for outcome in context.outcomes if not outcome.error]
-    if not outcomes:
-        return failed("your function raised on every case (see the other criteria)")
-    try:
-        source = module_source(context.answer)
-    except NotMovable as why:
-        reply = WorkerReply(False, error=str(why))
-    else:
-        with tempfile.TemporaryDirectory(prefix="cutekit-ch09-") as folder:
-            path = Path(folder) / "learner_answer.py"
-            path.write_text(source + "\n\n" + wrapper.replace("{name}", context.answer.__name__) + "\n")
-            reply = run_in_cutedsl(str(path), "_ch09_answer", [calls(o.case) for o in outcomes], arch=ARCH)
-    if not reply.ok:
-        return failed(f"CuTeDSL could not run your function: {reply.error[:600]}")
-    for outcome, (value, error) in zip(outcomes, reply.values):
-        verdict = compare(outcome, value, error)
-        if verdict is not None:
-            return verdict
-    return passed()
+    return answer_in_cutedsl(context, wrapper, "_ch09_answer", calls, compare, arch=ARCH)
 
 
 # ---- ch09.umma_plan -------------------------------------------------------------------------------------------

@@ -272,3 +272,29 @@ def cutedsl_agrees(module: str, function: str, arguments, learner_text, case_tex
                 return failed(f"{case_text(outcome.case)}: CuTeDSL gives {theirs}, yours is {yours}")
         return passed()
     return judge
+
+
+def answer_in_cutedsl(context, wrapper: str, entry: str, calls, compare, arch: str | None = None):
+    """A cutedsl-cpu criterion's Verdict: the learner's function, moved by its source into a fresh CuTeDSL process
+    with `wrapper` appended (its `{name}` the function's name; it defines `entry`), called once per case cutekit
+    graded without an error (`calls(case)` gives the arguments); `compare(outcome, value, error)` gives a
+    failing Verdict, or None where CuTeDSL agrees with what cutekit gave."""
+    outcomes = [outcome for outcome in context.outcomes if not outcome.error]
+    if not outcomes:
+        return failed("your function raised on every case (see the other criteria)")
+    try:
+        source = module_source(context.answer)
+    except NotMovable as why:
+        reply = WorkerReply(False, error=str(why))
+    else:
+        with tempfile.TemporaryDirectory(prefix="cutekit-answer-") as folder:
+            path = Path(folder) / "learner_answer.py"
+            path.write_text(source + "\n\n" + wrapper.replace("{name}", context.answer.__name__) + "\n")
+            reply = run_in_cutedsl(str(path), entry, [calls(o.case) for o in outcomes], arch=arch)
+    if not reply.ok:
+        return failed(f"CuTeDSL could not run your function: {reply.error[:600]}")
+    for outcome, (value, error) in zip(outcomes, reply.values):
+        verdict = compare(outcome, value, error)
+        if verdict is not None:
+            return verdict
+    return passed()

@@ -2,9 +2,7 @@
 torch.softmax, both timed in the same process by the check's own harness; the ratio (torch's time over the
 kernel's) is printed (`pytest -s` shows it). Then the check's gpu criterion, run on the model answer as a learner's
 answer is run (a fresh process), passes with its bar of GPU_THRESHOLD of torch's speed on 8192x8192."""
-import importlib
 import pathlib
-import sys
 
 import pytest
 
@@ -24,13 +22,8 @@ def model_answer_source() -> str:
 
 
 @pytest.fixture(scope="module")
-def softmax_rows(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("capstone")
-    (folder / "capstone_softmax.py").write_text(model_answer_source())
-    sys.path.insert(0, str(folder))
-    yield importlib.import_module("capstone_softmax").softmax_rows
-    sys.path.remove(str(folder))
-    sys.modules.pop("capstone_softmax", None)
+def softmax_rows(module_from_source):
+    return module_from_source("capstone_softmax", model_answer_source()).softmax_rows
 
 
 @pytest.mark.parametrize("shape", [(8192, 8192), (3000, 5001), (3000, 5000), (37, 1000), (5, 1), (9, 130)])

@@ -2,9 +2,7 @@
 torch.sum(x, dim=0), both timed in the same process by the check's own harness; the ratio (torch's time over
 the kernel's) is printed (`pytest -s` shows it), not graded. Then the check's gpu criterion, run on the model
 answer as a learner's answer is run (a fresh process), passes."""
-import importlib
 import pathlib
-import sys
 
 import pytest
 
@@ -24,13 +22,8 @@ def model_answer_source() -> str:
 
 
 @pytest.fixture(scope="module")
-def sum_dim0(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("sum_dim0")
-    (folder / "exercise_sum_dim0.py").write_text(model_answer_source())
-    sys.path.insert(0, str(folder))
-    yield importlib.import_module("exercise_sum_dim0").sum_dim0
-    sys.path.remove(str(folder))
-    sys.modules.pop("exercise_sum_dim0", None)
+def sum_dim0(module_from_source):
+    return module_from_source("exercise_sum_dim0", model_answer_source()).sum_dim0
 
 
 @pytest.mark.parametrize("shape", [(4096, 8192), (3001, 5004), (8192, 512), (5, 1028), (1, 4)])
