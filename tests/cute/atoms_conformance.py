@@ -38,7 +38,6 @@ import re
 import subprocess
 import sys
 import warnings
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -649,18 +648,9 @@ def describe(config) -> str:
 
 def report(bad, counts) -> str:
     """Disagreements grouped by (kind, first step that differs) with one example each, then the totals."""
-    groups = defaultdict(list)
-    for config, steps in bad:
-        groups[(config["kind"], steps[0][0].rstrip("0123456789"))].append((config, steps))
-    lines = []
-    for key in sorted(groups, key=lambda k: -len(groups[k])):
-        config, steps = groups[key][0]
-        name, ours, theirs = steps[0]
-        lines.append(f"{key[0]} / {key[1]}: {len(groups[key])} disagreement(s), e.g.\n    {describe(config)}\n"
-                     f"    step {name}\n    cutekit: {ours[:400]}\n    CuTeDSL: {theirs[:400]}")
-    lines.append(f"agree {counts['agree']}/{counts['cases']}, refused {counts['refused_both']}/"
-                 f"{counts['refused_cutedsl']}, warned {counts['warned']}")
-    return "\n".join(lines)
+    from tests.cute.cutedsl_oracle import report_by_step
+    return report_by_step(bad, describe, f"agree {counts['agree']}/{counts['cases']}, refused "
+                          f"{counts['refused_both']}/{counts['refused_cutedsl']}, warned {counts['warned']}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ import os
 import random
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -730,18 +729,11 @@ def describe(config) -> str:
 
 
 def report(bad, counts) -> str:
-    groups = defaultdict(list)
-    for config, steps in bad:
-        groups[(config["kind"], steps[0][0].rstrip("0123456789"))].append((config, steps))
-    lines = []
-    for key in sorted(groups, key=lambda k: -len(groups[k])):
-        config, steps = groups[key][0]
-        name, ours, theirs = steps[0]
-        lines.append(f"{key[0]} / {key[1]}: {len(groups[key])} disagreement(s), e.g.\n    {describe(config)}\n"
-                     f"    step {name}\n    cutekit: {ours[:600]}\n    CuTeDSL: {theirs[:600]}")
-    lines.append(f"agree {counts['agree']}/{counts['cases']}, refused {counts['refused_both']}/"
-                 f"{counts['refused_cutedsl']}, steps compared {counts['steps']}")
-    return "\n".join(lines)
+    """Disagreements grouped by (kind, first step that differs) with one example each, then the totals."""
+    from tests.cute.cutedsl_oracle import report_by_step
+    return report_by_step(bad, describe, f"agree {counts['agree']}/{counts['cases']}, refused "
+                          f"{counts['refused_both']}/{counts['refused_cutedsl']}, steps compared {counts['steps']}",
+                          width=600)
 
 
 if __name__ == "__main__":

@@ -164,3 +164,20 @@ def agree(ours: str, theirs: str) -> bool:
 
 if __name__ == "__main__":
     _worker()
+
+
+def report_by_step(bad, describe, totals: str, width: int = 400) -> str:
+    """Disagreements of a suite that compares steps, (config, [(step, cutekit, CuTeDSL), ...]) each, grouped by
+    (kind, first step that differs) with one example each, then the `totals` line."""
+    groups: dict = {}
+    for config, steps in bad:
+        groups.setdefault((config["kind"], steps[0][0].rstrip("0123456789")), []).append((config, steps))
+    lines = []
+    for key in sorted(groups, key=lambda k: -len(groups[k])):
+        config, steps = groups[key][0]
+        name, ours, theirs = steps[0]
+        lines.append(f"{key[0]} / {key[1]}: {len(groups[key])} disagreement(s), e.g.\n    {describe(config)}\n"
+                     f"    step {name}\n    cutekit: {ours[:width]}\n    CuTeDSL: {theirs[:width]}")
+    lines.append(totals)
+    return "\n".join(lines)
+
