@@ -23,11 +23,22 @@ import cutlass.cute as cute
 import cutlass.utils.blackwell_helpers as blackwell_helpers
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
 
+from . import settings
+
 BM, BN, BK, STAGES = 128, 128, 64, 2
 THREADS = 128                          # four warps: TMEM's 128 lanes, 32 per warp
 EPILOGUE_COLUMNS = 32                  # columns of the accumulator one tcgen05.ld brings to registers
-TMEM_COLUMNS = 128                     # BN fp32 columns: a power of two, at least 32
-STAGE_BYTES = (BM + BN) * BK * 2       # one k-tile of A and of B, fp16
+PRODUCER_WARP = False                  # True: warp 1 issues the TMA loads (`produce`), warp 0 only multiplies
+ALPHA = None                           # a number: D = ALPHA A B^T, from `scaled_epilogue` (chapter 09's exercise 4)
+
+
+def tmem_columns() -> int:
+    """BN fp32 columns, as tcgen05.alloc takes them: a power of two, at least 32."""
+    return max(32, 1 << (BN - 1).bit_length())
+
+
+def stage_bytes() -> int:
+    return (BM + BN) * BK * 2          # one k-tile of A and of B, fp16
 
 
 @cute.kernel
@@ -51,7 +62,7 @@ def blackwell_gemm_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
                 cute.arch.mbarrier_init(full + stage, 1)       # one arrival (with the bytes) per fill
                 cute.arch.mbarrier_init(empty + stage, 1)      # one tcgen05.commit per drain
             cute.arch.mbarrier_init(accumulator_ready, 1)
-        cute.arch.alloc_tmem(TMEM_COLUMNS, tmem_address)       # a whole warp allocates
+        cute.arch.alloc_tmem(tmem_columns(), tmem_address)     # a whole warp allocates
     cute.arch.mbarrier_init_fence()
     cute.arch.sync_threads()                                   # barriers and the TMEM address are visible
 
@@ -73,27 +84,84 @@ def blackwell_gemm_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
                                    accumulator_layout)
 
     k_tiles = cute.size(gA, mode=[2])
-    if warp == 0:
-        tiled_mma.set(tcgen05.Field.ACCUMULATE, False)         # the first MMA overwrites the TMEM
-        for k_tile in cutlass.range(k_tiles):
-            stage = k_tile % STAGES
-            if k_tile >= STAGES:                               # the MMAs of k_tile - STAGES must have finished
-                cute.arch.mbarrier_wait(empty + stage, (k_tile // STAGES - 1) % 2)
-            with cute.arch.elect_one():
-                cute.arch.mbarrier_arrive_and_expect_tx(full + stage, STAGE_BYTES)
-            cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, stage], tma_bar_ptr=full + stage)
-            cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, stage], tma_bar_ptr=full + stage)
-            cute.arch.mbarrier_wait(full + stage, (k_tile // STAGES) % 2)
-            for k_block in cutlass.range_constexpr(BK // 16):
-                cute.gemm(tiled_mma, accumulator, tCrA[None, None, k_block, stage], tCrB[None, None, k_block, stage],
-                          accumulator)
-                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
-            with cute.arch.elect_one():
-                tcgen05.commit(empty + stage)                  # arrives when these MMAs are done with the stage
-        with cute.arch.elect_one():
-            tcgen05.commit(accumulator_ready)
+    if cutlass.const_expr(PRODUCER_WARP):
+        if warp == 1:
+            produce(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, full, empty, k_tiles, STAGES, stage_bytes())
+        if warp == 0:
+            mma_loop(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, STAGES)
+    else:
+        if warp == 0:
+            load_and_multiply(tiled_mma, accumulator, tCrA, tCrB, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, full, empty,
+                              accumulator_ready, k_tiles)
 
-    # epilogue: TMEM -> registers -> D, 32 columns at a time, a row per thread
+    if cutlass.const_expr(ALPHA is None):
+        epilogue(accumulator, gD, accumulator_ready, thread)
+    else:
+        scaled_epilogue(accumulator, gD, accumulator_ready, thread, ALPHA)
+
+    cute.arch.sync_threads()                                   # every warp has read the TMEM
+    if warp == 0:
+        cute.arch.relinquish_tmem_alloc_permit()
+        cute.arch.dealloc_tmem(accumulator.iterator, tmem_columns())
+
+
+@cute.jit
+def load_and_multiply(tiled_mma, accumulator, tCrA, tCrB, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, full, empty,
+                      accumulator_ready, k_tiles):
+    """Warp 0's main loop: for each k-tile, wait until its stage is free, load A's and B's tiles into it with
+    TMA, wait for them, issue the UMMAs of the k-tile, and have tcgen05.commit release the stage when they are
+    done; after the last k-tile, a commit signals that the accumulator is ready."""
+    tiled_mma.set(tcgen05.Field.ACCUMULATE, False)             # the first MMA overwrites the TMEM
+    for k_tile in cutlass.range(k_tiles):
+        stage = k_tile % STAGES
+        if k_tile >= STAGES:                                   # the MMAs of k_tile - STAGES must have finished
+            cute.arch.mbarrier_wait(empty + stage, (k_tile // STAGES - 1) % 2)
+        with cute.arch.elect_one():
+            cute.arch.mbarrier_arrive_and_expect_tx(full + stage, stage_bytes())
+        cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, stage], tma_bar_ptr=full + stage)
+        cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, stage], tma_bar_ptr=full + stage)
+        cute.arch.mbarrier_wait(full + stage, (k_tile // STAGES) % 2)
+        for k_block in cutlass.range_constexpr(BK // 16):
+            cute.gemm(tiled_mma, accumulator, tCrA[None, None, k_block, stage], tCrB[None, None, k_block, stage],
+                      accumulator)
+            tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+        with cute.arch.elect_one():
+            tcgen05.commit(empty + stage)                      # arrives when these MMAs are done with the stage
+    with cute.arch.elect_one():
+        tcgen05.commit(accumulator_ready)
+
+
+@cute.jit
+def produce(tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, full, empty, k_tiles, stages, bytes_per_stage):
+    """With PRODUCER_WARP, warp 1's loop: for each k-tile, wait until its stage is free (the commit of the MMAs
+    that last read it; parity 1 passes a fresh barrier, so the first lap does not wait), announce the stage's
+    bytes on full + s and issue the TMA loads of A and B into it."""
+    for k_tile in cutlass.range(k_tiles):
+        stage = k_tile % stages
+        cute.arch.mbarrier_wait(empty + stage, (k_tile // stages + 1) % 2)
+        with cute.arch.elect_one():
+            cute.arch.mbarrier_arrive_and_expect_tx(full + stage, bytes_per_stage)
+        cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, stage], tma_bar_ptr=full + stage)
+        cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, stage], tma_bar_ptr=full + stage)
+
+
+def mma_loop(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages):
+    """With PRODUCER_WARP, warp 0's loop: chapter 09's exercise 3 (its check puts the learner's in its place);
+    the chapter's configuration runs load_and_multiply instead."""
+    raise NotImplementedError("mma_loop is chapter 09's exercise 3: its check runs the kernel with yours")
+
+
+def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
+    """With ALPHA set, the epilogue of D = alpha A B^T: chapter 09's exercise 4 (its check puts the learner's
+    in its place)."""
+    raise NotImplementedError("scaled_epilogue is chapter 09's exercise 4: its check runs the kernel with yours")
+
+
+@cute.jit
+def epilogue(accumulator, gD, accumulator_ready, thread):
+    """All four warps: wait until the accumulator is ready, then copy it out of TMEM (tcgen05.ld, 32x32b: warp w
+    reads TMEM lanes 32 (w % 4) to 32 (w % 4) + 31, one row per thread) in strips of EPILOGUE_COLUMNS, convert
+    to fp16 and store."""
     cute.arch.mbarrier_wait(accumulator_ready, 0)
     strip = (BM, EPILOGUE_COLUMNS)
     tAcc = cute.flat_divide(accumulator[((None, None), 0, 0)], strip)          # (BM, 32, 1, BN / 32)
@@ -110,15 +178,11 @@ def blackwell_gemm_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
         result.store(values.load().to(cutlass.Float16))
         cute.autovec_copy(result, to_global[(None, None, None, 0, n_strip)])
 
-    cute.arch.sync_threads()                                   # every warp has read the TMEM
-    if warp == 0:
-        cute.arch.relinquish_tmem_alloc_permit()
-        cute.arch.dealloc_tmem(accumulator.iterator, TMEM_COLUMNS)
-
 
 @cute.jit
 def gemm_tn(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor):
-    """D = A B^T for row-major fp16 A (M, K), B (N, K), D (M, N); M, N multiples of 128, K of 64."""
+    """D = A B^T for row-major fp16 A (M, K), B (N, K) and D (M, N); M and N multiples of the tile (BM, BN), K of
+    BK."""
     tiled_mma = blackwell_helpers.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, OperandMajorMode.K,
                                                          OperandMajorMode.K, cutlass.Float32, tcgen05.CtaGroup.ONE,
                                                          (BM, BN))
@@ -132,3 +196,11 @@ def gemm_tn(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor):
     grid = [cute.ceil_div(cute.size(mD, mode=[0]), BM), cute.ceil_div(cute.size(mD, mode=[1]), BN), 1]
     blackwell_gemm_kernel(tiled_mma, tma_a, tma_tensor_a, tma_b, tma_tensor_b, mD, sA_layout,
                           sB_layout).launch(grid=grid, block=[THREADS, 1, 1])
+
+
+KNOBS = ("BN", "STAGES", "PRODUCER_WARP", "ALPHA")
+
+
+def configured(**knobs):
+    """Trace with these module settings (the kernel reads them as compile-time constants), then restore."""
+    return settings.overridden(globals(), "blackwell_gemm", KNOBS, knobs)

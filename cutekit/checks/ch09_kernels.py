@@ -1,0 +1,633 @@
+"""Chapter 09's kernel exercises: two pieces of the chapter's Blackwell GEMM (benchmarks/kernels/blackwell_gemm.py)
+that the learner writes, each in a configuration the chapter does not run.
+
+- `ch09.mma_warp_loop`: the MMA warp's k-loop of a warp-specialised variant (warp 1 loads with TMA, warp 0 only
+  multiplies; 3 stages where the chapter has 2): wait for the stage's full barrier, the UMMAs of the k-tile with
+  tcgen05.Field.ACCUMULATE false for the very first k-block only, tcgen05.commit to release the stage, and the
+  last commit to the accumulator barrier.
+- `ch09.tmem_epilogue`: the epilogue of D = alpha A B^T on a 128 x 256 tile, in strips of 16 columns (the
+  chapter's are 32): wait for the accumulator barrier, tcgen05.ld, tcgen05.wait::ld, scale, convert, store.
+
+Tiers. cutedsl-cpu: the kernel with the learner's function compiled by real CuTeDSL for sm_100a, its PTX read
+(UMMA and commit counts per k-tile, every commit behind elect.sync, the waits, the tcgen05.ld shape and count,
+one wait::ld per load; no wgmma, no mma.sync). gpu: on an sm_100 GPU, a GEMM compared with torch and timed. The
+simulator tier (reference) runs the kernel with the learner's function on small problems and names what D holds
+(`mma_loop_diagnosis`, `epilogue_diagnosis`) or the simulator's message; it is graded only where cutekit's
+simulator runs tcgen05 instructions (cutekit/sim/arch/sm100.py), and absent otherwise.
+"""
+from __future__ import annotations
+
+import importlib.util
+import re
+import tempfile
+from pathlib import Path
+
+from .cutedsl import FakeTensor, compile_to_ptx
+from .grading import Criterion, Exercise, Verdict, failed, passed
+from .kernels import decorated_with_jit, kernel_module_source, unwrap
+
+KERNEL = "benchmarks.kernels.blackwell_gemm"
+ARCH = "sm_100a"
+K_BLOCKS = 4                            # BK / 16: the UMMAs of one 64-wide fp16 k-tile
+# each exercise's role in the kernel and the settings the kernel is traced with
+ROLES = {"ch09.mma_warp_loop": "mma_loop", "ch09.tmem_epilogue": "scaled_epilogue"}
+SETTINGS = {"mma_loop": {"STAGES": 3, "PRODUCER_WARP": True, "BN": 128},
+            "scaled_epilogue": {"BN": 256, "ALPHA": 0.5}}
+STRIP = 16                              # exercise 4: columns per tcgen05.ld
+FAKES = (FakeTensor("Float16", 2, 64),) * 3
+
+
+def simulator_runs_tcgen05() -> bool:
+    """Whether cutekit's simulator has an sm_100 machine (tcgen05 MMA, TMEM, commit). Without one the simulator
+    criteria of these exercises are left out: the PTX and the GPU grade them."""
+    return importlib.util.find_spec("cutekit.sim.arch.sm100") is not None
+
+
+# ---- the kernel with the learner's function -------------------------------------------------------------------
+
+def _fresh_kernel():
+    """The chapter's kernel module imported anew (on whatever `cutlass` is imported now)."""
+    import importlib
+    import sys
+    package = KERNEL.split(".")[0]
+    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
+        del sys.modules[name]
+    try:
+        return importlib.import_module(KERNEL)
+    except ImportError as error:
+        raise RuntimeError(f"the check runs your function inside the chapter's kernel, "
+                           f"{KERNEL.replace('.', '/')}.py, which is not importable here ({error}): run the course "
+                           f"from its repository") from None
+
+
+def kernel_with(answer, role: str):
+    """The chapter's kernel module with the learner's function as its `role` ("mma_loop" or "scaled_epilogue") and
+    that exercise's settings (the module is a fresh import: they stay set). Real CuTeDSL needs the function
+    decorated in its source (decorated_with_jit); the simulator runs it as it is."""
+    import cutlass
+    module = _fresh_kernel()
+    function = answer if getattr(cutlass, "__cutekit_sim__", False) else decorated_with_jit(answer)
+    setattr(module, role, function)
+    for name, value in SETTINGS[role].items():
+        setattr(module, name, value)
+    return module
+
+
+LAZY_KERNEL = """
+
+import sys as _sys
+_sys.path.insert(0, {root!r})      # where the chapter's kernel package lives
+
+
+def __getattr__(name):
+    \"\"\"`gemm_tn`: the chapter's kernel with the function above as its {role} (built on first use).\"\"\"
+    if name == "gemm_tn":
+        from cutekit.checks import ch09_kernels
+        return ch09_kernels.kernel_with({name}, "{role}").gemm_tn
+    raise AttributeError(name)
+"""
+
+
+def _kernel_root() -> str:
+    try:
+        spec = importlib.util.find_spec(KERNEL)
+    except ImportError:
+        spec = None
+    return str(Path(spec.origin).parents[2]) if spec is not None and spec.origin else ""
+
+
+def compile_with(answer, role: str):
+    """The PTX report of the chapter's kernel compiled for sm_100a with the learner's function as `role`."""
+    source = kernel_module_source(answer)
+    with tempfile.TemporaryDirectory(prefix="cutekit-ch09-") as folder:
+        path = Path(folder) / f"learner_{role}.py"
+        path.write_text(source + LAZY_KERNEL.replace("{name}", unwrap(answer).__code__.co_name)
+                        .replace("{role}", role).replace("{root!r}", repr(_kernel_root())))
+        return compile_to_ptx(str(path), "gemm_tn", FAKES, arch=ARCH)
+
+
+def _loads_per_wait(ptx: str) -> list:
+    """The number of tcgen05.ld between one tcgen05.wait::ld and the next (in the order the PTX lists them)."""
+    runs, count = [], 0
+    for line in ptx.splitlines():
+        line = line.strip()
+        if line.startswith("tcgen05.ld"):
+            count += 1
+        elif line.startswith("tcgen05.wait::ld") and count:
+            runs.append(count)
+            count = 0
+    return runs
+
+
+# a compile error's words -> what it means for the learner's code
+COMPILE_CLUES = (
+    ("atom tv layout exists in the data layout", "the TMEM load atom does not fit the strip it is tiled over: a "
+     "tcgen05.ld atom of the 32x32b shape with n repetitions reads n columns of each thread's lane, and the copy "
+     "is made for one strip (128 lanes by the strip's columns)"),
+    ("dynamic", "a loop whose trip count is a run-time value needs cutlass.range; one over compile-time numbers "
+     "(the k-blocks, the strips) unrolls with cutlass.range_constexpr"),
+)
+
+
+def _compile_failure(report, what: str) -> Verdict:
+    text = report.error.strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    # CuTeDSL's message: the learner's line and the error, not the traceback inside CuTeDSL
+    kept = [line for line in lines if "site-packages" not in line and not line.lstrip().startswith("^")][:8]
+    advice = next((fix for clue, fix in COMPILE_CLUES if clue in text), "")
+    return failed(f"CuTeDSL could not compile the kernel with your {what} for sm_100a:\n" + "\n".join(kept)[:900]
+                  + (f"\nTo fix: {advice}" if advice else ""))
+
+
+def _unelected_commits(ptx: str) -> int:
+    """tcgen05.commit lines with no elect.sync before them in their basic block (CuTeDSL's elect_one compiles to
+    elect.sync, a predicate and a branch round the block's rest)."""
+    lines = ptx.splitlines()
+    unelected = 0
+    for i, line in enumerate(lines):
+        if "tcgen05.commit" not in line:
+            continue
+        start = next((j for j in range(i - 1, -1, -1) if lines[j].strip().endswith(":")), 0)
+        unelected += not any("elect.sync" in before for before in lines[start:i])
+    return unelected
+
+
+def _common_ptx(report) -> Verdict | None:
+    for opcode, name in (("wgmma", "wgmma (Hopper's warpgroup MMA, sm_90a only)"),
+                         ("mma.sync", "mma.sync (chapter 07's warp MMA)")):
+        if report.count(opcode):
+            return failed(f"the compiled kernel has {report.count(opcode)} {name}: a Blackwell kernel multiplies "
+                          f"with tcgen05.mma")
+    if report.local_memory:
+        return failed(f"the compiled kernel uses local memory ({report.local_memory} ld/st.local): a register "
+                      f"tensor indexed with a run-time value (a k-block or strip index from a run-time loop)")
+    return None
+
+
+# ---- ch09.mma_warp_loop --------------------------------------------------------------------------------------
+
+def mma_loop_ptx(report) -> Verdict:
+    """The PTX of the warp-specialised kernel with the learner's MMA loop: its UMMAs, commits and waits."""
+    if not report.ok:
+        return _compile_failure(report, "MMA loop")
+    common = _common_ptx(report)
+    if common:
+        return common
+    mmas, commits = report.count("tcgen05.mma"), report.count("tcgen05.commit")
+    if not mmas:
+        return failed("the compiled kernel has no tcgen05.mma: the loop issues the k-tile's UMMAs with cute.gemm "
+                      "on the tiled MMA, one per k-block of the stage")
+    unelected = _unelected_commits(report.ptx)
+    if unelected:
+        return failed(f"{unelected} of the {commits} tcgen05.commit have no elect.sync before them: every thread "
+                      f"of the warp that executes tcgen05.commit makes the barrier arrive, and the barriers count "
+                      f"one arrival; CuTeDSL leaves the choice of one thread to you (tcgen05.commit inside "
+                      f"`with cute.arch.elect_one():`)")
+    if commits == 0:
+        return failed("the compiled kernel has no tcgen05.commit: nothing releases a stage (the producer waits for "
+                      "it forever, a deadlock) and nothing tells the epilogue the accumulator is ready")
+    if commits == 1:
+        return failed("the compiled kernel has one tcgen05.commit: the stages are never released (no commit to the "
+                      "stage's empty barrier after each k-tile's UMMAs), so the producer waits forever for a stage "
+                      "to refill once the first lap is done (a deadlock)")
+    if mmas == K_BLOCKS * commits:
+        return failed(f"the compiled kernel has {mmas} tcgen05.mma and {commits} tcgen05.commit, one per copy of the "
+                      f"loop's body: the last commit, to the accumulator barrier after the loop, is missing (the "
+                      f"epilogue waits on that barrier forever)")
+    per_tile = mmas / (commits - 1)
+    if per_tile != K_BLOCKS:
+        return failed(f"the compiled kernel issues {per_tile:g} tcgen05.mma per k-tile ({mmas} UMMAs, {commits - 1} "
+                      f"commits that release a stage): a stage holds a 64-wide k-tile, {K_BLOCKS} k-blocks of 16, "
+                      f"one UMMA each (the fragment's third mode counts them)")
+    # waits: the producer's (one per copy of its loop: one expect_tx each), the MMA warp's, the epilogue's one
+    expected = report.count("mbarrier.arrive.expect_tx") + (commits - 1) + 1
+    waits = report.count("mbarrier.try_wait")
+    if waits < expected:
+        return failed(f"the compiled kernel has {waits} mbarrier waits where the producer's, one per k-tile of "
+                      f"the MMA loop and the epilogue's make {expected}: the MMA loop must wait on the stage's full "
+                      f"barrier before the k-tile's UMMAs read it")
+    return passed()
+
+
+# ---- ch09.tmem_epilogue ----------------------------------------------------------------------------------------
+
+EPILOGUE_WAITS = 7       # mbarrier waits in the kernel with the right epilogue (6 in the chapter's loop, 1 here)
+
+
+def epilogue_ptx(report) -> Verdict:
+    """The PTX of the kernel (BN = 256, alpha = 0.5) with the learner's epilogue: the tcgen05.ld strips, one
+    wait::ld per load, the accumulator wait, the scaling."""
+    if not report.ok:
+        return _compile_failure(report, "epilogue")
+    common = _common_ptx(report)
+    if common:
+        return common
+    strips = SETTINGS["scaled_epilogue"]["BN"] // STRIP
+    loads = report.count("tcgen05.ld")
+    shapes = sorted({line.split()[0] for line in report.ptx.splitlines() if line.strip().startswith("tcgen05.ld")})
+    wanted = f"tcgen05.ld.sync.aligned.32x32b.x{STRIP}.b32"
+    if shapes != [wanted]:
+        return failed(f"the compiled kernel loads TMEM with {', '.join(shapes) or 'no tcgen05.ld'}: the exercise's "
+                      f"strips are {STRIP} columns of the 32x32b shape (a thread reads its own lane, 32 bits a "
+                      f"column), one tcgen05.ld each, so {wanted}")
+    if loads != strips:
+        return failed(f"the compiled kernel has {loads} tcgen05.ld of {STRIP} columns: the 256 columns of the tile "
+                      f"are {strips} strips of {STRIP}, each loaded once")
+    fences = report.count("tcgen05.wait")
+    if fences == 0:
+        return failed("the compiled kernel has no tcgen05.wait::ld: a tcgen05.ld is asynchronous, and its "
+                      "registers may be read only after the wait (cute.arch.fence_view_async_tmem_load) that follows "
+                      "it")
+    runs = _loads_per_wait(report.ptx)
+    if fences > 1 and len(set(runs)) == 1 and runs[0] > 1:
+        return failed(f"the compiled kernel issues {runs[0]} tcgen05.ld before each tcgen05.wait::ld: each copy "
+                      f"moves {runs[0] * STRIP} columns, {runs[0]} loads of {STRIP}; the exercise's strips are "
+                      f"{STRIP} columns, one load each, the same width as the load atom")
+    if fences < loads:
+        return failed(f"the compiled kernel has {fences} tcgen05.wait::ld for {loads} tcgen05.ld: each strip's "
+                      f"registers are used right after its load, so each load needs its own wait before them")
+    waits = report.count("mbarrier.try_wait")
+    if waits < EPILOGUE_WAITS:
+        return failed(f"the compiled kernel has {waits} mbarrier waits where the main loop's and one in the "
+                      f"epilogue make {EPILOGUE_WAITS}: the epilogue must wait on the accumulator barrier (the last "
+                      f"tcgen05.commit) before its first tcgen05.ld, or it reads TMEM the UMMAs are still writing")
+    if report.count("mul.rn.f16") or report.count("mul.f16"):
+        return failed("the compiled kernel multiplies fp16 values: alpha scales the fp32 accumulators, before the "
+                      "conversion to fp16 rounds them (scaling after it rounds twice)")
+    if not report.count("mul.f32") and not report.count("mul.rn.f32") and not report.count("fma.rn.f32"):
+        return failed("the compiled kernel multiplies no fp32 value: D is alpha A B^T, the accumulators scaled by "
+                      "alpha before the conversion to fp16")
+    return passed()
+
+
+# ---- what the simulator leaves in D ----------------------------------------------------------------------------
+
+def block_products(a, b, width: int = 16):
+    """The product of each k-block: a list of (M, N) float32 arrays, A[:, 16k:16k+16] B[:, 16k:16k+16]^T."""
+    import numpy
+    return [a[:, k:k + width].astype(numpy.float32) @ b[:, k:k + width].astype(numpy.float32).T
+            for k in range(0, a.shape[1], width)]
+
+
+def mma_loop_diagnosis(a, b, d) -> dict:
+    """What D = (fp16 result of the MMA loop) holds, from A and B: "right", or the cause a hint names. D is
+    fitted as a sum of the k-blocks' products with one coefficient each (least squares): 1 for every k-block is
+    the right product; 0 for all but the last is an accumulator overwritten by each UMMA; a block missing,
+    counted twice, or another k-tile's, shows in its coefficient."""
+    import numpy
+    d32 = d.astype(numpy.float32)
+    blocks = block_products(a, b)
+    product = sum(blocks)
+    tolerance = {"rtol": 2e-2, "atol": 6e-2}
+    wrong = ~numpy.isclose(d32, product, **tolerance)
+    out = {"wrong": int(wrong.sum()), "nan": int(numpy.isnan(d32).sum())}
+    if not out["wrong"]:
+        out["cause"] = "right"
+        return out
+    first = tuple(int(i) for i in numpy.argwhere(wrong)[0])
+    out.update(first=first, got=float(d32[first]), want=float(product[first]))
+    if out["nan"] == d.size:
+        out["cause"] = "all nan"
+        return out
+    if out["nan"]:
+        out["cause"] = "some nan"
+        return out
+    per_tile = 4
+    tiles = [sum(blocks[i:i + per_tile]) for i in range(0, len(blocks), per_tile)]
+    for cause, candidate in (("last k-block", blocks[-1]), ("last k-tile", tiles[-1]),
+                             ("first k-block missing", product - blocks[0]),
+                             ("first k-tile twice", product + tiles[0])):
+        if numpy.isclose(d32, candidate, **tolerance).mean() > 0.99:
+            out["cause"] = cause
+            return out
+    if numpy.isclose(d32, 0, atol=1e-3).all():
+        out["cause"] = "zero"
+        return out
+    basis = numpy.stack([block.ravel() for block in blocks], axis=1)
+    coefficients, *_ = numpy.linalg.lstsq(basis, d32.ravel(), rcond=None)
+    out["coefficients"] = [round(float(c), 2) for c in coefficients]
+    residual = numpy.abs(basis @ coefficients - d32.ravel()).max()
+    out["cause"] = "blocks" if residual < 0.5 else "other"
+    return out
+
+
+def epilogue_diagnosis(product, d, alpha: float) -> dict:
+    """What D holds against alpha * product (fp32 A B^T): "right", or the cause a hint names (rows or columns
+    never written, rows of another lane quarter, alpha missing or applied twice, D transposed within a strip)."""
+    import numpy
+    want = alpha * product
+    d32 = d.astype(numpy.float32)
+    tolerance = {"rtol": 2e-2, "atol": 6e-2}
+    wrong = ~numpy.isclose(d32, want, **tolerance)
+    out = {"wrong": int(wrong.sum()), "nan": int(numpy.isnan(d32).sum())}
+    if not out["wrong"]:
+        out["cause"] = "right"
+        return out
+    first = tuple(int(i) for i in numpy.argwhere(wrong)[0])
+    out.update(first=first, got=float(d32[first]), want=float(want[first]))
+    unwritten = numpy.isnan(d32)
+    if unwritten.all():
+        out["cause"] = "all nan"
+        return out
+    if unwritten.any():
+        rows = numpy.nonzero(unwritten.all(axis=1))[0]
+        columns = numpy.nonzero(unwritten.all(axis=0))[0]
+        if len(columns) and not len(rows):
+            out.update(cause="columns unwritten", columns=[int(columns[0]), int(columns[-1])],
+                       count=int(len(columns)))
+        elif len(rows) and not len(columns):
+            out.update(cause="rows unwritten", rows=[int(rows[0]), int(rows[-1])], count=int(len(rows)))
+        else:
+            out["cause"] = "some nan"
+        return out
+    for cause, candidate in (("no alpha", product), ("alpha twice", alpha * alpha * product)):
+        if numpy.isclose(d32, candidate, **tolerance).all():
+            out["cause"] = cause
+            return out
+    M = d.shape[0]
+    quarter = numpy.arange(M) % 32
+    if numpy.isclose(d32, want[quarter], **tolerance).all():
+        out["cause"] = "lanes of warp 0"
+        return out
+    out["cause"] = "other"
+    return out
+
+
+# ---- the simulator tier ----------------------------------------------------------------------------------------
+
+def _role_cases(role: str):
+    def draw(rng):
+        if role == "mma_loop":        # 3 stages: fewer k-tiles than stages, then twice round the ring and one more
+            return [{"M": 128, "N": 128, "K": 64 * rng.choice([1, 2]), "_data": rng.randrange(10_000)},
+                    {"M": 128, "N": 128, "K": 64 * 7, "_data": rng.randrange(10_000)}]
+        return [{"M": 128, "N": 256, "K": 64 * rng.choice([1, 2]), "_data": rng.randrange(10_000)}]
+    return draw
+
+
+def _run_role(answer, role: str, case: dict) -> dict:
+    """D from the kernel with the learner's function, on the simulator (in the forked sandbox)."""
+    from .kernels import use_the_simulator
+    use_the_simulator(answer)
+    import numpy
+
+    from cutlass.cute.runtime import from_dlpack
+    module = kernel_with(answer, role)
+    rng = numpy.random.default_rng(case["_data"])
+    a = rng.standard_normal((case["M"], case["K"])).astype(numpy.float16)
+    b = rng.standard_normal((case["N"], case["K"])).astype(numpy.float16)
+    d = numpy.full((case["M"], case["N"]), numpy.nan, dtype=numpy.float16)
+    try:
+        module.gemm_tn(*[from_dlpack(t, assumed_align=16) for t in (a, b, d)])
+    except Exception as error:  # noqa: BLE001 - the kernel's failure is the learner's message
+        return {"error": f"{type(error).__name__}: {str(error).strip()}"}
+    if role == "mma_loop":
+        return {"error": "", **mma_loop_diagnosis(a, b, d)}
+    product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
+    return {"error": "", **epilogue_diagnosis(product, d, SETTINGS[role]["ALPHA"])}
+
+
+def _asker(role: str):
+    def ask(answer, case):
+        if not simulator_runs_tcgen05():
+            return {"simulated": False}
+        return _run_role(answer, role, case)
+    return ask
+
+
+# what a simulator message says -> the cause and the place
+MMA_LOOP_ERRORS = (
+    ("never go on", "a wait that never returns (a deadlock): each stage must be released by a tcgen05.commit to its "
+     "empty barrier after the k-tile's UMMAs, the accumulator barrier by the last commit after the loop, and the "
+     "MMA loop's wait on the full barrier must name the phase that k-tile's copies complete (a stage's first fill "
+     "completes its phase 0, its second phase 1, ...)"),
+    ("wrong phase", "the MMA loop's wait on the full barrier returned before the k-tile's copies landed: its "
+     "parity is that of the phase this k-tile's copies complete, worked out from the k-tile index"),
+    ("more arrivals", "a barrier got more arrivals than it counts: tcgen05.commit is issued by one thread of the "
+     "warp (inside `with cute.arch.elect_one():`), once per k-tile and once after the loop"),
+    ("out-of-bounds", "a stage index ran past the last stage: it wraps round the ring of `stages`"),
+    ("was not initialized", "a barrier index ran past the `stages` barriers: the stage index wraps round the ring"),
+)
+EPILOGUE_ERRORS = (
+    ("never go on", "a wait that never returns: the accumulator barrier completes its phase 0 once, when the "
+     "last commit's UMMAs are done"),
+    ("lane", "a warp may read only its own quarter of TMEM's lanes (warp w: lanes 32 (w % 4) to 32 (w % 4) + 31): "
+     "each thread's slice of the TMEM copy comes from its own thread index in the CTA"),
+    ("wait::ld", "a tcgen05.ld is asynchronous: its registers are read only after cute.arch."
+     "fence_view_async_tmem_load()"),
+    ("before", "the epilogue read TMEM before the UMMAs that write it were done: wait on the accumulator barrier "
+     "first"),
+    ("out-of-bounds", "a strip index ran past the tile's strips: there are 256 / 16 of them"),
+)
+
+
+def _simulated_criterion(index: int, errors, hint):
+    def judge(context) -> Verdict:
+        if len(context.outcomes) <= index:
+            return passed()
+        outcome = context.outcomes[index]
+        case = outcome.case
+        where = f"M={case['M']}, N={case['N']}, K={case['K']} ({case['K'] // 64} k-tiles of 64)"
+        value = outcome.value or {}
+        error = outcome.error or value.get("error", "")
+        if error:
+            advice = next((fix for clue, fix in errors if clue in error), "")
+            return failed(f"{where}: {error.strip()[:900]}" + (f"\nTo fix: {advice}" if advice else ""))
+        if value.get("cause", "right") != "right":
+            return failed(f"{where}: {hint(value, case)}")
+        return Verdict(True, f"{where}: D equals the product")
+    return judge
+
+
+def mma_loop_hint(value: dict, case: dict) -> str:
+    head = (f"{value['wrong']} of {case['M'] * case['N']} entries of D differ from A B^T, the first at "
+            f"{value['first']}: yours {value['got']:.3f}, expected {value['want']:.3f}. ")
+    cause = value["cause"]
+    if cause == "last k-block":
+        return head + ("D holds only the last k-block's product: every UMMA overwrote the accumulator. "
+                       "tcgen05.Field.ACCUMULATE false makes a UMMA write D = A B; it must turn true after the very "
+                       "first k-block and stay true")
+    if cause == "last k-tile":
+        return head + ("D holds only the last k-tile's product: the accumulator was overwritten at the start of "
+                       "every k-tile. ACCUMULATE is false for the very first k-block of the first k-tile only")
+    if cause == "first k-block missing" or cause == "first k-tile twice" or cause == "other" or cause == "zero":
+        return head + ("D is not a sum of the k-blocks' products, each once: a UMMA accumulated into TMEM that no "
+                       "UMMA had written (ACCUMULATE true from the first k-block), or read a stage before its "
+                       "copies landed")
+    if cause in ("all nan", "some nan"):
+        return head + f"{value['nan']} entries of D hold NaN: the accumulator held values no UMMA wrote"
+    if cause == "blocks":
+        coefficients = value["coefficients"]
+        missing = [i for i, c in enumerate(coefficients) if abs(c) < 0.25]
+        extra = [i for i, c in enumerate(coefficients) if c > 1.5]
+        text = head + "D is a sum of k-blocks' products, but not each once: "
+        if missing:
+            text += f"k-blocks {missing[:8]} (16 k each, counted from 0) are missing"
+        if extra:
+            text += ("; " if missing else "") + f"k-blocks {extra[:8]} are counted more than once"
+        return text + (" (every k-tile's stage is multiplied once, all of its k-blocks, the stage the k-tile "
+                       "index wraps to)")
+    return head
+
+
+def epilogue_hint(value: dict, case: dict) -> str:
+    head = (f"{value['wrong']} of {case['M'] * case['N']} entries of D differ from alpha A B^T, the first at "
+            f"{value['first']}: yours {value['got']:.3f}, expected {value['want']:.3f}. ")
+    cause = value["cause"]
+    if cause == "columns unwritten":
+        first, last = value["columns"]
+        return head + (f"columns {first}-{last} ({value['count']}) were never written: the strips must cover all "
+                       f"256 columns of the tile, {STRIP} at a time")
+    if cause == "rows unwritten":
+        first, last = value["rows"]
+        return head + (f"rows {first}-{last} were never written: each of the 4 warps stores the rows of its own "
+                       f"quarter of TMEM's lanes; the thread's slice comes from its index in the CTA")
+    if cause == "lanes of warp 0":
+        return head + ("every row r of D holds row r % 32: all four warps read the lanes of warp 0. A warp reaches "
+                       "only its own quarter of TMEM's lanes; the thread's slice of the TMEM copy comes from its "
+                       "index in the CTA (0-127)")
+    if cause == "no alpha":
+        return head + "D is A B^T: the accumulators were never scaled by alpha"
+    if cause == "alpha twice":
+        return head + "D is alpha^2 A B^T: the scale was applied twice"
+    if cause in ("all nan", "some nan"):
+        return head + f"{value['nan']} entries of D were never written or hold NaN: registers used before the load"
+    return head + ("the values are not alpha A B^T: a strip stored to another strip's columns, or registers read "
+                   "before their tcgen05.ld finished (the wait::ld comes between the load and the first use)")
+
+
+def _ptx_criterion(role: str, judge_report):
+    def judge(context) -> Verdict:
+        try:
+            report = compile_with(context.answer, role)
+        except (OSError, TypeError) as error:
+            return failed(f"the function's source cannot be read ({error}); define it in a notebook cell or a .py "
+                          f"file")
+        return judge_report(report)
+    return judge
+
+
+# ---- the GPU tier ---------------------------------------------------------------------------------------------
+
+GPU_CASE = {"M": 4096, "N": 4096, "K": 4096}
+
+
+def _gpu_role(role: str, function, case) -> dict:
+    """Harness (an sm_100 GPU, real CuTeDSL): the kernel with the learner's function on a GEMM compared with torch,
+    then timed (median of 20 launches) next to torch.matmul."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+
+    import cutlass.cute as cute
+    from .kernels import gpu_median_ms
+    M, N, K = case["M"], case["N"], case["K"]
+    generator = torch.Generator(device="cuda").manual_seed(M + N + K)
+    a = torch.randn(M, K, device="cuda", generator=generator).half()
+    b = torch.randn(N, K, device="cuda", generator=generator).half()
+    d = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    module = kernel_with(function, role)
+    views = [from_dlpack(t, assumed_align=16) for t in (a, b, d)]
+    compiled = cute.compile(module.gemm_tn, *views)
+    compiled(*views)
+    torch.cuda.synchronize()
+    alpha = SETTINGS[role].get("ALPHA") or 1.0
+    reference = alpha * (a.float() @ b.float().T)
+    wrong = (~torch.isclose(d.float(), reference, rtol=2e-2, atol=0.25)).nonzero().tolist()
+    result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
+    if not wrong:
+        result["ms"] = gpu_median_ms(lambda: compiled(*views))
+        result["torch_ms"] = gpu_median_ms(lambda: torch.matmul(a, b.T))
+    return result
+
+
+def gpu_mma_loop(function, case):
+    return _gpu_role("mma_loop", function, case)
+
+
+def gpu_scaled_epilogue(function, case):
+    return _gpu_role("scaled_epilogue", function, case)
+
+
+def _gpu_criterion(harness: str):
+    def judge(context) -> Verdict:
+        from .kernels import on_gpu
+        reply = on_gpu(context.answer, f"{__name__}:{harness}", [GPU_CASE])
+        if not reply.ok:
+            return failed(f"on the GPU: {reply.error[:600]}")
+        value, error = reply.values[0]
+        where = f"a {GPU_CASE['M']}x{GPU_CASE['N']}x{GPU_CASE['K']} fp16 GEMM on the GPU"
+        if error:
+            return failed(f"{where}: {error[:500]}")
+        if value["wrong"]:
+            return failed(f"{where}: {value['wrong']} outputs differ from torch, the first at {value['first']} (on "
+                          f"a GPU an ordering mistake gives wrong values that change from run to run)")
+        flops = 2 * GPU_CASE["M"] * GPU_CASE["N"] * GPU_CASE["K"]
+        return Verdict(True, f"{where}: {value['ms']:.3f} ms ({flops / value['ms'] / 1e9:.0f} TFLOP/s); "
+                             f"torch.matmul {value['torch_ms']:.3f} ms")
+    return judge
+
+
+def _simulator_criteria(names_and_points, errors, hint) -> tuple:
+    if not simulator_runs_tcgen05():
+        return ()
+    return tuple(Criterion(name, "reference", points, _simulated_criterion(index, errors, hint))
+                 for index, (name, points) in enumerate(names_and_points))
+
+
+MMA_WARP_LOOP = Exercise(
+    id="ch09.mma_warp_loop",
+    statement="Write the MMA warp's loop of a warp-specialised kernel with 3 stages, mma_loop(tiled_mma, "
+              "accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages): for every k-tile wait "
+              "until its stage is filled (full + s), issue the UMMAs of its k-blocks (ACCUMULATE false for the very "
+              "first k-block only), release the stage with tcgen05.commit on empty + s; after the loop, a commit on "
+              "accumulator_ready.",
+    example="it replaces the kernel's `mma_loop` (warp 0); warp 1 loads, all four warps run the epilogue",
+    rule=("A tcgen05.mma's ACCUMULATE field decides whether it adds to the TMEM accumulator or overwrites it; TMEM "
+          "holds whatever it held before, so only the very first UMMA of the tile overwrites.\n"
+          "tcgen05.commit makes an mbarrier arrive once every tcgen05.mma the thread issued before it has finished: "
+          "after a k-tile's UMMAs it tells the producer the stage may be refilled, after the last one it tells the "
+          "epilogue the accumulator is complete; one thread of the warp issues it, and each barrier counts one "
+          "arrival.\n"
+          "A wait names the parity of the phase it waits for: a stage's first fill completes its phase 0, the "
+          "second phase 1, alternating as the k-tiles go round the ring."),
+    cases=_role_cases("mma_loop"),
+    ask=_asker("mma_loop"),
+    timeout=240.0,
+    criteria=_simulator_criteria((("fewer k-tiles than stages: D = A B^T", 1),
+                                  ("7 k-tiles, twice round 3 stages and one more: D = A B^T", 2)),
+                                 MMA_LOOP_ERRORS, mma_loop_hint) + (
+        Criterion("compiled by real CuTeDSL for sm_100a: 4 tcgen05.mma and one elected commit per k-tile, a last "
+                  "commit, a wait per k-tile", "cutedsl-cpu", 2, _ptx_criterion("mma_loop", mma_loop_ptx)),
+        Criterion("on an sm_100 GPU: a 4096^3 GEMM equals torch, timed against it", "gpu", 1,
+                  _gpu_criterion("gpu_mma_loop"), needs="sm_100"),
+    ),
+)
+
+
+TMEM_EPILOGUE = Exercise(
+    id="ch09.tmem_epilogue",
+    statement="Write the epilogue of D = alpha A B^T for a 128 x 256 tile in strips of 16 columns, "
+              "scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha): wait until the accumulator is "
+              "ready, then for each strip load the thread's row of it from TMEM (tcgen05.ld 32x32b, 16 "
+              "repetitions), wait for the load, scale by alpha, convert to fp16 and store it to D.",
+    example="it replaces the kernel's epilogue (all four warps, thread 0-127); alpha is 0.5 in the check",
+    rule=("A warp reaches only its own quarter of TMEM's 128 lanes (warp w: lanes 32 (w % 4) onward), and with the "
+          "32x32b shape each thread reads one lane, a row of the tile: the thread's slice of the TMEM copy comes "
+          "from its index in the CTA.\n"
+          "tcgen05.ld is asynchronous: its registers hold the values only after tcgen05.wait::ld "
+          "(cute.arch.fence_view_async_tmem_load).\n"
+          "The epilogue starts after the accumulator barrier's phase 0 completes (the last tcgen05.commit); the "
+          "strips cover the tile's columns, each loaded once."),
+    cases=_role_cases("scaled_epilogue"),
+    ask=_asker("scaled_epilogue"),
+    timeout=240.0,
+    criteria=_simulator_criteria((("a 128 x 256 tile: D = alpha A B^T", 2),), EPILOGUE_ERRORS, epilogue_hint) + (
+        Criterion(f"compiled by real CuTeDSL for sm_100a: 16 tcgen05.ld 32x32b.x{STRIP}, a wait::ld after each, the "
+                  f"accumulator wait, the fp32 scale", "cutedsl-cpu", 2, _ptx_criterion("scaled_epilogue",
+                                                                                    epilogue_ptx)),
+        Criterion("on an sm_100 GPU: a 4096^3 GEMM equals torch, timed against it", "gpu", 1,
+                  _gpu_criterion("gpu_scaled_epilogue"), needs="sm_100"),
+    ),
+)
+
+
+KERNEL_EXERCISES = [MMA_WARP_LOOP, TMEM_EPILOGUE]

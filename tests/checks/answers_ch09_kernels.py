@@ -1,0 +1,111 @@
+"""Chapter 09's kernel exercises: the right MMA loop and epilogue, and the mistakes learners make in each, planted
+by name (`mma_loop_with(mistake)`, `epilogue_with(mistake)`). Each table maps a mistake to the tier that catches
+it and what that tier's hint must name (a regular expression). "ptx": the cutedsl-cpu criterion, reading the
+PTX of an sm_100a compile; "simulator": the simulator tier, graded only where cutekit's simulator runs tcgen05
+(cutekit/sim/arch/sm100.py)."""
+
+
+def mma_loop_with(mistake=""):
+    """The MMA warp's loop (3 stages, warp 1 loading), with `mistake` (a key of MMA_LOOP_MISTAKES) planted, or none
+    ("": a plain string, so that the loop moved by source to real CuTeDSL carries it as a constant)."""
+    def mma_loop(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages):
+        import cutlass              # kernel code: the simulator's or CuTeDSL's, as the check chooses
+        import cutlass.cute as cute
+        from cutlass.cute.nvgpu import tcgen05
+        k_blocks = 2 if mistake == "half_the_k_blocks" else cute.size(tCrA, mode=[2])
+        tiled_mma.set(tcgen05.Field.ACCUMULATE, mistake == "accumulate_true_from_the_start")
+        for k_tile in cutlass.range(k_tiles):
+            s = k_tile if mistake == "stage_never_wraps" else k_tile % stages
+            if mistake == "reset_every_k_tile":
+                tiled_mma.set(tcgen05.Field.ACCUMULATE, False)
+            lap = k_tile // stages + (1 if mistake == "parity_off_by_one" else 0)
+            if mistake == "waits_on_empty":
+                cute.arch.mbarrier_wait(empty + s, lap % 2)
+            elif mistake != "no_wait_on_full":
+                cute.arch.mbarrier_wait(full + s, lap % 2)
+            for k_block in cutlass.range_constexpr(k_blocks):
+                cute.gemm(tiled_mma, accumulator, tCrA[None, None, k_block, s], tCrB[None, None, k_block, s],
+                          accumulator)
+                if mistake != "accumulate_never_true":
+                    tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+            if mistake == "commit_from_every_thread":
+                tcgen05.commit(empty + s)
+            elif mistake != "no_commit_per_k_tile":
+                with cute.arch.elect_one():
+                    tcgen05.commit(empty + s)
+        if mistake != "no_final_commit":
+            with cute.arch.elect_one():
+                tcgen05.commit(accumulator_ready)
+    mma_loop.__name__ = f"mma_loop_{mistake}" if mistake else "mma_loop"
+    return mma_loop
+
+
+# mistake -> (the tier that catches it, what its hint must name)
+MMA_LOOP_MISTAKES = {
+    "no_commit_per_k_tile": ("ptx", r"stages are never released.*deadlock"),
+    "no_final_commit": ("ptx", r"last commit, to the accumulator barrier.*missing"),
+    "commit_from_every_thread": ("ptx", r"no elect.sync before them.*one arrival"),
+    "no_wait_on_full": ("ptx", r"wait on the stage's full barrier before"),
+    "half_the_k_blocks": ("ptx", r"2 tcgen05.mma per k-tile.*4 k-blocks"),
+    "accumulate_never_true": ("simulator", r"only the last k-block's product"),
+    "reset_every_k_tile": ("simulator", r"only the last k-tile's product"),
+    "accumulate_true_from_the_start": ("simulator", r"accumulated into TMEM that no UMMA had written|NaN"),
+    "parity_off_by_one": ("simulator", r"phase|never go on"),
+    "waits_on_empty": ("simulator", r"phase|never go on|not a sum"),
+    "stage_never_wraps": ("simulator", r"wraps round the ring|out-of-bounds|not initialized"),
+}
+
+
+def epilogue_with(mistake=""):
+    """The epilogue of D = alpha A B^T in 16-column strips of a 128 x 256 tile, with `mistake` (a key of
+    EPILOGUE_MISTAKES) planted, or none."""
+    def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.nvgpu import tcgen05
+        if mistake != "no_wait_for_the_accumulator":
+            cute.arch.mbarrier_wait(accumulator_ready, 1 if mistake == "accumulator_parity_1" else 0)
+        columns = 32 if mistake == "strips_of_32_with_x16" else 16
+        strip = (128, columns)
+        tAcc = cute.flat_divide(accumulator[((None, None), 0, 0)], strip)
+        tD = cute.flat_divide(gD, strip)
+        repetitions = tcgen05.Repetition.x32 if mistake == "x32_load_for_16_columns" else tcgen05.Repetition.x16
+        op = tcgen05.Ld16x256bOp(tcgen05.Repetition.x4) if mistake == "16x256b_shape" else \
+            tcgen05.Ld32x32bOp(repetitions)
+        load = cute.make_copy_atom(op, cutlass.Float32)
+        tmem_copy = tcgen05.make_tmem_copy(load, tAcc[(None, None, 0, 0)])
+        mine = tmem_copy.get_slice(thread % 32 if mistake == "every_warp_reads_warp_0s_lanes" else thread)
+        from_tmem, to_global = mine.partition_S(tAcc), mine.partition_D(tD)
+        values = cute.make_rmem_tensor(to_global[(None, None, None, 0, 0)].shape, cutlass.Float32)
+        result = cute.make_rmem_tensor(values.shape, cutlass.Float16)
+        strips = 8 if mistake == "strip_count_of_32_column_strips" else cute.size(tAcc, mode=[3])
+        for n_strip in cutlass.range_constexpr(strips):
+            cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)
+            if mistake not in ("no_wait_ld", "one_wait_ld_after_the_loop"):
+                cute.arch.fence_view_async_tmem_load()
+            if mistake == "no_alpha":
+                result.store(values.load().to(cutlass.Float16))
+            elif mistake == "alpha_on_fp16":
+                result.store(values.load().to(cutlass.Float16) * cutlass.Float16(alpha))
+            else:
+                result.store((values.load() * alpha).to(cutlass.Float16))
+            cute.autovec_copy(result, to_global[(None, None, None, 0, n_strip)])
+        if mistake == "one_wait_ld_after_the_loop":
+            cute.arch.fence_view_async_tmem_load()
+    scaled_epilogue.__name__ = f"scaled_epilogue_{mistake}" if mistake else "scaled_epilogue"
+    return scaled_epilogue
+
+
+EPILOGUE_MISTAKES = {
+    "no_wait_for_the_accumulator": ("ptx", r"wait on the accumulator barrier.*before its first tcgen05.ld"),
+    "no_wait_ld": ("ptx", r"no tcgen05.wait::ld.*asynchronous"),
+    "one_wait_ld_after_the_loop": ("ptx", r"each load needs its own wait"),
+    "strip_count_of_32_column_strips": ("ptx", r"8 tcgen05.ld of 16 columns.*16 strips"),
+    "x32_load_for_16_columns": ("ptx", r"could not compile.*does not fit the strip"),
+    "16x256b_shape": ("ptx", r"could not compile.*does not fit the strip"),
+    "no_alpha": ("ptx", r"multiplies no fp32 value.*alpha"),
+    "alpha_on_fp16": ("ptx", r"multiplies fp16 values.*rounds twice"),
+    "strips_of_32_with_x16": ("ptx", r"2 tcgen05.ld before each tcgen05.wait::ld.*strips are 16 columns"),
+    "every_warp_reads_warp_0s_lanes": ("simulator", r"row r % 32|own quarter"),
+    "accumulator_parity_1": ("simulator", r"before the UMMAs|not alpha A B\^T|phase"),
+}

@@ -1,0 +1,156 @@
+"""Chapter 09's kernel exercises (the MMA warp's loop, the TMEM epilogue): each mistake of the tables in
+answers_ch09_kernels.py fails on the tier that catches it, with a hint naming its cause.
+
+- "ptx" rows: the cutedsl-cpu criterion's judge on the PTX of the kernel compiled by real CuTeDSL for sm_100a with
+  the mistaken function (2-5 s a compile on the course's 2-core machine; skipped without CuTeDSL).
+- "simulator" rows: what the mistake leaves in D, made in NumPy from the same A and B, named by the
+  simulator tier's diagnosis (cheap, always run); and, where cutekit's simulator runs tcgen05, the whole check
+  on the simulator (skipped until it does)."""
+import re
+
+import numpy
+import pytest
+
+from cutekit.checks import ch09_kernels, check, exercises
+
+from answers_ch09_kernels import EPILOGUE_MISTAKES, MMA_LOOP_MISTAKES, epilogue_with, mma_loop_with
+
+ROLE = {"ch09.mma_warp_loop": ("mma_loop", mma_loop_with, MMA_LOOP_MISTAKES, ch09_kernels.mma_loop_ptx),
+        "ch09.tmem_epilogue": ("scaled_epilogue", epilogue_with, EPILOGUE_MISTAKES, ch09_kernels.epilogue_ptx)}
+ROWS = [(exercise_id, mistake, tier, cause) for exercise_id, (_, _, table, _) in ROLE.items()
+        for mistake, (tier, cause) in table.items()]
+
+
+def test_each_kernel_exercise_has_ten_mistakes_or_more_and_is_registered():
+    ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch09"]
+    assert ids[-2:] == list(ROLE)
+    assert all(len(table) >= 10 for _, _, table, _ in ROLE.values())
+
+
+@pytest.fixture(scope="module")
+def cutedsl():
+    pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+
+
+@pytest.mark.cutedsl
+@pytest.mark.parametrize("exercise_id", list(ROLE))
+def test_the_right_function_compiles_and_its_ptx_passes(exercise_id, cutedsl):
+    role, make, _, judge = ROLE[exercise_id]
+    verdict = judge(ch09_kernels.compile_with(make(), role))
+    assert verdict.passed, verdict.hint
+
+
+@pytest.mark.cutedsl
+@pytest.mark.parametrize("exercise_id,mistake,cause",
+                         [(e, m, c) for e, m, tier, c in ROWS if tier == "ptx"])
+def test_each_ptx_mistake_fails_the_compiled_criterion_naming_its_cause(exercise_id, mistake, cause, cutedsl):
+    role, make, _, judge = ROLE[exercise_id]
+    verdict = judge(ch09_kernels.compile_with(make(mistake), role))
+    assert not verdict.passed, f"{mistake}: the PTX criterion passed"
+    assert re.search(cause, verdict.hint, flags=re.DOTALL), f"{mistake}: /{cause}/ not in {verdict.hint}"
+
+
+# ---- what the simulator tier names, from D made in NumPy ---------------------------------------------------------
+
+def _data(k_tiles: int, n: int, seed: int = 0):
+    rng = numpy.random.default_rng(seed)
+    a = rng.standard_normal((128, 64 * k_tiles)).astype(numpy.float16)
+    b = rng.standard_normal((n, 64 * k_tiles)).astype(numpy.float16)
+    return a, b
+
+
+def _mma_loop_d(mistake: str, a, b):
+    """D (fp16) that the MMA loop with `mistake` gives, where what it gives is a product of A and B."""
+    blocks = ch09_kernels.block_products(a, b)
+    if mistake == "accumulate_never_true":
+        d = blocks[-1]
+    elif mistake == "reset_every_k_tile":
+        d = sum(blocks[-4:])
+    elif mistake == "accumulate_true_from_the_start":
+        d = numpy.full(blocks[0].shape, numpy.nan)      # the simulator's TMEM starts as NaN, as registers do
+    elif mistake == "half_the_k_blocks":
+        d = sum(block for i, block in enumerate(blocks) if i % 4 < 2)
+    elif mistake == "a_k_tile_read_from_another_stage":  # k-tile 1 multiplied k-tile 0's stage again
+        d = sum(blocks[:4]) * 2 + sum(blocks[8:])
+    else:
+        d = sum(blocks)
+    return d.astype(numpy.float16)
+
+
+SIMULATED_MMA_LOOP = {"accumulate_never_true": r"only the last k-block's product",
+                      "reset_every_k_tile": r"only the last k-tile's product",
+                      "accumulate_true_from_the_start": r"NaN",
+                      "half_the_k_blocks": r"k-blocks \[2, 3, 6, 7.*are missing",
+                      "a_k_tile_read_from_another_stage": r"k-blocks \[4, 5, 6, 7\] .*are missing.*counted more than once"}
+
+
+@pytest.mark.parametrize("mistake", list(SIMULATED_MMA_LOOP))
+def test_the_mma_loop_diagnosis_names_what_d_holds(mistake):
+    a, b = _data(3, 128)
+    value = ch09_kernels.mma_loop_diagnosis(a, b, _mma_loop_d(mistake, a, b))
+    assert value["cause"] != "right"
+    hint = ch09_kernels.mma_loop_hint(value, {"M": 128, "N": 128, "K": a.shape[1]})
+    assert re.search(SIMULATED_MMA_LOOP[mistake], hint, flags=re.DOTALL), hint
+
+
+def test_the_diagnoses_accept_the_right_d():
+    a, b = _data(7, 128)
+    assert ch09_kernels.mma_loop_diagnosis(a, b, _mma_loop_d("", a, b))["cause"] == "right"
+    a, b = _data(2, 256)
+    product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
+    assert ch09_kernels.epilogue_diagnosis(product, (0.5 * product).astype(numpy.float16), 0.5)["cause"] == "right"
+
+
+def _epilogue_d(mistake: str, product):
+    d = 0.5 * product
+    if mistake == "every_warp_reads_warp_0s_lanes":
+        d = d[numpy.arange(128) % 32]
+    elif mistake == "no_alpha":
+        d = product
+    elif mistake == "strip_count_of_32_column_strips":
+        d = d.copy()
+        d[:, 128:] = numpy.nan
+    elif mistake == "accumulator_parity_1":            # TMEM read before the UMMAs wrote it: NaN
+        d = numpy.full(d.shape, numpy.nan)
+    return d.astype(numpy.float16)
+
+
+SIMULATED_EPILOGUE = {"every_warp_reads_warp_0s_lanes": r"row r % 32.*own quarter",
+                      "no_alpha": r"never scaled by alpha",
+                      "strip_count_of_32_column_strips": r"columns 128-255 \(128\) were never written",
+                      "accumulator_parity_1": r"NaN"}
+
+
+@pytest.mark.parametrize("mistake", list(SIMULATED_EPILOGUE))
+def test_the_epilogue_diagnosis_names_what_d_holds(mistake):
+    a, b = _data(2, 256)
+    product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
+    value = ch09_kernels.epilogue_diagnosis(product, _epilogue_d(mistake, product), 0.5)
+    hint = ch09_kernels.epilogue_hint(value, {"M": 128, "N": 256, "K": a.shape[1]})
+    assert re.search(SIMULATED_EPILOGUE[mistake], hint, flags=re.DOTALL), hint
+
+
+# ---- on the simulator, once it runs tcgen05 ----------------------------------------------------------------------
+
+simulated = pytest.mark.skipif(not ch09_kernels.simulator_runs_tcgen05(),
+                               reason="cutekit's simulator does not run tcgen05 yet (cutekit/sim/arch/sm100.py)")
+
+
+@simulated
+@pytest.mark.parametrize("exercise_id", list(ROLE))
+def test_the_right_function_earns_every_simulator_point(exercise_id, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    _, make, _, _ = ROLE[exercise_id]
+    result = check(exercise_id, make(), seed=0, record=False)
+    assert result.passed and result.earned == result.possible - result.waiting, str(result)
+
+
+@simulated
+@pytest.mark.parametrize("exercise_id,mistake,cause",
+                         [(e, m, c) for e, m, tier, c in ROWS if tier == "simulator"])
+def test_each_simulator_mistake_fails_naming_its_cause(exercise_id, mistake, cause, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    _, make, _, _ = ROLE[exercise_id]
+    result = check(exercise_id, make(mistake), seed=0, record=False)
+    hints = " | ".join(criterion.hint for criterion in result.criteria if criterion.status == "failed")
+    assert not result.passed and re.search(cause, hints, flags=re.DOTALL), f"{mistake}: {hints}"
