@@ -15,13 +15,19 @@ Loads and MMAs of consecutive k-tiles overlap only through the two stages; there
 no cluster, no persistent scheduling: it is the smallest whole kernel that uses every piece chapter 09 shows.
 
 M and N must be multiples of 128 and K of 64 (no predication). It compiles for sm_100a on a CPU
-(`cutekit.checks.compile_to_ptx(..., arch="sm_100a")`, chapter 09 section 3); it has not run anywhere: the course lends no Blackwell GPU and its
-simulator does not run tcgen05 instructions yet.
+(`cutekit.checks.compile_to_ptx(..., arch="sm_100a")`, chapter 09 section 3) and runs on cutekit's simulator
+(`cutekit.use("sim")`, equal to torch); it has not run on a GPU: the course lends no Blackwell GPU.
+
+The PTX ISA orders tcgen05 operations (alloc, MMA, ld, dealloc) across threads only with
+`tcgen05.fence::before_thread_sync` before a thread synchronisation and `tcgen05.fence::after_thread_sync` after
+it; the kernel puts them around its two block barriers and after the wait for the accumulator. CuTeDSL 4.8.1 has no
+`cute.arch` call for them: `cutlass.experimental.primitives.tcgen05_fence` emits them.
 """
 import cutlass
 import cutlass.cute as cute
 import cutlass.utils.blackwell_helpers as blackwell_helpers
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
+from cutlass.experimental.primitives import tcgen05_fence
 
 BM, BN, BK, STAGES = 128, 128, 64, 2
 THREADS = 128                          # four warps: TMEM's 128 lanes, 32 per warp
@@ -53,7 +59,9 @@ def blackwell_gemm_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
             cute.arch.mbarrier_init(accumulator_ready, 1)
         cute.arch.alloc_tmem(TMEM_COLUMNS, tmem_address)       # a whole warp allocates
     cute.arch.mbarrier_init_fence()
+    tcgen05_fence("before_thread_sync")                        # the alloc is ordered before the barrier...
     cute.arch.sync_threads()                                   # barriers and the TMEM address are visible
+    tcgen05_fence("after_thread_sync")                         # ...and the TMEM accesses after it
 
     # the CTA's tiles: A (BM, BK, k-tiles), B (BN, BK, k-tiles), D (BM, BN)
     tiler = (BM, BN, BK)
@@ -95,6 +103,7 @@ def blackwell_gemm_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
 
     # epilogue: TMEM -> registers -> D, 32 columns at a time, a row per thread
     cute.arch.mbarrier_wait(accumulator_ready, 0)
+    tcgen05_fence("after_thread_sync")                         # the loads come after the MMAs the wait saw finish
     strip = (BM, EPILOGUE_COLUMNS)
     tAcc = cute.flat_divide(accumulator[((None, None), 0, 0)], strip)          # (BM, 32, 1, BN / 32)
     tD = cute.flat_divide(gD, strip)
@@ -110,7 +119,9 @@ def blackwell_gemm_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
         result.store(values.load().to(cutlass.Float16))
         cute.autovec_copy(result, to_global[(None, None, None, 0, n_strip)])
 
+    tcgen05_fence("before_thread_sync")                        # this thread's TMEM loads, before the barrier
     cute.arch.sync_threads()                                   # every warp has read the TMEM
+    tcgen05_fence("after_thread_sync")                         # the dealloc, after it
     if warp == 0:
         cute.arch.relinquish_tmem_alloc_permit()
         cute.arch.dealloc_tmem(accumulator.iterator, TMEM_COLUMNS)
