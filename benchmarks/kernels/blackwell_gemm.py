@@ -4,24 +4,35 @@ row-major fp16 (K-major), fp32 accumulators in tensor memory (TMEM), D (M, N) ro
 One CTA of 128 threads computes one 128 x 128 tile of D:
   1. warp 0 sets up the mbarriers (full and empty per stage, and one for "the accumulator is ready") and
      allocates 128 TMEM columns, writing their address to shared memory;
-  2. warp 0 runs the main loop: for each 64-wide k-tile it waits for its stage to be free, announces the
-     stage's bytes and issues the two TMA loads, waits for them, issues the 4 tcgen05.mma of 128 x 128 x 16
-     (one thread issues each, for the whole CTA), and has tcgen05.commit release the stage when they finish;
-     after the last k-tile a commit signals the accumulator barrier;
-  3. all four warps wait on that barrier and copy the accumulator out of TMEM (tcgen05.ld, 32x32b: warp w
-     reads TMEM lanes 32 (w % 4) to 32 (w % 4) + 31, one row per thread) in strips of 32 columns, convert to fp16 and store;
+  2. warp 0 runs the main loop (`load_and_multiply`): for each 64-wide k-tile it waits for its stage to be free,
+     announces the stage's bytes and issues the two TMA loads, waits for them, issues the 4 tcgen05.mma of
+     128 x 128 x 16 (one thread issues each, for the whole CTA), and has tcgen05.commit release the stage when
+     they finish; after the last k-tile a commit signals the accumulator barrier;
+  3. all four warps (`epilogue`) wait on that barrier and copy the accumulator out of TMEM (tcgen05.ld, 32x32b:
+     warp w reads TMEM lanes 32 (w % 4) to 32 (w % 4) + 31, one row per thread) in strips of 32 columns,
+     convert to fp16 and store;
   4. warp 0 frees the TMEM.
 Loads and MMAs of consecutive k-tiles overlap only through the two stages; there is no warp specialisation,
 no cluster, no persistent scheduling: it is the smallest whole kernel that uses every piece chapter 09 shows.
 
-M and N must be multiples of 128 and K of 64 (no predication). It compiles for sm_100a on a CPU
-(`cutekit.checks.compile_to_ptx(..., arch="sm_100a")`, chapter 09 section 3); it has not run anywhere: the course lends no Blackwell GPU and its
-simulator does not run tcgen05 instructions yet.
+Two settings trace variants that chapter 09's exercises complete (`configured(...)`): PRODUCER_WARP=True has warp
+1 load (`produce`) while warp 0 only multiplies (`mma_loop`, exercise 3), and ALPHA=a number has the epilogue
+compute D = ALPHA A B^T (`scaled_epilogue`, exercise 4). Their checks put the learner's function in place.
+
+M and N must be multiples of the tile (BM, BN) and K of 64 (no predication). It compiles for sm_100a on a CPU
+(`cutekit.checks.compile_to_ptx(..., arch="sm_100a")`, chapter 09 section 3) and runs on cutekit's simulator
+(`cutekit.use("sim")`, equal to torch); it has not run on a GPU: the course lends no Blackwell GPU.
+
+The PTX ISA orders tcgen05 operations (alloc, MMA, ld, dealloc) across threads only with
+`tcgen05.fence::before_thread_sync` before a thread synchronisation and `tcgen05.fence::after_thread_sync` after
+it; the kernel puts them around its two block barriers and after the wait for the accumulator. CuTeDSL 4.8.1 has no
+`cute.arch` call for them: `cutlass.experimental.primitives.tcgen05_fence` emits them.
 """
 import cutlass
 import cutlass.cute as cute
 import cutlass.utils.blackwell_helpers as blackwell_helpers
 from cutlass.cute.nvgpu import OperandMajorMode, cpasync, tcgen05
+from cutlass.experimental.primitives import tcgen05_fence
 
 from . import settings
 
@@ -64,7 +75,9 @@ def blackwell_gemm_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
             cute.arch.mbarrier_init(accumulator_ready, 1)
         cute.arch.alloc_tmem(tmem_columns(), tmem_address)     # a whole warp allocates
     cute.arch.mbarrier_init_fence()
+    tcgen05_fence("before_thread_sync")                        # the alloc is ordered before the barrier...
     cute.arch.sync_threads()                                   # barriers and the TMEM address are visible
+    tcgen05_fence("after_thread_sync")                         # ...and the TMEM accesses after it
 
     # the CTA's tiles: A (BM, BK, k-tiles), B (BN, BK, k-tiles), D (BM, BN)
     tiler = (BM, BN, BK)
@@ -99,7 +112,9 @@ def blackwell_gemm_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
     else:
         scaled_epilogue(accumulator, gD, accumulator_ready, thread, ALPHA)
 
+    tcgen05_fence("before_thread_sync")                        # this thread's TMEM loads, before the barrier
     cute.arch.sync_threads()                                   # every warp has read the TMEM
+    tcgen05_fence("after_thread_sync")                         # the dealloc, after it
     if warp == 0:
         cute.arch.relinquish_tmem_alloc_permit()
         cute.arch.dealloc_tmem(accumulator.iterator, tmem_columns())
@@ -163,6 +178,7 @@ def epilogue(accumulator, gD, accumulator_ready, thread):
     reads TMEM lanes 32 (w % 4) to 32 (w % 4) + 31, one row per thread) in strips of EPILOGUE_COLUMNS, convert
     to fp16 and store."""
     cute.arch.mbarrier_wait(accumulator_ready, 0)
+    tcgen05_fence("after_thread_sync")                         # the loads come after the MMAs the wait saw finish
     strip = (BM, EPILOGUE_COLUMNS)
     tAcc = cute.flat_divide(accumulator[((None, None), 0, 0)], strip)          # (BM, 32, 1, BN / 32)
     tD = cute.flat_divide(gD, strip)

@@ -336,6 +336,8 @@ def select(x, mode) -> Layout:
     >>> str(select(make_layout((2, 3, 4)), mode=[2, 0]))
     '(4,2):(6,1)'
     """
+    if isinstance(x, ComposedLayout):       # CuTeDSL selects the outer layout's modes, keeping the swizzle
+        return ComposedLayout(x.inner, x.offset, select(x.outer, mode))
     modes = [get(x, mode=[i]) for i in mode]
     if isinstance(x, Layout):
         return _concat(*modes)

@@ -24,7 +24,7 @@ from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
 from . import compat, constexpr, dynamic, host
-from .arch import ROOMS, sm90
+from .arch import ROOMS, sm90, sm100
 from .machine import scheduler, threads, tracing
 from .machine.failures import LEARNER_FRAMES, plain_coordinate, thread_index
 from .memory import numbers, printing, structs, vector
@@ -357,9 +357,10 @@ compile = _Compile()  # noqa: A001 (CuTeDSL's name)
 # --------------------------------------------------------------------------------------------- MMA fragments
 
 def _descriptor(mma, input):
-    """A wgmma reads A and B from shared memory through matrix descriptors: the "fragment" of a shared-memory
-    partition is that partition (CuTeDSL's descriptor tensor has the same k-block and stage modes)."""
-    return sm90.is_wgmma(mma) and isinstance(input, SimTensor) and input.storage.space == "smem"
+    """A wgmma or a tcgen05 MMA reads A and B from shared memory through matrix descriptors: the "fragment" of a
+    shared-memory partition is that partition (CuTeDSL's descriptor tensor has the same k-block and stage modes)."""
+    return (sm90.is_wgmma(mma) or sm100.is_tcgen05(mma)) and isinstance(input, SimTensor) and \
+        input.storage.space == "smem"
 
 
 def _fragment(tensor):
@@ -386,11 +387,14 @@ class SimMmaAtom(MmaAtom):
         """tiled_mma.set(warpgroup.Field.ACCUMULATE, b): whether the next wgmmas add to C (True) or overwrite.
         As in CuTeDSL, the field is a value of the atom held by each thread (set in a kernel, it changes that
         thread's atom only), false until set: make_mma_atom builds the wgmma atom with accumulate off."""
-        if field_ != sm90.Field.ACCUMULATE:
-            raise CuteError(f"tiled_mma.set: the simulator knows the field warpgroup.Field.ACCUMULATE, got {field_!r}")
+        if field_ != sm90.Field.ACCUMULATE and field_ is not reference.nvgpu.tcgen05.Field.ACCUMULATE:
+            raise CuteError(f"tiled_mma.set: the simulator knows the field ACCUMULATE (warpgroup.Field, "
+                            f"tcgen05.Field), got {field_!r}")
         sm90.set_accumulate(self, bool(value))
 
     def make_fragment_C(self, input):
+        if sm100.is_tcgen05(self):      # an accumulator in TMEM: its layout, for the pointer retrieve_tmem_ptr gives
+            return MmaAtom.make_fragment_C(self, input)
         return _fragment(MmaAtom.make_fragment_C(self, input))
 
 
@@ -640,7 +644,8 @@ def build_modules() -> dict:
         "range_constexpr": constexpr.range_constexpr,
         "range_dynamic": _range, "min": builtins.min, "max": builtins.max, "CuteError": CuteError,
     }, package=True)
-    blackwell = host.blackwell_modules(nvgpu, utils)
+    blackwell = host.blackwell_modules(nvgpu, utils, cutlass, pipeline, memory,
+                                       lambda tiled: _retype(tiled, SimTiledMma), lambda tiled: _retype(tiled, SimTiledCopy))
     return {**blackwell, "cutlass": cutlass, "cutlass.cuda": cuda, "cutlass.cute": cute, "cutlass.cute.arch": arch, "cutlass.cute.nvgpu": nvgpu,
             "cutlass.cute.nvgpu.cpasync": cpasync, "cutlass.cute.nvgpu.warp": warp,
             "cutlass.cute.nvgpu.warpgroup": warpgroup,

@@ -160,15 +160,59 @@ def _not_simulated_module(name: str, what: str):
     return module
 
 
-_BLACKWELL = ("Blackwell (sm_100) instructions are not simulated: tcgen05 MMAs (UMMA), tensor memory and the "
-              "sm_100 shared-memory layouts have no simulator counterpart; the simulator runs the Ampere "
-              "(sm_80) ones: mma.sync (cute.nvgpu.warp), cp.async and ldmatrix")
+def blackwell_modules(nvgpu, utils, cutlass, pipeline, memory, retype_tiled_mma, retype_tiled_copy) -> dict:
+    """`cute.nvgpu.tcgen05`, `cutlass.utils.blackwell_helpers` and the rest of sm_100's host side, over cutekit's
+    reference objects (cutekit.cute builds them as CuTeDSL 4.8.1 does), with the device calls of the Blackwell
+    room (arch/sm100.py): tcgen05.commit, the TMEM allocator, the pipelines, `cutlass.experimental.primitives`'
+    tcgen05_fence. A tiled MMA made by blackwell_helpers and a TMEM copy are the simulator's (`retype_...`)."""
+    import types as pytypes
 
+    from ..cute.nvgpu import tcgen05 as reference_tcgen05
+    from ..cute.utils import blackwell_helpers as reference_helpers
+    from .arch import sm100
 
-def blackwell_modules(nvgpu, utils) -> dict:
-    """`cute.nvgpu.tcgen05` and `cutlass.utils.blackwell_helpers`: importable, and any name in them says what
-    the simulator does not run."""
-    tcgen05 = _not_simulated_module("cutlass.cute.nvgpu.tcgen05", _BLACKWELL)
-    helpers = _not_simulated_module("cutlass.utils.blackwell_helpers", _BLACKWELL)
+    def module(name, namespace, package=False):
+        made = pytypes.ModuleType(name, f"cutekit's CPU simulator standing in for `{name}` (CuTeDSL)")
+        made.__dict__.update(namespace)
+        made.__cutekit_sim__ = True
+        if package:
+            made.__path__ = []
+        return made
+
+    def as_reference(tensor):
+        """A TMEM tensor of a kernel (a pointer from retrieve_tmem_ptr) as the reference describes one."""
+        if isinstance(tensor, SimTensor) and tensor.storage.space == "tmem":
+            return Tensor(("tmem", tensor.storage.element_type, 0), tensor.layout)
+        return tensor
+
+    def make_tmem_copy(atom, tmem_tensor):
+        return retype_tiled_copy(reference_tcgen05.make_tmem_copy(atom, as_reference(tmem_tensor)))
+
+    def find_tmem_tensor_col_offset(tmem_tensor):
+        return reference_tcgen05.find_tmem_tensor_col_offset(as_reference(tmem_tensor))
+
+    tcgen05 = module("cutlass.cute.nvgpu.tcgen05", {
+        **{name: getattr(reference_tcgen05, name) for name in reference_tcgen05.__all__},
+        "OperandMajorMode": nvgpu.OperandMajorMode, "make_tmem_copy": make_tmem_copy,
+        "find_tmem_tensor_col_offset": find_tmem_tensor_col_offset, **sm100.NVGPU_TCGEN05})
+    helpers_names = {name: getattr(reference_helpers, name) for name in dir(reference_helpers)
+                     if not name.startswith("_") and callable(getattr(reference_helpers, name))}
+
+    def make_trivial_tiled_mma(*args, **kwargs):
+        return retype_tiled_mma(reference_helpers.make_trivial_tiled_mma(*args, **kwargs))
+    make_trivial_tiled_mma.__doc__ = reference_helpers.make_trivial_tiled_mma.__doc__
+    helpers = module("cutlass.utils.blackwell_helpers", {**helpers_names,
+                                                         "make_trivial_tiled_mma": make_trivial_tiled_mma})
     nvgpu.tcgen05, utils.blackwell_helpers = tcgen05, helpers
-    return {"cutlass.cute.nvgpu.tcgen05": tcgen05, "cutlass.utils.blackwell_helpers": helpers}
+    nvgpu.make_tiled_tma_atom_A = reference.nvgpu.make_tiled_tma_atom_A
+    nvgpu.make_tiled_tma_atom_B = reference.nvgpu.make_tiled_tma_atom_B
+    nvgpu.cpasync.prefetch_descriptor = lambda *args, **kwargs: None
+    utils.TmemAllocator = memory.TmemAllocator = sm100.TmemAllocator
+    utils.get_num_tmem_alloc_cols = memory.get_num_tmem_alloc_cols = reference_helpers.get_num_tmem_alloc_cols
+    for name, value in sm100.PIPELINES.items():
+        setattr(pipeline, name, value)
+    primitives = module("cutlass.experimental.primitives", dict(sm100.EXPERIMENTAL))
+    experimental = module("cutlass.experimental", {"primitives": primitives}, package=True)
+    cutlass.experimental = experimental
+    return {"cutlass.cute.nvgpu.tcgen05": tcgen05, "cutlass.utils.blackwell_helpers": helpers,
+            "cutlass.experimental": experimental, "cutlass.experimental.primitives": primitives}

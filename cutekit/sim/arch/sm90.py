@@ -158,6 +158,7 @@ class elect_one:  # noqa: N801 (CuTeDSL's name)
                                           instruction="elect.sync")
         self._skipping = not elected
         if elected:
+            thread.__dict__["elected"] = True      # sm100.py: a tcgen05 MMA refuses to be issued in here
             return True
         # skip the with-block: a trace function on the caller's frame raises before its first line runs
         self._previous = sys.gettrace()
@@ -172,6 +173,7 @@ class elect_one:  # noqa: N801 (CuTeDSL's name)
 
     def __exit__(self, kind, value, traceback):
         if not self._skipping:
+            threads.current().__dict__.pop("elected", None)
             return False
         sys.settrace(self._previous)
         return kind is _SkipBlock
@@ -289,6 +291,9 @@ def _check_overwrite(thread, state: _Block, storage, addresses):
                   f"producer must wait on the stage's empty barrier (for the consumers' release) before "
                   f"loading into it again")
         for group in state.writes[number].readers:
+            if hasattr(group, "check_overwrite"):       # a tcgen05 MMA's (sm100.py): its commit releases the stage
+                group.check_overwrite(_site(), seen)
+                continue
             if not group.retired:
                 uncommitted = "" if group.committed else (" (its wgmmas were not committed when the warp last "
                                                           "waited: warpgroup.commit_group() comes before "
@@ -476,14 +481,14 @@ def releasing(thread, barrier):
             barrier.releasing.append(group)
 
 
-def _check_reads(thread, state: _Block, tensor: SimTensor, addresses, what: str):
+def _check_reads(thread, state: _Block, tensor: SimTensor, addresses, what: str, who: str = "wgmma"):
     last = state.last.get(id(tensor.storage))
     seen = thread.__dict__.get("mbarrier_seen", {})
     found = numpy.unique(last[addresses]) if last is not None else numpy.array([-1])
     untouched = addresses if last is None else addresses[last[addresses] < 0]
     written = tensor.storage.writer[untouched] >= 0 if threads.SETTINGS.races != "off" else None
     if found[0] < 0 and (written is None or not written.all()):
-        _fail(f"waited on the wrong phase: the wgmma at {_site()} reads {what} from shared memory that no TMA "
+        _fail(f"waited on the wrong phase: the {who} at {_site()} reads {what} from shared memory that no TMA "
               f"copy has filled yet, so the mbarrier wait before it returned too early. A wait returns at once "
               f"when the barrier's last completed phase has the other parity (a fresh barrier counts the "
               f"phase before the first as complete): consumers start waiting with parity 0")
@@ -493,7 +498,7 @@ def _check_reads(thread, state: _Block, tensor: SimTensor, addresses, what: str)
         barrier = write_.barrier
         observed = seen.get(barrier.key)
         if observed is None:
-            _fail(f"the wgmma at {_site()} reads {what} from shared memory that the TMA copy at {write_.site} "
+            _fail(f"the {who} at {_site()} reads {what} from shared memory that the TMA copy at {write_.site} "
                   f"fills, without waiting on its mbarrier {barrier.index}: call cute.arch.mbarrier_wait(bar, "
                   f"phase) first")
         if observed < write_.phase and write_.unannounced:
@@ -503,7 +508,7 @@ def _check_reads(thread, state: _Block, tensor: SimTensor, addresses, what: str)
                   f"cute.arch.mbarrier_arrive_and_expect_tx(bar, bytes) with every byte of the stage's copies; a "
                   f"plain mbarrier_arrive announces none")
         if observed < write_.phase:
-            _fail(f"waited on the wrong phase: the wgmma at {_site()} reads {what} that the TMA copy at "
+            _fail(f"waited on the wrong phase: the {who} at {_site()} reads {what} that the TMA copy at "
                   f"{write_.site} delivers with phase {write_.phase - 1} of mbarrier {barrier.index}, but this "
                   f"thread's wait on it returned having seen only {observed} completed phase(s) (a wait with "
                   f"the other parity returns at once). Wait with parity {(write_.phase - 1) % 2} here: the "
