@@ -397,26 +397,37 @@ def _asker(role: str):
 # what a simulator message says -> the cause and the place
 MMA_LOOP_ERRORS = (
     ("never go on", "a wait that never returns (a deadlock): each stage must be released by a tcgen05.commit to its "
-     "empty barrier after the k-tile's UMMAs, the accumulator barrier by the last commit after the loop, and the "
-     "MMA loop's wait on the full barrier must name the phase that k-tile's copies complete (a stage's first fill "
-     "completes its phase 0, its second phase 1, ...)"),
+     "empty barrier after the k-tile's UMMAs, the accumulator barrier by the last commit after the loop; the "
+     "MMA loop waits on the stage's full barrier (not its empty one) for the phase that k-tile's copies complete "
+     "(a stage's first fill completes its phase 0, its second phase 1, ...), and the stage index wraps round the "
+     "ring of `stages` (past it, a wait is on a barrier no copy fills)"),
     ("wrong phase", "the MMA loop's wait on the full barrier returned before the k-tile's copies landed: its "
      "parity is that of the phase this k-tile's copies complete, worked out from the k-tile index"),
     ("more arrivals", "a barrier got more arrivals than it counts: tcgen05.commit is issued by one thread of the "
      "warp (inside `with cute.arch.elect_one():`), once per k-tile and once after the loop"),
+    ("nothing has written", "TMEM starts with whatever it held: the very first UMMA of the tile overwrites it "
+     "(ACCUMULATE false), every later one adds (true)"),
     ("out-of-bounds", "a stage index ran past the last stage: it wraps round the ring of `stages`"),
     ("was not initialized", "a barrier index ran past the `stages` barriers: the stage index wraps round the ring"),
 )
 EPILOGUE_ERRORS = (
-    ("never go on", "a wait that never returns: the accumulator barrier completes its phase 0 once, when the "
-     "last commit's UMMAs are done"),
-    ("lane", "a warp may read only its own quarter of TMEM's lanes (warp w: lanes 32 (w % 4) to 32 (w % 4) + 31): "
-     "each thread's slice of the TMEM copy comes from its own thread index in the CTA"),
-    ("wait::ld", "a tcgen05.ld is asynchronous: its registers are read only after cute.arch."
-     "fence_view_async_tmem_load()"),
-    ("before", "the epilogue read TMEM before the UMMAs that write it were done: wait on the accumulator barrier "
-     "first"),
+    ("never go on", "a wait that never returns: the accumulator barrier completes one phase, its phase 0, when "
+     "the last commit's UMMAs are done; the epilogue waits for that phase"),
+    ("outside its quarter", "a warp may read only its own quarter of TMEM's lanes (warp w: lanes 32 (w % 4) to "
+     "32 (w % 4) + 31): each thread's slice of the TMEM copy comes from its own thread index in the CTA"),
+    ("make_tmem_copy", "the TMEM load atom does not fit the strip it is tiled over: a tcgen05.ld atom of the "
+     "32x32b shape with n repetitions reads n columns of each thread's lane, and the copy is made for one strip "
+     "(128 lanes by the strip's columns)"),
+    ("read before the MMA's commit completed", "the epilogue read TMEM before the UMMAs that write it were done: "
+     "it waits on the accumulator barrier, for the phase the last commit completes, before its first load"),
     ("out-of-bounds", "a strip index ran past the tile's strips: there are 256 / 16 of them"),
+)
+# the simulator's own remedies that spell out the code of a fix: the hint keeps the cause, the advice says where
+SIMULATOR_REMEDIES = (
+    (re.compile(r" Slice the TMEM copy with the thread's own index \(tiled_copy\.get_slice\(tidx\)\)"), ""),
+    (re.compile(r" Let the first MMA overwrite it: tiled_mma\.set\([^)]*\) before it \(CuTeDSL starts the field "
+                r"false\), True after it"), ""),
+    (re.compile(r" Call cute\.arch\.mbarrier_wait\(bar, phase\) first"), ""),
 )
 
 
@@ -431,6 +442,8 @@ def _simulated_criterion(index: int, errors, hint):
         error = outcome.error or value.get("error", "")
         if error:
             advice = next((fix for clue, fix in errors if clue in error), "")
+            for remedy, replacement in SIMULATOR_REMEDIES:
+                error = remedy.sub(replacement, error)
             return failed(f"{where}: {error.strip()[:900]}" + (f"\nTo fix: {advice}" if advice else ""))
         if value.get("cause", "right") != "right":
             return failed(f"{where}: {hint(value, case)}")

@@ -49,10 +49,11 @@ MMA_LOOP_MISTAKES = {
     "half_the_k_blocks": ("ptx", r"2 tcgen05.mma per k-tile.*4 k-blocks"),
     "accumulate_never_true": ("simulator", r"only the last k-block's product"),
     "reset_every_k_tile": ("simulator", r"only the last k-tile's product"),
-    "accumulate_true_from_the_start": ("simulator", r"accumulated into TMEM that no UMMA had written|NaN"),
-    "parity_off_by_one": ("simulator", r"phase|never go on"),
-    "waits_on_empty": ("simulator", r"phase|never go on|not a sum"),
-    "stage_never_wraps": ("simulator", r"wraps round the ring|out-of-bounds|not initialized"),
+    "accumulate_true_from_the_start": ("simulator", r"TMEM that nothing has written.*very first UMMA of the tile "
+                                                    r"overwrites it"),
+    "parity_off_by_one": ("simulator", r"waited on the wrong phase.*parity is that of the phase this k-tile's copies"),
+    "waits_on_empty": ("simulator", r"can never go on.*waits on the stage's full barrier \(not its empty one\)"),
+    "stage_never_wraps": ("simulator", r"can never go on.*stage index wraps round the ring"),
 }
 
 
@@ -106,6 +107,7 @@ EPILOGUE_MISTAKES = {
     "no_alpha": ("ptx", r"multiplies no fp32 value.*alpha"),
     "alpha_on_fp16": ("ptx", r"multiplies fp16 values.*rounds twice"),
     "strips_of_32_with_x16": ("ptx", r"2 tcgen05.ld before each tcgen05.wait::ld.*strips are 16 columns"),
-    "every_warp_reads_warp_0s_lanes": ("simulator", r"row r % 32|own quarter"),
-    "accumulator_parity_1": ("simulator", r"before the UMMAs|not alpha A B\^T|phase"),
+    "every_warp_reads_warp_0s_lanes": ("simulator", r"outside its quarter.*slice of the TMEM copy comes from its "
+                                                    r"own thread index"),
+    "accumulator_parity_1": ("simulator", r"can never go on.*its phase 0"),
 }
