@@ -46,11 +46,12 @@
 # CuTeDSL's message for a tcgen05 MMA built for sm_120 sends the programmer to the warp-level `mma.sync` of
 # chapter 07.
 #
-# This chapter is mostly the host side: the layouts and sizes a Blackwell kernel computes before launch, with
+# The chapter starts on the host side: the layouts and sizes a Blackwell kernel computes before launch, with
 # cutekit's `cute` on the CPU (every result below is the one CuTeDSL 4.8.1 gives when traced for sm_100a;
-# `tests/cute/test_blackwell_atoms.py` compares them), then a small whole kernel compiled for sm_100a
-# (section 3). Running it needs a Blackwell GPU or a simulator that runs tcgen05, and the course has neither
-# yet.
+# `tests/cute/test_blackwell_atoms.py` compares them). Then a small whole kernel, compiled for sm_100a
+# (section 3) and run, step by step, on cutekit's simulator (section 4); exercises 3 and 4 write its MMA loop
+# and its epilogue. No Blackwell GPU is lent to the course: nothing in this chapter has run on one, so it has
+# no Blackwell timing.
 #
 # Terms: a **CTA** is a thread block; **TMEM** is tensor memory; a **lane** is one of TMEM's 128 rows, a
 # **column** one of its 512 32-bit columns; **UMMA** is one `tcgen05.mma`; **K-major** means K is the
@@ -308,13 +309,12 @@ assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 #
 # `compile_to_ptx(..., arch="sm_100a")` compiles its host function `gemm_tn` for fake fp16 tensors with real
 # CuTeDSL on this CPU (in a subprocess) and counts the PTX opcodes; where CuTeDSL is not installed (a Mac) the
-# cell says so and prints nothing else. **The kernel has not run anywhere**: no Blackwell GPU is lent to the
-# course, and cutekit's simulator does not run tcgen05 instructions yet, so this compile is all the evidence
-# there is that it is right. One thing it leaves out, as NVIDIA's own first tutorial GEMM for Blackwell does:
-# the PTX ISA orders tcgen05 operations across threads with `tcgen05.fence::before_thread_sync` /
-# `after_thread_sync` around the thread synchronisation (here, after the wait for "the accumulator is ready"
-# and around the block barrier before `dealloc`); CuTeDSL 4.8.1 has no `cute.arch` call for them, so whether a
-# B200 needs them in this kernel is for a run on one to show.
+# cell says so and prints nothing else. Section 4 runs the same kernel on cutekit's simulator; no Blackwell GPU
+# is lent to the course, so it has not run on one. The PTX ISA orders tcgen05 operations across threads with
+# `tcgen05.fence::before_thread_sync` / `after_thread_sync` around a thread synchronisation; the kernel puts
+# them around its two block barriers and after the wait for "the accumulator is ready". CuTeDSL 4.8.1 has no
+# `cute.arch` call for them: the kernel uses `cutlass.experimental.primitives.tcgen05_fence`, an experimental
+# name that may change.
 
 # %%
 import os
@@ -358,10 +358,83 @@ else:
 # of output lanes to leave alone, and a predicate: accumulate into D or overwrite it (`tcgen05.Field.ACCUMULATE`
 # sets it, False for the first k-block).
 #
+# ## 4 · Run it: the kernel on the simulator
+#
+# cutekit's simulator runs the kernel's own source on the CPU: its four warps as 128 threads per CTA, TMA copies
+# and mbarriers as in chapter 08, and the tcgen05 instructions on a model of tensor memory (128 lanes x 512
+# columns per CTA, its allocator, the MMA issued once per calling warp, `tcgen05.commit`, TMEM loads). As it
+# runs it checks what a GPU would leave undefined (a TMEM read before the commit that covers its MMA, a warp
+# outside its quarter of the lanes, a commit from every lane, a wait that can never return) and names the line.
+# `cutekit.source.kernel_lines(module, first, last)` prints the kernel's lines from the one containing `first`
+# up to the next containing `last`. Warp 0's main loop, `load_and_multiply`:
+
+# %%
+from cutekit.source import kernel_lines
+
+print(kernel_lines("benchmarks.kernels.blackwell_gemm", "    tiled_mma.set(tcgen05.Field.ACCUMULATE, False)",
+                   "@cute.jit"))
+
+# %% [markdown]
+# Step by step, for one k-tile: the stage is `k_tile % STAGES`; from the third k-tile on, the warp waits on the
+# stage's **empty** barrier for the commit of the MMAs that read it one lap earlier (`k_tile // STAGES - 1` laps
+# back, so parity `(k_tile // STAGES - 1) % 2`); one elected lane announces the stage's bytes on its **full**
+# barrier, and the two TMA copies deliver them; the warp waits on full for phase `(k_tile // STAGES) % 2`. Then
+# the 4 UMMAs, one per 16-wide k-block of the stage: the very first of the tile with `ACCUMULATE` false
+# (overwrite the TMEM), every later one true. `tcgen05.commit(empty + stage)` makes the empty barrier arrive
+# once those UMMAs have finished reading the stage; the last commit, after the loop, is "the accumulator is
+# ready". The epilogue, run by all four warps, makes section 2.3's load directly: `tcgen05.Ld32x32bOp(
+# tcgen05.Repetition.x32)` is the 32x32b TMEM load with 32 repetitions; at the end of the kernel
+# `cute.arch.relinquish_tmem_alloc_permit()` gives up the CTA's right to allocate TMEM again, before
+# `cute.arch.dealloc_tmem` frees the columns:
+
+# %%
+print(kernel_lines("benchmarks.kernels.blackwell_gemm", "    cute.arch.mbarrier_wait(accumulator_ready, 0)",
+                   "@cute.jit"))
+print("...")
+print(kernel_lines("benchmarks.kernels.blackwell_gemm", "    tcgen05_fence(\"before_thread_sync\")      "
+                   "                  # this thread's", "@cute.jit"))
+
+# %% [markdown]
+# Every thread waits for phase 0 of the accumulator barrier (it completes once, at the last commit), then takes
+# the 128 x 128 accumulator in 4 strips of 32 columns: one `tcgen05.ld` 32x32b.x32 per strip (thread t reads
+# lane t, its row), `fence_view_async_tmem_load` (`tcgen05.wait::ld`) before the registers are used, the
+# conversion to fp16 and the store to D. After the block barrier warp 0 gives the columns back. `simulate_kernel(a, b)` from
+# `cutekit.checks.blackwell_kernels` runs the kernel on the simulator for fp16 NumPy arrays A (M, K) and B (N, K) and
+# returns D; here 2 x 2 tiles of 128 x 128 and 3 k-tiles on the 2 stages (the second lap waits on empty), against
+# torch in fp32:
+
+# %%
+import time
+
+import numpy
+import torch
+
+from cutekit.checks.blackwell_kernels import simulate_kernel
+
+rng = numpy.random.default_rng(9)
+a_host = rng.standard_normal((256, 192)).astype(numpy.float16)
+b_host = rng.standard_normal((256, 192)).astype(numpy.float16)
+started = time.perf_counter()
+d_host = simulate_kernel(a_host, b_host)
+seconds = time.perf_counter() - started
+reference = torch.from_numpy(a_host).float() @ torch.from_numpy(b_host).float().T
+error = (torch.from_numpy(d_host).float() - reference).abs().max().item()
+largest = reference.abs().max().item()
+print(f"simulated: 256 x 256 x 192 (4 tiles of 128 x 128, 3 k-tiles on 2 stages) in {seconds:.1f} s, largest "
+      f"difference from fp32 torch {error:.3f}, largest |D| {largest:.1f}")
+assert error < 0.06 and error <= largest * 2 ** -11
+
+# %% [markdown]
+# The difference is at most half an fp16 step of the largest |D| (fp16 keeps 11 significant bits), the rounding
+# of D to fp16. This is the
+# simulator, not a GPU: it shows the kernel's order of waits, commits and loads is one the PTX ISA defines and
+# its arithmetic is right, and says nothing of its speed.
+#
 # ## Exercises
 #
-# Both exercises are host code with cutekit's `cute`; where CuTeDSL is installed the check also runs your
-# function under real CuTeDSL traced for sm_100a and compares.
+# Exercises 1 and 2 are host code with cutekit's `cute`; where CuTeDSL is installed the check also runs your
+# function under real CuTeDSL traced for sm_100a and compares. Exercises 3 and 4 are pieces of the kernel
+# itself, each in a variant section 4 did not run.
 #
 # ### Exercise 1 · The UMMA and the TMEM of a tile
 #
@@ -408,6 +481,98 @@ def operand_smem(bm, bn, bk, dtype, major, cta_group, stages):
 check("ch09.operand_smem", operand_smem)
 
 # %% [markdown]
+# ### Exercise 3 · The MMA warp's loop, with a producer warp and 3 stages
+#
+# In the chapter's kernel one warp both loads and multiplies, so a k-tile's UMMAs wait for its own copies.
+# Split the roles: warp 1 runs the producer, `produce` in the kernel's file (for each k-tile: wait on `empty + s`
+# until the stage is free, parity 1 for its first lap so a fresh barrier passes; announce the bytes on `full + s`;
+# issue the two TMA copies), and warp 0 runs only the MMAs, on **3** stages. Write warp 0's loop,
+# `mma_loop(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages)`: for each
+# k-tile, wait on its stage's full barrier (work out the parity from the k-tile index), issue the UMMAs of the
+# stage's k-blocks (`tCrA[None, None, k_block, s]`, `cute.size(tCrA, mode=[2])` of them) with ACCUMULATE false
+# for the very first k-block of the tile only, and release the stage with a commit on `empty + s`; after the
+# loop, a commit on `accumulator_ready`. `stages` is a Python int; `k_tiles` is a run-time value, so its loop is
+# `cutlass.range`, while `cutlass.range_constexpr` unrolls a loop over compile-time numbers (chapter 08).
+# `cute.arch.mbarrier_wait(barrier, parity)` waits for the phase with that parity (chapter 08, section 3.4).
+#
+# The check runs the kernel (`PRODUCER_WARP=True`, `STAGES=3`) with your function as warp 0's loop on the
+# simulator, on a problem with fewer k-tiles than stages and on one of 7 k-tiles (twice round the ring and one
+# more), and compares D with A B^T; it compiles the kernel with your loop for sm_100a where CuTeDSL is installed
+# and reads the PTX (4 `tcgen05.mma` per k-tile, every `tcgen05.commit` behind `elect.sync`, a wait per k-tile,
+# the final commit, no `wgmma` or `mma.sync`); on an sm_100 GPU it would run a 4096^3 GEMM and time it.
+
+# %%
+import cutekit
+
+cutekit.use("auto")     # `import cutlass`: real CuTeDSL on a GPU that has it, else the simulator
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.nvgpu import tcgen05
+
+
+def mma_loop(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages):
+    ### BEGIN SOLUTION
+    tiled_mma.set(tcgen05.Field.ACCUMULATE, False)          # the tile's first UMMA overwrites the TMEM
+    for k_tile in cutlass.range(k_tiles):
+        s = k_tile % stages
+        cute.arch.mbarrier_wait(full + s, (k_tile // stages) % 2)
+        for k_block in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            a_block, b_block = tCrA[None, None, k_block, s], tCrB[None, None, k_block, s]
+            cute.gemm(tiled_mma, accumulator, a_block, b_block, accumulator)
+            tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+        with cute.arch.elect_one():
+            tcgen05.commit(empty + s)                         # the stage is free once these UMMAs finish
+    with cute.arch.elect_one():
+        tcgen05.commit(accumulator_ready)
+    ### END SOLUTION
+
+
+check("ch09.mma_warp_loop", mma_loop)
+
+# %% [markdown]
+# ### Exercise 4 · The epilogue of D = alpha A B^T, 16 columns at a time
+#
+# Write the epilogue of a kernel that computes D = alpha A B^T on a 128 x **256** tile, in strips of **16**
+# columns (section 4's are 32): `scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha)`, run by all
+# 128 threads (`thread` is the thread's index in the CTA, `alpha` a Python float, 0.5 in the check). Wait for
+# the accumulator barrier; cut the accumulator (`accumulator[((None, None), 0, 0)]`, 128 x 256 in TMEM) and `gD`
+# (the tile of D, fp16) into strips with `cute.flat_divide`; make the copy atom for a 32x32b load of 16 columns
+# (`tcgen05.Ld32x32bOp(tcgen05.Repetition.x16)` with `cute.make_copy_atom(op, cutlass.Float32)`) and the TMEM
+# copy for one strip (`tcgen05.make_tmem_copy`); take the thread's slice (`get_slice`), `partition_S` of the
+# TMEM strips and `partition_D` of D's. Then for each strip: `cute.copy` it into a register tensor
+# (`cute.make_rmem_tensor(shape, dtype)`), wait for the load, scale the fp32 values by alpha (`.load()` gives
+# them as a vector, `* alpha` scales it), convert to fp16 (`.to(cutlass.Float16)`, `.store(...)` into a second
+# register tensor) and copy to D (`cute.autovec_copy`).
+#
+# The check runs the kernel (`BN=256`, `ALPHA=0.5`) with your epilogue on the simulator, compares D with
+# alpha A B^T and names what is wrong (rows or columns never written, a warp outside its lanes, alpha missing);
+# where CuTeDSL is installed it compiles the kernel for sm_100a and reads the PTX (16 `tcgen05.ld` of
+# 32x32b.x16, a `tcgen05.wait::ld` after each, the accumulator wait, the scale in fp32); on an sm_100 GPU it
+# would run a 4096^3 GEMM and time it.
+
+# %%
+def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
+    ### BEGIN SOLUTION
+    cute.arch.mbarrier_wait(accumulator_ready, 0)
+    strips = cute.flat_divide(accumulator[((None, None), 0, 0)], (128, 16))   # (128, 16, 1, 16)
+    d_strips = cute.flat_divide(gD, (128, 16))
+    atom = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32)
+    tmem_copy = tcgen05.make_tmem_copy(atom, strips[(None, None, 0, 0)])
+    my_slice = tmem_copy.get_slice(thread)
+    tmem_part, d_part = my_slice.partition_S(strips), my_slice.partition_D(d_strips)
+    fp32 = cute.make_rmem_tensor(d_part[(None, None, None, 0, 0)].shape, cutlass.Float32)
+    fp16 = cute.make_rmem_tensor(fp32.shape, cutlass.Float16)
+    for j in cutlass.range_constexpr(cute.size(strips, mode=[3])):
+        cute.copy(tmem_copy, tmem_part[(None, None, None, 0, j)], fp32)
+        cute.arch.fence_view_async_tmem_load()
+        fp16.store((fp32.load() * alpha).to(cutlass.Float16))
+        cute.autovec_copy(fp16, d_part[(None, None, None, 0, j)])
+    ### END SOLUTION
+
+
+check("ch09.tmem_epilogue", scaled_epilogue)
+
+# %% [markdown]
 # ## What to remember
 #
 # - tcgen05.mma (sm_100a/sm_103a, and Jetson Thor's sm_110a; not sm_120) is issued by one thread for the whole CTA (`thr_id` `1:0`), or for a
@@ -415,5 +580,7 @@ check("ch09.operand_smem", operand_smem)
 # - Its accumulator lives in TMEM, lane = row, one 32-bit column per value whatever the type; allocate a power
 #   of two of at least 32 columns, at most 512, for everything the CTA keeps there.
 # - The epilogue reads TMEM with `tcgen05.ld`: warp w reaches lanes 32 (w % 4) to 32 (w % 4) + 31, a thread a row.
-# - Not yet in the course: running a Blackwell kernel. Section 3's GEMM compiles for sm_100a, but the simulator
-#   does not run tcgen05 and no Blackwell GPU is lent, so nothing here is a Blackwell result or timing.
+# - One thread issues the UMMAs; `tcgen05.commit` (one elected lane) makes an mbarrier arrive when they finish: a
+#   stage's release, then "the accumulator is ready". ACCUMULATE is false for the tile's very first k-block only.
+# - Section 3's GEMM compiles for sm_100a and runs on cutekit's simulator (equal to torch); no Blackwell GPU is
+#   lent, so nothing here is a Blackwell timing.

@@ -14,7 +14,7 @@ from math import ceil, log2
 
 from .common import case_text, each_outcome
 from .cutedsl import answer_in_cutedsl
-from .ch09_kernels import KERNEL_EXERCISES
+from .blackwell_kernels import KERNEL_EXERCISES
 from .grading import Criterion, Exercise, Verdict, failed
 
 ARCH = "sm_100a"

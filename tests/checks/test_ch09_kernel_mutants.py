@@ -11,12 +11,12 @@ import re
 import numpy
 import pytest
 
-from cutekit.checks import ch09_kernels, check, exercises
+from cutekit.checks import blackwell_kernels, check, exercises
 
 from answers_ch09_kernels import EPILOGUE_MISTAKES, MMA_LOOP_MISTAKES, epilogue_with, mma_loop_with
 
-ROLE = {"ch09.mma_warp_loop": ("mma_loop", mma_loop_with, MMA_LOOP_MISTAKES, ch09_kernels.mma_loop_ptx),
-        "ch09.tmem_epilogue": ("scaled_epilogue", epilogue_with, EPILOGUE_MISTAKES, ch09_kernels.epilogue_ptx)}
+ROLE = {"ch09.mma_warp_loop": ("mma_loop", mma_loop_with, MMA_LOOP_MISTAKES, blackwell_kernels.mma_loop_ptx),
+        "ch09.tmem_epilogue": ("scaled_epilogue", epilogue_with, EPILOGUE_MISTAKES, blackwell_kernels.epilogue_ptx)}
 ROWS = [(exercise_id, mistake, tier, cause) for exercise_id, (_, _, table, _) in ROLE.items()
         for mistake, (tier, cause) in table.items()]
 
@@ -36,7 +36,7 @@ def cutedsl():
 @pytest.mark.parametrize("exercise_id", list(ROLE))
 def test_the_right_function_compiles_and_its_ptx_passes(exercise_id, cutedsl):
     role, make, _, judge = ROLE[exercise_id]
-    verdict = judge(ch09_kernels.compile_with(make(), role))
+    verdict = judge(blackwell_kernels.compile_with(make(), role))
     assert verdict.passed, verdict.hint
 
 
@@ -45,7 +45,7 @@ def test_the_right_function_compiles_and_its_ptx_passes(exercise_id, cutedsl):
                          [(e, m, c) for e, m, tier, c in ROWS if tier == "ptx"])
 def test_each_ptx_mistake_fails_the_compiled_criterion_naming_its_cause(exercise_id, mistake, cause, cutedsl):
     role, make, _, judge = ROLE[exercise_id]
-    verdict = judge(ch09_kernels.compile_with(make(mistake), role))
+    verdict = judge(blackwell_kernels.compile_with(make(mistake), role))
     assert not verdict.passed, f"{mistake}: the PTX criterion passed"
     assert re.search(cause, verdict.hint, flags=re.DOTALL), f"{mistake}: /{cause}/ not in {verdict.hint}"
 
@@ -61,7 +61,7 @@ def _data(k_tiles: int, n: int, seed: int = 0):
 
 def _mma_loop_d(mistake: str, a, b):
     """D (fp16) that the MMA loop with `mistake` gives, where what it gives is a product of A and B."""
-    blocks = ch09_kernels.block_products(a, b)
+    blocks = blackwell_kernels.block_products(a, b)
     if mistake == "accumulate_never_true":
         d = blocks[-1]
     elif mistake == "reset_every_k_tile":
@@ -87,18 +87,18 @@ SIMULATED_MMA_LOOP = {"accumulate_never_true": r"only the last k-block's product
 @pytest.mark.parametrize("mistake", list(SIMULATED_MMA_LOOP))
 def test_the_mma_loop_diagnosis_names_what_d_holds(mistake):
     a, b = _data(3, 128)
-    value = ch09_kernels.mma_loop_diagnosis(a, b, _mma_loop_d(mistake, a, b))
+    value = blackwell_kernels.mma_loop_diagnosis(a, b, _mma_loop_d(mistake, a, b))
     assert value["cause"] != "right"
-    hint = ch09_kernels.mma_loop_hint(value, {"M": 128, "N": 128, "K": a.shape[1]})
+    hint = blackwell_kernels.mma_loop_hint(value, {"M": 128, "N": 128, "K": a.shape[1]})
     assert re.search(SIMULATED_MMA_LOOP[mistake], hint, flags=re.DOTALL), hint
 
 
 def test_the_diagnoses_accept_the_right_d():
     a, b = _data(7, 128)
-    assert ch09_kernels.mma_loop_diagnosis(a, b, _mma_loop_d("", a, b))["cause"] == "right"
+    assert blackwell_kernels.mma_loop_diagnosis(a, b, _mma_loop_d("", a, b))["cause"] == "right"
     a, b = _data(2, 256)
     product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
-    assert ch09_kernels.epilogue_diagnosis(product, (0.5 * product).astype(numpy.float16), 0.5)["cause"] == "right"
+    assert blackwell_kernels.epilogue_diagnosis(product, (0.5 * product).astype(numpy.float16), 0.5)["cause"] == "right"
 
 
 def _epilogue_d(mistake: str, product):
@@ -125,14 +125,14 @@ SIMULATED_EPILOGUE = {"every_warp_reads_warp_0s_lanes": r"row r % 32.*own quarte
 def test_the_epilogue_diagnosis_names_what_d_holds(mistake):
     a, b = _data(2, 256)
     product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
-    value = ch09_kernels.epilogue_diagnosis(product, _epilogue_d(mistake, product), 0.5)
-    hint = ch09_kernels.epilogue_hint(value, {"M": 128, "N": 256, "K": a.shape[1]})
+    value = blackwell_kernels.epilogue_diagnosis(product, _epilogue_d(mistake, product), 0.5)
+    hint = blackwell_kernels.epilogue_hint(value, {"M": 128, "N": 256, "K": a.shape[1]})
     assert re.search(SIMULATED_EPILOGUE[mistake], hint, flags=re.DOTALL), hint
 
 
 # ---- on the simulator, once it runs tcgen05 ----------------------------------------------------------------------
 
-simulated = pytest.mark.skipif(not ch09_kernels.simulator_runs_tcgen05(),
+simulated = pytest.mark.skipif(not blackwell_kernels.simulator_runs_tcgen05(),
                                reason="cutekit's simulator does not run tcgen05 yet (cutekit/sim/arch/sm100.py)")
 
 

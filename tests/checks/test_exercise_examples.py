@@ -319,6 +319,8 @@ KERNEL_SOURCES = {
     "ch07.main_loop": ("07_sgemm", "def main_loop", 'check("ch07.main_loop"', "main_loop"),
     "ch08.mbarrier_phases": ("08_hopper_gemm", "def producer_loop", 'check("ch08.mbarrier_phases"', "producer_loop"),
     "ch08.wgmma_main_loop": ("08_hopper_gemm", "def consumer_loop", 'check("ch08.wgmma_main_loop"', "consumer_loop"),
+    "ch09.mma_warp_loop": ("09_blackwell", "def mma_loop", 'check("ch09.mma_warp_loop"', "mma_loop"),
+    "ch09.tmem_epilogue": ("09_blackwell", "def scaled_epilogue", 'check("ch09.tmem_epilogue"', "scaled_epilogue"),
     "ch05.capstone_softmax": ("05_tiled_copy", "### BEGIN SOLUTION (placeholder: pass)\n@cute.kernel",
                               'check("ch05.capstone_softmax"', "softmax_rows"),
     "ch07.capstone_gemm": ("07_sgemm", "BM, BN, BK, STAGES = 128, 128, 32, 4", 'check("ch07.capstone_gemm"', "gemm"),
@@ -329,7 +331,7 @@ KERNEL_SOURCES = {
 
 def kernel_answer(exercise_id, folder):
     chapter, start, end, name = KERNEL_SOURCES[exercise_id]
-    source = ("import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import cpasync, warpgroup\n\n"
+    source = ("import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import cpasync, tcgen05, warpgroup\n\n"
               + solution_code(chapter, start, end))
     return kernels_on_simulator(source, exercise_id.replace(".", "_"), folder), name
 
@@ -364,6 +366,18 @@ def ch08_consumer(answer, accepts, monkeypatch):
     from cutekit.checks import ch08_hopper
     assert ch08_hopper.ROLES["ch08.wgmma_main_loop"] == "consume"
     assert accepts({"M": 11, "N": 72, "K": 136, "STAGES": 3, "BN": 128, "_data": 0}) == []
+
+
+def ch09_mma_loop(answer, accepts, monkeypatch):
+    from cutekit.checks import blackwell_kernels
+    assert blackwell_kernels.ROLES["ch09.mma_warp_loop"] == "mma_loop"
+    assert accepts({"M": 128, "N": 128, "K": 128, "_data": 0}) == []
+
+
+def ch09_scaled_epilogue(answer, accepts, monkeypatch):
+    from cutekit.checks import blackwell_kernels
+    assert blackwell_kernels.ROLES["ch09.tmem_epilogue"] == "scaled_epilogue"
+    assert accepts({"M": 128, "N": 256, "K": 64, "_data": 0}) == []
 
 
 def ch01_composed(answer, accepts, monkeypatch):
@@ -493,6 +507,10 @@ EXAMPLES = {
     "ch08.capstone": ("M=100, N=328, K=40: D[m, n] = max(sum_k A[m, k] B[n, k] + bias[n], 0)", [], ch08_capstone),
     "ch08.wgmma_main_loop": ("it replaces the kernel's `consume`; the producer, the epilogue and the launch are the "
                              "chapter's", ["with your function in place of its `consume`"], ch08_consumer),
+    "ch09.mma_warp_loop": ("it replaces the kernel's `mma_loop` (warp 0); warp 1 loads, all four warps run the epilogue",
+                           ["with your function as warp 0's loop"], ch09_mma_loop),
+    "ch09.tmem_epilogue": ("it replaces the kernel's epilogue (all four warps, thread 0-127); alpha is 0.5 in the check",
+                           ["with your epilogue on the simulator"], ch09_scaled_epilogue),
 }
 def test_every_exercise_has_its_example_tested():
     ids = {e.id for e in exercises()}

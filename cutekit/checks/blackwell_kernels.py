@@ -82,8 +82,8 @@ _sys.path.insert(0, {root!r})      # where the chapter's kernel package lives
 def __getattr__(name):
     \"\"\"`gemm_tn`: the chapter's kernel with the function above as its {role} (built on first use).\"\"\"
     if name == "gemm_tn":
-        from cutekit.checks import ch09_kernels
-        return ch09_kernels.kernel_with({name}, "{role}").gemm_tn
+        from cutekit.checks import blackwell_kernels
+        return blackwell_kernels.kernel_with({name}, "{role}").gemm_tn
     raise AttributeError(name)
 """
 
@@ -590,9 +590,9 @@ MMA_WARP_LOOP = Exercise(
     id="ch09.mma_warp_loop",
     statement="Write the MMA warp's loop of a warp-specialised kernel with 3 stages, mma_loop(tiled_mma, "
               "accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages): for every k-tile wait "
-              "until its stage is filled (full + s), issue the UMMAs of its k-blocks (ACCUMULATE false for the very "
-              "first k-block only), release the stage with tcgen05.commit on empty + s; after the loop, a commit on "
-              "accumulator_ready.",
+              "until its stage is filled (on the stage's full barrier), issue the UMMAs of its k-blocks (ACCUMULATE "
+              "false for the very first k-block only), release the stage with tcgen05.commit on its empty barrier; "
+              "after the loop, a commit on accumulator_ready.",
     example="it replaces the kernel's `mma_loop` (warp 0); warp 1 loads, all four warps run the epilogue",
     rule=("A tcgen05.mma's ACCUMULATE field decides whether it adds to the TMEM accumulator or overwrites it; TMEM "
           "holds whatever it held before, so only the very first UMMA of the tile overwrites.\n"
@@ -644,3 +644,21 @@ TMEM_EPILOGUE = Exercise(
 
 
 KERNEL_EXERCISES = [MMA_WARP_LOOP, TMEM_EPILOGUE]
+
+
+def simulate_kernel(a, b, **knobs):
+    """D = A B^T for fp16 NumPy arrays a (M, K) and b (N, K), computed by the chapter's kernel on the simulator
+    (with the module settings `knobs`, e.g. STAGES=3); M and N multiples of 128 (BN), K of 64. Returns D (fp16)."""
+    import numpy
+
+    import cutekit
+    if a.shape[0] % 128 or b.shape[0] % knobs.get("BN", 128) or a.shape[1] % 64 or a.shape[1] != b.shape[1]:
+        raise ValueError(f"simulate_kernel: the chapter's kernel needs M a multiple of 128, N of BN and K of 64 "
+                         f"(no predication), got A {a.shape} and B {b.shape}")
+    with cutekit.using("sim", fresh=("benchmarks",)):
+        module = _fresh_kernel()
+        from cutlass.cute.runtime import from_dlpack
+        d = numpy.full((a.shape[0], b.shape[0]), numpy.nan, numpy.float16)
+        with module.configured(**knobs):
+            module.gemm_tn(*[from_dlpack(t, assumed_align=16) for t in (a, b, d)])
+        return d
