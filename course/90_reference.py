@@ -108,6 +108,7 @@ reference.lookup("partition")
 # | `cute.select` | `select(layout, mode=[1, 0])`: the layout with the modes given, in that order (a transpose when the modes are swapped). | 07 | 8 · The last steps a real kernel needs |
 # | `cute.Shape` | The type of a shape argument: an int or a nested tuple of ints. | 04 | A kernel that records who touched what |
 # | `cute.size` | `size(x)`: the number of elements of a layout, tensor or shape; `mode=[i]` counts one mode. | 01 | 5. Size, cosize, rank, depth |
+# | `cute.size_in_bytes` | `size_in_bytes(dtype, layout)`: the bytes a layout of `dtype` elements spans (its cosize times the element's bytes; a swizzled layout's outer layout). | 09 | Exercise 2 · How many stages of A and B fit |
 # | `cute.slice_` | `slice_(x, coordinate)`: the modes marked `None` in the coordinate, at the fixed values of the others. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.Tensor` | The type of a tensor argument: a pointer (its `iterator`) and a layout. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
 # | `cute.tile_to_shape` | `tile_to_shape(atom, shape, order)`: the atom repeated to fill the shape, along the modes in `order`. | 07 | 4 · Shared memory: the swizzled layout |
@@ -165,7 +166,6 @@ reference.lookup("partition")
 # | `cute.nvgpu.MmaUniversalOp` | `MmaUniversalOp(dtype)`: one fused multiply-add by one thread, as a 1x1x1 MMA operation. | 07 | 1 · The SIMT kernel: a thread-level MMA |
 # | `cute.nvgpu.OperandMajorMode` | Which mode of an MMA operand tile is contiguous: `OperandMajorMode.K` or `OperandMajorMode.MN`. | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.OperandMajorMode.K` | An MMA operand whose K mode is contiguous (`OperandMajorMode.MN`: M or N is). | 08 | 3.6 · The warpgroup MMA |
-# | `cute.nvgpu.OperandMajorMode.MN` | The operand's M (A) or N (B) mode is contiguous: a column-major A, a row-major B of shape (K, N). | 09 | 1 · See it: one MMA for the whole CTA |
 # | `cute.nvgpu.tcgen05.CtaGroup.ONE` | A tcgen05 MMA of one CTA (`cta_group::1`): M 64 or 128. | 09 | 1 · See it: one MMA for the whole CTA |
 # | `cute.nvgpu.tcgen05.CtaGroup.TWO` | A tcgen05 MMA shared by the two CTAs of a cluster pair (`cta_group::2`): M 128 or 256, each CTA holding half of A, B and C. | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
 # | `cute.nvgpu.tcgen05.find_tmem_tensor_col_offset` | The number of TMEM columns a tensor in tensor memory spans. | 09 | 2.1 · The accumulator in TMEM, and the columns to allocate |
