@@ -358,6 +358,12 @@ else:
 # of output lanes to leave alone, and a predicate: accumulate into D or overwrite it (`tcgen05.Field.ACCUMULATE`
 # sets it, False for the first k-block).
 #
+# **On a B200.** Whoever has an sm_100a GPU (B200, GB200; a B300 is sm_103a) runs the kernel from the
+# repository's root: `python benchmarks/blackwell_gemm_bench.py` checks it against torch on a 4096^3 fp16 GEMM
+# and times it against `torch.matmul` with the same timer, and `python -m pytest tests/gpu/test_blackwell_gemm.py`
+# compares it with a float64 product on several shapes; on any other machine each says in one line that the
+# kernel needs sm_100a. Neither has run yet, so the course has no Blackwell timing.
+#
 # ## Exercises
 #
 # Both exercises are host code with cutekit's `cute`; where CuTeDSL is installed the check also runs your
