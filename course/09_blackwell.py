@@ -430,44 +430,59 @@ assert error < 0.06 and error <= largest * 2 ** -11
 # simulator, not a GPU: it shows the kernel's order of waits, commits and loads is one the PTX ISA defines and
 # its arithmetic is right, and says nothing of its speed.
 #
+# **On a B200.** Whoever has an sm_100a GPU (B200, GB200; a B300 is sm_103a) runs the kernel from the
+# repository's root: `python benchmarks/blackwell_gemm_bench.py` checks it against torch on a 4096^3 fp16 GEMM
+# and times it against `torch.matmul` with the same timer, and `python -m pytest tests/gpu/test_blackwell_gemm.py`
+# compares it with a float64 product on several shapes; on any other machine each says in one line that the
+# kernel needs sm_100a. Neither has run yet, so the course has no Blackwell timing.
+#
 # ## Exercises
 #
 # Exercises 1 and 2 are host code with cutekit's `cute`; where CuTeDSL is installed the check also runs your
 # function under real CuTeDSL traced for sm_100a and compares. Exercises 3 and 4 are pieces of the kernel
 # itself, each in a variant section 4 did not run.
 #
-# ### Exercise 1 · The UMMA and the TMEM of a tile
+# ### Exercise 1 · How many accumulators fit in TMEM
 #
-# Write `umma_plan(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages)`: a dict with `"instruction"`, the
-# (M, N, K) of the one tcgen05 MMA that computes a `bm x bn` tile (with `CtaGroup.TWO`, `bm` is the pair's
-# rows), and `"tmem_columns"`, the columns each CTA allocates to keep `acc_stages` such accumulators at once.
-# A and B are K-major, of `ab_dtype` (`Float16`, `BFloat16`, `TFloat32` or `Int8`). Raise an error where no
-# tcgen05 MMA computes the tile or the columns do not fit. `umma_plan(128, 96, Float16, Float32,
-# CtaGroup.ONE, 2)` is `{'instruction': (128, 96, 16), 'tmem_columns': 256}`.
+# Section 2.1 counted the columns a given number of accumulators takes. Turn the question round: a persistent
+# kernel keeps several accumulators (stages) in TMEM, so that the MMAs of the next tile run while the epilogue
+# drains the last one, and a CTA may keep other things in the same allocation (a block-scaled MMA, for one,
+# reads its scale factors from TMEM). Write `accumulator_stages(bm, bn, ab_dtype, acc_dtype, cta_group,
+# other_columns)`: a dict with `"instruction"`, the (M, N, K) of the one tcgen05 MMA that computes a `bm x bn`
+# tile (with `CtaGroup.TWO`, `bm` is the pair's rows), and `"stages"`, the most accumulators of that tile each
+# CTA can keep in TMEM at once, in one allocation with the `other_columns` columns it holds there for something
+# else. A and B are K-major, of `ab_dtype` (`Float16`, `BFloat16`, `TFloat32` or `Int8`). Raise an error where
+# no tcgen05 MMA computes the tile or not one accumulator fits. `accumulator_stages(128, 96, Float16, Float32,
+# CtaGroup.ONE, 64)` is `{'instruction': (128, 96, 16), 'stages': 4}`.
 
 # %%
-def umma_plan(bm, bn, ab_dtype, acc_dtype, cta_group, acc_stages):
+def accumulator_stages(bm, bn, ab_dtype, acc_dtype, cta_group, other_columns):
     # YOUR CODE HERE
     return None
 
 
-check("ch09.umma_plan", umma_plan)
+check("ch09.accumulator_stages", accumulator_stages)
 
 # %% [markdown]
-# ### Exercise 2 · The operand layouts of a CTA pair
+# ### Exercise 2 · How many stages of A and B fit
 #
-# Write `operand_smem(bm, bn, bk, dtype, major, cta_group, stages)`: the pair `(sA, sB)` of staged
-# shared-memory layouts one CTA holds for a `bm x bn x bk` MMA tile of `dtype` (`Float16`, `BFloat16` or
-# `Int8`, whose accumulator is `Int32`), A and B both K-major (`major="K"`) or both MN-major (`"MN"`), on
-# one CTA or a pair. `operand_smem(256, 128, 64, Float16, 'K', CtaGroup.TWO, 3)[1]` is section 2.4's sB.
+# Section 2.2 built the staged layouts for a given number of stages; a kernel first has to choose that number.
+# Write `ab_stages(bm, bn, bk, dtype, cta_group, reserved_bytes)`: a dict with `"A"` and `"B"`, the bytes of
+# one stage of A and of one stage of B that each CTA holds in shared memory for a `bm x bn` MMA tile (the
+# pair's, with `CtaGroup.TWO`) and a `bk`-deep k-tile of `dtype` (`Float16`, `BFloat16`, `TFloat32` or `Int8`,
+# whose accumulator is `Int32`), A and B K-major; and `"stages"`, the most such stages that fit in the 227 KiB
+# (232448 bytes) of shared memory one CTA may use on sm_100, as on sm_90, beside `reserved_bytes` held once
+# for other things (the epilogue's buffer, the mbarriers). Raise an error where not one stage fits.
+# `cute.size_in_bytes(dtype, layout)` is the number of bytes a layout of `dtype` elements spans.
+# `ab_stages(256, 96, 64, Float16, CtaGroup.TWO, 16384)` is `{'A': 16384, 'B': 6144, 'stages': 9}`.
 
 # %%
-def operand_smem(bm, bn, bk, dtype, major, cta_group, stages):
+def ab_stages(bm, bn, bk, dtype, cta_group, reserved_bytes):
     # YOUR CODE HERE
     return None
 
 
-check("ch09.operand_smem", operand_smem)
+check("ch09.ab_stages", ab_stages)
 
 # %% [markdown]
 # ### Exercise 3 · The MMA warp's loop, with a producer warp and 3 stages

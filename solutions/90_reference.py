@@ -108,6 +108,7 @@ reference.lookup("partition")
 # | `cute.select` | `select(layout, mode=[1, 0])`: the layout with the modes given, in that order (a transpose when the modes are swapped). | 07 | 8 · The last steps a real kernel needs |
 # | `cute.Shape` | The type of a shape argument: an int or a nested tuple of ints. | 04 | A kernel that records who touched what |
 # | `cute.size` | `size(x)`: the number of elements of a layout, tensor or shape; `mode=[i]` counts one mode. | 01 | 5. Size, cosize, rank, depth |
+# | `cute.size_in_bytes` | `size_in_bytes(dtype, layout)`: the bytes a layout of `dtype` elements spans (its cosize times the element's bytes; a swizzled layout's outer layout). | 09 | Exercise 2 · How many stages of A and B fit |
 # | `cute.slice_` | `slice_(x, coordinate)`: the modes marked `None` in the coordinate, at the fixed values of the others. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.Tensor` | The type of a tensor argument: a pointer (its `iterator`) and a layout. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
 # | `cute.tile_to_shape` | `tile_to_shape(atom, shape, order)`: the atom repeated to fill the shape, along the modes in `order`. | 07 | 4 · Shared memory: the swizzled layout |
@@ -131,10 +132,10 @@ reference.lookup("partition")
 # | `cute.arch.cp_async_bulk_wait_group` | `cp_async_bulk_wait_group(n, read=True)`: waits until at most n bulk groups are pending (with `read=True`, until their shared memory has been read). | 08 | 3.8 · The epilogue |
 # | `cute.arch.cp_async_commit_group` | Closes the `cp.async` copies this thread issued since the last commit into one group. | 07 | 6 · The multistage pipeline |
 # | `cute.arch.cp_async_wait_group` | `cp_async_wait_group(n)`: waits until at most n of the thread's `cp.async` groups are still in flight. | 07 | 6 · The multistage pipeline |
-# | `cute.arch.dealloc_tmem` | (no description yet) | 09 | 3 · Compiled for real |
+# | `cute.arch.dealloc_tmem` | `dealloc_tmem(tmem_pointer, columns)`: frees TMEM columns (PTX `tcgen05.dealloc`); the warp that allocated them frees them. | 09 | 3 · Compiled for real |
 # | `cute.arch.elect_one` | `with elect_one():` runs its block in one lane of the warp. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.fence_proxy` | `fence_proxy(kind, space=...)`: a fence between memory proxies; `fence_proxy("async.shared", space="cta")` makes ordinary shared-memory writes visible to the copy engine (the async proxy). | 08 | 3.8 · The epilogue |
-# | `cute.arch.fence_view_async_tmem_load` | (no description yet) | 09 | 3 · Compiled for real |
+# | `cute.arch.fence_view_async_tmem_load` | PTX `tcgen05.wait::ld`: waits until this thread's earlier TMEM loads have landed in its registers. | 09 | 3 · Compiled for real |
 # | `cute.arch.lane_idx` | The thread's lane in its warp, 0..31. | 05 | Run it |
 # | `cute.arch.make_warp_uniform` | `make_warp_uniform(x)`: `x`, with the promise that it is the same in all 32 lanes (a branch on it is taken per warp). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_arrive` | `mbarrier_arrive(bar)`: one arrival on the barrier (with a CTA rank: on that CTA's barrier of the cluster). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
@@ -142,7 +143,7 @@ reference.lookup("partition")
 # | `cute.arch.mbarrier_init` | `mbarrier_init(bar, count)`: makes an mbarrier in shared memory whose phase completes on `count` arrivals (and the bytes announced). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_init_fence` | Makes the mbarriers just initialised visible to the copy engine and the cluster. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_wait` | `mbarrier_wait(bar, parity)`: waits until the phase of that parity has completed. | 08 | 3.4 · mbarriers: arrivals, bytes and phases |
-# | `cute.arch.relinquish_tmem_alloc_permit` | (no description yet) | 09 | 4 · Run it: the kernel on the simulator |
+# | `cute.arch.relinquish_tmem_alloc_permit` | Gives up the CTA's right to allocate TMEM again (PTX `tcgen05.relinquish_alloc_permit`), before the columns are freed. | 09 | 4 · Run it: the kernel on the simulator |
 # | `cute.arch.setmaxregister_decrease` | `setmaxregister_decrease(n)`: the warpgroup gives up registers, keeping n per thread (PTX `setmaxnreg.dec`). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.setmaxregister_increase` | `setmaxregister_increase(n)`: the warpgroup takes registers, up to n per thread (PTX `setmaxnreg.inc`). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.sync_threads` | Every thread of the block waits here until all have arrived: CUDA's `__syncthreads()`. | 05 | Run it |
@@ -168,18 +169,17 @@ reference.lookup("partition")
 # | `cute.nvgpu.MmaUniversalOp` | `MmaUniversalOp(dtype)`: one fused multiply-add by one thread, as a 1x1x1 MMA operation. | 07 | 1 · The SIMT kernel: a thread-level MMA |
 # | `cute.nvgpu.OperandMajorMode` | Which mode of an MMA operand tile is contiguous: `OperandMajorMode.K` or `OperandMajorMode.MN`. | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.OperandMajorMode.K` | An MMA operand whose K mode is contiguous (`OperandMajorMode.MN`: M or N is). | 08 | 3.6 · The warpgroup MMA |
-# | `cute.nvgpu.OperandMajorMode.MN` | The operand's M (A) or N (B) mode is contiguous: a column-major A, a row-major B of shape (K, N). | 09 | 1 · See it: one MMA for the whole CTA |
-# | `cute.nvgpu.tcgen05.commit` | (no description yet) | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
+# | `cute.nvgpu.tcgen05.commit` | `tcgen05.commit(barrier)`: the mbarrier arrives once every tcgen05 MMA this thread issued before has finished; one elected lane issues it. | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
 # | `cute.nvgpu.tcgen05.CtaGroup.ONE` | A tcgen05 MMA of one CTA (`cta_group::1`): M 64 or 128. | 09 | 1 · See it: one MMA for the whole CTA |
 # | `cute.nvgpu.tcgen05.CtaGroup.TWO` | A tcgen05 MMA shared by the two CTAs of a cluster pair (`cta_group::2`): M 128 or 256, each CTA holding half of A, B and C. | 09 | 09 · Blackwell: tcgen05 MMA and tensor memory |
-# | `cute.nvgpu.tcgen05.Field.ACCUMULATE` | (no description yet) | 08 | 3.6 · The warpgroup MMA |
+# | `cute.nvgpu.tcgen05.Field.ACCUMULATE` | `tiled_mma.set(tcgen05.Field.ACCUMULATE, flag)`: whether the next tcgen05 MMAs add to the TMEM accumulator (True) or overwrite it (False, CuTeDSL's start). | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.tcgen05.find_tmem_tensor_col_offset` | The number of TMEM columns a tensor in tensor memory spans. | 09 | 2.1 · The accumulator in TMEM, and the columns to allocate |
-# | `cute.nvgpu.tcgen05.Ld32x32bOp` | (no description yet) | 09 | 4 · Run it: the kernel on the simulator |
+# | `cute.nvgpu.tcgen05.Ld32x32bOp` | `Ld32x32bOp(repetitions)`: the tcgen05.ld of the 32x32b shape: each thread of a warp reads one TMEM lane, 32 bits a column, `repetitions` columns. | 09 | 4 · Run it: the kernel on the simulator |
 # | `cute.nvgpu.tcgen05.make_tmem_copy` | `make_tmem_copy(atom, tmem_tensor)`: the TiledCopy of a tcgen05.ld (or st) atom over a TMEM tensor, for the warps that reach its lanes. | 09 | 2.3 · From TMEM to registers |
 # | `cute.nvgpu.tcgen05.MmaF16BF16Op` | `tcgen05.MmaF16BF16Op(ab, acc, (M, N, K), cta_group, a_src, a_major, b_major)`: Blackwell's `tcgen05.mma` (UMMA) for fp16/bf16 operands, issued by one thread for a CTA or a CTA pair, the accumulator in TMEM. | 09 | 1 · See it: one MMA for the whole CTA |
 # | `cute.nvgpu.tcgen05.OperandSource.SMEM` | The tcgen05 MMA reads A from shared memory (through a matrix descriptor). | 08 | 3.6 · The warpgroup MMA |
-# | `cute.nvgpu.tcgen05.Repetition.x16` | (no description yet) | 09 | Exercise 4 · The epilogue of D = alpha A B^T, 16 columns at a time |
-# | `cute.nvgpu.tcgen05.Repetition.x32` | (no description yet) | 09 | 4 · Run it: the kernel on the simulator |
+# | `cute.nvgpu.tcgen05.Repetition.x16` | 16 repetitions of a TMEM copy's shape: with 32x32b, 16 columns of each lane. | 09 | Exercise 4 · The epilogue of D = alpha A B^T, 16 columns at a time |
+# | `cute.nvgpu.tcgen05.Repetition.x32` | 32 repetitions of a TMEM copy's shape: with 32x32b, 32 columns of each lane. | 09 | 4 · Run it: the kernel on the simulator |
 # | `cute.nvgpu.warp.LdMatrix8x8x16bOp` | `LdMatrix8x8x16bOp(transpose, num_matrices)`: `ldmatrix`, a warp loading 1, 2 or 4 8x8 matrices of 16-bit values into registers. | 06 | See it |
 # | `cute.nvgpu.warp.MmaF16BF16Op` | `MmaF16BF16Op(ab_dtype, acc_dtype, shape)`: the warp-wide `mma.sync` on fp16 or bf16, shape (16, 8, 16) or (16, 8, 8). | 06 | 2. The MMA wants, and make_tiled_copy_A |
 # | `cute.nvgpu.warp.StMatrix8x8x16bOp` | `StMatrix8x8x16bOp(transpose, num_matrices)`: `stmatrix`, the inverse of ldmatrix (sm_90). | 06 | Exercise 1 · A round trip through the registers |
@@ -216,7 +216,7 @@ reference.lookup("partition")
 # | `cutlass.Boolean` | The Boolean type of kernel values (a predicate). | 03 | 8. Compile it: what CuTeDSL knows, and what it leaves to run time |
 # | `cutlass.const_expr` | `if const_expr(condition):` an `if` decided while tracing; the condition must be a Python value. | 07 | 7 · Run it |
 # | `cutlass.Constexpr` | Annotation: the argument is a compile-time constant, its Python value used while tracing. | 00 | Your first kernel |
-# | `cutlass.experimental.primitives.tcgen05_fence` | (no description yet) | 09 | 3 · Compiled for real |
+# | `cutlass.experimental.primitives.tcgen05_fence` | `tcgen05_fence("before_thread_sync")` or `("after_thread_sync")`: PTX `tcgen05.fence`, ordering tcgen05 operations across a thread synchronisation (an experimental CuTeDSL 4.8.1 name). | 09 | 3 · Compiled for real |
 # | `cutlass.Float16` | The 16-bit float type (fp16), the same as `cute.Float16`. | 05 | 1. The copy atom: how many bits one instruction moves |
 # | `cutlass.Float32` | The 32-bit float type, the same as `cute.Float32`; `Float32(0.0)` is a value of it. | 02 | 6. What the compiler makes of it: four 128-bit loads per operand per thread |
 # | `cutlass.Float32.inf` | Infinity in fp32; `-cutlass.Float32.inf` is below every number (the start of a running maximum). | 05 | Exercise 6 · Capstone: a row softmax, from a blank cell |

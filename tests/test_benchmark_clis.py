@@ -27,10 +27,33 @@ def refusal(capsys, module, argv):
     ("sweep_hopper_gemm", ["--size", "100"], "--size must be a positive multiple of 8"),
     ("sweep_hopper_gemm", ["--repeats", "0"], "--repeats must be at least 1"),
     ("sass_report", ["--arch", "hopper"], "--arch must look like sm_90"),
+    ("blackwell_gemm_bench", ["--size", "1000"], "--size must be a positive multiple of 128"),
+    ("blackwell_gemm_bench", ["--rounds", "0"], "--repeats and --rounds must be at least 1"),
+    ("blackwell_gemm_bench", ["--repeats", "-3"], "--repeats and --rounds must be at least 1"),
     ("sass_report", ["--config", "fastest"], "invalid choice: 'fastest'"),
 ])
 def test_a_bad_argument_is_named(capsys, module, argv, named):
     assert named in refusal(capsys, module, argv)
+
+
+@pytest.mark.parametrize("found,here", [
+    (None, "this machine has no CUDA GPU"),
+    (("NVIDIA H100 80GB HBM3", (9, 0)), "this NVIDIA H100 80GB HBM3 is sm_90"),
+    (("NVIDIA GeForce RTX 5090", (12, 0)), "this NVIDIA GeForce RTX 5090 is sm_120"),
+    (("NVIDIA A100-SXM4-80GB", (8, 0)), "this NVIDIA A100-SXM4-80GB is sm_80"),
+])
+def test_the_blackwell_benchmark_says_in_one_line_what_it_needs_and_exits_0(capsys, monkeypatch, found, here):
+    from benchmarks import blackwell_gemm_bench
+    monkeypatch.setattr(blackwell_gemm_bench, "device", lambda: found)
+    assert blackwell_gemm_bench.main([]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and "needs an sm_100a GPU (B200, GB200" in lines[0] and lines[0].endswith(here), lines
+
+
+def test_the_blackwell_benchmark_runs_on_b200_and_b300_only():
+    from benchmarks.blackwell_gemm_bench import why_not_here
+    assert why_not_here(("NVIDIA B200", (10, 0))) == why_not_here(("NVIDIA B300", (10, 3))) == ""
+    assert why_not_here(("NVIDIA Jetson Thor", (11, 0))) and why_not_here(("NVIDIA GB10", (12, 1)))
 
 
 def test_compare_checks_the_size_after_finding_the_examples(capsys, tmp_path):

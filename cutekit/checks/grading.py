@@ -61,11 +61,13 @@ class Criterion:
     tier: str
     points: int
     judge: Callable[[Context], Verdict]
-    needs: str = ""         # a GPU architecture the criterion needs beyond its tier ("sm_90"), else it waits
+    needs: str = ""         # a GPU architecture the criterion needs beyond its tier ("sm_90", "sm_100"), else it waits
 
     def __post_init__(self):
         if self.tier not in TIERS:
             raise ValueError(f"tier must be one of {TIERS}, got {self.tier!r}")
+        if self.needs and self.needs not in ARCHITECTURES:
+            raise ValueError(f"needs must be one of {tuple(ARCHITECTURES)} (or empty), got {self.needs!r}")
 
 
 @dataclass(frozen=True)
@@ -195,19 +197,32 @@ def tier_available(tier: str) -> tuple[bool, str]:
 _tier_details: dict = {}
 
 
+# the GPUs each `needs` accepts, as the gpu tier's probe names them ("NVIDIA B200 (sm_100): ..."): wgmma is on
+# sm_90a alone; tcgen05 and tensor memory on datacenter Blackwell, B200/GB200 (sm_100a) and B300 (sm_103a), and
+# not on consumer Blackwell (sm_120, sm_121), which has neither
+ARCHITECTURES = {"sm_90": ("sm_90",), "sm_100": ("sm_100", "sm_103")}
+
+
 def _missing_architecture(criterion) -> str:
     """Why `criterion` cannot run on this tier's device (its `needs`), or "" when it can."""
     if not criterion.needs:
         return ""
     detail = _tier_details.get(criterion.tier, "")
-    if f"({criterion.needs})" in detail:
+    if any(f"({architecture})" in detail for architecture in ARCHITECTURES.get(criterion.needs, (criterion.needs,))):
         return ""
     device = detail.split(":")[0] if detail else "this GPU"
-    found = re.search(r"\(sm_(\d+)\)", detail)
+    return _needs_line(criterion.needs, device, re.search(r"\(sm_(\d+)\)", detail))
+
+
+def _needs_line(needs: str, device: str, found=None) -> str:
+    """The one line a criterion that needs `needs` shows where `device` lacks it."""
+    if needs == "sm_100":
+        return (f"waits for an sm_100 GPU (a B200 or GB200; a B300, sm_103, too): {device} has no tcgen05 or tensor "
+                f"memory, so this kernel needs sm_100a; the criteria above were graded without it")
     # wgmma is sm_90a only: a later GPU (Blackwell, sm_100 on) has TMA but multiplies with tcgen05 instead
     lacks = "has TMA but no wgmma (sm_90a only)" if found and int(found.group(1)) > 90 else "has no TMA or wgmma"
-    return (f"waits for an {criterion.needs} GPU (an H100 or H200): {device} {lacks}, so this "
-            f"chapter's kernels need {criterion.needs}; the simulator graded the criteria above")
+    return (f"waits for an {needs} GPU (an H100 or H200): {device} {lacks}, so this "
+            f"chapter's kernels need {needs}; the simulator graded the criteria above")
 
 
 def _waiting_reason(tier: str, why: str) -> str:
@@ -261,8 +276,10 @@ def grade(exercise: Exercise, answer, seed: int) -> ExerciseResult:
     for criterion in exercise.criteria:
         available, why = tier_available(criterion.tier)
         if not available:
-            results.append(CriterionResult(criterion.name, criterion.tier, criterion.points, 0, "waiting",
-                                           _waiting_reason(criterion.tier, why)))
+            # a Blackwell kernel says what it needs even where there is no GPU at all
+            reason = (_needs_line(criterion.needs, f"this machine ({why})") if criterion.needs == "sm_100"
+                      else _waiting_reason(criterion.tier, why))
+            results.append(CriterionResult(criterion.name, criterion.tier, criterion.points, 0, "waiting", reason))
             continue
         missing = _missing_architecture(criterion)
         if missing:

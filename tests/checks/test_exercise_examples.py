@@ -42,10 +42,10 @@ def model_answer(exercise_id):
                 getattr(node.args[0], "value", None) == exercise_id)
     definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name)
     from cutekit.cute import memory
-    from cutekit.cute.nvgpu import OperandMajorMode
+    from cutekit.cute.nvgpu import OperandMajorMode, tcgen05
     from cutekit.cute.utils import blackwell_helpers
     namespace = {"cute": cute, "warpgroup": warpgroup, "memory": memory, "OperandMajorMode": OperandMajorMode,
-                 "blackwell_helpers": blackwell_helpers}
+                 "blackwell_helpers": blackwell_helpers, "tcgen05": tcgen05}
     exec(compile(ast.Module([definition], []), f"<{exercise_id} model answer>", "exec"), namespace)  # noqa: S102
     return namespace[name]
 
@@ -291,20 +291,17 @@ def ch08_stages(answer, accepts, monkeypatch):
     assert accepts({"bm": 128, "bn": 256, "bk": 64, "dtype": "Float16", "c_dtype": "Float16", "reuse": True}) == []
 
 
-def ch09_umma_plan(answer, accepts, monkeypatch):
+def ch09_accumulator_stages(answer, accepts, monkeypatch):
     from cutekit.cute.nvgpu import tcgen05
-    assert answer(128, 96, cute.Float16, cute.Float32, tcgen05.CtaGroup.ONE, 2) == \
-        {"instruction": (128, 96, 16), "tmem_columns": 256}
-    assert accepts({"bm": 128, "bn": 96, "ab": "Float16", "acc": "Float32", "cta_group": "ONE", "acc_stages": 2}) == []
+    assert answer(128, 96, cute.Float16, cute.Float32, tcgen05.CtaGroup.ONE, 64) == \
+        {"instruction": (128, 96, 16), "stages": 4}
+    assert accepts({"bm": 128, "bn": 96, "ab": "Float16", "acc": "Float32", "cta_group": "ONE", "other": 64}) == []
 
 
-def ch09_operand_smem(answer, accepts, monkeypatch):
+def ch09_ab_stages(answer, accepts, monkeypatch):
     from cutekit.cute.nvgpu import tcgen05
-    s_a, s_b = answer(256, 128, 64, cute.Float16, "K", tcgen05.CtaGroup.TWO, 3)
-    assert str(s_b) == "S<3,4,3> o 0 o ((64,16),1,4,3):((64,1),0,16,4096)"
-    assert str(s_a) == "S<3,4,3> o 0 o ((128,16),1,4,3):((64,1),0,16,8192)"
-    assert accepts({"bm": 256, "bn": 128, "bk": 64, "dtype": "Float16", "major": "K", "cta_group": "TWO",
-                    "stages": 3}) == []
+    assert answer(256, 96, 64, cute.Float16, tcgen05.CtaGroup.TWO, 16384) == {"A": 16384, "B": 6144, "stages": 9}
+    assert accepts({"bm": 256, "bn": 96, "bk": 64, "dtype": "Float16", "cta_group": "TWO", "reserved": 16384}) == []
 
 
 # the kernel exercises: the model kernels, from the chapter's source, graded on the example's input in the sandbox
@@ -490,12 +487,13 @@ EXAMPLES = {
                       ["`tma_plan(128, 256, 64, 2, 2, Float16)` is `{'A': (64, 64), 'B': (128, 64), 'expect_tx': "
                        "49152}`"], ch08_tma_plan),
     "ch08.stage_count": ("stages_that_fit(128, 256, 64, Float16, Float16, True) is 4", [], ch08_stages),
-    "ch09.umma_plan": ("umma_plan(128, 96, Float16, Float32, CtaGroup.ONE, 2) is {'instruction': (128, 96, 16), "
-                       "'tmem_columns': 256}",
-                       ["`umma_plan(128, 96, Float16, Float32, CtaGroup.ONE, 2)` is `{'instruction': (128, 96, 16), "
-                        "'tmem_columns': 256}`"], ch09_umma_plan),
-    "ch09.operand_smem": ("operand_smem(256, 128, 64, Float16, 'K', CtaGroup.TWO, 3)[1] is "
-                          "S<3,4,3> o 0 o ((64,16),1,4,3):((64,1),0,16,4096)", [], ch09_operand_smem),
+    "ch09.accumulator_stages": ("accumulator_stages(128, 96, Float16, Float32, CtaGroup.ONE, 64) is {'instruction': "
+                                "(128, 96, 16), 'stages': 4}",
+                                ["`accumulator_stages(128, 96, Float16, Float32, CtaGroup.ONE, 64)` is `{'instruction': "
+                                 "(128, 96, 16), 'stages': 4}`"], ch09_accumulator_stages),
+    "ch09.ab_stages": ("ab_stages(256, 96, 64, Float16, CtaGroup.TWO, 16384) is {'A': 16384, 'B': 6144, 'stages': 9}",
+                       ["`ab_stages(256, 96, 64, Float16, CtaGroup.TWO, 16384)` is `{'A': 16384, 'B': 6144, "
+                        "'stages': 9}`"], ch09_ab_stages),
     "ch07.main_loop": ("a single-stage 32x32 tensor-core GEMM on the simulator equals NumPy's A @ B.T", [],
                        ch07_main_loop),
     "ch08.mbarrier_phases": ("it replaces the kernel's `produce`; the consumers, the epilogue and the launch are the "

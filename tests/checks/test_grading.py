@@ -139,6 +139,49 @@ def test_a_criterion_that_needs_sm_90_waits_on_another_gpu_with_one_line_saying_
     assert ran and result.criteria[1].status == "passed"
 
 
+@pytest.mark.parametrize("detail", ["NVIDIA H100 80GB HBM3 (sm_90): CuTeDSL kernels run",
+                                    "NVIDIA GeForce RTX 5090 (sm_120): CuTeDSL kernels run",
+                                    "NVIDIA A100-SXM4-80GB (sm_80): CuTeDSL kernels run"])
+def test_a_criterion_that_needs_sm_100_waits_on_hopper_and_consumer_blackwell_with_one_line(monkeypatch, detail):
+    monkeypatch.setitem(grading._tier_cache, "gpu", (True, ""))
+    monkeypatch.setitem(grading._tier_details, "gpu", detail)
+    ran = []
+    on_blackwell = Criterion("runs on an sm_100 GPU", "gpu", 1, lambda context: ran.append(1) or passed(),
+                             needs="sm_100")
+    result = grade(doubling_exercise(on_blackwell), lambda x: 2 * x, seed=1)
+    waiting = result.criteria[1]
+    assert not ran and result.passed and waiting.status == "waiting" and "\n" not in waiting.hint
+    assert f"{detail.split(':')[0]} has no tcgen05 or tensor memory, so this kernel needs sm_100a" in waiting.hint
+
+
+@pytest.mark.parametrize("detail", ["NVIDIA B200 (sm_100): CuTeDSL kernels run",
+                                    "NVIDIA B300 SXM6 AC (sm_103): CuTeDSL kernels run"])
+def test_a_criterion_that_needs_sm_100_runs_on_b200_and_b300(monkeypatch, detail):
+    monkeypatch.setitem(grading._tier_cache, "gpu", (True, ""))
+    monkeypatch.setitem(grading._tier_details, "gpu", detail)
+    ran = []
+    on_blackwell = Criterion("runs on an sm_100 GPU", "gpu", 1, lambda context: ran.append(1) or passed(),
+                             needs="sm_100")
+    result = grade(doubling_exercise(on_blackwell), lambda x: 2 * x, seed=1)
+    assert ran and result.criteria[1].status == "passed"
+
+
+def test_a_criterion_that_needs_sm_100_says_so_where_there_is_no_gpu(monkeypatch):
+    monkeypatch.setitem(grading._tier_cache, "gpu", (False, "torch sees no CUDA device"))
+    monkeypatch.setenv("CUTEKIT_STRICT", "1")
+    on_blackwell = Criterion("runs on an sm_100 GPU", "gpu", 1, lambda context: passed(), needs="sm_100")
+    result = grade(doubling_exercise(on_blackwell), lambda x: 2 * x, seed=1)
+    waiting = result.criteria[1]
+    assert result.passed and waiting.status == "waiting" and "\n" not in waiting.hint
+    assert "this machine (torch sees no CUDA device) has no tcgen05 or tensor memory, so this kernel needs " \
+           "sm_100a" in waiting.hint
+
+
+def test_a_criterion_names_only_an_architecture_the_grader_knows():
+    with pytest.raises(ValueError, match="needs must be one of \\('sm_90', 'sm_100'\\)"):
+        Criterion("runs on Blackwell", "gpu", 1, lambda context: passed(), needs="blackwell")
+
+
 def test_other_tiers_run_only_once_the_reference_criteria_pass(monkeypatch):
     monkeypatch.setitem(grading._tier_cache, "gpu", (True, ""))
     ran = []
