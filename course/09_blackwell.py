@@ -551,6 +551,65 @@ def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
 check("ch09.tmem_epilogue", scaled_epilogue)
 
 # %% [markdown]
+# ### Exercise 5 · Capstone: a Blackwell GEMM with its epilogue fused
+#
+# Write, from an empty cell, a whole Blackwell kernel (`@cute.kernel`) and its host `gemm_bias_relu(mA, mB,
+# bias, mD)` (`@cute.jit`, it builds what the kernel needs and launches it) that computes
+#
+# D = relu(A B^T + bias), that is D[m, n] = max(sum over k of A[m, k] B[n, k] + bias[n], 0),
+#
+# for A (M, K) and B (N, K) fp16, row-major (K-major), bias (N,) fp32, one value per column of D, and D (M, N)
+# fp16, row-major, allocated by the caller (the check fills it with NaN first, so an entry never written
+# shows). N and K are multiples of 8 (TMA moves rows of whole 16-byte chunks); apart from that M, N and K are
+# arbitrary, and the check's are ragged: no tile of 64 or 128 divides them. They are run-time values, so count
+# tiles and k-tiles with `cute.ceil_div` and `cute.size`. Section 4's kernel leaves out what ragged shapes need:
+# a TMA load clips at the tensor's edge (rows past it arrive as zeros), but a store from registers does not, so
+# the epilogue must leave out the rows and columns past D's edge, and read no bias value past N. One way to know
+# where a value goes: `cute.make_identity_tensor(shape)` is a tensor whose entry at each coordinate is that
+# coordinate; tiled and partitioned exactly as D is, it gives each of the thread's values its (m, n), to compare
+# with D's extents. `cutlass.max(x, y)` is the larger of two values, and `cutlass.Float16(x)` converts an fp32
+# value to fp16.
+#
+# **What you need**: the tiled MMA, the staged shared-memory layouts and the TMEM accumulator (section 2); the
+# kernel's setup, main loop and epilogue, in `benchmarks/kernels/blackwell_gemm.py` (section 4 read its loop and
+# its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
+# `cute.arch.alloc_tmem(columns, address)` allocates TMEM columns and writes their address to shared memory,
+# which `cute.arch.retrieve_tmem_ptr` reads back as a TMEM pointer; `cute.nvgpu.make_tiled_tma_atom_A` and
+# `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B.
+#
+# TMA, mbarriers and their phases are chapter 08's. The tile and the stages are yours; the problems are
+# described with section 4's 128 x 128 tile of 64-wide k-tiles.
+#
+# The check runs your kernel on the simulator on two ragged problems and prints how long each took on your
+# machine: the first with `65 <= M <= 127`, `136 <= N <= 248`, `8 <= K <= 56` (two tile-columns of 128, the second
+# partial, one short k-tile), the second with `129 <= M <= 200`, `8 <= N <= 120`, `392 <= K <= 440` (two
+# tile-rows, 7 k-tiles). It compares D with relu(A B^T + bias) computed by NumPy in fp32 (`numpy.isclose`, rtol
+# 2e-2, atol 6e-2; once the first problem fails, the second is not run), passes on the simulator's messages (a
+# wait on the wrong phase, a stage refilled before its MMAs finished, TMEM read before the commit, a warp outside
+# its lanes, an access past a tensor's edge, TMEM never freed) and names what D holds when it is wrong (the bias
+# missing or per row, the clamp missing or before the bias, only the last k-block, entries never written). Where
+# CuTeDSL is installed it compiles your kernel for sm_100a and reads the PTX (TMA loads, mbarrier waits, tcgen05
+# alloc, mma, commit behind `elect.sync`, ld, wait::ld and dealloc; no `wgmma`, no `mma.sync`). On an sm_100 GPU
+# it would run a 4096^3 problem against `torch.relu(torch.addmm(bias, A, B.T))` and time both.
+
+# %%
+import cutlass.utils.blackwell_helpers as blackwell_helpers
+from cutlass.cute.nvgpu import cpasync
+
+# YOUR CODE HERE
+pass
+
+
+@cute.jit
+def gemm_bias_relu(mA: cute.Tensor, mB: cute.Tensor, bias: cute.Tensor, mD: cute.Tensor):
+    """D = relu(A B^T + bias): A (M, K), B (N, K) fp16 K-major, bias (N,) fp32, D (M, N) fp16 row-major."""
+    # YOUR CODE HERE
+    return None
+
+
+check("ch09.capstone", gemm_bias_relu)
+
+# %% [markdown]
 # ## What to remember
 #
 # - tcgen05.mma (sm_100a/sm_103a, and Jetson Thor's sm_110a; not sm_120) is issued by one thread for the whole CTA (`thr_id` `1:0`), or for a

@@ -595,6 +595,171 @@ def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
 check("ch09.tmem_epilogue", scaled_epilogue)
 
 # %% [markdown]
+# ### Exercise 5 · Capstone: a Blackwell GEMM with its epilogue fused
+#
+# Write, from an empty cell, a whole Blackwell kernel (`@cute.kernel`) and its host `gemm_bias_relu(mA, mB,
+# bias, mD)` (`@cute.jit`, it builds what the kernel needs and launches it) that computes
+#
+# D = relu(A B^T + bias), that is D[m, n] = max(sum over k of A[m, k] B[n, k] + bias[n], 0),
+#
+# for A (M, K) and B (N, K) fp16, row-major (K-major), bias (N,) fp32, one value per column of D, and D (M, N)
+# fp16, row-major, allocated by the caller (the check fills it with NaN first, so an entry never written
+# shows). N and K are multiples of 8 (TMA moves rows of whole 16-byte chunks); apart from that M, N and K are
+# arbitrary, and the check's are ragged: no tile of 64 or 128 divides them. They are run-time values, so count
+# tiles and k-tiles with `cute.ceil_div` and `cute.size`. Section 4's kernel leaves out what ragged shapes need:
+# a TMA load clips at the tensor's edge (rows past it arrive as zeros), but a store from registers does not, so
+# the epilogue must leave out the rows and columns past D's edge, and read no bias value past N. One way to know
+# where a value goes: `cute.make_identity_tensor(shape)` is a tensor whose entry at each coordinate is that
+# coordinate; tiled and partitioned exactly as D is, it gives each of the thread's values its (m, n), to compare
+# with D's extents. `cutlass.max(x, y)` is the larger of two values, and `cutlass.Float16(x)` converts an fp32
+# value to fp16.
+#
+# **What you need**: the tiled MMA, the staged shared-memory layouts and the TMEM accumulator (section 2); the
+# kernel's setup, main loop and epilogue, in `benchmarks/kernels/blackwell_gemm.py` (section 4 read its loop and
+# its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
+# `cute.arch.alloc_tmem(columns, address)` allocates TMEM columns and writes their address to shared memory,
+# which `cute.arch.retrieve_tmem_ptr` reads back as a TMEM pointer; `cute.nvgpu.make_tiled_tma_atom_A` and
+# `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B.
+#
+# TMA, mbarriers and their phases are chapter 08's. The tile and the stages are yours; the problems are
+# described with section 4's 128 x 128 tile of 64-wide k-tiles.
+#
+# The check runs your kernel on the simulator on two ragged problems and prints how long each took on your
+# machine: the first with `65 <= M <= 127`, `136 <= N <= 248`, `8 <= K <= 56` (two tile-columns of 128, the second
+# partial, one short k-tile), the second with `129 <= M <= 200`, `8 <= N <= 120`, `392 <= K <= 440` (two
+# tile-rows, 7 k-tiles). It compares D with relu(A B^T + bias) computed by NumPy in fp32 (`numpy.isclose`, rtol
+# 2e-2, atol 6e-2; once the first problem fails, the second is not run), passes on the simulator's messages (a
+# wait on the wrong phase, a stage refilled before its MMAs finished, TMEM read before the commit, a warp outside
+# its lanes, an access past a tensor's edge, TMEM never freed) and names what D holds when it is wrong (the bias
+# missing or per row, the clamp missing or before the bias, only the last k-block, entries never written). Where
+# CuTeDSL is installed it compiles your kernel for sm_100a and reads the PTX (TMA loads, mbarrier waits, tcgen05
+# alloc, mma, commit behind `elect.sync`, ld, wait::ld and dealloc; no `wgmma`, no `mma.sync`). On an sm_100 GPU
+# it would run a 4096^3 problem against `torch.relu(torch.addmm(bias, A, B.T))` and time both.
+
+# %%
+import cutlass.utils.blackwell_helpers as blackwell_helpers
+from cutlass.cute.nvgpu import cpasync
+
+### BEGIN SOLUTION (placeholder: pass)
+BM, BN, BK, STAGES = 128, 128, 64, 3      # one CTA of 4 warps per 128 x 128 tile of D, 3 stages of 64-wide k-tiles
+STRIP = 32                                # the epilogue's columns per tcgen05.ld
+
+
+@cute.kernel
+def gemm_bias_relu_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom,
+                          mB: cute.Tensor, mD: cute.Tensor, bias: cute.Tensor, sA_layout: cute.ComposedLayout,
+                          sB_layout: cute.ComposedLayout):
+    thread, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    tile_m, tile_n, _ = cute.arch.block_idx()
+
+    smem = cutlass.memory.SmemAllocator()
+    barriers = smem.allocate_array(cutlass.Int64, 2 * STAGES + 1, byte_alignment=8)
+    tmem_address = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+    sA = smem.allocate_tensor(cutlass.Float16, sA_layout.outer, 1024, swizzle=sA_layout.inner)
+    sB = smem.allocate_tensor(cutlass.Float16, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+    full, empty, accumulator_ready = barriers, barriers + STAGES, barriers + 2 * STAGES
+
+    if warp == 0:
+        with cute.arch.elect_one():
+            for s in cutlass.range_constexpr(STAGES):
+                cute.arch.mbarrier_init(full + s, 1)
+                cute.arch.mbarrier_init(empty + s, 1)
+            cute.arch.mbarrier_init(accumulator_ready, 1)
+        cute.arch.alloc_tmem(BN, tmem_address)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+
+    tiler = (BM, BN, BK)
+    gA = cute.local_tile(mA, tiler, (tile_m, tile_n, None), proj=(1, None, 1))
+    gB = cute.local_tile(mB, tiler, (tile_m, tile_n, None), proj=(None, 1, 1))
+    thr_mma = tiled_mma.get_slice(0)
+    tCrA, tCrB = tiled_mma.make_fragment_A(sA), tiled_mma.make_fragment_B(sB)
+    tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 3),
+                                       cute.group_modes(thr_mma.partition_A(gA), 0, 3))
+    tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3),
+                                       cute.group_modes(thr_mma.partition_B(gB), 0, 3))
+    accumulator = cute.make_tensor(cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, tmem_address),
+                                   tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((BM, BN))).layout)
+
+    k_tiles = cute.size(gA, mode=[2])
+    if warp == 0:
+        tiled_mma.set(tcgen05.Field.ACCUMULATE, False)
+        for k_tile in cutlass.range(k_tiles):
+            s = k_tile % STAGES
+            if k_tile >= STAGES:
+                cute.arch.mbarrier_wait(empty + s, (k_tile // STAGES - 1) % 2)
+            with cute.arch.elect_one():
+                cute.arch.mbarrier_arrive_and_expect_tx(full + s, (BM + BN) * BK * 2)
+            cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, s], tma_bar_ptr=full + s)
+            cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, s], tma_bar_ptr=full + s)
+            cute.arch.mbarrier_wait(full + s, (k_tile // STAGES) % 2)
+            for k_block in cutlass.range_constexpr(BK // 16):
+                cute.gemm(tiled_mma, accumulator, tCrA[None, None, k_block, s], tCrB[None, None, k_block, s],
+                          accumulator)
+                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+            with cute.arch.elect_one():
+                tcgen05.commit(empty + s)
+        with cute.arch.elect_one():
+            tcgen05.commit(accumulator_ready)
+
+    # epilogue: each thread its row of the tile, STRIP columns at a time; entries past D's edge are not stored
+    cute.arch.mbarrier_wait(accumulator_ready, 0)
+    strip = (BM, STRIP)
+    tAcc = cute.flat_divide(accumulator[((None, None), 0, 0)], strip)
+    gD = cute.local_tile(mD, tiler, (tile_m, tile_n, None), proj=(1, 1, None))
+    cD = cute.local_tile(cute.make_identity_tensor(mD.shape), tiler, (tile_m, tile_n, None), proj=(1, 1, None))
+    tmem_copy = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32),
+                                                           cutlass.Float32), tAcc[(None, None, 0, 0)])
+    mine = tmem_copy.get_slice(thread)
+    from_tmem = mine.partition_S(tAcc)
+    to_global = mine.partition_D(cute.flat_divide(gD, strip))
+    coordinates = mine.partition_D(cute.flat_divide(cD, strip))
+    values = cute.make_rmem_tensor(to_global[(None, None, None, 0, 0)].shape, cutlass.Float32)
+    M, N = cute.size(mD, mode=[0]), cute.size(mD, mode=[1])
+    for n_strip in cutlass.range_constexpr(BN // STRIP):
+        cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)
+        cute.arch.fence_view_async_tmem_load()
+        out = to_global[(None, None, None, 0, n_strip)]
+        where = coordinates[(None, None, None, 0, n_strip)]
+        for i in cutlass.range_constexpr(cute.size(values)):
+            m, n = where[i]
+            if m < M and n < N:
+                total = values[i] + bias[n]
+                out[i] = cutlass.Float16(cutlass.max(total, cutlass.Float32(0.0)))
+
+    cute.arch.sync_threads()
+    if warp == 0:
+        cute.arch.relinquish_tmem_alloc_permit()
+        cute.arch.dealloc_tmem(accumulator.iterator, BN)
+
+
+### END SOLUTION
+
+
+@cute.jit
+def gemm_bias_relu(mA: cute.Tensor, mB: cute.Tensor, bias: cute.Tensor, mD: cute.Tensor):
+    """D = relu(A B^T + bias): A (M, K), B (N, K) fp16 K-major, bias (N,) fp32, D (M, N) fp16 row-major."""
+    ### BEGIN SOLUTION
+    k_major = cute.nvgpu.OperandMajorMode.K
+    tiled_mma = blackwell_helpers.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, k_major, k_major,
+                                                         cutlass.Float32, tcgen05.CtaGroup.ONE, (BM, BN))
+    sA_layout = blackwell_helpers.make_smem_layout_a(tiled_mma, (BM, BN, BK), cutlass.Float16, STAGES)
+    sB_layout = blackwell_helpers.make_smem_layout_b(tiled_mma, (BM, BN, BK), cutlass.Float16, STAGES)
+    load = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
+    tma_a, tma_mA = cute.nvgpu.make_tiled_tma_atom_A(load, mA, cute.select(sA_layout, mode=[0, 1, 2]),
+                                                     (BM, BN, BK), tiled_mma)
+    tma_b, tma_mB = cute.nvgpu.make_tiled_tma_atom_B(load, mB, cute.select(sB_layout, mode=[0, 1, 2]),
+                                                     (BM, BN, BK), tiled_mma)
+    grid = [cute.ceil_div(cute.size(mD, mode=[0]), BM), cute.ceil_div(cute.size(mD, mode=[1]), BN), 1]
+    gemm_bias_relu_kernel(tiled_mma, tma_a, tma_mA, tma_b, tma_mB, mD, bias, sA_layout,
+                          sB_layout).launch(grid=grid, block=[128, 1, 1])
+    ### END SOLUTION
+
+
+check("ch09.capstone", gemm_bias_relu)
+
+# %% [markdown]
 # ## What to remember
 #
 # - tcgen05.mma (sm_100a/sm_103a, and Jetson Thor's sm_110a; not sm_120) is issued by one thread for the whole CTA (`thr_id` `1:0`), or for a

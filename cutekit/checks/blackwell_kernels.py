@@ -428,6 +428,7 @@ SIMULATOR_REMEDIES = (
     (re.compile(r" Let the first MMA overwrite it: tiled_mma\.set\([^)]*\) before it \(CuTeDSL starts the field "
                 r"false\), True after it"), ""),
     (re.compile(r" Call cute\.arch\.mbarrier_wait\(bar, phase\) first"), ""),
+    (re.compile(r" Put it inside\s+`with cute\.arch\.elect_one\(\):`"), ""),
 )
 
 
@@ -643,9 +644,6 @@ TMEM_EPILOGUE = Exercise(
 )
 
 
-KERNEL_EXERCISES = [MMA_WARP_LOOP, TMEM_EPILOGUE]
-
-
 def simulate_kernel(a, b, **knobs):
     """D = A B^T for fp16 NumPy arrays a (M, K) and b (N, K), computed by the chapter's kernel on the simulator
     (with the module settings `knobs`, e.g. STAGES=3); M and N multiples of 128 (BN), K of 64. Returns D (fp16)."""
@@ -662,3 +660,339 @@ def simulate_kernel(a, b, **knobs):
         with module.configured(**knobs):
             module.gemm_tn(*[from_dlpack(t, assumed_align=16) for t in (a, b, d)])
         return d
+
+
+# ---- ch09.capstone: a whole Blackwell kernel, D = relu(A B^T + bias) ----------------------------------------------
+
+CAPSTONE_TOLERANCE = {"rtol": 2e-2, "atol": 6e-2}     # fp16 D against fp32 NumPy
+_CAPSTONE_FAILED: dict = {}     # in the forked child: the answer whose first problem failed (its second is skipped)
+
+
+def _eighths(rng, low: int, high: int, avoid: int = 64) -> int:
+    """A multiple of 8 from low to high that `avoid` does not divide (TMA moves rows of whole 16-byte chunks)."""
+    return 8 * rng.choice([e for e in range(-(-low // 8), high // 8 + 1) if (8 * e) % avoid])
+
+
+def _capstone_cases(rng):
+    """Two ragged problems: two tile-columns of 128 (the second partial) over one short k-tile, and two tile-rows
+    (the second partial) over 7 k-tiles, twice round a ring of 3 stages and one more."""
+    edges = {"M": rng.randint(65, 127), "N": _eighths(rng, 136, 248), "K": _eighths(rng, 8, 56), "_shape": 0,
+             "_data": rng.randrange(10_000)}
+    laps = {"M": rng.randint(129, 200), "N": _eighths(rng, 8, 120), "K": _eighths(rng, 6 * 64 + 8, 7 * 64 - 8),
+            "_shape": 1, "_data": rng.randrange(10_000)}
+    return [edges, laps]
+
+
+def _capstone_data(case: dict):
+    import numpy
+    rng = numpy.random.default_rng(case["_data"])
+    a = rng.standard_normal((case["M"], case["K"])).astype(numpy.float16)
+    b = rng.standard_normal((case["N"], case["K"])).astype(numpy.float16)
+    bias = (4 * rng.standard_normal(case["N"])).astype(numpy.float32)
+    d = numpy.full((case["M"], case["N"]), numpy.nan, dtype=numpy.float16)
+    return a, b, bias, d
+
+
+def capstone_diagnosis(a, b, bias, d) -> dict:
+    """What D holds against relu(A B^T + bias), from A, B and bias: "right", or the cause a hint names."""
+    import numpy
+    product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
+    want = numpy.maximum(product + bias, 0)
+    d32 = d.astype(numpy.float32)
+    wrong = ~numpy.isclose(d32, want, **CAPSTONE_TOLERANCE)
+    out = {"wrong": int(wrong.sum()), "nan": int(numpy.isnan(d32).sum())}
+    if not out["wrong"]:
+        out["cause"] = "right"
+        return out
+    first = tuple(int(i) for i in numpy.argwhere(wrong)[0])
+    out.update(first=first, got=float(d32[first]), want=float(want[first]))
+    if out["nan"] == d.size:
+        out["cause"] = "all nan"
+        return out
+    if out["nan"]:
+        unwritten = numpy.argwhere(numpy.isnan(d32))
+        out.update(cause="unwritten", first_unwritten=tuple(int(i) for i in unwritten[0]),
+                   from_row=int(unwritten[:, 0].min()), from_column=int(unwritten[:, 1].min()))
+        return out
+    M, N = d.shape
+    rows = bias[numpy.minimum(numpy.arange(M), N - 1)][:, None]
+    k = a.shape[1]
+    block = (k - 1) // 16 * 16              # the last k-block's first k (past K the copy engine reads zeros)
+    last_block = a[:, block:].astype(numpy.float32) @ b[:, block:].astype(numpy.float32).T
+    last_tile = a[:, (k - 1) // 64 * 64:].astype(numpy.float32) @ b[:, (k - 1) // 64 * 64:].astype(numpy.float32).T
+    candidates = (("no bias", numpy.maximum(product, 0)), ("no relu", product + bias),
+                  ("relu first", numpy.maximum(product, 0) + bias),
+                  ("last k-block", numpy.maximum(last_block + bias, 0)),
+                  ("last k-tile", numpy.maximum(last_tile + bias, 0)))
+    if M <= N:
+        candidates += (("per row", numpy.maximum(product + rows, 0)),)
+    for cause, candidate in candidates:
+        if numpy.isclose(d32, candidate, **CAPSTONE_TOLERANCE).mean() > 0.99:
+            out["cause"] = cause
+            return out
+    out["cause"] = "product"
+    return out
+
+
+def capstone_on_simulator(host, case: dict) -> dict:
+    """Harness (the forked sandbox, the simulator as `cutlass`): the learner's host on one problem."""
+    import time
+
+    from cutlass.cute.runtime import from_dlpack
+    a, b, bias, d = _capstone_data(case)
+    started = time.perf_counter()
+    try:
+        host(*[from_dlpack(x, assumed_align=16) for x in (a, b, bias, d)])
+    except Exception as error:  # noqa: BLE001 - the kernel's failure is the learner's message
+        return {"error": f"{type(error).__name__}: {str(error).strip()}", "seconds": time.perf_counter() - started}
+    return {"error": "", "seconds": time.perf_counter() - started, **capstone_diagnosis(a, b, bias, d)}
+
+
+def _ask_capstone(answer, case):
+    """The learner's kernel on one problem; the second is skipped once the first failed."""
+    from .kernels import simulate
+    if case["_shape"] == 0:
+        _CAPSTONE_FAILED.pop(id(answer), None)
+    elif id(answer) in _CAPSTONE_FAILED:
+        return {"skipped": True}
+    try:
+        value = simulate(answer, capstone_on_simulator, case)
+    except (OSError, TypeError) as error:
+        raise TypeError(f"the kernel's source cannot be read ({error}); define the kernel and its host in a "
+                        f"notebook cell or a .py file") from None
+    if value.get("error") or value.get("wrong"):
+        _CAPSTONE_FAILED[id(answer)] = True
+    return value
+
+
+def _capstone_where(case) -> str:
+    k_tiles = -(-case["K"] // 64)
+    return f"M={case['M']}, N={case['N']}, K={case['K']} ({k_tiles} k-tile{'s' if k_tiles > 1 else ''} of 64)"
+
+
+def _capstone_runs(outcome) -> list:
+    value = outcome.value or {}
+    return [(_capstone_where(outcome.case), value["seconds"])] if "seconds" in value else []
+
+
+# what a simulator message says -> what to change (the cause and the place, not the code)
+CAPSTONE_ERRORS = (
+    ("waited on the wrong phase", "a wait on a stage's full barrier returned before that k-tile's copies landed: "
+     "wait for the phase those copies complete (a stage's first fill completes its phase 0, its second phase 1, "
+     "...)"),
+    ("stage reused", "a TMA copy refilled a stage whose MMAs had not finished reading it: before refilling, wait on "
+     "the stage's empty barrier for the commit of the MMAs of the k-tile that used it one lap earlier"),
+    ("read before the MMA's commit completed", "the epilogue read TMEM before the MMAs that write it were done: a "
+     "commit after the last k-tile's MMAs, and a wait on that barrier before the first TMEM load"),
+    ("nothing has written", "TMEM starts with whatever it held: the tile's very first MMA overwrites it (the MMA's "
+     "ACCUMULATE field false), every later one adds"),
+    ("outside its quarter", "a warp may read only its own quarter of TMEM's lanes (warp w: lanes 32 (w % 4) "
+     "onward): each thread's slice of the TMEM copy comes from its own index in the CTA"),
+    ("tcgen05.commit", "tcgen05.commit is issued by one lane: CuTeDSL does not elect one for it"),
+    ("expected none", "each k-tile's full barrier must be told, once and by one lane, every byte its copies "
+     "deliver (A's tile and B's tile)"),
+    ("out-of-bounds access to global tensor bias", "bias holds N values, one per column of D; the last tile-column "
+     "reaches past column N, where no bias exists"),
+    ("out-of-bounds", "D's last tile-row and tile-column are partial (M and N are not multiples of the tile): a "
+     "store from registers must leave out the rows and columns past D's edge"),
+    ("never freed", "the TMEM columns a CTA allocates must be freed (by the warp that allocated them) before it "
+     "exits, after every warp has read them"),
+    ("not allocated", "the accumulator spans as many TMEM columns as the tile has columns of D: allocate at least "
+     "that many (a power of two, at least 32)"),
+    ("was never fenced", "the barriers' initialization must be fenced (mbarrier_init_fence) and made visible to "
+     "every thread by a barrier before the first wait, arrival or copy"),
+    ("never go on", "a wait that never returns (a deadlock): every stage is released by a commit after its "
+     "k-tile's MMAs, the accumulator barrier by the last commit after the loop, each full barrier receives the "
+     "bytes announced, and every wait names the phase its event completes"),
+    ("launch grid=", "a grid with no CTA along a mode: count the tiles of D rounding up, the partial tile at the "
+     "ragged edge included"),
+)
+CAPSTONE_REMEDIES = SIMULATOR_REMEDIES + (
+    (re.compile(r"\s*Guard the access with an `if` on the tensor's shape \(e\.g\. `[^`]*`\) or fix the index"), ""),
+)
+
+
+def _capstone_hint(value: dict, case: dict) -> str:
+    cause, (m, n) = value.get("cause"), value["first"]
+    head = (f"{value['wrong']} of {case['M'] * case['N']} entries of D differ from relu(A B^T + bias), the first "
+            f"at (m, n) = ({m}, {n}): yours {value['got']:.3f}, expected {value['want']:.3f}. ")
+    if cause == "all nan":
+        return head + ("every entry of D is NaN: nothing reached D, or what was stored was NaN (TMEM or registers "
+                       "read before anything wrote them; the simulator starts both at NaN)")
+    if cause == "unwritten":
+        um, un = value["first_unwritten"]
+        return head + (f"{value['nan']} entries were never written, the first at ({um}, {un}), none before row "
+                       f"{value['from_row']} or column {value['from_column']}: every tile of D needs a CTA and a "
+                       f"store, the partial tiles at the ragged edge too (count tiles rounding up; store each entry "
+                       f"inside D)")
+    if cause == "last k-block":
+        return head + ("D holds only the last k-block's product (+ bias, clamped): every MMA overwrote the "
+                       "accumulator; its ACCUMULATE field is false only for the tile's very first k-block")
+    if cause == "last k-tile":
+        return head + ("D holds only the last k-tile's product (+ bias, clamped): the accumulator was overwritten "
+                       "at the start of every k-tile; ACCUMULATE is false only for the tile's very first k-block")
+    if cause == "no bias":
+        return head + "D is relu(A B^T): the bias was never added before the store"
+    if cause == "no relu":
+        return head + "D is A B^T + bias, negative values included: the clamp at 0 is missing"
+    if cause == "relu first":
+        return head + "D is relu(A B^T) + bias: the clamp at 0 came before the bias; the bias goes in first"
+    if cause == "per row":
+        return head + ("the bias you added changes down the rows of a column: bias holds one value per column n of "
+                       "D, the same for every row")
+    return head + ("the differences are not the bias's or the clamp's: the product A B^T itself is wrong there "
+                   "(every k-tile loaded into its stage and multiplied once, each tile at its own rows and columns)")
+
+
+def _capstone_criterion(shape: int):
+    def judge(context) -> Verdict:
+        outcome = next((o for o in context.outcomes if o.case.get("_shape") == shape), None)
+        if outcome is None:
+            return passed()
+        where = _capstone_where(outcome.case)
+        value = outcome.value or {}
+        if value.get("skipped"):
+            return failed(f"{where}: not run, as the first problem failed (the criterion above says why)")
+        error = outcome.error or value.get("error", "")
+        if error:
+            advice = next((fix for clue, fix in CAPSTONE_ERRORS if clue in error), "")
+            for remedy, replacement in CAPSTONE_REMEDIES:
+                error = remedy.sub(replacement, error)
+            return failed(f"{where}: {error.strip()[:900]}" + (f"\nTo fix: {advice}" if advice else ""))
+        if value["wrong"]:
+            return failed(f"{where}: {_capstone_hint(value, outcome.case)}")
+        return Verdict(True, f"{where}: D = relu(A B^T + bias)")
+    return judge
+
+
+CAPSTONE_FAKES = (FakeTensor("Float16", 2, 8), FakeTensor("Float16", 2, 8), FakeTensor("Float32", 1, 8),
+                  FakeTensor("Float16", 2, 8))
+# opcode prefix, at least, what it shows
+CAPSTONE_PTX = (("cp.async.bulk.tensor", 1, "TMA loads of A and B (cp.async.bulk.tensor)"),
+                ("mbarrier.try_wait", 1, "mbarrier waits"),
+                ("tcgen05.alloc", 1, "a TMEM allocation (tcgen05.alloc)"),
+                ("tcgen05.mma", 1, "tcgen05 MMAs"),
+                ("tcgen05.commit", 1, "tcgen05.commit to an mbarrier"),
+                ("tcgen05.ld", 1, "TMEM loads (tcgen05.ld)"))
+
+
+def capstone_ptx(report) -> Verdict:
+    """The PTX of the learner's whole kernel, compiled for sm_100a."""
+    if not report.ok:
+        return _compile_failure(report, "kernel")
+    common = _common_ptx(report)
+    if common:
+        return common
+    for opcode, least, what in CAPSTONE_PTX:
+        if report.count(opcode) < least:
+            return failed(f"the compiled kernel has no {opcode}: {what} belong in this chapter's Blackwell kernel")
+    if report.count("tcgen05.dealloc") != report.count("tcgen05.alloc"):
+        return failed(f"the compiled kernel has {report.count('tcgen05.alloc')} tcgen05.alloc and "
+                      f"{report.count('tcgen05.dealloc')} tcgen05.dealloc: the columns a CTA allocates must be "
+                      f"freed before it exits")
+    if not report.count("tcgen05.wait"):
+        return failed("the compiled kernel has no tcgen05.wait::ld: a tcgen05.ld is asynchronous, and its "
+                      "registers may be read only after the wait that follows it")
+    unelected = _unelected_commits(report.ptx)
+    if unelected:
+        return failed(f"{unelected} tcgen05.commit have no elect.sync before them: every lane that executes it "
+                      f"commits, and each barrier counts one arrival")
+    return passed()
+
+
+def _capstone_ptx_criterion(context) -> Verdict:
+    try:
+        source = kernel_module_source(context.answer)
+    except (OSError, TypeError) as error:
+        return failed(f"the kernel's source cannot be read ({error}); define it in a notebook cell or a .py file")
+    with tempfile.TemporaryDirectory(prefix="cutekit-ch09-") as folder:
+        path = Path(folder) / "learner_capstone.py"
+        path.write_text(source)
+        report = compile_to_ptx(str(path), unwrap(context.answer).__name__, CAPSTONE_FAKES, arch=ARCH)
+    return capstone_ptx(report)
+
+
+CAPSTONE_GPU_CASE = {"M": 4096, "N": 4096, "K": 4096}
+
+
+def gpu_capstone(host, case) -> dict:
+    """Harness (an sm_100 GPU, real CuTeDSL): the learner's kernel on a 4096^3 fp16 GEMM with an fp32 bias,
+    compared with torch.relu(torch.addmm(bias, A, B^T)) in fp32, then timed next to that torch expression."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+
+    import cutlass.cute as cute
+    from .kernels import gpu_median_ms
+    M, N, K = case["M"], case["N"], case["K"]
+    generator = torch.Generator(device="cuda").manual_seed(M + N + K)
+    a = torch.randn(M, K, device="cuda", generator=generator).half()
+    b = torch.randn(N, K, device="cuda", generator=generator).half()
+    bias = torch.randn(N, device="cuda", generator=generator) * 4
+    d = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    views = [from_dlpack(t, assumed_align=16) for t in (a, b, bias, d)]
+    compiled = cute.compile(host, *views)
+    compiled(*views)
+    torch.cuda.synchronize()
+    reference = torch.relu(torch.addmm(bias, a.float(), b.float().T))
+    wrong = (~torch.isclose(d.float(), reference, rtol=2e-2, atol=0.25)).nonzero().tolist()
+    result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
+    if not wrong:
+        bias16 = bias.half()
+        result["ms"] = gpu_median_ms(lambda: compiled(*views))
+        result["torch_ms"] = gpu_median_ms(lambda: torch.relu(torch.addmm(bias16, a, b.T)))
+    return result
+
+
+def _capstone_gpu(context) -> Verdict:
+    from .kernels import on_gpu
+    reply = on_gpu(context.answer, f"{__name__}:gpu_capstone", [CAPSTONE_GPU_CASE])
+    if not reply.ok:
+        return failed(f"on the GPU: {reply.error[:600]}")
+    value, error = reply.values[0]
+    where = "a 4096^3 fp16 GEMM + bias + relu on the GPU"
+    if error:
+        return failed(f"{where}: {error[:500]}")
+    if value["wrong"]:
+        return failed(f"{where}: {value['wrong']} entries differ from torch.relu(torch.addmm(bias, A, B^T)), the "
+                      f"first at {value['first']} (on a GPU an ordering mistake gives wrong values that change from "
+                      f"run to run)")
+    flops = 2 * 4096 ** 3
+    return Verdict(True, f"{where}: {value['ms']:.3f} ms ({flops / value['ms'] / 1e9:.0f} TFLOP/s), "
+                         f"torch.relu(torch.addmm(...)) {value['torch_ms']:.3f} ms")
+
+
+CAPSTONE = Exercise(
+    id="ch09.capstone",
+    statement="Write gemm_bias_relu(mA, mB, bias, mD) and its kernel for sm_100: D (M, N) fp16 = relu(A (M, K) "
+              "@ B (N, K)^T + bias (N,) fp32), one bias value per column: TMA loads into a ring of stages, "
+              "tcgen05 MMAs accumulating in TMEM, commits that release the stages and signal the accumulator, an "
+              "epilogue that reads TMEM with tcgen05.ld and applies the bias and the clamp; M, N and K ragged (N "
+              "and K multiples of 8).",
+    example="M=100, N=200, K=40: D[m, n] = max(sum_k A[m, k] B[n, k] + bias[n], 0)",
+    rule=("The pipeline is section 4's: a stage is refilled only after the commit of the MMAs that read it, a "
+          "k-tile's MMAs wait for its stage's full barrier, the tile's first MMA overwrites TMEM and every later one "
+          "adds, and a last commit tells the epilogue the accumulator is ready.\n"
+          "In the epilogue a warp reads only its own quarter of TMEM's lanes (with the 32x32b shape a thread reads "
+          "a row), a TMEM load's registers are used only after tcgen05.wait::ld, and each value gets the bias of "
+          "its own column of D before the clamp at 0.\n"
+          "TMA clips loads at a tensor's edge (the missing rows read as zero), a store from registers does not: "
+          "entries past D's edge, and bias values past N, are never touched; the TMEM columns are freed before "
+          "the CTA exits."),
+    cases=_capstone_cases,
+    ask=_ask_capstone,
+    runs=_capstone_runs,
+    timeout=240.0,
+    criteria=(
+        Criterion("ragged M and N over two tile-columns of 128, one short k-tile: D = relu(A B^T + bias)",
+                  "reference", 3, _capstone_criterion(0)),
+        Criterion("two tile-rows, 7 k-tiles round the ring of stages: every wait, commit and load in order",
+                  "reference", 2, _capstone_criterion(1)),
+        Criterion("compiled by real CuTeDSL for sm_100a: TMA loads, mbarrier waits, tcgen05 alloc/mma/commit/ld/"
+                  "dealloc, a wait::ld; no wgmma, no mma.sync", "cutedsl-cpu", 1, _capstone_ptx_criterion),
+        Criterion("on an sm_100 GPU: a 4096^3 GEMM + bias + relu equals torch, timed against it", "gpu", 1,
+                  _capstone_gpu, needs="sm_100"),
+    ),
+)
+
+
+KERNEL_EXERCISES = [MMA_WARP_LOOP, TMEM_EPILOGUE, CAPSTONE]

@@ -57,6 +57,7 @@ EXERCISE_ARGUMENTS = {
     "ch05.capstone_softmax": (("Float32", 2, 4), ("Float32", 2, 4), 4),
     "ch07.capstone_gemm": (("Float16", 2, 8), ("Float16", 2, 8), ("Float32", 2, 4), 1.5, 0.5),
     "ch08.capstone": (("Float16", 2, 8), ("Float16", 2, 8), ("Float32", 1, 8), ("Float16", 2, 8)),
+    "ch09.capstone": (("Float16", 2, 8), ("Float16", 2, 8), ("Float32", 1, 8), ("Float16", 2, 8)),
 }
 MAX_COMPILES_PER_FUNCTION = 3        # distinct argument types compiled per @cute.jit function called by a cell
 

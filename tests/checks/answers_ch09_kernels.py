@@ -111,3 +111,64 @@ EPILOGUE_MISTAKES = {
                                                     r"own thread index"),
     "accumulator_parity_1": ("simulator", r"can never go on.*its phase 0"),
 }
+
+
+# ---- ch09.capstone: the whole kernel, D = relu(A B^T + bias) ------------------------------------------------------
+# Each mistake is the solution's capstone (solutions/09_blackwell.py) with edits, (old, new) pairs of its text:
+# mistake -> (edits, the tier that catches it, what its hint must name).
+
+CAPSTONE_MISTAKES = {
+    "full_barrier_waited_with_the_wrong_parity": (
+        [("cute.arch.mbarrier_wait(full + s, (k_tile // STAGES) % 2)",
+          "cute.arch.mbarrier_wait(full + s, (k_tile // STAGES + 1) % 2)")],
+        "simulator", r"waited on the wrong phase.*wait for the phase those copies complete|can never go on.*every wait "
+                     r"names the phase its event completes"),
+    "stage_refilled_without_waiting": (
+        [("            if k_tile >= STAGES:\n                cute.arch.mbarrier_wait(empty + s, (k_tile // STAGES - 1) % 2)\n",
+          "")],
+        "simulator", r"before refilling, wait on the stage's empty barrier"),
+    "stage_never_released": (
+        [("            with cute.arch.elect_one():\n                tcgen05.commit(empty + s)\n", "")],
+        "simulator", r"can never go on.*every stage is released by a commit"),
+    "no_commit_to_the_accumulator_barrier": (
+        [("        with cute.arch.elect_one():\n            tcgen05.commit(accumulator_ready)\n", "")],
+        "simulator", r"can never go on.*accumulator barrier by the last commit"),
+    "commit_from_every_lane": (
+        [("with cute.arch.elect_one():\n                tcgen05.commit(empty", "if True:\n                tcgen05.commit(empty")],
+        "simulator", r"tcgen05.commit.*one lane"),
+    "accumulate_never_turned_on": (
+        [("                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n", "")],
+        "simulator", r"only the last k-block's product"),
+    "accumulate_on_from_the_start": (
+        [("        tiled_mma.set(tcgen05.Field.ACCUMULATE, False)\n",
+          "        tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n")],
+        "simulator", r"nothing has written.*very first MMA overwrites it"),
+    "epilogue_without_the_accumulator_wait": (
+        [("    cute.arch.mbarrier_wait(accumulator_ready, 0)\n", "")],
+        "simulator", r"read before the MMA's commit completed.*wait on that barrier before the first TMEM load"),
+    "every_warp_slices_as_warp_0": (
+        [("mine = tmem_copy.get_slice(thread)", "mine = tmem_copy.get_slice(thread % 32)")],
+        "simulator", r"outside its quarter.*its own index in the CTA"),
+    "store_past_the_edge": (
+        [("if m < M and n < N:", "if m < M + BM and n < N:")],
+        "simulator", r"out-of-bounds"),
+    "tiles_counted_rounding_down": (
+        [("grid = [cute.ceil_div(cute.size(mD, mode=[0]), BM), cute.ceil_div(cute.size(mD, mode=[1]), BN), 1]",
+          "grid = [cute.size(mD, mode=[0]) // BM + 1, cute.size(mD, mode=[1]) // BN, 1]")],
+        "simulator", r"never written.*count tiles rounding up"),
+    "bias_never_added": (
+        [("                total = values[i] + bias[n]\n", "                total = values[i] + 0.0\n")],
+        "simulator", r"bias was never added"),
+    "clamp_missing": (
+        [("out[i] = cutlass.Float16(cutlass.max(total, cutlass.Float32(0.0)))", "out[i] = cutlass.Float16(total)")],
+        "simulator", r"clamp at 0 is missing"),
+    "bias_of_the_row": (
+        [("                total = values[i] + bias[n]\n", "                total = values[i] + bias[m]\n")],
+        "simulator", r"changes down the rows of a column|out-of-bounds access to global tensor bias"),
+    "tmem_never_freed": (
+        [("        cute.arch.dealloc_tmem(accumulator.iterator, BN)\n", "        pass\n")],
+        "simulator", r"freed|never freed"),
+    "no_wait_ld": (
+        [("        cute.arch.fence_view_async_tmem_load()\n", "")],
+        "ptx", r"no tcgen05.wait::ld"),
+}

@@ -23,7 +23,7 @@ ROWS = [(exercise_id, mistake, tier, cause) for exercise_id, (_, _, table, _) in
 
 def test_each_kernel_exercise_has_ten_mistakes_or_more_and_is_registered():
     ids = [exercise.id for exercise in exercises() if exercise.chapter == "ch09"]
-    assert ids[-2:] == list(ROLE)
+    assert ids[-3:] == list(ROLE) + ["ch09.capstone"]
     assert all(len(table) >= 10 for _, _, table, _ in ROLE.values())
 
 
@@ -154,3 +154,77 @@ def test_each_simulator_mistake_fails_naming_its_cause(exercise_id, mistake, cau
     result = check(exercise_id, make(mistake), seed=0, record=False)
     hints = " | ".join(criterion.hint for criterion in result.criteria if criterion.status == "failed")
     assert not result.passed and re.search(cause, hints, flags=re.DOTALL), f"{mistake}: {hints}"
+
+
+# ---- ch09.capstone: the whole kernel, D = relu(A B^T + bias) ------------------------------------------------------
+
+from answers_ch09_kernels import CAPSTONE_MISTAKES  # noqa: E402
+from simulated import kernels_on_simulator, solution_code  # noqa: E402
+
+CAPSTONE = solution_code("09_blackwell", "import cutlass.utils.blackwell_helpers as blackwell_helpers\n"
+                                         "from cutlass.cute.nvgpu import cpasync\n\n### BEGIN", 'check("ch09.capstone"')
+
+
+def _capstone_text(name: str, edits) -> str:
+    text = CAPSTONE
+    for old, new in edits:
+        assert text.count(old) == 1, f"the solution no longer holds, once, what mistake {name!r} edits: {old!r}"
+        text = text.replace(old, new)
+    return text.replace("gemm_bias_relu", f"gemm_bias_relu_{name}")
+
+
+def _capstone_source() -> str:
+    pieces = ["import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import tcgen05\n"]
+    for name, (edits, *_rest) in {"none": ([], None, None), **CAPSTONE_MISTAKES}.items():
+        pieces.append(_capstone_text(name, edits))
+    return "\n".join(pieces)
+
+
+@pytest.fixture(scope="module")
+def capstones(tmp_path_factory):
+    with kernels_on_simulator(_capstone_source(), "ch09_capstones", tmp_path_factory.mktemp("ch09_capstones")) as module:
+        yield module
+
+
+def test_the_capstone_has_twelve_mistakes_or_more():
+    assert len(CAPSTONE_MISTAKES) >= 12
+
+
+def test_the_capstones_model_answer_earns_every_simulator_point(capstones, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch09.capstone", capstones.gemm_bias_relu_none, seed=0, record=False)
+    assert result.passed and result.earned == result.possible - result.waiting == 5, str(result)
+
+
+def removed_statements(edits) -> list:
+    """The solution's statements an edit removed or changed, 24 characters or more: a hint must not hold them."""
+    return [line.strip() for old, _ in edits for line in old.splitlines() if len(line.strip()) >= 24]
+
+
+@pytest.mark.parametrize("mistake", [m for m, (_, tier, _) in CAPSTONE_MISTAKES.items() if tier == "simulator"])
+def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause_not_the_answer(capstones, mistake, monkeypatch):
+    edits, _, cause = CAPSTONE_MISTAKES[mistake]
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch09.capstone", getattr(capstones, f"gemm_bias_relu_{mistake}"), seed=0, record=False)
+    lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+    assert lost and not result.passed, f"a wrong kernel passed:\n{result}"
+    hints = " | ".join(criterion.hint for criterion in lost)
+    assert re.search(cause, hints, flags=re.IGNORECASE | re.DOTALL), f"the hint does not name /{cause}/: {hints}"
+    for statement in removed_statements(edits):
+        assert statement not in hints, f"the hint gives the answer's {statement!r} away: {hints}"
+
+
+@pytest.mark.cutedsl
+@pytest.mark.parametrize("mistake", ["none"] + [m for m, (_, tier, _) in CAPSTONE_MISTAKES.items() if tier == "ptx"])
+def test_the_capstones_ptx_passes_the_model_and_names_the_ptx_mistakes(mistake, cutedsl, tmp_path):
+    edits, _, cause = CAPSTONE_MISTAKES.get(mistake, ([], None, None))
+    path = tmp_path / "capstone.py"
+    path.write_text("import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import tcgen05\n"
+                    + _capstone_text(mistake, edits))
+    from cutekit.checks.cutedsl import compile_to_ptx
+    report = compile_to_ptx(str(path), f"gemm_bias_relu_{mistake}", blackwell_kernels.CAPSTONE_FAKES, arch="sm_100a")
+    verdict = blackwell_kernels.capstone_ptx(report)
+    if mistake == "none":
+        assert verdict.passed, verdict.hint
+    else:
+        assert not verdict.passed and re.search(cause, verdict.hint, flags=re.DOTALL), verdict.hint

@@ -9,7 +9,7 @@ from cutekit import cute
 from cutekit.checks import ch09_blackwell, check, exercises, grading, sandbox
 
 from answers_ch09 import CORRECT, MISTAKES, stages_by_hand
-from answers_ch09_kernels import EPILOGUE_MISTAKES, MMA_LOOP_MISTAKES, epilogue_with, mma_loop_with
+from answers_ch09_kernels import CAPSTONE_MISTAKES, EPILOGUE_MISTAKES, MMA_LOOP_MISTAKES, epilogue_with, mma_loop_with
 from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_mistake_fails_naming_its_cause,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
@@ -18,7 +18,9 @@ from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_mistake_fails_naming_its_cau
 KERNEL_MISTAKES = [("ch09.mma_warp_loop", mistake.replace("_", " "), mma_loop_with(mistake), cause)
                    for mistake, (_, cause) in MMA_LOOP_MISTAKES.items()] + \
                   [("ch09.tmem_epilogue", mistake.replace("_", " "), epilogue_with(mistake), cause)
-                   for mistake, (_, cause) in EPILOGUE_MISTAKES.items()]
+                   for mistake, (_, cause) in EPILOGUE_MISTAKES.items()] + \
+                  [("ch09.capstone", mistake.replace("_", " "), edits, cause)
+                   for mistake, (edits, _, cause) in CAPSTONE_MISTAKES.items()]
 
 
 def in_this_process(monkeypatch):

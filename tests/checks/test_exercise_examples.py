@@ -318,6 +318,8 @@ KERNEL_SOURCES = {
     "ch08.wgmma_main_loop": ("08_hopper_gemm", "def consumer_loop", 'check("ch08.wgmma_main_loop"', "consumer_loop"),
     "ch09.mma_warp_loop": ("09_blackwell", "def mma_loop", 'check("ch09.mma_warp_loop"', "mma_loop"),
     "ch09.tmem_epilogue": ("09_blackwell", "def scaled_epilogue", 'check("ch09.tmem_epilogue"', "scaled_epilogue"),
+    "ch09.capstone": ("09_blackwell", "import cutlass.utils.blackwell_helpers as blackwell_helpers\nfrom cutlass.cute.nvgpu import cpasync\n\n### BEGIN",
+                      'check("ch09.capstone"', "gemm_bias_relu"),
     "ch05.capstone_softmax": ("05_tiled_copy", "### BEGIN SOLUTION (placeholder: pass)\n@cute.kernel",
                               'check("ch05.capstone_softmax"', "softmax_rows"),
     "ch07.capstone_gemm": ("07_sgemm", "BM, BN, BK, STAGES = 128, 128, 32, 4", 'check("ch07.capstone_gemm"', "gemm"),
@@ -375,6 +377,10 @@ def ch09_scaled_epilogue(answer, accepts, monkeypatch):
     from cutekit.checks import blackwell_kernels
     assert blackwell_kernels.ROLES["ch09.tmem_epilogue"] == "scaled_epilogue"
     assert accepts({"M": 128, "N": 256, "K": 64, "_data": 0}) == []
+
+
+def ch09_capstone(answer, accepts, monkeypatch):
+    assert accepts({"M": 100, "N": 200, "K": 40, "_shape": 0, "_data": 0}) == []
 
 
 def ch01_composed(answer, accepts, monkeypatch):
@@ -507,6 +513,7 @@ EXAMPLES = {
                              "chapter's", ["with your function in place of its `consume`"], ch08_consumer),
     "ch09.mma_warp_loop": ("it replaces the kernel's `mma_loop` (warp 0); warp 1 loads, all four warps run the epilogue",
                            ["with your function as warp 0's loop"], ch09_mma_loop),
+    "ch09.capstone": ("M=100, N=200, K=40: D[m, n] = max(sum_k A[m, k] B[n, k] + bias[n], 0)", [], ch09_capstone),
     "ch09.tmem_epilogue": ("it replaces the kernel's epilogue (all four warps, thread 0-127); alpha is 0.5 in the check",
                            ["with your epilogue on the simulator"], ch09_scaled_epilogue),
 }
