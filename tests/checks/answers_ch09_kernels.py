@@ -1,6 +1,6 @@
 """Chapter 09's kernel exercises: the right MMA loop and epilogue, and the mistakes learners make in each, planted
-by name (`mma_loop_with(mistake)`, `epilogue_with(mistake)`). Each table maps a mistake to the tier that catches
-it and what that tier's hint must name (a regular expression). "ptx": the cutedsl-cpu criterion, reading the
+by name (`mma_loop_with(mistake)`, `epilogue_with(mistake)`). Each table maps a mistake to the tiers that catch
+it and what each tier's hint must name (a regular expression). "ptx": the cutedsl-cpu criterion, reading the
 PTX of an sm_100a compile; "simulator": the simulator tier, graded only where cutekit's simulator runs tcgen05
 (cutekit/sim/arch/sm100.py)."""
 
@@ -40,20 +40,25 @@ def mma_loop_with(mistake=""):
     return mma_loop
 
 
-# mistake -> (the tier that catches it, what its hint must name)
+# mistake -> {a tier that catches it: what that tier's hint must name}
 MMA_LOOP_MISTAKES = {
-    "no_commit_per_k_tile": ("ptx", r"stages are never released.*deadlock"),
-    "no_final_commit": ("ptx", r"last commit, to the accumulator barrier.*missing"),
-    "commit_from_every_thread": ("ptx", r"no elect.sync before them.*one arrival"),
-    "no_wait_on_full": ("ptx", r"wait on the stage's full barrier before"),
-    "half_the_k_blocks": ("ptx", r"2 tcgen05.mma per k-tile.*4 k-blocks"),
-    "accumulate_never_true": ("simulator", r"only the last k-block's product"),
-    "reset_every_k_tile": ("simulator", r"only the last k-tile's product"),
-    "accumulate_true_from_the_start": ("simulator", r"TMEM that nothing has written.*very first UMMA of the tile "
-                                                    r"overwrites it"),
-    "parity_off_by_one": ("simulator", r"waited on the wrong phase.*parity is that of the phase this k-tile's copies"),
-    "waits_on_empty": ("simulator", r"can never go on.*waits on the stage's full barrier \(not its empty one\)"),
-    "stage_never_wraps": ("simulator", r"can never go on.*stage index wraps round the ring"),
+    "no_commit_per_k_tile": {"ptx": r"stages are never released.*deadlock",
+                             "simulator": r"can never go on.*released by a tcgen05.commit"},
+    "no_final_commit": {"ptx": r"last commit, to the accumulator barrier.*missing",
+                        "simulator": r"can never go on.*accumulator barrier by the last commit"},
+    "commit_from_every_thread": {"ptx": r"no elect.sync before them.*one arrival",
+                                 "simulator": r"every lane that executes it commits"},
+    "no_wait_on_full": {"ptx": r"wait on the stage's full barrier before",
+                        "simulator": r"waited on the wrong phase"},
+    "half_the_k_blocks": {"ptx": r"2 tcgen05.mma per k-tile.*4 k-blocks",
+                          "simulator": r"k-blocks \[2, 3, 6, 7.*missing"},
+    "accumulate_never_true": {"simulator": r"only the last k-block's product"},
+    "reset_every_k_tile": {"simulator": r"only the last k-tile's product"},
+    "accumulate_true_from_the_start": {"simulator": r"TMEM that nothing has written.*very first UMMA of the tile "
+                                                    r"overwrites it"},
+    "parity_off_by_one": {"simulator": r"waited on the wrong phase.*parity is that of the phase this k-tile's copies"},
+    "waits_on_empty": {"simulator": r"can never go on.*waits on the stage's full barrier \(not its empty one\)"},
+    "stage_never_wraps": {"simulator": r"can never go on.*stage index wraps round the ring"},
 }
 
 
@@ -98,77 +103,82 @@ def epilogue_with(mistake=""):
 
 
 EPILOGUE_MISTAKES = {
-    "no_wait_for_the_accumulator": ("ptx", r"wait on the accumulator barrier.*before its first tcgen05.ld"),
-    "no_wait_ld": ("ptx", r"no tcgen05.wait::ld.*asynchronous"),
-    "one_wait_ld_after_the_loop": ("ptx", r"each load needs its own wait"),
-    "strip_count_of_32_column_strips": ("ptx", r"8 tcgen05.ld of 16 columns.*16 strips"),
-    "x32_load_for_16_columns": ("ptx", r"could not compile.*does not fit the strip"),
-    "16x256b_shape": ("ptx", r"could not compile.*does not fit the strip"),
-    "no_alpha": ("ptx", r"multiplies no fp32 value.*alpha"),
-    "alpha_on_fp16": ("ptx", r"multiplies fp16 values.*rounds twice"),
-    "strips_of_32_with_x16": ("ptx", r"2 tcgen05.ld before each tcgen05.wait::ld.*strips are 16 columns"),
-    "every_warp_reads_warp_0s_lanes": ("simulator", r"outside its quarter.*slice of the TMEM copy comes from its "
-                                                    r"own thread index"),
-    "accumulator_parity_1": ("simulator", r"can never go on.*its phase 0"),
+    "no_wait_for_the_accumulator": {"ptx": r"wait on the accumulator barrier.*before its first tcgen05.ld",
+                                    "simulator": r"read before the MMA's commit completed.*waits on the accumulator "
+                                                 r"barrier"},
+    "no_wait_ld": {"ptx": r"no tcgen05.wait::ld.*asynchronous"},
+    "one_wait_ld_after_the_loop": {"ptx": r"each load needs its own wait"},
+    "strip_count_of_32_column_strips": {"ptx": r"8 tcgen05.ld of 16 columns.*16 strips",
+                                        "simulator": r"columns 128-255 \(128\) were never written"},
+    "x32_load_for_16_columns": {"ptx": r"could not compile.*does not fit the strip",
+                                "simulator": r"make_tmem_copy.*does not fit the strip"},
+    "16x256b_shape": {"ptx": r"could not compile.*does not fit the strip",
+                      "simulator": r"make_tmem_copy.*does not fit the strip"},
+    "no_alpha": {"ptx": r"multiplies no fp32 value.*alpha", "simulator": r"never scaled by alpha"},
+    "alpha_on_fp16": {"ptx": r"multiplies fp16 values.*rounds twice"},
+    "strips_of_32_with_x16": {"ptx": r"2 tcgen05.ld before each tcgen05.wait::ld.*strips are 16 columns"},
+    "every_warp_reads_warp_0s_lanes": {"simulator": r"outside its quarter.*slice of the TMEM copy comes from its "
+                                                    r"own thread index"},
+    "accumulator_parity_1": {"simulator": r"can never go on.*its phase 0"},
 }
 
 
 # ---- ch09.capstone: the whole kernel, D = relu(A B^T + bias) ------------------------------------------------------
 # Each mistake is the solution's capstone (solutions/09_blackwell.py) with edits, (old, new) pairs of its text:
-# mistake -> (edits, the tier that catches it, what its hint must name).
+# mistake -> (edits, {a tier that catches it: what its hint must name}).
 
 CAPSTONE_MISTAKES = {
     "full_barrier_waited_with_the_wrong_parity": (
         [("cute.arch.mbarrier_wait(full + s, (k_tile // STAGES) % 2)",
           "cute.arch.mbarrier_wait(full + s, (k_tile // STAGES + 1) % 2)")],
-        "simulator", r"waited on the wrong phase.*wait for the phase those copies complete|can never go on.*every wait "
-                     r"names the phase its event completes"),
+        {"simulator": r"waited on the wrong phase.*wait for the phase those copies complete|can never go on.*every wait "
+                     r"names the phase its event completes"}),
     "stage_refilled_without_waiting": (
         [("            if k_tile >= STAGES:\n                cute.arch.mbarrier_wait(empty + s, (k_tile // STAGES - 1) % 2)\n",
           "")],
-        "simulator", r"before refilling, wait on the stage's empty barrier"),
+        {"simulator": r"before refilling, wait on the stage's empty barrier"}),
     "stage_never_released": (
         [("            with cute.arch.elect_one():\n                tcgen05.commit(empty + s)\n", "")],
-        "simulator", r"can never go on.*every stage is released by a commit"),
+        {"simulator": r"can never go on.*every stage is released by a commit"}),
     "no_commit_to_the_accumulator_barrier": (
         [("        with cute.arch.elect_one():\n            tcgen05.commit(accumulator_ready)\n", "")],
-        "simulator", r"can never go on.*accumulator barrier by the last commit"),
+        {"simulator": r"can never go on.*accumulator barrier by the last commit"}),
     "commit_from_every_lane": (
         [("with cute.arch.elect_one():\n                tcgen05.commit(empty", "if True:\n                tcgen05.commit(empty")],
-        "simulator", r"tcgen05.commit.*one lane"),
+        {"simulator": r"tcgen05.commit.*one lane", "ptx": r"no elect.sync before them"}),
     "accumulate_never_turned_on": (
         [("                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n", "")],
-        "simulator", r"only the last k-block's product"),
+        {"simulator": r"only the last k-block's product"}),
     "accumulate_on_from_the_start": (
         [("        tiled_mma.set(tcgen05.Field.ACCUMULATE, False)\n",
           "        tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n")],
-        "simulator", r"nothing has written.*very first MMA overwrites it"),
+        {"simulator": r"nothing has written.*very first MMA overwrites it"}),
     "epilogue_without_the_accumulator_wait": (
         [("    cute.arch.mbarrier_wait(accumulator_ready, 0)\n", "")],
-        "simulator", r"read before the MMA's commit completed.*wait on that barrier before the first TMEM load"),
+        {"simulator": r"read before the MMA's commit completed.*wait on that barrier before the first TMEM load"}),
     "every_warp_slices_as_warp_0": (
         [("mine = tmem_copy.get_slice(thread)", "mine = tmem_copy.get_slice(thread % 32)")],
-        "simulator", r"outside its quarter.*its own index in the CTA"),
+        {"simulator": r"outside its quarter.*its own index in the CTA"}),
     "store_past_the_edge": (
         [("if m < M and n < N:", "if m < M + BM and n < N:")],
-        "simulator", r"out-of-bounds"),
+        {"simulator": r"out-of-bounds"}),
     "tiles_counted_rounding_down": (
         [("grid = [cute.ceil_div(cute.size(mD, mode=[0]), BM), cute.ceil_div(cute.size(mD, mode=[1]), BN), 1]",
           "grid = [cute.size(mD, mode=[0]) // BM + 1, cute.size(mD, mode=[1]) // BN, 1]")],
-        "simulator", r"never written.*count tiles rounding up"),
+        {"simulator": r"never written.*count tiles rounding up"}),
     "bias_never_added": (
         [("                total = values[i] + bias[n]\n", "                total = values[i] + 0.0\n")],
-        "simulator", r"bias was never added"),
+        {"simulator": r"bias was never added"}),
     "clamp_missing": (
         [("out[i] = cutlass.Float16(cutlass.max(total, cutlass.Float32(0.0)))", "out[i] = cutlass.Float16(total)")],
-        "simulator", r"clamp at 0 is missing"),
+        {"simulator": r"clamp at 0 is missing"}),
     "bias_of_the_row": (
         [("                total = values[i] + bias[n]\n", "                total = values[i] + bias[m]\n")],
-        "simulator", r"changes down the rows of a column|out-of-bounds access to global tensor bias"),
+        {"simulator": r"changes down the rows of a column|out-of-bounds access to global tensor bias"}),
     "tmem_never_freed": (
         [("        cute.arch.dealloc_tmem(accumulator.iterator, BN)\n", "        pass\n")],
-        "simulator", r"freed|never freed"),
+        {"simulator": r"freed|never freed", "ptx": r"tcgen05.dealloc.*freed before it exits"}),
     "no_wait_ld": (
         [("        cute.arch.fence_view_async_tmem_load()\n", "")],
-        "ptx", r"no tcgen05.wait::ld"),
+        {"ptx": r"no tcgen05.wait::ld"}),
 }

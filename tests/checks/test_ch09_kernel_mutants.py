@@ -1,5 +1,5 @@
-"""Chapter 09's kernel exercises (the MMA warp's loop, the TMEM epilogue): each mistake of the tables in
-answers_ch09_kernels.py fails on the tier that catches it, with a hint naming its cause.
+"""Chapter 09's kernel exercises (the MMA warp's loop, the TMEM epilogue, the capstone): each mistake of the tables
+in answers_ch09_kernels.py fails on every tier the table says catches it, with a hint naming its cause.
 
 - "ptx" rows: the cutedsl-cpu criterion's judge on the PTX of the kernel compiled by real CuTeDSL for sm_100a with
   the mistaken function (2-5 s a compile on the course's 2-core machine; skipped without CuTeDSL).
@@ -18,7 +18,7 @@ from answers_ch09_kernels import EPILOGUE_MISTAKES, MMA_LOOP_MISTAKES, epilogue_
 ROLE = {"ch09.mma_warp_loop": ("mma_loop", mma_loop_with, MMA_LOOP_MISTAKES, blackwell_kernels.mma_loop_ptx),
         "ch09.tmem_epilogue": ("scaled_epilogue", epilogue_with, EPILOGUE_MISTAKES, blackwell_kernels.epilogue_ptx)}
 ROWS = [(exercise_id, mistake, tier, cause) for exercise_id, (_, _, table, _) in ROLE.items()
-        for mistake, (tier, cause) in table.items()]
+        for mistake, tiers in table.items() for tier, cause in tiers.items()]
 
 
 def test_each_kernel_exercise_has_ten_mistakes_or_more_and_is_registered():
@@ -175,7 +175,7 @@ def _capstone_text(name: str, edits) -> str:
 
 def _capstone_source() -> str:
     pieces = ["import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import tcgen05\n"]
-    for name, (edits, *_rest) in {"none": ([], None, None), **CAPSTONE_MISTAKES}.items():
+    for name, (edits, _) in {"none": ([], {}), **CAPSTONE_MISTAKES}.items():
         pieces.append(_capstone_text(name, edits))
     return "\n".join(pieces)
 
@@ -201,9 +201,10 @@ def removed_statements(edits) -> list:
     return [line.strip() for old, _ in edits for line in old.splitlines() if len(line.strip()) >= 24]
 
 
-@pytest.mark.parametrize("mistake", [m for m, (_, tier, _) in CAPSTONE_MISTAKES.items() if tier == "simulator"])
+@pytest.mark.parametrize("mistake", [m for m, (_, tiers) in CAPSTONE_MISTAKES.items() if "simulator" in tiers])
 def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause_not_the_answer(capstones, mistake, monkeypatch):
-    edits, _, cause = CAPSTONE_MISTAKES[mistake]
+    edits, tiers = CAPSTONE_MISTAKES[mistake]
+    cause = tiers["simulator"]
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
     result = check("ch09.capstone", getattr(capstones, f"gemm_bias_relu_{mistake}"), seed=0, record=False)
     lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
@@ -215,9 +216,10 @@ def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause_not_the_answer
 
 
 @pytest.mark.cutedsl
-@pytest.mark.parametrize("mistake", ["none"] + [m for m, (_, tier, _) in CAPSTONE_MISTAKES.items() if tier == "ptx"])
+@pytest.mark.parametrize("mistake", ["none"] + [m for m, (_, tiers) in CAPSTONE_MISTAKES.items() if "ptx" in tiers])
 def test_the_capstones_ptx_passes_the_model_and_names_the_ptx_mistakes(mistake, cutedsl, tmp_path):
-    edits, _, cause = CAPSTONE_MISTAKES.get(mistake, ([], None, None))
+    edits, tiers = CAPSTONE_MISTAKES.get(mistake, ([], {}))
+    cause = tiers.get("ptx")
     path = tmp_path / "capstone.py"
     path.write_text("import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import tcgen05\n"
                     + _capstone_text(mistake, edits))

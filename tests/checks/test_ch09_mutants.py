@@ -15,12 +15,12 @@ from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_mistake_fails_naming_its_cau
 
 
 # the kernel exercises' tables (run in test_ch09_kernel_mutants.py, on the tier that catches each row)
-KERNEL_MISTAKES = [("ch09.mma_warp_loop", mistake.replace("_", " "), mma_loop_with(mistake), cause)
-                   for mistake, (_, cause) in MMA_LOOP_MISTAKES.items()] + \
-                  [("ch09.tmem_epilogue", mistake.replace("_", " "), epilogue_with(mistake), cause)
-                   for mistake, (_, cause) in EPILOGUE_MISTAKES.items()] + \
-                  [("ch09.capstone", mistake.replace("_", " "), edits, cause)
-                   for mistake, (edits, _, cause) in CAPSTONE_MISTAKES.items()]
+KERNEL_MISTAKES = [("ch09.mma_warp_loop", mistake.replace("_", " "), mma_loop_with(mistake), " | ".join(tiers.values()))
+                   for mistake, tiers in MMA_LOOP_MISTAKES.items()] + \
+                  [("ch09.tmem_epilogue", mistake.replace("_", " "), epilogue_with(mistake), " | ".join(tiers.values()))
+                   for mistake, tiers in EPILOGUE_MISTAKES.items()] + \
+                  [("ch09.capstone", mistake.replace("_", " "), edits, " | ".join(tiers.values()))
+                   for mistake, (edits, tiers) in CAPSTONE_MISTAKES.items()]
 
 
 def in_this_process(monkeypatch):
