@@ -430,6 +430,23 @@ assert error < 0.06 and error <= largest * 2 ** -11
 # simulator, not a GPU: it shows the kernel's order of waits, commits and loads is one the PTX ISA defines and
 # its arithmetic is right, and says nothing of its speed.
 #
+# A mistake planted in the kernel: the epilogue's wait for "the accumulator is ready" left out (`edit` removes one
+# line of the kernel's source before it runs). On a GPU the first `tcgen05.ld` may read whatever the UMMAs have
+# written so far; the simulator stops at that load and names the commit it should have waited for
+# (`cutekit.sim.KernelError` is the simulator's error for a kernel's mistake):
+
+# %%
+from cutekit.sim import KernelError
+
+try:
+    simulate_kernel(a_host, b_host, edit=("    cute.arch.mbarrier_wait(accumulator_ready, 0)\n", ""))
+except KernelError as stopped:
+    print(str(stopped)[:600])
+    assert "read before the MMA's commit completed" in str(stopped)
+else:
+    raise AssertionError("the simulator ran the mistaken kernel to the end")
+
+# %% [markdown]
 # **On a B200.** Whoever has an sm_100a GPU (B200, GB200; a B300 is sm_103a) runs the kernel from the
 # repository's root: `python benchmarks/blackwell_gemm_bench.py` checks it against torch on a 4096^3 fp16 GEMM
 # and times it against `torch.matmul` with the same timer, and `python -m pytest tests/gpu/test_blackwell_gemm.py`
@@ -454,6 +471,7 @@ assert error < 0.06 and error <= largest * 2 ** -11
 # else. A and B are K-major, of `ab_dtype` (`Float16`, `BFloat16`, `TFloat32` or `Int8`). Raise an error where
 # no tcgen05 MMA computes the tile or not one accumulator fits. `accumulator_stages(128, 96, Float16, Float32,
 # CtaGroup.ONE, 64)` is `{'instruction': (128, 96, 16), 'stages': 4}`.
+
 
 # %%
 def accumulator_stages(bm, bn, ab_dtype, acc_dtype, cta_group, other_columns):

@@ -181,8 +181,8 @@ def mma_loop_ptx(report) -> Verdict:
     if unelected:
         return failed(f"{unelected} of the {commits} tcgen05.commit have no elect.sync before them: every thread "
                       f"of the warp that executes tcgen05.commit makes the barrier arrive, and the barriers count "
-                      f"one arrival; CuTeDSL leaves the choice of one thread to you (tcgen05.commit inside "
-                      f"`with cute.arch.elect_one():`)")
+                      f"one arrival; CuTeDSL leaves the choice of one thread to you (an elect_one block, "
+                      f"cute.arch.elect_one)")
     if commits == 0:
         return failed("the compiled kernel has no tcgen05.commit: nothing releases a stage (the producer waits for "
                       "it forever, a deadlock) and nothing tells the epilogue the accumulator is ready")
@@ -404,7 +404,7 @@ MMA_LOOP_ERRORS = (
     ("wrong phase", "the MMA loop's wait on the full barrier returned before the k-tile's copies landed: its "
      "parity is that of the phase this k-tile's copies complete, worked out from the k-tile index"),
     ("more arrivals", "a barrier got more arrivals than it counts: tcgen05.commit is issued by one thread of the "
-     "warp (inside `with cute.arch.elect_one():`), once per k-tile and once after the loop"),
+     "warp (one elected lane: cute.arch.elect_one), once per k-tile and once after the loop"),
     ("nothing has written", "TMEM starts with whatever it held: the very first UMMA of the tile overwrites it "
      "(ACCUMULATE false), every later one adds (true)"),
     ("out-of-bounds", "a stage index ran past the last stage: it wraps round the ring of `stages`"),
@@ -644,9 +644,11 @@ TMEM_EPILOGUE = Exercise(
 )
 
 
-def simulate_kernel(a, b, **knobs):
+def simulate_kernel(a, b, *, edit: tuple | None = None, **knobs):
     """D = A B^T for fp16 NumPy arrays a (M, K) and b (N, K), computed by the chapter's kernel on the simulator
-    (with the module settings `knobs`, e.g. STAGES=3); M and N multiples of 128 (BN), K of 64. Returns D (fp16)."""
+    (with the module settings `knobs`, e.g. STAGES=3); M and N multiples of 128 (BN), K of 64. `edit` = (old, new)
+    plants one change in the kernel's source first: how chapter 09 shows a mistake stopped by name. Returns D
+    (fp16)."""
     import numpy
 
     import cutekit
@@ -655,6 +657,12 @@ def simulate_kernel(a, b, **knobs):
                          f"(no predication), got A {a.shape} and B {b.shape}")
     with cutekit.using("sim", fresh=("benchmarks",)):
         module = _fresh_kernel()
+        if edit is not None:
+            source = Path(module.__file__).read_text()
+            if source.count(edit[0]) != 1:
+                raise ValueError(f"simulate_kernel(edit=...): the kernel's source holds {edit[0]!r} "
+                                 f"{source.count(edit[0])} times, not once")
+            exec(compile(source.replace(*edit), module.__file__, "exec"), module.__dict__)  # noqa: S102
         from cutlass.cute.runtime import from_dlpack
         d = numpy.full((a.shape[0], b.shape[0]), numpy.nan, numpy.float16)
         with module.configured(**knobs):
