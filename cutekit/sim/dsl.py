@@ -374,11 +374,13 @@ def _fragment(tensor):
 
 class SimMmaAtom(MmaAtom):
     def make_fragment_A(self, input):
+        sm100.check_one_cta(self)
         if _descriptor(self, input):
             return input
         return _fragment(MmaAtom.make_fragment_A(self, input))
 
     def make_fragment_B(self, input):
+        sm100.check_one_cta(self)
         if _descriptor(self, input):
             return input
         return _fragment(MmaAtom.make_fragment_B(self, input))

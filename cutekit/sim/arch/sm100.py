@@ -368,6 +368,12 @@ def is_tcgen05(mma) -> bool:
     return isinstance(getattr(mma, "op", None), _Tcgen05MmaOp)
 
 
+def check_one_cta(mma):
+    """A kernel's tcgen05 MMA of CtaGroup.TWO (its fragments are made in the kernel) is refused by name."""
+    if threads.current() is not None and is_tcgen05(mma) and mma.op.cta_group is CtaGroup.TWO:
+        _refuse_two_cta("a tcgen05 MMA of CtaGroup.TWO (make_fragment_A/B in a kernel)")
+
+
 _COMPUTE = {types.Int8: numpy.int64, types.Uint8: numpy.int64}
 
 
@@ -592,7 +598,15 @@ def _exchange_tables(atom, load: bool):
 
 
 def _check_mma_done(thread, state: _Tmem, cells: numpy.ndarray):
-    numbers = numpy.unique(state.writer[_compact(cells)])
+    writers = state.writer[_compact(cells)]
+    unwritten = (writers < 0) & _garbage(state, cells)
+    if unwritten.all():
+        _fail(f"read before the MMA's commit completed: the TMEM load at {_site()} reads TMEM that no MMA (and no "
+              f"tcgen05.st) has written yet, so whatever this thread waited for came too early: no wait at all, or "
+              f"a wait on the wrong phase (a wait returns at once when the barrier's last completed phase has the "
+              f"other parity: a fresh barrier counts the phase before the first as complete, so the first wait is "
+              f"for parity 0). Wait on the barrier the MMAs' last tcgen05.commit arrives on")
+    numbers = numpy.unique(writers)
     seen = thread.__dict__.get("mbarrier_seen", {})
     for number in numbers:
         if number < 0:
