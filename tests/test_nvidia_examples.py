@@ -1,4 +1,5 @@
-"""NVIDIA's CuTeDSL Ampere examples, unchanged, on the simulator (scripts/run_nvidia_examples.py).
+"""NVIDIA's CuTeDSL examples (Ampere's, Blackwell's dense_gemm) and notebooks, unchanged, on the simulator
+(scripts/run_nvidia_examples.py, scripts/run_nvidia_notebooks.py).
 
 They are not part of this repository: the tests run when the folder named by CUTEKIT_NVIDIA_EXAMPLES (default
 .nvidia-examples at the repository root) holds them, and skip otherwise."""
@@ -12,7 +13,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDER = os.environ.get("CUTEKIT_NVIDIA_EXAMPLES", os.path.join(ROOT, ".nvidia-examples"))
 SCRIPT = os.path.join(ROOT, "scripts", "run_nvidia_examples.py")
-EXAMPLES = ("elementwise_add", "elementwise_apply", "sgemm", "tensorop_gemm", "flash_attention_v2")
+EXAMPLES = ("elementwise_add", "elementwise_apply", "sgemm", "tensorop_gemm", "flash_attention_v2", "dense_gemm")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

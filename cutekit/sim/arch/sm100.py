@@ -6,7 +6,7 @@ Simulated: a TMEM of 128 lanes x 512 columns of 32-bit cells per CTA (`cute.arch
 MMA (CtaGroup.ONE, A and B from shared memory, the ACCUMULATE field as CuTeDSL 4.8.1 sets it: false until set);
 `tcgen05.commit`; TMEM loads and stores through `cute.copy` (the Ld/St ops of `make_tmem_copy`); the TMEM fences
 (`cute.arch.fence_view_async_tmem_load/store`, `cutlass.experimental.primitives.tcgen05_fence`); the pipelines
-`PipelineTmaUmma` and `PipelineUmmaAsync`.
+`PipelineTmaUmma`, `PipelineUmmaAsync` and (sm_90's, for the epilogue's TMA stores) `PipelineTmaStore`.
 Refused by name: CtaGroup.TWO (an MMA over a pair of CTAs) and clusters larger than one CTA, A from TMEM
 (OperandSource.TMEM), the packed 16-bit TMEM copies (Pack / Unpack), a multicast commit.
 
@@ -776,9 +776,35 @@ class PipelineUmmaAsync(pipeline.PipelineAsync):
         self.producer_acquire(state)
 
 
+class PipelineTmaStore:
+    """cutlass.pipeline.PipelineTmaStore (sm_90's, used by Blackwell epilogues): no mbarriers, the thread's TMA
+    stores in bulk groups: commit a group, acquire waits until at most num_stages - 1 groups still read shared
+    memory, the tail until none does."""
+
+    def __init__(self, num_stages: int):
+        self.num_stages = int(num_stages)
+
+    @staticmethod
+    def create(*, num_stages: int, producer_group=None, **kwargs) -> "PipelineTmaStore":
+        if int(num_stages) <= 0:
+            raise CuteError("PipelineTmaStore.create: num_stages must be greater than 0")
+        return PipelineTmaStore(num_stages)
+
+    def producer_commit(self, **kwargs):
+        sm90.cp_async_bulk_commit_group()
+
+    def producer_acquire(self, **kwargs):
+        sm90.cp_async_bulk_wait_group(self.num_stages - 1, read=True)
+
+    def producer_tail(self, **kwargs):
+        sm90.cp_async_bulk_wait_group(0, read=True)
+
+
 def pipeline_init_arrive(cluster_shape_mn=None, is_relaxed: bool = False, **kwargs):
-    """cutlass.pipeline.pipeline_init_arrive: with one CTA, nothing (sync_threads has no arrive-only form)."""
+    """cutlass.pipeline.pipeline_init_arrive: fences this thread's mbarrier inits (with one CTA, no arrival:
+    sync_threads has no arrive-only form)."""
     _check_cluster(cluster_shape_mn, "pipeline_init_arrive")
+    pipeline.mbarrier_init_fence()
 
 
 def pipeline_init_wait(cluster_shape_mn=None, **kwargs):
@@ -802,7 +828,8 @@ CUTE_ARCH = {"alloc_tmem": alloc_tmem, "dealloc_tmem": dealloc_tmem, "retrieve_t
              "get_max_tmem_alloc_cols": lambda compute_capability="sm_100": COLUMNS,
              "get_min_tmem_alloc_cols": lambda compute_capability="sm_100": 32}
 NVGPU_TCGEN05 = {"commit": commit}
-PIPELINES = {"PipelineTmaUmma": PipelineTmaUmma, "PipelineUmmaAsync": PipelineUmmaAsync, "sync": sync,
+PIPELINES = {"PipelineTmaUmma": PipelineTmaUmma, "PipelineUmmaAsync": PipelineUmmaAsync,
+             "PipelineTmaStore": PipelineTmaStore, "sync": sync,
              "pipeline_init_arrive": pipeline_init_arrive, "pipeline_init_wait": pipeline_init_wait}
 EXPERIMENTAL = {"tcgen05_fence": tcgen05_fence}
 

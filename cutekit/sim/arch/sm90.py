@@ -214,6 +214,8 @@ def _global_offsets(atom, coordinates: list):
     inside = numpy.ones(coordinates[0].size, bool)
     offset = numpy.full(coordinates[0].size, int(getattr(gmem, "base", 0)), numpy.int64)
     for mode, dim in enumerate(atom.tma_dims):
+        if dim is None:                 # a mode of extent 1 is no TMA dimension: its coordinate is 0
+            continue
         c = coordinates[dim]
         inside &= (c >= 0) & (c < int(shape[mode]))
         offset += c * int(stride[mode])
