@@ -75,3 +75,38 @@ def one_mma(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor, issuers: cutlass.
     sB_layout = blackwell_helpers.make_smem_layout_b(tiled_mma, (BM, BN, BK), cutlass.Float16, 1)
     one_mma_kernel(tiled_mma, mA, mB, mD, sA_layout, sB_layout, issuers, in_elect_one,
                    slice_shift).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+
+@cute.kernel
+def round_trip_kernel(mX: cute.Tensor, mY: cute.Tensor, tmem_layout: cute.Layout):
+    """X (128 x 32, fp32) -> registers -> TMEM (tcgen05.st) -> registers (tcgen05.ld) -> Y."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.memory.SmemAllocator()
+    tmem_address = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+    if warp == 0:
+        cute.arch.alloc_tmem(32, tmem_address)
+    cute.arch.sync_threads()
+    tile = cute.make_tensor(cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, tmem_address), tmem_layout)
+    store = cute.make_copy_atom(tcgen05.St32x32bOp(tcgen05.Repetition.x32), cutlass.Float32)
+    load = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32), cutlass.Float32)
+    to_tmem, from_tmem = tcgen05.make_tmem_copy(store, tile), tcgen05.make_tmem_copy(load, tile)
+    mine_st, mine_ld = to_tmem.get_slice(tidx), from_tmem.get_slice(tidx)
+    values = cute.make_rmem_tensor(mine_ld.partition_D(mY).shape, cutlass.Float32)
+    cute.autovec_copy(mine_ld.partition_D(mX), values)
+    cute.copy(to_tmem, values, mine_st.partition_D(tile))
+    cute.arch.fence_view_async_tmem_store()
+    back = cute.make_rmem_tensor(values.shape, cutlass.Float32)
+    cute.copy(from_tmem, mine_ld.partition_S(tile), back)
+    cute.arch.fence_view_async_tmem_load()
+    cute.autovec_copy(back, mine_ld.partition_D(mY))
+    cute.arch.sync_threads()
+    if warp == 0:
+        cute.arch.dealloc_tmem(tile.iterator, 32)
+
+
+@cute.jit
+def round_trip(mX: cute.Tensor, mY: cute.Tensor):
+    """Y = X through tensor memory: 128 lanes x 32 columns, a row per lane."""
+    tmem_layout = cute.make_layout((128, 32), stride=(65536, 1))
+    round_trip_kernel(mX, mY, tmem_layout).launch(grid=[1, 1, 1], block=[128, 1, 1])

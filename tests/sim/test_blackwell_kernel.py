@@ -131,3 +131,12 @@ def test_one_mma_mistakes_are_named(knobs, named):
         one_mma(**knobs)
     assert named in str(raised.value), str(raised.value)
     assert "blackwell_kernels.py" in str(raised.value)
+
+
+def test_tmem_store_then_load_gives_the_values_back():
+    """tcgen05.st (St32x32bOp) then tcgen05.ld (Ld32x32bOp) through a 128 x 32 TMEM tile: lane l holds row l."""
+    with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
+        from tests.sim import blackwell_kernels
+        x, y = torch.randn(128, 32), torch.zeros(128, 32)
+        blackwell_kernels.round_trip(x, y)
+    assert torch.equal(x, y)
