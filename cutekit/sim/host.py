@@ -1,6 +1,7 @@
 """Host-side CuTeDSL the simulator provides for code from outside the course (NVIDIA's notebooks):
 `cutlass.cuda`, `cute.runtime.make_ptr` and `cute.AddressSpace`, `cute.slice_` with CuTeDSL's argument order,
-composed layouts whose inner part is a Python function, `cute.make_identity_layout`.
+composed layouts whose inner part is a Python function, `cute.make_identity_layout`, and sm_100's host side
+(`cute.nvgpu.tcgen05`, `cutlass.utils.blackwell_helpers`, `make_tiled_tma_atom_A/B`: blackwell_modules).
 What has no meaning on a CPU (a CUDA context) is accepted and said once (compat.notice)."""
 from __future__ import annotations
 
