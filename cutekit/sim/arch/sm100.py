@@ -109,7 +109,8 @@ class _MmaGroup:
     retired: bool = False          # sm90's stage bookkeeping reads these two (TMA overwrite checks)
 
     def done_for(self, seen: dict):
-        """None when a wait this thread returned from covers the group; else what is missing, as text."""
+        """(None, "") when a wait this thread returned from covers the group; else ((phases seen, the _Commit
+        to wait for), what is missing: "none" (no commit yet), "no wait", "wrong phase")."""
         if not self.committed:
             return None, "none"
         later = self.commits[self.first:]

@@ -289,7 +289,7 @@ def _check_overwrite(thread, state: _Block, storage, addresses):
             continue
         if not state.writes[number].readers:
             _fail(f"stage reused before its consumer released it: the TMA copy at {_site()} overwrites shared "
-                  f"memory that the copy at {state.writes[number].site} filled and no wgmma has read yet. The "
+                  f"memory that the copy at {state.writes[number].site} filled and no MMA (wgmma, tcgen05) has read yet. The "
                   f"producer must wait on the stage's empty barrier (for the consumers' release) before "
                   f"loading into it again")
         for group in state.writes[number].readers:
