@@ -110,3 +110,70 @@ def round_trip(mX: cute.Tensor, mY: cute.Tensor):
     """Y = X through tensor memory: 128 lanes x 32 columns, a row per lane."""
     tmem_layout = cute.make_layout((128, 32), stride=(65536, 1))
     round_trip_kernel(mX, mY, tmem_layout).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+
+@cute.struct
+class PipelinedStorage:
+    accumulator_barriers: cute.struct.MemRange[cutlass.Int64, 2]
+    tmem_holding_buf: cutlass.Int32
+
+
+@cute.kernel
+def one_mma_pipelined_kernel(tiled_mma: cute.TiledMma, mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor,
+                             sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout):
+    """The one-MMA kernel as NVIDIA's tour_to_sol_gemm writes it: a TmemAllocator, and the accumulator handed
+    from the MMA warp to the four epilogue warps through a PipelineUmmaAsync."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.memory.SmemAllocator()
+    storage = smem.allocate(PipelinedStorage)
+    sA = smem.allocate_tensor(cutlass.Float16, sA_layout.outer, 1024, swizzle=sA_layout.inner)
+    sB = smem.allocate_tensor(cutlass.Float16, sB_layout.outer, 1024, swizzle=sB_layout.inner)
+    for i in cutlass.range_constexpr(BM * BK // 128):
+        m, k = (tidx + 128 * i) % BM, (tidx + 128 * i) // BM
+        sA[((m, k), 0, 0, 0)] = mA[m, k]
+    for i in cutlass.range_constexpr(BN * BK // 128):
+        n, k = (tidx + 128 * i) % BN, (tidx + 128 * i) // BN
+        sB[((n, k), 0, 0, 0)] = mB[n, k]
+    tmem = cutlass.utils.TmemAllocator(storage.tmem_holding_buf.ptr,
+                                       barrier_for_retrieve=cutlass.pipeline.NamedBarrier(barrier_id=1,
+                                                                                          num_threads=128))
+    tmem.allocate(COLUMNS)
+    producer, consumer = cutlass.pipeline.PipelineUmmaAsync.create(
+        num_stages=1, producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread),
+        consumer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 128),
+        barrier_storage=storage.accumulator_barriers.data_ptr()).make_participants()
+    tmem.wait_for_alloc()
+    accumulator_layout = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((BM, BN))).layout
+    tmem_ptr = tmem.retrieve_ptr(cutlass.Float32)
+    accumulator = cute.make_tensor(tmem_ptr, accumulator_layout)
+    tCrA, tCrB = tiled_mma.make_fragment_A(sA), tiled_mma.make_fragment_B(sB)
+    if warp == 0:
+        empty = producer.acquire_and_advance()
+        cute.gemm(tiled_mma, accumulator, tCrA[None, None, 0, 0], tCrB[None, None, 0, 0], accumulator)
+        empty.commit()
+    tmem.relinquish_alloc_permit()
+    full = consumer.wait_and_advance()
+    tile = accumulator[((None, None), 0, 0)]
+    load = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x64), cutlass.Float32)
+    tmem_copy = tcgen05.make_tmem_copy(load, tile)
+    mine = tmem_copy.get_slice(tidx)
+    values = cute.make_rmem_tensor(mine.partition_D(mD).shape, cutlass.Float32)
+    cute.copy(tmem_copy, mine.partition_S(tile), values)
+    cute.arch.fence_view_async_tmem_load()
+    cute.autovec_copy(values, mine.partition_D(mD))
+    full.release()
+    cutlass.pipeline.sync(barrier_id=1)
+    tmem.free(tmem_ptr)
+
+
+@cute.jit
+def one_mma_pipelined(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor):
+    """one_mma's D = A B^T, with NVIDIA's TmemAllocator and PipelineUmmaAsync."""
+    tiled_mma = blackwell_helpers.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, OperandMajorMode.K,
+                                                         OperandMajorMode.K, cutlass.Float32, tcgen05.CtaGroup.ONE,
+                                                         (BM, BN))
+    sA_layout = blackwell_helpers.make_smem_layout_a(tiled_mma, (BM, BN, BK), cutlass.Float16, 1)
+    sB_layout = blackwell_helpers.make_smem_layout_b(tiled_mma, (BM, BN, BK), cutlass.Float16, 1)
+    one_mma_pipelined_kernel(tiled_mma, mA, mB, mD, sA_layout, sB_layout).launch(grid=[1, 1, 1],
+                                                                                 block=[128, 1, 1])

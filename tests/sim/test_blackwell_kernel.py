@@ -140,3 +140,17 @@ def test_tmem_store_then_load_gives_the_values_back():
         x, y = torch.randn(128, 32), torch.zeros(128, 32)
         blackwell_kernels.round_trip(x, y)
     assert torch.equal(x, y)
+
+
+def test_tmem_allocator_and_accumulator_pipeline_as_nvidia_writes_them():
+    """cutlass.utils.TmemAllocator (allocate, wait_for_alloc, retrieve_ptr, relinquish, free) and
+    cutlass.pipeline.PipelineUmmaAsync (the MMA warp commits, 128 threads wait and release), as NVIDIA's
+    tour_to_sol_gemm notebook uses them."""
+    with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
+        from tests.sim import blackwell_kernels
+        generator = torch.Generator().manual_seed(5)
+        a = torch.randn(128, 16, generator=generator).half()
+        b = torch.randn(64, 16, generator=generator).half()
+        d = torch.zeros(128, 64)
+        blackwell_kernels.one_mma_pipelined(a, b, d)
+    assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
