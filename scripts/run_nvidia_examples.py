@@ -1,4 +1,5 @@
-"""Run NVIDIA's CuTeDSL Ampere examples, unchanged, on cutekit's CPU simulator and check them against torch.
+"""Run NVIDIA's CuTeDSL examples (Ampere's, and Blackwell's dense GEMM), unchanged, on cutekit's CPU simulator and
+check them against torch.
 
     python scripts/run_nvidia_examples.py --examples DIR [--only NAME ...]
 
@@ -9,13 +10,16 @@ benchmarks/compare_nvidia_examples.py uses), one folder, no subfolders:
     DIR/sgemm.py               examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/sgemm.py
     DIR/tensorop_gemm.py       examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/tensorop_gemm.py
     DIR/flash_attention_v2.py  examples/python/CuTeDSL/cute/ampere/kernel/attention/flash_attention_v2.py
+    DIR/dense_gemm.py          examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm/dense_gemm.py
 They are not part of this repository: copy them into an ignored folder (.nvidia-examples/ is ignored).
 
 Each example's `@cute.jit` entry point is called as its own `run(...)` calls it, but on CPU torch tensors, on
 shapes its tiles divide and shapes they do not, and the result is compared with torch's (with the example's
 own reference check and tolerance where it has one). The examples' `run` functions themselves need a CUDA
 device (they allocate on "cuda" and time with CUDA events), so they are not called; their default problem
-sizes (tensorop_gemm 256x256x512, flash_attention_v2 4 x 8192 x 16 heads) are larger than the test shapes. One line per example: its status (PASS, FAIL, MISSING), the seconds it took and what was run.
+sizes (tensorop_gemm 256x256x512, flash_attention_v2 4 x 8192 x 16 heads, dense_gemm 256x256x512 on a cluster of
+two CTAs with 2-CTA MMAs) are larger than the test shapes; dense_gemm runs with clusters of one CTA and
+CtaGroup.ONE (the simulator runs no larger clusters). One line per example: its status (PASS, FAIL, MISSING), the seconds it took and what was run.
 Exit status 0 when every example present passed.
 """
 from __future__ import annotations
@@ -33,7 +37,8 @@ from functools import partial
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-EXAMPLES = ("elementwise_add.py", "elementwise_apply.py", "sgemm.py", "tensorop_gemm.py", "flash_attention_v2.py")
+EXAMPLES = ("elementwise_add.py", "elementwise_apply.py", "sgemm.py", "tensorop_gemm.py", "flash_attention_v2.py",
+            "dense_gemm.py")
 
 
 def _import_example(folder, name):
@@ -180,8 +185,44 @@ def _flash_attention_v2(module):
     return ran
 
 
+def _dense_gemm(module):
+    import torch
+    import cuda.bindings.driver as cuda
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
+    ran = []
+    # As its run() does (create_tensors: small integers, (m, k, l) / (n, k, l) / (m, n, l) with the named mode
+    # contiguous; DenseGemmKernel(acc_dtype, use_2cta_instrs, mma_tiler_mn, cluster_shape_mn, use_tma_store),
+    # can_implement, cute.compile, the call, compare's einsum in fp32 rounded to C's type, atol 1e-1), on clusters
+    # of one CTA with CtaGroup.ONE: a 128-row MMA tile, fp16 in, fp32 accumulators, fp16 out
+    def operand(rows, cols, batches, major_rows):
+        shape = (batches, cols, rows) if major_rows else (batches, rows, cols)
+        t = torch.empty(shape, dtype=torch.int32).random_(-2, 2).to(torch.float16)
+        return t.permute(2, 1, 0) if major_rows else t.permute(1, 2, 0)
+    for (m, n, k, l), tiler, majors, tma_store in (((256, 256, 128, 1), (128, 128), "kkn", False),
+                                                   ((128, 256, 192, 2), (128, 64), "kkn", True),
+                                                   ((256, 128, 64, 1), (128, 128), "mnm", True)):
+        a, b = operand(m, k, l, majors[0] == "m"), operand(n, k, l, majors[1] == "n")
+        c = operand(m, n, l, majors[2] == "m").zero_()
+        a_, b_, c_ = (from_dlpack(t, assumed_align=16).mark_layout_dynamic(leading_dim=t.stride().index(1))
+                      for t in (a, b, c))
+        gemm = module.DenseGemmKernel(cutlass.Float32, False, tiler, (1, 1), tma_store)
+        if not gemm.can_implement(a_, b_, c_):
+            raise ValueError(f"DenseGemmKernel.can_implement refuses {m}x{n}x{k}x{l} {majors} tile {tiler}")
+        stream = cuda.CUstream(0)
+        compiled = cute.compile(gemm, a_, b_, c_, stream)
+        compiled(a_, b_, c_, stream)
+        reference = torch.einsum("mkl,nkl->mnl", a.float(), b.float()).to(torch.float16)
+        label = f"{m}x{n}x{k}x{l} {majors} tile {tiler[0]}x{tiler[1]}{' TMA store' if tma_store else ''}"
+        _close(label, c.float(), reference.float(), atol=1e-1)
+        ran.append(label)
+    return ran
+
+
 CASES = {"elementwise_add.py": _elementwise_add, "elementwise_apply.py": _elementwise_apply,
-         "sgemm.py": _sgemm, "tensorop_gemm.py": _tensorop_gemm, "flash_attention_v2.py": _flash_attention_v2}
+         "sgemm.py": _sgemm, "tensorop_gemm.py": _tensorop_gemm, "flash_attention_v2.py": _flash_attention_v2,
+         "dense_gemm.py": _dense_gemm}
 
 
 def run_one(folder, name, verbose=False):

@@ -1,6 +1,7 @@
 """Run the code cells of NVIDIA's CuTeDSL notebooks on cutekit's CPU simulator.
 
     python scripts/run_nvidia_notebooks.py --notebooks DIR [--only NAME ...] [--timeout 60] [--show] [--cutedsl] [--seed N]
+                                           [--small]
 
 DIR holds NVIDIA's notebooks as they are in github.com/NVIDIA/cutlass, examples/python/CuTeDSL/notebooks/
 (hello_world.ipynb, print.ipynb, ...). They are not part of this repository: copy them into an ignored folder
@@ -14,6 +15,8 @@ last line is an expression prints its value, as a notebook shows it. A cell may 
 
 One line per notebook: its name, cells run / code cells, the seconds the cells took, and the first failure
 (cells are numbered 1, 2, ... among the notebook's code cells).
+--small shrinks the problem of the notebooks that set one in a cell (SMALL: tour_to_sol_gemm's m, n, k of 8192
+become 256, 512, 256, which the simulator runs in seconds); the line says so. The notebook file is not changed.
 --show prints every cell's output (what the notebook would show) under its number; --cutedsl runs the cells
 with real CuTeDSL instead of the simulator (on a machine without a GPU, CuTeDSL runs host code and compiles
 kernels but cannot launch them), to compare what the two print (--seed N makes their random data the same).
@@ -40,6 +43,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 NOTEBOOKS = ("hello_world", "print", "data_types", "tensor", "tensorssa", "composed_layout", "cute_layout_algebra",
              "elementwise_add", "tour_to_sol_gemm", "async_pipeline")
+
+# --small: (the line of a cell, what it becomes) per notebook
+SMALL = {"tour_to_sol_gemm": [("m, n, k = 8192, 8192, 8192", "m, n, k = 256, 512, 256")]}
 
 _STRING_CUDA = re.compile(r"""(["'])cuda\1""")
 _TORCH_CUDA = re.compile(r"\btorch\.cuda\.")
@@ -89,7 +95,19 @@ def _where(error: BaseException) -> str:
     return f" (at {name}:{frame.lineno})"
 
 
-def worker(path: str, status_fd: int, cutedsl: bool, seed) -> int:
+def shrunk(name: str, cells: list) -> list:
+    """The cells with SMALL's substitutions for the notebook `name` (each must match exactly one cell)."""
+    cells = list(cells)
+    for old, new in SMALL.get(name, ()):
+        found = [i for i, source in enumerate(cells) if old in source]
+        if len(found) != 1:
+            raise SystemExit(f"--small: {name} has {len(found)} cells with {old!r} (expected one); the notebook "
+                             f"changed: update SMALL in {os.path.basename(__file__)}")
+        cells[found[0]] = cells[found[0]].replace(old, new)
+    return cells
+
+
+def worker(path: str, status_fd: int, cutedsl: bool, seed, small: bool = False) -> int:
     status = os.fdopen(status_fd, "w", buffering=1)
 
     def tell(**event):
@@ -109,7 +127,8 @@ def worker(path: str, status_fd: int, cutedsl: bool, seed) -> int:
         torch.manual_seed(seed)
     name = os.path.splitext(os.path.basename(path))[0]
     namespace = {"__name__": "__main__"}
-    for number, source in enumerate(code_cells(path), start=1):
+    cells = shrunk(name, code_cells(path)) if small else code_cells(path)
+    for number, source in enumerate(cells, start=1):
         tell(cell=number, started=time.time())
         start = time.perf_counter()
         try:
@@ -127,7 +146,7 @@ def worker(path: str, status_fd: int, cutedsl: bool, seed) -> int:
 
 # ----------------------------------------------------------------------------------------------- the parent
 
-def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool, seed=None) -> dict:
+def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool, seed=None, small: bool = False) -> dict:
     """{"cells", "ran", "seconds", "failure", "output"} for one notebook, run in its own process."""
     cells = len(code_cells(path))
     read_end, write_end = os.pipe()
@@ -139,6 +158,8 @@ def run_notebook(path: str, timeout: float, show: bool, cutedsl: bool, seed=None
         command.append("--cutedsl")
     if seed is not None:
         command += ["--seed", str(seed)]
+    if small:
+        command.append("--small")
     process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, pass_fds=(write_end,), cwd=ROOT,
                                env=env, start_new_session=True)
     os.close(write_end)
@@ -205,11 +226,13 @@ def main(argv=None) -> int:
     parser.add_argument("--show", action="store_true", help="print every cell's output")
     parser.add_argument("--cutedsl", action="store_true", help="run with real CuTeDSL instead of the simulator")
     parser.add_argument("--seed", type=int, help="seed NumPy's and torch's random numbers first (to compare runs)")
+    parser.add_argument("--small", action="store_true",
+                        help="shrink the problem sizes SMALL names (tour_to_sol_gemm: 256x512x256)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--status-fd", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        return worker(args.worker, args.status_fd, args.cutedsl, args.seed)
+        return worker(args.worker, args.status_fd, args.cutedsl, args.seed, args.small)
     if not args.notebooks:
         parser.error("--notebooks DIR is required (see this script's help)")
     if not os.path.isdir(args.notebooks):
@@ -223,7 +246,7 @@ def main(argv=None) -> int:
         if not os.path.isfile(path):
             print(f"{name:<20} MISSING   no {name}.ipynb in {args.notebooks}", flush=True)
             continue
-        result = run_notebook(path, args.timeout, args.show, args.cutedsl, args.seed)
+        result = run_notebook(path, args.timeout, args.show, args.cutedsl, args.seed, args.small)
         if args.show:
             for cell, text, took in result["output"]:
                 print(f"--- {name} cell {cell}" + (f" ({took:.1f} s)" if took is not None else ""))
@@ -231,6 +254,8 @@ def main(argv=None) -> int:
         done = f"{result['ran']}/{result['cells']}"
         incomplete += result["ran"] != result["cells"]
         line = f"{name:<20} {done:>7} cells {result['seconds']:7.1f} s"
+        if args.small and name in SMALL:
+            line += "  (--small: " + "; ".join(new for _, new in SMALL[name]) + ")"
         if result["failure"]:
             line += f"  {result['failure']}"
         print(line, flush=True)

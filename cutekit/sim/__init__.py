@@ -14,7 +14,7 @@ warp collectives' meeting rules, the errors and what they tell the learner) is a
 (`memory/`: storage and tensors with every access checked for bounds and races, shared memory, DSL numbers, the
 vectorized launch); on that, the operations a kernel calls (`ops/`: indices, barriers, shuffles and reductions,
 `cute.copy` and `cute.gemm`, mbarriers and pipelines); then one room per architecture (`arch/sm80.py`,
-`arch/sm90.py`), which adds its instructions by filling in the operations' tables, so a new architecture is a
+`arch/sm90.py`, `arch/sm100.py`), which adds its instructions by filling in the operations' tables, so a new architecture is a
 new room and no floor below changes. The top-level modules are the face the learner meets: `dsl` builds the
 `cutlass` modules `cutekit.use("sim")` installs (with `compat`, `host`, `constexpr` and `dynamic`), and
 `mbarriers` is chapter 08's mbarrier pipeline on paper, driving the same `MBarrier` the kernels count on.
@@ -24,6 +24,7 @@ from .machine import (DeadlockError, KernelError, LaunchReport, NoProgressError,
 from .machine.failures import CoordinateError
 from .ops.operands import OperandError
 from .arch.sm90 import HopperError
+from .arch.sm100 import BlackwellError
 
-__all__ = ["CoordinateError", "DeadlockError", "HopperError", "KernelError", "LaunchReport", "NoProgressError",
+__all__ = ["BlackwellError", "CoordinateError", "DeadlockError", "HopperError", "KernelError", "LaunchReport", "NoProgressError",
            "OperandError", "OutOfBoundsError", "RaceError", "configure", "last_launch", "wavefronts"]

@@ -190,6 +190,13 @@ class LayoutEnum(enum.Enum):
     ROW_MAJOR = "row_major"
     COL_MAJOR = "col_major"
 
+    def mma_major_mode(self):
+        """The operand's major mode for an MMA: K where mode 1 (K of A and B) is contiguous, else MN."""
+        from ..cute.nvgpu.common_modes import OperandMajorMode
+        return OperandMajorMode.K if self is LayoutEnum.ROW_MAJOR else OperandMajorMode.MN
+
+    sm90_mma_major_mode = mma_major_mode
+
     def is_k_major_a(self):
         return self is LayoutEnum.ROW_MAJOR
 

@@ -374,11 +374,13 @@ def _fragment(tensor):
 
 class SimMmaAtom(MmaAtom):
     def make_fragment_A(self, input):
+        sm100.check_one_cta(self)
         if _descriptor(self, input):
             return input
         return _fragment(MmaAtom.make_fragment_A(self, input))
 
     def make_fragment_B(self, input):
+        sm100.check_one_cta(self)
         if _descriptor(self, input):
             return input
         return _fragment(MmaAtom.make_fragment_B(self, input))
@@ -540,7 +542,7 @@ def build_modules() -> dict:
     """Fresh simulator modules, keyed by their import names."""
     numeric = {name: getattr(types, name) for name in
                ("Numeric", "Float16", "BFloat16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64",
-                "Uint8", "Uint32", "Boolean")}
+                "Uint8", "Uint32", "Boolean", "TFloat32")}
     arch = _module("cutlass.cute.arch", {
         "thread_idx": device.thread_idx, "block_idx": device.block_idx, "block_dim": device.block_dim,
         "grid_dim": device.grid_dim, "lane_idx": device.lane_idx, "warp_idx": device.warp_idx,

@@ -1,6 +1,7 @@
 """Host-side CuTeDSL the simulator provides for code from outside the course (NVIDIA's notebooks):
 `cutlass.cuda`, `cute.runtime.make_ptr` and `cute.AddressSpace`, `cute.slice_` with CuTeDSL's argument order,
-composed layouts whose inner part is a Python function, `cute.make_identity_layout`.
+composed layouts whose inner part is a Python function, `cute.make_identity_layout`, and sm_100's host side
+(`cute.nvgpu.tcgen05`, `cutlass.utils.blackwell_helpers`, `make_tiled_tma_atom_A/B`: blackwell_modules).
 What has no meaning on a CPU (a CUDA context) is accepted and said once (compat.notice)."""
 from __future__ import annotations
 
@@ -160,6 +161,10 @@ def _not_simulated_module(name: str, what: str):
     return module
 
 
+_BLACKWELL_REST = ("not simulated: the simulator runs sm_100's tcgen05 MMAs of CtaGroup.ONE with A and B in shared "
+                   "memory, tensor memory, tcgen05.commit and the TMEM loads and stores (cutekit/sim/arch/sm100.py)")
+
+
 def blackwell_modules(nvgpu, utils, cutlass, pipeline, memory, retype_tiled_mma, retype_tiled_copy) -> dict:
     """`cute.nvgpu.tcgen05`, `cutlass.utils.blackwell_helpers` and the rest of sm_100's host side, over cutekit's
     reference objects (cutekit.cute builds them as CuTeDSL 4.8.1 does), with the device calls of the Blackwell
@@ -172,7 +177,8 @@ def blackwell_modules(nvgpu, utils, cutlass, pipeline, memory, retype_tiled_mma,
     from .arch import sm100
 
     def module(name, namespace, package=False):
-        made = pytypes.ModuleType(name, f"cutekit's CPU simulator standing in for `{name}` (CuTeDSL)")
+        made = _not_simulated_module(name, _BLACKWELL_REST)        # a name it lacks says so, by name
+        made.__doc__ = f"cutekit's CPU simulator standing in for `{name}` (CuTeDSL)"
         made.__dict__.update(namespace)
         made.__cutekit_sim__ = True
         if package:

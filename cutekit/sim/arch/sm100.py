@@ -6,7 +6,7 @@ Simulated: a TMEM of 128 lanes x 512 columns of 32-bit cells per CTA (`cute.arch
 MMA (CtaGroup.ONE, A and B from shared memory, the ACCUMULATE field as CuTeDSL 4.8.1 sets it: false until set);
 `tcgen05.commit`; TMEM loads and stores through `cute.copy` (the Ld/St ops of `make_tmem_copy`); the TMEM fences
 (`cute.arch.fence_view_async_tmem_load/store`, `cutlass.experimental.primitives.tcgen05_fence`); the pipelines
-`PipelineTmaUmma` and `PipelineUmmaAsync`.
+`PipelineTmaUmma`, `PipelineUmmaAsync` and (sm_90's, for the epilogue's TMA stores) `PipelineTmaStore`.
 Refused by name: CtaGroup.TWO (an MMA over a pair of CTAs) and clusters larger than one CTA, A from TMEM
 (OperandSource.TMEM), the packed 16-bit TMEM copies (Pack / Unpack), a multicast commit.
 
@@ -109,7 +109,8 @@ class _MmaGroup:
     retired: bool = False          # sm90's stage bookkeeping reads these two (TMA overwrite checks)
 
     def done_for(self, seen: dict):
-        """None when a wait this thread returned from covers the group; else what is missing, as text."""
+        """(None, "") when a wait this thread returned from covers the group; else ((phases seen, the _Commit
+        to wait for), what is missing: "none" (no commit yet), "no wait", "wrong phase")."""
         if not self.committed:
             return None, "none"
         later = self.commits[self.first:]
@@ -368,6 +369,12 @@ def is_tcgen05(mma) -> bool:
     return isinstance(getattr(mma, "op", None), _Tcgen05MmaOp)
 
 
+def check_one_cta(mma):
+    """A kernel's tcgen05 MMA of CtaGroup.TWO (its fragments are made in the kernel) is refused by name."""
+    if threads.current() is not None and is_tcgen05(mma) and mma.op.cta_group is CtaGroup.TWO:
+        _refuse_two_cta("a tcgen05 MMA of CtaGroup.TWO (make_fragment_A/B in a kernel)")
+
+
 _COMPUTE = {types.Int8: numpy.int64, types.Uint8: numpy.int64}
 
 
@@ -592,7 +599,15 @@ def _exchange_tables(atom, load: bool):
 
 
 def _check_mma_done(thread, state: _Tmem, cells: numpy.ndarray):
-    numbers = numpy.unique(state.writer[_compact(cells)])
+    writers = state.writer[_compact(cells)]
+    unwritten = (writers < 0) & _garbage(state, cells)
+    if unwritten.all():
+        _fail(f"read before the MMA's commit completed: the TMEM load at {_site()} reads TMEM that no MMA (and no "
+              f"tcgen05.st) has written yet, so whatever this thread waited for came too early: no wait at all, or "
+              f"a wait on the wrong phase (a wait returns at once when the barrier's last completed phase has the "
+              f"other parity: a fresh barrier counts the phase before the first as complete, so the first wait is "
+              f"for parity 0). Wait on the barrier the MMAs' last tcgen05.commit arrives on")
+    numbers = numpy.unique(writers)
     seen = thread.__dict__.get("mbarrier_seen", {})
     for number in numbers:
         if number < 0:
@@ -762,9 +777,35 @@ class PipelineUmmaAsync(pipeline.PipelineAsync):
         self.producer_acquire(state)
 
 
+class PipelineTmaStore:
+    """cutlass.pipeline.PipelineTmaStore (sm_90's, used by Blackwell epilogues): no mbarriers, the thread's TMA
+    stores in bulk groups: commit a group, acquire waits until at most num_stages - 1 groups still read shared
+    memory, the tail until none does."""
+
+    def __init__(self, num_stages: int):
+        self.num_stages = int(num_stages)
+
+    @staticmethod
+    def create(*, num_stages: int, producer_group=None, **kwargs) -> "PipelineTmaStore":
+        if int(num_stages) <= 0:
+            raise CuteError("PipelineTmaStore.create: num_stages must be greater than 0")
+        return PipelineTmaStore(num_stages)
+
+    def producer_commit(self, **kwargs):
+        sm90.cp_async_bulk_commit_group()
+
+    def producer_acquire(self, **kwargs):
+        sm90.cp_async_bulk_wait_group(self.num_stages - 1, read=True)
+
+    def producer_tail(self, **kwargs):
+        sm90.cp_async_bulk_wait_group(0, read=True)
+
+
 def pipeline_init_arrive(cluster_shape_mn=None, is_relaxed: bool = False, **kwargs):
-    """cutlass.pipeline.pipeline_init_arrive: with one CTA, nothing (sync_threads has no arrive-only form)."""
+    """cutlass.pipeline.pipeline_init_arrive: fences this thread's mbarrier inits (with one CTA, no arrival:
+    sync_threads has no arrive-only form)."""
     _check_cluster(cluster_shape_mn, "pipeline_init_arrive")
+    pipeline.mbarrier_init_fence()
 
 
 def pipeline_init_wait(cluster_shape_mn=None, **kwargs):
@@ -788,7 +829,8 @@ CUTE_ARCH = {"alloc_tmem": alloc_tmem, "dealloc_tmem": dealloc_tmem, "retrieve_t
              "get_max_tmem_alloc_cols": lambda compute_capability="sm_100": COLUMNS,
              "get_min_tmem_alloc_cols": lambda compute_capability="sm_100": 32}
 NVGPU_TCGEN05 = {"commit": commit}
-PIPELINES = {"PipelineTmaUmma": PipelineTmaUmma, "PipelineUmmaAsync": PipelineUmmaAsync, "sync": sync,
+PIPELINES = {"PipelineTmaUmma": PipelineTmaUmma, "PipelineUmmaAsync": PipelineUmmaAsync,
+             "PipelineTmaStore": PipelineTmaStore, "sync": sync,
              "pipeline_init_arrive": pipeline_init_arrive, "pipeline_init_wait": pipeline_init_wait}
 EXPERIMENTAL = {"tcgen05_fence": tcgen05_fence}
 

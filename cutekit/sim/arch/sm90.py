@@ -214,6 +214,8 @@ def _global_offsets(atom, coordinates: list):
     inside = numpy.ones(coordinates[0].size, bool)
     offset = numpy.full(coordinates[0].size, int(getattr(gmem, "base", 0)), numpy.int64)
     for mode, dim in enumerate(atom.tma_dims):
+        if dim is None:                 # a mode of extent 1 is no TMA dimension: its coordinate is 0
+            continue
         c = coordinates[dim]
         inside &= (c >= 0) & (c < int(shape[mode]))
         offset += c * int(stride[mode])
@@ -287,7 +289,7 @@ def _check_overwrite(thread, state: _Block, storage, addresses):
             continue
         if not state.writes[number].readers:
             _fail(f"stage reused before its consumer released it: the TMA copy at {_site()} overwrites shared "
-                  f"memory that the copy at {state.writes[number].site} filled and no wgmma has read yet. The "
+                  f"memory that the copy at {state.writes[number].site} filled and no MMA (wgmma, tcgen05) has read yet. The "
                   f"producer must wait on the stage's empty barrier (for the consumers' release) before "
                   f"loading into it again")
         for group in state.writes[number].readers:

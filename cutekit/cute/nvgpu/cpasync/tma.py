@@ -124,8 +124,20 @@ def _outer(layout):
     raise CuteError(f"make_tiled_tma_atom: smem_layout must be a Layout or ComposedLayout, got {layout!r}")
 
 
+def _tile_extent(mode):
+    """A tiler's mode as an extent: an int, or a layout of consecutive coordinates (`32:1`, the epilogue tiles of
+    blackwell_helpers.compute_epilogue_tile_shape)."""
+    if not isinstance(mode, Layout):
+        return mode
+    flat = coalesce(mode)
+    if size(flat) > 1 and flat.stride != 1:
+        raise CuteError(f"make_tiled_tma_atom: cutekit describes tilers whose modes are extents or consecutive "
+                        f"layouts (n:1), got the mode {mode}")
+    return size(flat)
+
+
 def _box(outer: Layout, tiler, dims: tuple) -> int:
-    tile = tuple(tiler) if is_tuple(tiler) else (tiler,)
+    tile = tuple(_tile_extent(t) for t in tiler) if is_tuple(tiler) else (_tile_extent(tiler),)
     if len(tile) != len(dims) and len(tile) > len(dims):
         raise CuteError(f"make_tiled_tma_atom: cta_tiler {tiler} has more modes than the tensor ({len(dims)})")
     if size(outer) != product(tile):

@@ -1,0 +1,156 @@
+"""Chapter 09's Blackwell GEMM (benchmarks/kernels/blackwell_gemm.py, unchanged) runs on the simulator: TMA loads,
+tensor memory allocated by a warp, tcgen05 MMAs issued by one thread for the CTA, tcgen05.commit arriving on
+mbarriers, TMEM loads in the epilogue. Its results equal fp32 torch, and each Blackwell mistake a learner makes
+in it stops the launch with a message naming the mistake and the line.
+
+A mistake is the kernel's source with one edit (MUTANTS), run as its own module on the simulator; the mistakes no
+one-line edit of it can show run on tests/sim/blackwell_kernels.py's one-MMA kernel."""
+import pathlib
+import sys
+import types
+
+import pytest
+import torch
+
+import cutekit
+import cutekit.sim.machine
+
+ROOT = pathlib.Path(__file__).parents[2]
+SOURCE = (ROOT / "benchmarks" / "kernels" / "blackwell_gemm.py").read_text()
+
+
+def run(source: str, M: int, N: int, K: int):
+    """D = A B^T with the kernel built from `source`, on the simulator; returns (D, A, B)."""
+    with cutekit.using("sim", fresh=("benchmarks",)):
+        from benchmarks.kernels import tensors
+        module = types.ModuleType("benchmarks.kernels.blackwell_under_test")
+        module.__package__ = "benchmarks.kernels"
+        module.__file__ = str(ROOT / "benchmarks" / "kernels" / "blackwell_gemm.py")
+        sys.modules[module.__name__] = module
+        try:
+            exec(compile(source, module.__file__, "exec"), module.__dict__)
+            generator = torch.Generator().manual_seed(M * 7 + N * 3 + K)
+            a = torch.randn(M, K, generator=generator).half()
+            b = torch.randn(N, K, generator=generator).half()
+            d = torch.zeros(M, N, dtype=torch.float16)
+            module.gemm_tn(*[tensors.from_torch(t, 8) for t in (a, b, d)])
+            return d, a, b
+        finally:
+            del sys.modules[module.__name__]
+
+
+@pytest.mark.parametrize("M, N, K", [
+    (256, 256, 128),            # 4 CTAs, 2 k-tiles: each stage filled once
+    (128, 128, 320),            # 5 k-tiles on 2 stages: the phases wrap, the producer waits for free stages
+])
+def test_the_kernel_equals_torch_on_the_simulator(M, N, K):
+    d, a, b = run(SOURCE, M, N, K)
+    assert (d.float() - a.float() @ b.float().T).abs().max().item() < 0.06
+
+
+# (mistake, the edit, what the message must say)
+MUTANTS = [
+    ("no wait for the accumulator", ("    cute.arch.mbarrier_wait(accumulator_ready, 0)\n", ""),
+     "read before the MMA's commit completed"),
+    ("the accumulator's wait on the wrong parity", ("mbarrier_wait(accumulator_ready, 0)",
+                                                    "mbarrier_wait(accumulator_ready, 1)"),
+     "read before the MMA's commit completed"),
+    ("every lane commits", ("            with cute.arch.elect_one():\n                tcgen05.commit(empty + stage)",
+                            "            if True:\n                tcgen05.commit(empty + stage)"),
+     "is executed by lanes 0 and 1 of warp 0"),
+    ("the producer does not wait for a free stage",
+     ("                cute.arch.mbarrier_wait(empty + stage, (k_tile // STAGES - 1) % 2)\n", "                pass\n"),
+     "stage reused before its consumer released it"),
+    ("the first MMA adds to garbage", ("tiled_mma.set(tcgen05.Field.ACCUMULATE, False)",
+                                       "tiled_mma.set(tcgen05.Field.ACCUMULATE, True)"),
+     "adds its product to TMEM that nothing has written"),
+    ("TMEM never freed", ("        cute.arch.dealloc_tmem(accumulator.iterator, TMEM_COLUMNS)\n", ""),
+     "the CTA ends holding TMEM"),
+    ("columns not a power of two", ("TMEM_COLUMNS = 128 ", "TMEM_COLUMNS = 96 "), "power of two from 32 to 512"),
+    ("fewer columns than the accumulator", ("TMEM_COLUMNS = 128 ", "TMEM_COLUMNS = 64 "),
+     "touches TMEM columns 64-127, which are not allocated"),
+    ("more than 512 columns", ("        cute.arch.alloc_tmem(TMEM_COLUMNS, tmem_address)       # a whole warp allocates\n",
+                               "        cute.arch.alloc_tmem(TMEM_COLUMNS, tmem_address)\n"
+                               "        cute.arch.alloc_tmem(512, tmem_address)\n"),
+     "the CTA hangs"),
+]
+
+
+@pytest.mark.parametrize("mistake, edit, named", MUTANTS, ids=[m[0] for m in MUTANTS])
+def test_each_blackwell_mistake_is_named(mistake, edit, named):
+    old, new = edit
+    assert SOURCE.count(old) == 1, f"the edit for {mistake!r} no longer matches the kernel's source"
+    K = 192 if mistake == "the producer does not wait for a free stage" else 128
+    with pytest.raises(cutekit.sim.machine.KernelError) as raised:
+        run(SOURCE.replace(old, new), 128, 128, K)
+    assert named in str(raised.value), str(raised.value)
+    assert "blackwell_gemm.py" in str(raised.value)          # it names the kernel's line
+
+
+def test_without_accumulate_each_mma_overwrites_the_accumulator():
+    """CuTeDSL 4.8.1 makes the tcgen05 atom with accumulate off (tcgen05/mma.py: `Boolean(False)` for neg_a,
+    neg_b, accum_c), so a kernel that never sets Field.ACCUMULATE to True keeps only the last k-block's product."""
+    setting = "                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n"
+    assert SOURCE.count(setting) == 1
+    d, a, b = run(SOURCE.replace(setting, ""), 128, 128, 128)
+    last = a[:, 112:].float() @ b[:, 112:].float().T          # K = 128: the last 16-wide k-block
+    assert (d.float() - last).abs().max().item() < 0.06
+
+
+def test_a_cta_pair_is_refused_by_name():
+    with pytest.raises(Exception, match="CtaGroup.TWO|cluster"):
+        run(SOURCE.replace("cutlass.Float32, tcgen05.CtaGroup.ONE,", "cutlass.Float32, tcgen05.CtaGroup.TWO,"),
+            128, 128, 128)
+
+
+# ---- the one-MMA kernel: mistakes about who issues the MMA and which TMEM lanes a warp reaches
+
+def one_mma(**knobs):
+    with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
+        from tests.sim import blackwell_kernels
+        generator = torch.Generator().manual_seed(9)
+        a = torch.randn(128, 16, generator=generator).half()
+        b = torch.randn(64, 16, generator=generator).half()
+        d = torch.zeros(128, 64)
+        blackwell_kernels.one_mma(a, b, d, **knobs)
+        return d, a, b
+
+
+def test_one_mma_equals_torch():
+    d, a, b = one_mma()
+    assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
+
+
+@pytest.mark.parametrize("knobs, named", [
+    (dict(issuers=2), "is issued by warp 0 and by warp 1"),
+    (dict(in_elect_one=True), "inside `with cute.arch.elect_one():`"),
+    (dict(slice_shift=32), "warp 0 (thread 0) reaches TMEM lanes 32-63, outside its quarter"),
+], ids=["two warps issue the MMA", "the MMA inside elect_one", "a warp reads another warp's lanes"])
+def test_one_mma_mistakes_are_named(knobs, named):
+    with pytest.raises(cutekit.sim.machine.KernelError) as raised:
+        one_mma(**knobs)
+    assert named in str(raised.value), str(raised.value)
+    assert "blackwell_kernels.py" in str(raised.value)
+
+
+def test_tmem_store_then_load_gives_the_values_back():
+    """tcgen05.st (St32x32bOp) then tcgen05.ld (Ld32x32bOp) through a 128 x 32 TMEM tile: lane l holds row l."""
+    with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
+        from tests.sim import blackwell_kernels
+        x, y = torch.randn(128, 32), torch.zeros(128, 32)
+        blackwell_kernels.round_trip(x, y)
+    assert torch.equal(x, y)
+
+
+def test_tmem_allocator_and_accumulator_pipeline_as_nvidia_writes_them():
+    """cutlass.utils.TmemAllocator (allocate, wait_for_alloc, retrieve_ptr, relinquish, free) and
+    cutlass.pipeline.PipelineUmmaAsync (the MMA warp commits, 128 threads wait and release), as NVIDIA's
+    tour_to_sol_gemm notebook uses them."""
+    with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
+        from tests.sim import blackwell_kernels
+        generator = torch.Generator().manual_seed(5)
+        a = torch.randn(128, 16, generator=generator).half()
+        b = torch.randn(64, 16, generator=generator).half()
+        d = torch.zeros(128, 64)
+        blackwell_kernels.one_mma_pipelined(a, b, d)
+    assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
