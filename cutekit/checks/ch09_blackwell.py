@@ -152,7 +152,8 @@ STAGE_MODELS = {
     "other rounded": (lambda c: _stages(c, other=lambda n: _round(n) if n else 0),
                       "the other columns are part of the one allocation: they take their {other} columns, not a "
                       "power of two of their own"),
-    "f16 packed": (lambda c: _stages(c, per=lambda c: _columns_per_accumulator(c) // (2 if c["acc"] == "Float16" else 1)),
+    "f16 packed": (lambda c: _stages(c, per=lambda c: _columns_per_accumulator(c) // (2 if c["acc"] == "Float16"
+                                                                                     else 1)),
                    "a Float16 accumulator is not packed two to a column: each value of C takes one 32-bit TMEM "
                    "column, as a Float32 does"),
     "pair 128 not halved": (lambda c: _stages(c, per=lambda c: c["bn"]),
@@ -338,7 +339,8 @@ AB_MODELS = {
                          "the {reserved} reserved bytes share the CTA's 227 KiB with the stages"),
     "reserved per stage": (lambda c: _ab(c, reserved=lambda c: 0, per_stage_extra=lambda c: c["reserved"]),
                            "the reserved bytes are held once, not once per stage"),
-    "accumulator in shared memory": (lambda c: _ab(c, reserved=lambda c: c["reserved"] + c["bm"] // _pair(c) * c["bn"] * 4),
+    "accumulator in shared memory": (lambda c: _ab(c, reserved=lambda c: c["reserved"] +
+                                                   c["bm"] // _pair(c) * c["bn"] * 4),
                                      "the accumulator lives in tensor memory (TMEM), not in shared memory: it takes "
                                      "none of the 227 KiB"),
     "instruction K": (lambda c: _ab(c, k=lambda c: 256 // WIDTH[c["dtype"]]),

@@ -192,7 +192,8 @@ CORRECT = {
 
 MISTAKES = [
     ("ch09.accumulator_stages", "other columns ignored", stages_other_columns_ignored, r"same 512"),
-    ("ch09.accumulator_stages", "each stage rounded", stages_each_stage_rounded, r"only the whole allocation is rounded"),
+    ("ch09.accumulator_stages", "each stage rounded", stages_each_stage_rounded,
+     r"only the whole allocation is rounded"),
     ("ch09.accumulator_stages", "other columns rounded", stages_other_columns_rounded,
      r"not a power of two of their own"),
     ("ch09.accumulator_stages", "fp16 accumulators packed two to a column", stages_f16_accumulators_packed,
