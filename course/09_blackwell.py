@@ -376,9 +376,10 @@ print(kernel_lines("benchmarks.kernels.blackwell_gemm", "    tiled_mma.set(tcgen
 
 # %% [markdown]
 # Step by step, for one k-tile: the stage is `k_tile % STAGES`; from the third k-tile on, the warp waits on the
-# stage's **empty** barrier for the commit of the MMAs that read it one lap earlier (`k_tile // STAGES - 1` laps
-# back, so parity `(k_tile // STAGES - 1) % 2`); one elected lane announces the stage's bytes on its **full**
-# barrier, and the two TMA copies deliver them; the warp waits on full for phase `(k_tile // STAGES) % 2`. Then
+# stage's **empty** barrier for the commit of the MMAs that read it one lap earlier, that stage's release number
+# `k_tile // STAGES - 1` (counting from 0), so for parity `(k_tile // STAGES - 1) % 2`; one elected lane announces
+# the stage's bytes on its **full** barrier, and the two TMA copies deliver them; the warp waits on full for
+# parity `(k_tile // STAGES) % 2`, the stage's fill number `k_tile // STAGES`. Then
 # the 4 UMMAs, one per 16-wide k-block of the stage: the very first of the tile with `ACCUMULATE` false
 # (overwrite the TMEM), every later one true. `tcgen05.commit(empty + stage)` makes the empty barrier arrive
 # once those UMMAs have finished reading the stage; the last commit, after the loop, is "the accumulator is

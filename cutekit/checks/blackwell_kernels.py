@@ -686,7 +686,8 @@ def _capstone_cases(rng):
     (the second partial) over 7 k-tiles, twice round a ring of 3 stages and one more."""
     edges = {"M": rng.randint(65, 127), "N": _eighths(rng, 136, 248), "K": _eighths(rng, 8, 56), "_shape": 0,
              "_data": rng.randrange(10_000)}
-    laps = {"M": rng.randint(129, 200), "N": _eighths(rng, 8, 120), "K": _eighths(rng, 6 * 64 + 8, 7 * 64 - 8),
+    laps = {"M": rng.choice([m for m in range(129, 201) if m % 64]), "N": _eighths(rng, 8, 120),
+            "K": _eighths(rng, 6 * 64 + 8, 7 * 64 - 8),
             "_shape": 1, "_data": rng.randrange(10_000)}
     return [edges, laps]
 

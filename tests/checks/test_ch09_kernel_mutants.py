@@ -230,3 +230,15 @@ def test_the_capstones_ptx_passes_the_model_and_names_the_ptx_mistakes(mistake, 
         assert verdict.passed, verdict.hint
     else:
         assert not verdict.passed and re.search(cause, verdict.hint, flags=re.DOTALL), verdict.hint
+
+
+def test_every_capstone_draw_is_ragged_over_two_tiles_and_goes_round_the_ring_twice():
+    import random
+
+    from verdicts import ALL_SEEDS
+    for seed in ALL_SEEDS:
+        edges, laps = blackwell_kernels._capstone_cases(random.Random(seed))
+        for case in (edges, laps):
+            assert case["N"] % 8 == case["K"] % 8 == 0 and case["N"] % 64 and case["K"] % 64 and case["M"] % 64
+        assert 64 < edges["M"] < 128 < edges["N"] < 256 and edges["K"] < 64            # two tile-columns, one k-tile
+        assert 128 < laps["M"] < 256 and laps["N"] < 128 and 6 * 64 < laps["K"] < 7 * 64   # two tile-rows, 7 k-tiles
