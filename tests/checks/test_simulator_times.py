@@ -3,11 +3,12 @@
 slow shows it there, beside the tiers that ran."""
 import random
 
-from cutekit.checks import ch05_tiled_copy, ch07_sgemm, ch08_hopper, grading
+from cutekit.checks import ch05_tiled_copy, ch07_sgemm, ch08_hopper, ch09_blackwell, grading
 from cutekit.checks.grading import Criterion, Exercise, Outcome, passed
 from cutekit.checks.result import SIMULATED
 
-CAPSTONES = {"ch05.capstone_softmax": ch05_tiled_copy, "ch07.capstone_gemm": ch07_sgemm, "ch08.capstone": ch08_hopper}
+CAPSTONES = {"ch05.capstone_softmax": ch05_tiled_copy, "ch07.capstone_gemm": ch07_sgemm, "ch08.capstone": ch08_hopper,
+             "ch09.capstone": ch09_blackwell}
 
 
 def test_a_kernel_exercises_result_shows_one_line_per_simulated_problem_with_its_seconds():
@@ -35,15 +36,15 @@ def _timed(value):
 
 def test_each_capstone_times_every_problem_the_simulator_ran():
     """The capstones' `runs`, on outcomes shaped as their harnesses return them: the softmax one line per
-    shape, the Ampere GEMM one per problem of its single case (up to the first wrong C), the Hopper GEMM one
-    per problem, none for a problem skipped after the first failed."""
+    shape, the Ampere GEMM one per problem of its single case (up to the first wrong C), the Hopper and Blackwell
+    GEMMs one per problem, none for a problem skipped after the first failed."""
     lines = {}
     for exercise_id, module in CAPSTONES.items():
         exercise = next(e for e in module.EXERCISES if e.id == exercise_id)
         cases = exercise.cases(random.Random(0))
         if exercise_id == "ch07.capstone_gemm":
             outcomes = [Outcome(cases[0], value=_timed([{"error": "", "wrong": 0}] * 2))]     # the third not run
-        elif exercise_id == "ch08.capstone":
+        elif exercise_id in ("ch08.capstone", "ch09.capstone"):
             outcomes = [Outcome(cases[0], value=_timed({"error": "", "wrong": 5})), Outcome(cases[1], {"skipped": True})]
         else:
             outcomes = [Outcome(case, value=_timed({})) for case in cases] + [Outcome(cases[0], error="Boom")]
@@ -52,3 +53,4 @@ def test_each_capstone_times_every_problem_the_simulator_ran():
     assert len(lines["ch05.capstone_softmax"]) == 5 and lines["ch05.capstone_softmax"][0].startswith("a 4x1024 softmax")
     assert len(lines["ch07.capstone_gemm"]) == 2 and lines["ch07.capstone_gemm"][1].startswith("M, N, K = 72, 136, 40")
     assert len(lines["ch08.capstone"]) == 1 and lines["ch08.capstone"][0].startswith("M=")
+    assert len(lines["ch09.capstone"]) == 1 and lines["ch09.capstone"][0].startswith("M=")
