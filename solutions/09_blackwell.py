@@ -305,7 +305,8 @@ assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 # accumulator out with section 2.3's 32x32b load, 32 columns at a time, `cute.arch.fence_view_async_tmem_load()`
 # (PTX `tcgen05.wait::ld`) waiting for each load before its registers are used; warp 0 frees the TMEM
 # (`cute.arch.dealloc_tmem`). There is no warp specialisation and no cluster: loads and MMAs overlap only
-# through the two stages.
+# through the two stages. The file keeps warp 0's loop (`load_and_multiply`) and the epilogue (`epilogue`) as
+# functions of their own, which section 4 prints; exercises 3 and 4 write variants of them.
 #
 # `compile_to_ptx(..., arch="sm_100a")` compiles its host function `gemm_tn` for fake fp16 tensors with real
 # CuTeDSL on this CPU (in a subprocess) and counts the PTX opcodes; where CuTeDSL is not installed (a Mac) the
