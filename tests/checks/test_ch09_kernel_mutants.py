@@ -242,3 +242,39 @@ def test_every_capstone_draw_is_ragged_over_two_tiles_and_goes_round_the_ring_tw
             assert case["N"] % 8 == case["K"] % 8 == 0 and case["N"] % 64 and case["K"] % 64 and case["M"] % 64
         assert 64 < edges["M"] < 128 < edges["N"] < 256 and edges["K"] < 64            # two tile-columns, one k-tile
         assert 128 < laps["M"] < 256 and laps["N"] < 128 and 6 * 64 < laps["K"] < 7 * 64   # two tile-rows, 7 k-tiles
+
+
+def mma_loop_with_a_carried_phase(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles,
+                                  stages):
+    """another right loop: the stage and the phase carried round the loop, as the kernel's `produce` of chapter
+    08 does, and ACCUMULATE turned on after each k-block"""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.nvgpu import tcgen05
+    stage, phase = cutlass.Int32(0), cutlass.Int32(0)
+    tiled_mma.set(tcgen05.Field.ACCUMULATE, False)
+    for _ in cutlass.range(k_tiles):
+        cute.arch.mbarrier_wait(full + stage, phase)
+        for k_block in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            cute.gemm(tiled_mma, accumulator, tCrA[None, None, k_block, stage], tCrB[None, None, k_block, stage],
+                      accumulator)
+            tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+        with cute.arch.elect_one():
+            tcgen05.commit(empty + stage)
+        stage = stage + 1
+        if stage == stages:
+            stage, phase = cutlass.Int32(0), phase ^ 1
+    with cute.arch.elect_one():
+        tcgen05.commit(accumulator_ready)
+
+
+def test_another_right_mma_loop_earns_every_simulator_point(monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch09.mma_warp_loop", mma_loop_with_a_carried_phase, seed=3, record=False)
+    assert result.passed and result.earned == result.possible - result.waiting == 3, str(result)
+
+
+@pytest.mark.cutedsl
+def test_another_right_mma_loop_passes_the_ptx_criterion(cutedsl):
+    verdict = blackwell_kernels.mma_loop_ptx(blackwell_kernels.compile_with(mma_loop_with_a_carried_phase, "mma_loop"))
+    assert verdict.passed, verdict.hint
