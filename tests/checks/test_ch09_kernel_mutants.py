@@ -2,7 +2,9 @@
 in answers_ch09_kernels.py fails on every tier the table says catches it, with a hint naming its cause.
 
 - "ptx" rows: the cutedsl-cpu criterion's judge on the PTX of the kernel compiled by real CuTeDSL for sm_100a with
-  the mistaken function (2-5 s a compile on the course's 2-core machine; skipped without CuTeDSL).
+  the mistaken function (2-5 s a compile on the course's 2-core machine; skipped without CuTeDSL). The rows the
+  PTX alone catches run under make test; those the simulator catches as well, under make test-deep only
+  (CUTEKIT_SWEEP=deep), which keeps make test to about 10 compiles here.
 - "simulator" rows: what the mistake leaves in D, made in NumPy from the same A and B, named by the
   simulator tier's diagnosis (cheap, always run); and, where cutekit's simulator runs tcgen05, the whole check
   on the simulator (skipped until it does)."""
@@ -14,11 +16,15 @@ import pytest
 from cutekit.checks import blackwell_kernels, check, exercises
 
 from answers_ch09_kernels import EPILOGUE_MISTAKES, MMA_LOOP_MISTAKES, epilogue_with, mma_loop_with
+from tests.sweep import pick
 
 ROLE = {"ch09.mma_warp_loop": ("mma_loop", mma_loop_with, MMA_LOOP_MISTAKES, blackwell_kernels.mma_loop_ptx),
         "ch09.tmem_epilogue": ("scaled_epilogue", epilogue_with, EPILOGUE_MISTAKES, blackwell_kernels.epilogue_ptx)}
 ROWS = [(exercise_id, mistake, tier, cause) for exercise_id, (_, _, table, _) in ROLE.items()
         for mistake, tiers in table.items() for tier, cause in tiers.items()]
+# a compile for every PTX row under make test-deep; under make test only for the rows the simulator misses
+PTX_ROWS = [(e, m, c) for e, m, tier, c in ROWS if tier == "ptx"
+            and pick(quick="simulator" not in ROLE[e][2][m], deep=True)]
 
 
 def test_each_kernel_exercise_has_ten_mistakes_or_more_and_is_registered():
@@ -41,8 +47,7 @@ def test_the_right_function_compiles_and_its_ptx_passes(exercise_id, cutedsl):
 
 
 @pytest.mark.cutedsl
-@pytest.mark.parametrize("exercise_id,mistake,cause",
-                         [(e, m, c) for e, m, tier, c in ROWS if tier == "ptx"])
+@pytest.mark.parametrize("exercise_id,mistake,cause", PTX_ROWS)
 def test_each_ptx_mistake_fails_the_compiled_criterion_naming_its_cause(exercise_id, mistake, cause, cutedsl):
     role, make, _, judge = ROLE[exercise_id]
     verdict = judge(blackwell_kernels.compile_with(make(mistake), role))
@@ -216,7 +221,8 @@ def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause_not_the_answer
 
 
 @pytest.mark.cutedsl
-@pytest.mark.parametrize("mistake", ["none"] + [m for m, (_, tiers) in CAPSTONE_MISTAKES.items() if "ptx" in tiers])
+@pytest.mark.parametrize("mistake", ["none"] + [m for m, (_, tiers) in CAPSTONE_MISTAKES.items() if "ptx" in tiers
+                                                and pick(quick="simulator" not in tiers, deep=True)])
 def test_the_capstones_ptx_passes_the_model_and_names_the_ptx_mistakes(mistake, cutedsl, tmp_path):
     edits, tiers = CAPSTONE_MISTAKES.get(mistake, ([], {}))
     cause = tiers.get("ptx")
