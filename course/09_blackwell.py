@@ -547,7 +547,9 @@ check("ch09.mma_warp_loop", mma_loop)
 # Write the epilogue of a kernel that computes D = alpha A B^T on a 128 x **256** tile, in strips of **16**
 # columns (section 4's are 32): `scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha)`, run by all
 # 128 threads (`thread` is the thread's index in the CTA, `alpha` a Python float, 0.5 in the check). Wait for
-# the accumulator barrier; cut the accumulator (`accumulator[((None, None), 0, 0)]`, 128 x 256 in TMEM) and `gD`
+# the accumulator barrier, then, as section 4's epilogue does, order the loads after that wait with
+# `primitives.tcgen05_fence("after_thread_sync")` (the cell imports `cutlass.experimental.primitives` as
+# `primitives`); cut the accumulator (`accumulator[((None, None), 0, 0)]`, 128 x 256 in TMEM) and `gD`
 # (the tile of D, fp16) into strips with `cute.flat_divide`; make the copy atom for a 32x32b load of 16 columns
 # (`tcgen05.Ld32x32bOp(tcgen05.Repetition.x16)` with `cute.make_copy_atom(op, cutlass.Float32)`) and the TMEM
 # copy for one strip (`tcgen05.make_tmem_copy`); take the thread's slice (`get_slice`), `partition_S` of the
@@ -563,6 +565,9 @@ check("ch09.mma_warp_loop", mma_loop)
 # would run a 4096^3 GEMM and time it.
 
 # %%
+import cutlass.experimental.primitives as primitives
+
+
 def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
     # YOUR CODE HERE
     return None
@@ -595,7 +600,9 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
 # `cute.arch.alloc_tmem(columns, address)` allocates TMEM columns and writes their address to shared memory,
 # which `cute.arch.retrieve_tmem_ptr` reads back as a TMEM pointer; `cute.nvgpu.make_tiled_tma_atom_A` and
-# `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B.
+# `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B. Order the tcgen05
+# operations across the kernel's block barriers and after the accumulator wait with section 3's fences
+# (`primitives.tcgen05_fence`; the cell imports `cutlass.experimental.primitives` as `primitives`).
 #
 # TMA, mbarriers and their phases are chapter 08's. The tile and the stages are yours; the problems are
 # described with section 4's 128 x 128 tile of 64-wide k-tiles.
@@ -613,6 +620,7 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # it would run a 4096^3 problem against `torch.relu(torch.addmm(bias, A, B.T))` and time both.
 
 # %%
+import cutlass.experimental.primitives as primitives
 import cutlass.utils.blackwell_helpers as blackwell_helpers
 from cutlass.cute.nvgpu import cpasync
 

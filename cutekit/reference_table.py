@@ -142,6 +142,7 @@ NAMES = (
     ('cutlass.Boolean', 'The Boolean type of kernel values (a predicate).', '03', '8. Compile it: what CuTeDSL knows, and what it leaves to run time'),
     ('cutlass.const_expr', '`if const_expr(condition):` an `if` decided while tracing; the condition must be a Python value.', '07', '7 · Run it'),
     ('cutlass.Constexpr', 'Annotation: the argument is a compile-time constant, its Python value used while tracing.', '00', 'Your first kernel'),
+    ('cutlass.experimental.primitives', "CuTeDSL 4.8.1's experimental low-level calls, `tcgen05_fence` among them (imported as `primitives`; names that may change).", '09', '3 · Compiled for real'),
     ('cutlass.experimental.primitives.tcgen05_fence', '`tcgen05_fence("before_thread_sync")` or `("after_thread_sync")`: PTX `tcgen05.fence`, ordering tcgen05 operations across a thread synchronisation (an experimental CuTeDSL 4.8.1 name).', '09', '3 · Compiled for real'),
     ('cutlass.Float16', 'The 16-bit float type (fp16), the same as `cute.Float16`.', '05', '1. The copy atom: how many bits one instruction moves'),
     ('cutlass.Float32', 'The 32-bit float type, the same as `cute.Float32`; `Float32(0.0)` is a value of it.', '02', '6. What the compiler makes of it: four 128-bit loads per operand per thread'),

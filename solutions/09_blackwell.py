@@ -577,7 +577,9 @@ check("ch09.mma_warp_loop", mma_loop)
 # Write the epilogue of a kernel that computes D = alpha A B^T on a 128 x **256** tile, in strips of **16**
 # columns (section 4's are 32): `scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha)`, run by all
 # 128 threads (`thread` is the thread's index in the CTA, `alpha` a Python float, 0.5 in the check). Wait for
-# the accumulator barrier; cut the accumulator (`accumulator[((None, None), 0, 0)]`, 128 x 256 in TMEM) and `gD`
+# the accumulator barrier, then, as section 4's epilogue does, order the loads after that wait with
+# `primitives.tcgen05_fence("after_thread_sync")` (the cell imports `cutlass.experimental.primitives` as
+# `primitives`); cut the accumulator (`accumulator[((None, None), 0, 0)]`, 128 x 256 in TMEM) and `gD`
 # (the tile of D, fp16) into strips with `cute.flat_divide`; make the copy atom for a 32x32b load of 16 columns
 # (`tcgen05.Ld32x32bOp(tcgen05.Repetition.x16)` with `cute.make_copy_atom(op, cutlass.Float32)`) and the TMEM
 # copy for one strip (`tcgen05.make_tmem_copy`); take the thread's slice (`get_slice`), `partition_S` of the
@@ -593,9 +595,13 @@ check("ch09.mma_warp_loop", mma_loop)
 # would run a 4096^3 GEMM and time it.
 
 # %%
+import cutlass.experimental.primitives as primitives
+
+
 def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
     ### BEGIN SOLUTION
     cute.arch.mbarrier_wait(accumulator_ready, 0)
+    primitives.tcgen05_fence("after_thread_sync")           # the loads come after the wait
     strips = cute.flat_divide(accumulator[((None, None), 0, 0)], (128, 16))   # (128, 16, 1, 16)
     d_strips = cute.flat_divide(gD, (128, 16))
     atom = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32)
@@ -639,7 +645,9 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
 # `cute.arch.alloc_tmem(columns, address)` allocates TMEM columns and writes their address to shared memory,
 # which `cute.arch.retrieve_tmem_ptr` reads back as a TMEM pointer; `cute.nvgpu.make_tiled_tma_atom_A` and
-# `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B.
+# `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B. Order the tcgen05
+# operations across the kernel's block barriers and after the accumulator wait with section 3's fences
+# (`primitives.tcgen05_fence`; the cell imports `cutlass.experimental.primitives` as `primitives`).
 #
 # TMA, mbarriers and their phases are chapter 08's. The tile and the stages are yours; the problems are
 # described with section 4's 128 x 128 tile of 64-wide k-tiles.
@@ -657,6 +665,7 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # it would run a 4096^3 problem against `torch.relu(torch.addmm(bias, A, B.T))` and time both.
 
 # %%
+import cutlass.experimental.primitives as primitives
 import cutlass.utils.blackwell_helpers as blackwell_helpers
 from cutlass.cute.nvgpu import cpasync
 
@@ -688,7 +697,9 @@ def gemm_bias_relu_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
             cute.arch.mbarrier_init(accumulator_ready, 1)
         cute.arch.alloc_tmem(BN, tmem_address)
     cute.arch.mbarrier_init_fence()
+    primitives.tcgen05_fence("before_thread_sync")
     cute.arch.sync_threads()
+    primitives.tcgen05_fence("after_thread_sync")
 
     tiler = (BM, BN, BK)
     gA = cute.local_tile(mA, tiler, (tile_m, tile_n, None), proj=(1, None, 1))
@@ -725,6 +736,7 @@ def gemm_bias_relu_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
 
     # epilogue: each thread its row of the tile, STRIP columns at a time; entries past D's edge are not stored
     cute.arch.mbarrier_wait(accumulator_ready, 0)
+    primitives.tcgen05_fence("after_thread_sync")
     strip = (BM, STRIP)
     tAcc = cute.flat_divide(accumulator[((None, None), 0, 0)], strip)
     gD = cute.local_tile(mD, tiler, (tile_m, tile_n, None), proj=(1, 1, None))
@@ -748,7 +760,9 @@ def gemm_bias_relu_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
                 total = values[i] + bias[n]
                 out[i] = cutlass.Float16(cutlass.max(total, cutlass.Float32(0.0)))
 
+    primitives.tcgen05_fence("before_thread_sync")
     cute.arch.sync_threads()
+    primitives.tcgen05_fence("after_thread_sync")
     if warp == 0:
         cute.arch.relinquish_tmem_alloc_permit()
         cute.arch.dealloc_tmem(accumulator.iterator, BN)

@@ -69,8 +69,10 @@ def epilogue_with(mistake=""):
         import cutlass
         import cutlass.cute as cute
         from cutlass.cute.nvgpu import tcgen05
+        import cutlass.experimental.primitives as primitives
         if mistake != "no_wait_for_the_accumulator":
             cute.arch.mbarrier_wait(accumulator_ready, 1 if mistake == "accumulator_parity_1" else 0)
+        primitives.tcgen05_fence("after_thread_sync")
         columns = 32 if mistake == "strips_of_32_with_x16" else 16
         strip = (128, columns)
         tAcc = cute.flat_divide(accumulator[((None, None), 0, 0)], strip)

@@ -166,8 +166,9 @@ def test_each_simulator_mistake_fails_naming_its_cause(exercise_id, mistake, cau
 from answers_ch09_kernels import CAPSTONE_MISTAKES  # noqa: E402
 from simulated import kernels_on_simulator, solution_code  # noqa: E402
 
-CAPSTONE = solution_code("09_blackwell", "import cutlass.utils.blackwell_helpers as blackwell_helpers\n"
-                                         "from cutlass.cute.nvgpu import cpasync\n\n### BEGIN", 'check("ch09.capstone"')
+CAPSTONE = solution_code("09_blackwell", "import cutlass.experimental.primitives as primitives\n"
+                                         "import cutlass.utils.blackwell_helpers as blackwell_helpers\n",
+                         'check("ch09.capstone"')
 
 
 def _capstone_text(name: str, edits) -> str:

@@ -318,7 +318,7 @@ KERNEL_SOURCES = {
     "ch08.wgmma_main_loop": ("08_hopper_gemm", "def consumer_loop", 'check("ch08.wgmma_main_loop"', "consumer_loop"),
     "ch09.mma_warp_loop": ("09_blackwell", "def mma_loop", 'check("ch09.mma_warp_loop"', "mma_loop"),
     "ch09.tmem_epilogue": ("09_blackwell", "def scaled_epilogue", 'check("ch09.tmem_epilogue"', "scaled_epilogue"),
-    "ch09.capstone": ("09_blackwell", "import cutlass.utils.blackwell_helpers as blackwell_helpers\nfrom cutlass.cute.nvgpu import cpasync\n\n### BEGIN",
+    "ch09.capstone": ("09_blackwell", "import cutlass.experimental.primitives as primitives\nimport cutlass.utils.blackwell_helpers",
                       'check("ch09.capstone"', "gemm_bias_relu"),
     "ch05.capstone_softmax": ("05_tiled_copy", "### BEGIN SOLUTION (placeholder: pass)\n@cute.kernel",
                               'check("ch05.capstone_softmax"', "softmax_rows"),
@@ -330,7 +330,8 @@ KERNEL_SOURCES = {
 
 def kernel_answer(exercise_id, folder):
     chapter, start, end, name = KERNEL_SOURCES[exercise_id]
-    source = ("import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import cpasync, tcgen05, warpgroup\n\n"
+    source = ("import cutlass\nimport cutlass.cute as cute\nimport cutlass.experimental.primitives as primitives\n"
+              "from cutlass.cute.nvgpu import cpasync, tcgen05, warpgroup\n\n"
               + solution_code(chapter, start, end))
     return kernels_on_simulator(source, exercise_id.replace(".", "_"), folder), name
 

@@ -21,7 +21,7 @@ BLACKWELL = torch.cuda.is_available() and torch.cuda.get_device_capability() in 
 
 def capstone_source() -> str:
     text = SOLUTION.read_text()
-    start = text.index("import cutlass.utils.blackwell_helpers as blackwell_helpers\n")
+    start = text.index("import cutlass.experimental.primitives as primitives\nimport cutlass.utils.blackwell_helpers")
     end = text.index('\n\n\ncheck("ch09.capstone"', start)
     body = "\n".join(line for line in text[start:end].splitlines() if "### BEGIN SOLUTION" not in line
                      and "### END SOLUTION" not in line)
