@@ -1,7 +1,8 @@
 """One tcgen05 MMA of 128 x 64 x 16 for one CTA, written with CuTeDSL's API, and the knobs that plant the
 Blackwell mistakes chapter 09's kernel cannot show by a one-line edit: MMAs issued by several warps, an MMA
-inside elect_one, a warp reading another warp's TMEM lanes. Imported after `cutekit.use("sim")` it runs on the
-CPU (tests/sim/test_blackwell_kernel.py).
+inside elect_one, a warp reading another warp's TMEM lanes, an accumulator reused (`again`) while loads of it
+have not completed (`wait_ld=False`); and a round trip through TMEM whose waits (tcgen05.wait::st / ::ld) can be
+left out. Imported after `cutekit.use("sim")` it runs on the CPU (tests/sim/test_blackwell_kernel.py).
 
 The threads copy A (128 x 16) and B (64 x 16) into shared memory themselves (no TMA), warp 0 allocates TMEM and
 issues the MMA, a commit signals an mbarrier, and every warp loads its 32 rows of D out of TMEM."""
@@ -17,7 +18,8 @@ COLUMNS = 64
 @cute.kernel
 def one_mma_kernel(tiled_mma: cute.TiledMma, mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor,
                    sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout, issuers: cutlass.Constexpr,
-                   in_elect_one: cutlass.Constexpr, slice_shift: cutlass.Constexpr):
+                   in_elect_one: cutlass.Constexpr, slice_shift: cutlass.Constexpr, wait_ld: cutlass.Constexpr,
+                   again: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
     warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
     smem = cutlass.memory.SmemAllocator()
@@ -57,29 +59,45 @@ def one_mma_kernel(tiled_mma: cute.TiledMma, mA: cute.Tensor, mB: cute.Tensor, m
     from_tmem, to_global = mine.partition_S(tile), mine.partition_D(mD)
     values = cute.make_rmem_tensor(to_global.shape, cutlass.Float32)
     cute.copy(tmem_copy, from_tmem, values)
-    cute.arch.fence_view_async_tmem_load()
+    if cutlass.const_expr(wait_ld):
+        cute.arch.fence_view_async_tmem_load()
     cute.autovec_copy(values, to_global)
     cute.arch.sync_threads()
+    if cutlass.const_expr(again):
+        # the accumulator reused for a second tile (here the same product, so D stays A B^T): the MMA may
+        # overwrite TMEM only once every warp's loads of it have completed
+        if warp == 0:
+            cute.gemm(tiled_mma, accumulator, tCrA[None, None, 0, 0], tCrB[None, None, 0, 0], accumulator)
+            with cute.arch.elect_one():
+                tcgen05.commit(done)
+        cute.arch.mbarrier_wait(done, 1)
+        cute.copy(tmem_copy, from_tmem, values)
+        cute.arch.fence_view_async_tmem_load()
+        cute.autovec_copy(values, to_global)
+        cute.arch.sync_threads()
     if warp == 0:
         cute.arch.dealloc_tmem(accumulator.iterator, COLUMNS)
 
 
 @cute.jit
 def one_mma(mA: cute.Tensor, mB: cute.Tensor, mD: cute.Tensor, issuers: cutlass.Constexpr = 1,
-            in_elect_one: cutlass.Constexpr = False, slice_shift: cutlass.Constexpr = 0):
+            in_elect_one: cutlass.Constexpr = False, slice_shift: cutlass.Constexpr = 0,
+            wait_ld: cutlass.Constexpr = True, again: cutlass.Constexpr = False):
     """D (128 x 64, fp32) = A (128 x 16) B^T (B 64 x 16), fp16, with one tcgen05 MMA."""
     tiled_mma = blackwell_helpers.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, OperandMajorMode.K,
                                                          OperandMajorMode.K, cutlass.Float32, tcgen05.CtaGroup.ONE,
                                                          (BM, BN))
     sA_layout = blackwell_helpers.make_smem_layout_a(tiled_mma, (BM, BN, BK), cutlass.Float16, 1)
     sB_layout = blackwell_helpers.make_smem_layout_b(tiled_mma, (BM, BN, BK), cutlass.Float16, 1)
-    one_mma_kernel(tiled_mma, mA, mB, mD, sA_layout, sB_layout, issuers, in_elect_one,
-                   slice_shift).launch(grid=[1, 1, 1], block=[128, 1, 1])
+    one_mma_kernel(tiled_mma, mA, mB, mD, sA_layout, sB_layout, issuers, in_elect_one, slice_shift,
+                   wait_ld, again).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
 
 @cute.kernel
-def round_trip_kernel(mX: cute.Tensor, mY: cute.Tensor, tmem_layout: cute.Layout):
-    """X (128 x 32, fp32) -> registers -> TMEM (tcgen05.st) -> registers (tcgen05.ld) -> Y."""
+def round_trip_kernel(mX: cute.Tensor, mY: cute.Tensor, tmem_layout: cute.Layout, wait_st: cutlass.Constexpr,
+                      wait_ld: cutlass.Constexpr, store_back: cutlass.Constexpr):
+    """X (128 x 32, fp32) -> registers -> TMEM (tcgen05.st) -> registers (tcgen05.ld) -> Y; with `store_back`,
+    the loaded registers are stored to the same TMEM again."""
     tidx, _, _ = cute.arch.thread_idx()
     warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
     smem = cutlass.memory.SmemAllocator()
@@ -95,21 +113,27 @@ def round_trip_kernel(mX: cute.Tensor, mY: cute.Tensor, tmem_layout: cute.Layout
     values = cute.make_rmem_tensor(mine_ld.partition_D(mY).shape, cutlass.Float32)
     cute.autovec_copy(mine_ld.partition_D(mX), values)
     cute.copy(to_tmem, values, mine_st.partition_D(tile))
-    cute.arch.fence_view_async_tmem_store()
+    if cutlass.const_expr(wait_st):
+        cute.arch.fence_view_async_tmem_store()
     back = cute.make_rmem_tensor(values.shape, cutlass.Float32)
     cute.copy(from_tmem, mine_ld.partition_S(tile), back)
-    cute.arch.fence_view_async_tmem_load()
+    if cutlass.const_expr(wait_ld):
+        cute.arch.fence_view_async_tmem_load()
     cute.autovec_copy(back, mine_ld.partition_D(mY))
+    if cutlass.const_expr(store_back):
+        cute.copy(to_tmem, back, mine_st.partition_D(tile))
+        cute.arch.fence_view_async_tmem_store()
     cute.arch.sync_threads()
     if warp == 0:
         cute.arch.dealloc_tmem(tile.iterator, 32)
 
 
 @cute.jit
-def round_trip(mX: cute.Tensor, mY: cute.Tensor):
+def round_trip(mX: cute.Tensor, mY: cute.Tensor, wait_st: cutlass.Constexpr = True,
+               wait_ld: cutlass.Constexpr = True, store_back: cutlass.Constexpr = False):
     """Y = X through tensor memory: 128 lanes x 32 columns, a row per lane."""
     tmem_layout = cute.make_layout((128, 32), stride=(65536, 1))
-    round_trip_kernel(mX, mY, tmem_layout).launch(grid=[1, 1, 1], block=[128, 1, 1])
+    round_trip_kernel(mX, mY, tmem_layout, wait_st, wait_ld, store_back).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
 
 @cute.struct

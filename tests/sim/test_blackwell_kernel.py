@@ -154,3 +154,51 @@ def test_tmem_allocator_and_accumulator_pipeline_as_nvidia_writes_them():
         d = torch.zeros(128, 64)
         blackwell_kernels.one_mma_pipelined(a, b, d)
     assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
+
+
+# ---- tcgen05.wait::ld / wait::st (cute.arch.fence_view_async_tmem_load / _store)
+
+def round_trip(**knobs):
+    with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
+        from tests.sim import blackwell_kernels
+        x, y = torch.randn(128, 32), torch.zeros(128, 32)
+        blackwell_kernels.round_trip(x, y, **knobs)
+    return x, y
+
+
+def test_the_registers_of_a_tmem_load_may_be_used_before_its_wait():
+    """The PTX ISA (9.7.16.6.4.5, "Register dependencies, same thread"): "For tcgen05.ld, an intra-thread ordering
+    through true register dependency will be respected regardless of the presence or absence of other forms of
+    synchronization." CuTeDSL 4.8.1 emits no tcgen05.wait::ld of its own (the one-MMA kernel compiled for sm_100a
+    without its fence: one tcgen05.ld, no tcgen05.wait), and NVIDIA's tour_to_sol_gemm and dense_gemm use the
+    loaded registers with none: the simulator accepts it, here and in chapter 09's kernel."""
+    d, a, b = one_mma(wait_ld=False)
+    assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
+    fence = "        cute.arch.fence_view_async_tmem_load()"
+    assert SOURCE.count(fence) == 1
+    d, a, b = run(SOURCE.replace(fence, "        pass"), 128, 128, 128)
+    assert (d.float() - a.float() @ b.float().T).abs().max().item() < 0.06
+
+
+def test_an_accumulator_reused_after_its_loads_completed_equals_torch():
+    d, a, b = one_mma(again=True)
+    assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
+
+
+@pytest.mark.parametrize("kernel, knobs, named, where", [
+    (one_mma, dict(again=True, wait_ld=False),
+     "TMEM overwritten before the load that reads it completed: the tcgen05 MMA at blackwell_kernels.py", "warp 0"),
+    (round_trip, dict(wait_ld=False, store_back=True),
+     "TMEM overwritten before the load that reads it completed: the TMEM store (tcgen05.st) at", "warp 0"),
+    (round_trip, dict(wait_st=False),
+     "TMEM read before the store that writes it completed: the TMEM load (tcgen05.ld) at", "warp 0"),
+], ids=["an MMA overwrites TMEM a load without wait::ld reads", "a store overwrites TMEM its own load still reads",
+        "a load reads TMEM a store without wait::st writes"])
+def test_tmem_accesses_not_waited_for_are_named(kernel, knobs, named, where):
+    """What tcgen05.wait::ld / wait::st order (PTX ISA 9.7.16.6.4.2 and .5): a load's read of TMEM before a later
+    write of it ("anti-dependency hazards"), a store's write before a later read."""
+    with pytest.raises(cutekit.sim.machine.KernelError) as raised:
+        kernel(**knobs)
+    message = str(raised.value)
+    assert named in message and where in message, message
+    assert message.count("blackwell_kernels.py") >= 2, message          # both lines: the access and the earlier one

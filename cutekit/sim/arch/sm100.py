@@ -30,9 +30,39 @@ needs by happens-before, as the Hopper room does (sm90.py):
     allocation beyond the 512 columns (tcgen05.alloc then waits forever) and an MMA that adds to cells nothing
     wrote (TMEM starts as garbage: NaN here) are named.
 
-Not refused (NVIDIA's own CuTeDSL examples do without them, and CuTeDSL 4.8.1 has no `cute.arch` call for the
-thread-sync fences): using a TMEM load's registers before `fence_view_async_tmem_load` (tcgen05.wait::ld), and a
-block barrier around TMEM accesses without `tcgen05.fence::before_thread_sync` / `after_thread_sync`.
+  * tcgen05.ld and tcgen05.st are asynchronous, and a warp's `fence_view_async_tmem_load` / `_store`
+    (tcgen05.wait::ld / wait::st) is what completes them: TMEM that a load of a warp that has not waited yet reads
+    may not be written (by an MMA or a tcgen05.st, "TMEM overwritten before the load that reads it completed"),
+    and TMEM that a store not waited for writes may not be read or accumulated into ("TMEM read before the store
+    that writes it completed"). The PTX ISA (9.x), tcgen05.wait: "Instruction tcgen05.wait::ld/tcgen05.wait::st
+    causes the executing thread to block until all prior tcgen05.ld/tcgen05.st operations issued by the
+    executing thread have completed", its example "tcgen05.ld [...]; // Prevents subsequent tcgen05.mma from
+    racing ahead of the tcgen05.ld; tcgen05.wait::ld; tcgen05.mma [...]"; section 9.7.16.6.4.2 (non-pipelined
+    instructions, same thread): "tcgen05.st; tcgen05.wait::st; tcgen05.ld"; and 9.7.16.6.4.5 (register
+    dependencies, same thread): "For tcgen05.ld, an intra-thread ordering through true register dependency will
+    be respected regardless of the presence or absence of other forms of synchronization. This form of register
+    dependency does not imply any other form of ordering. [...] To enforce such memory orderings and avoiding
+    anti-dependency hazards around tcgen05.ld, tcgen05.wait::ld must be used."
+
+Accepted, as the PTX ISA and NVIDIA's code do:
+  * using a TMEM load's registers before tcgen05.wait::ld (the true register dependency above). CuTeDSL 4.8.1
+    inserts no wait itself: compiled for sm_100a (2026-11-28), tests/sim/blackwell_kernels.py's one_mma has one
+    tcgen05.ld and one tcgen05.wait::ld right after it with `fence_view_async_tmem_load()`, and none without
+    (its first use, a st.global of the registers, 3 lines after the load); NVIDIA's tour_to_sol_gemm (both
+    kernels: 1 tcgen05.ld.32x32b.x64, 0 tcgen05.wait) and dense_gemm (1 tcgen05.ld .x128, or 4 .x32 with the
+    TMA-store epilogue; 0 tcgen05.wait) use the registers without one;
+  * freeing TMEM (dealloc after a block barrier) that loads no one waited for have read: both NVIDIA examples do
+    it, their registers consumed before the barrier;
+  * no `tcgen05.fence::before_thread_sync` / `after_thread_sync` around a thread synchronization. The ISA's
+    patterns put them there (tcgen05.fence: "The tcgen05.fence::* instructions compose with execution ordering
+    instructions across a thread scope and provide ordering between tcgen05 instructions across the same
+    scope"; 9.7.16.6.4.4, an MMA in one thread and a load in another: "tcgen05.mma; tcgen05.commit [...]" then
+    "mbarrier.try_wait [...]; tcgen05.fence::after_thread_sync; tcgen05.ld"), but
+    NVIDIA's tour_to_sol_gemm and dense_gemm compile to PTX with no tcgen05.fence at all (CuTeDSL's pipelines
+    and TmemAllocator emit none; 4.8.1 has no `cute.arch` call for them, only
+    `cutlass.experimental.primitives.tcgen05_fence`), and CUTLASS's C++ headers (include/, 2026-08) never emit
+    one either: a refusal would stop NVIDIA's own code. The simulator runs each tcgen05 operation when it is
+    issued, so their absence changes nothing here.
 
 A room of the architecture floor (arch/__init__.py): it builds on sm_90's room (TMA, elect_one, the ACCUMULATE
 field) and registers, when imported, what `cute.gemm` and `cute.copy` do with tcgen05 atoms (ops/device.py's
@@ -62,8 +92,9 @@ from .sm80 import _tv_table
 
 
 class BlackwellError(threads.KernelError):
-    """A Blackwell mistake: TMEM read before the MMA's commit completed, columns not allocated or never freed, an
-    MMA issued by more than one warp, a warp outside its TMEM lanes."""
+    """A Blackwell mistake: TMEM read before the MMA's commit completed, TMEM written before a load of it completed
+    (or read before a store completed), columns not allocated or never freed, an MMA issued by more than one warp,
+    a warp outside its TMEM lanes."""
 
 
 LANES, COLUMNS = 128, 512
@@ -156,6 +187,8 @@ class _Tmem:
     freed: list = field(default_factory=list)
     relinquished: str = ""
     writer: numpy.ndarray = None                    # (lane * 512 + column) -> the _MmaGroup number, -1
+    unwaited: dict = field(default_factory=dict)    # "ld" / "st" -> (lane * 512 + column) -> thread, -1
+    accesses: dict = field(default_factory=dict)    # ("ld" / "st", thread) -> [(compact cells, site)] not waited for
     groups: list = field(default_factory=list)
     warps: dict = field(default_factory=dict)
     issuers: dict = field(default_factory=dict)     # (site, k) -> the warp that issued that MMA
@@ -166,6 +199,8 @@ def _tmem(thread) -> _Tmem:
     if state is None:
         state = thread.block.__dict__["blackwell"] = _Tmem(numpy.zeros(LANES * LANE_STRIDE, numpy.uint32))
         state.writer = numpy.full(LANES * COLUMNS, -1, numpy.int32)
+        state.unwaited = {"ld": numpy.full(LANES * COLUMNS, -1, numpy.int32),
+                          "st": numpy.full(LANES * COLUMNS, -1, numpy.int32)}
     return state
 
 
@@ -422,6 +457,9 @@ def umma(mma, d, a, b, c):
                         "accumulates in place): cute.gemm(tiled_mma, acc, a, b, acc)")
     cells = _cells(d, d_addresses)
     _check_allocated(state, cells, "the tcgen05 MMA")
+    compact = _compact(cells)
+    _check_stores_done(state, compact, "the tcgen05 MMA")
+    _check_loads_done(state, compact, "the tcgen05 MMA")
     hopper = sm90._block(thread)
     a_addresses, b_addresses = a.checked_addresses(), b.checked_addresses()
     numbers = (sm90._check_reads(thread, hopper, a, a_addresses, "A", who="tcgen05 MMA")
@@ -541,7 +579,10 @@ def tmem_load(atom, src: SimTensor, dst: SimTensor):
     cells = _cells(src, source)
     _check_quarter(thread, cells, what)
     _check_allocated(state, cells, what)
+    compact = _compact(cells)
+    _check_stores_done(state, compact, what)
     _check_mma_done(thread, state, cells)
+    _issued(state, thread, "ld", compact, _site())
     # every lane addresses the warp's whole block (the atom's TMEM side is (32, n):(0, 1)); lane t receives the
     # elements the atom's register side gives it
     table = _tv_table(atom.layout_dst_tv, 32, mine)[thread.lane]
@@ -572,12 +613,15 @@ def tmem_store(atom, src: SimTensor, dst: SimTensor):
     cells = _cells(dst, destination)
     _check_quarter(thread, cells, what)
     _check_allocated(state, cells, what)
+    compact = _compact(cells)
+    _check_loads_done(state, compact, what)
     tensors.read(src.storage, source, src)
     collectives.warp_collective(("tcgen05.st.data", type(atom.op).__name__),
                                 lambda payloads: _store_block(atom, block, mine, payloads),
                                 (src.storage.array[source].copy(), dst, destination),
                                 what="cute.copy with a TMEM store", instruction="tcgen05.st.sync.aligned")
-    state.writer[_compact(cells)] = -1
+    state.writer[compact] = -1
+    _issued(state, thread, "st", compact, _site())
 
 
 def _store_block(atom, block: int, mine: int, payloads: dict) -> dict:
@@ -634,20 +678,91 @@ def _check_mma_done(thread, state: _Tmem, cells: numpy.ndarray):
                   f"at once. Wait with parity {(commit_.phase - 1) % 2}")
 
 
+# --------------------------------------------------------------------------------------------- waits
+
+def _issued(state: _Tmem, thread, kind: str, compact: numpy.ndarray, site: str):
+    """A tcgen05.ld ("ld") or tcgen05.st ("st") of `thread`'s warp touched `compact`: until the warp executes
+    tcgen05.wait::ld / wait::st, the access may still be in flight."""
+    state.unwaited[kind][compact] = thread.warp
+    records = state.accesses.setdefault((kind, thread.warp), [])
+    if not records or records[-1][1] != site or records[-1][0] is not compact:
+        records.append((compact, site))
+
+
+def _waited(kind: str, what: str):
+    """tcgen05.wait::ld / wait::st (.sync.aligned: the warp's lanes execute it together): every load / store this
+    warp issued before it has completed."""
+    thread = threads.require_thread(what)
+    state = thread.block.__dict__.get("blackwell")
+    if state is None:
+        return
+    owners = state.unwaited[kind]
+    for compact, _ in state.accesses.pop((kind, thread.warp), ()):
+        cells = compact[owners[compact] == thread.warp]
+        owners[cells] = -1
+
+
+def _in_flight(state: _Tmem, kind: str, compact: numpy.ndarray):
+    """(warp, site) of a load / store not yet waited for that touched one of `compact`'s cells, or None."""
+    owners = state.unwaited[kind][compact]
+    pending = owners >= 0
+    if not pending.any():
+        return None
+    warp = int(owners[pending][0])
+    cells = compact[pending & (owners == warp)]
+    site = next((site for done, site in state.accesses.get((kind, warp), ()) if numpy.isin(cells, done).any()),
+                "an earlier line")
+    return warp, site
+
+
+def _check_loads_done(state: _Tmem, compact: numpy.ndarray, what: str):
+    """`what` writes TMEM: a tcgen05.ld still reading those cells (its warp has not executed tcgen05.wait::ld) may
+    read the new values (PTX ISA 9.7.16.6.4.5: only tcgen05.wait::ld orders the load's TMEM access)."""
+    found = _in_flight(state, "ld", compact)
+    if found is None:
+        return
+    warp, site = found
+    _fail(f"TMEM overwritten before the load that reads it completed: {what} at {_site()} writes TMEM that the "
+          f"TMEM load (tcgen05.ld) at {site} reads for warp {warp}, and that warp has not waited for its loads "
+          f"(cute.arch.fence_view_async_tmem_load(), PTX tcgen05.wait::ld). A tcgen05.ld is asynchronous: its "
+          f"registers may be used without the wait (the PTX ISA orders a true register dependency on them), but "
+          f"only tcgen05.wait::ld orders its read of TMEM before a later write, so on a GPU the load may return "
+          f"the new values. Call fence_view_async_tmem_load() after the loads and before the TMEM is handed back "
+          f"(the barrier, or the accumulator pipeline's release) or stored to")
+
+
+def _check_stores_done(state: _Tmem, compact: numpy.ndarray, what: str):
+    """`what` reads (or accumulates into) TMEM: a tcgen05.st still writing those cells (its warp has not executed
+    tcgen05.wait::st) may land after it (PTX ISA 9.7.16.6.4.2: tcgen05.st; tcgen05.wait::st; tcgen05.ld)."""
+    found = _in_flight(state, "st", compact)
+    if found is None:
+        return
+    warp, site = found
+    _fail(f"TMEM read before the store that writes it completed: {what} at {_site()} reads TMEM that the TMEM "
+          f"store (tcgen05.st) at {site} writes for warp {warp}, and that warp has not waited for its stores "
+          f"(cute.arch.fence_view_async_tmem_store(), PTX tcgen05.wait::st). A tcgen05.st is asynchronous: on a "
+          f"GPU {what} may see the old values. Call fence_view_async_tmem_store() after the stores and before "
+          f"anything reads that TMEM (and before the barrier that hands it to another warp)")
+
+
 # --------------------------------------------------------------------------------------------- fences
 
 def fence_view_async_tmem_load(**kwargs):
-    """cute.arch.fence_view_async_tmem_load (tcgen05.wait::ld): this thread's TMEM loads have completed."""
-    threads.require_thread("cute.arch.fence_view_async_tmem_load()")
+    """cute.arch.fence_view_async_tmem_load (tcgen05.wait::ld): this warp's TMEM loads have completed."""
+    _waited("ld", "cute.arch.fence_view_async_tmem_load()")
 
 
 def fence_view_async_tmem_store(**kwargs):
-    """cute.arch.fence_view_async_tmem_store (tcgen05.wait::st): this thread's TMEM stores have completed."""
-    threads.require_thread("cute.arch.fence_view_async_tmem_store()")
+    """cute.arch.fence_view_async_tmem_store (tcgen05.wait::st): this warp's TMEM stores have completed."""
+    _waited("st", "cute.arch.fence_view_async_tmem_store()")
 
 
 def fence_view_async_tmem_op(kind=None, **kwargs):
-    threads.require_thread("cute.arch.fence_view_async_tmem_op()")
+    """cute.arch.fence_view_async_tmem_op("load" | "store")."""
+    name = str(getattr(kind, "value", kind)).lower()
+    if name not in ("load", "store"):
+        raise CuteError(f"cute.arch.fence_view_async_tmem_op(kind): \"load\" or \"store\", got {kind!r}")
+    _waited("ld" if name == "load" else "st", "cute.arch.fence_view_async_tmem_op()")
 
 
 def tcgen05_fence(kind, **kwargs):
