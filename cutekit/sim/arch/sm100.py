@@ -3,12 +3,17 @@ for the whole CTA, tcgen05.commit arriving on an mbarrier, tcgen05.ld / tcgen05.
 
 Simulated: a TMEM of 128 lanes x 512 columns of 32-bit cells per CTA (`cute.arch.alloc_tmem` / `dealloc_tmem` /
 `relinquish_tmem_alloc_permit` / `retrieve_tmem_ptr`, `cutlass.utils.TmemAllocator`); `cute.gemm` with a tcgen05
-MMA (CtaGroup.ONE, A and B from shared memory, the ACCUMULATE field as CuTeDSL 4.8.1 sets it: false until set);
-`tcgen05.commit`; TMEM loads and stores through `cute.copy` (the Ld/St ops of `make_tmem_copy`); the TMEM fences
-(`cute.arch.fence_view_async_tmem_load/store`, `cutlass.experimental.primitives.tcgen05_fence`); the pipelines
-`PipelineTmaUmma`, `PipelineUmmaAsync` and (sm_90's, for the epilogue's TMA stores) `PipelineTmaStore`.
+MMA (CtaGroup.ONE, A and B from shared memory, the ACCUMULATE field as CuTeDSL 4.8.1 sets it: false until set)
+of 64 or 128 rows (64 rows sit in lanes 0-15 of each warp's 32, as make_fragment_C lays them out), kind::f16
+with Float32 or Float16 accumulators, kind::tf32 (its operands multiplied as the fp32 values they are stored as:
+a GPU reads only their top 19 bits) and kind::i8 (exact, into Int32), each MMA's exact sum rounded once to the
+accumulator's type; `tcgen05.commit`; TMEM loads and stores through `cute.copy` (the Ld/St ops of
+`make_tmem_copy`, 16-bit values one per 32-bit column with Pack.PACK_16b_IN_32b / Unpack.UNPACK_32b_IN_16b); the
+TMEM waits and fences (`cute.arch.fence_view_async_tmem_load/store`,
+`cutlass.experimental.primitives.tcgen05_fence`); the pipelines `PipelineTmaUmma`, `PipelineUmmaAsync` and
+(sm_90's, for the epilogue's TMA stores) `PipelineTmaStore`.
 Refused by name: CtaGroup.TWO (an MMA over a pair of CTAs) and clusters larger than one CTA, A from TMEM
-(OperandSource.TMEM), the packed 16-bit TMEM copies (Pack / Unpack), a multicast commit.
+(OperandSource.TMEM), a multicast commit.
 
 A GPU runs the MMA asynchronously: it reads shared memory and writes TMEM some time after it is issued, and
 `tcgen05.commit(bar)` makes `bar` receive one arrival once every MMA the committing warp issued before it has
@@ -80,7 +85,7 @@ from ...cute import typing as types
 from ...cute.inttuple import CuteError, is_int
 from ...cute.layout import size
 from ...cute.nvgpu.common_modes import CtaGroup
-from ...cute.nvgpu.tcgen05.copy import _LOADS, _STORES, Pack, Unpack
+from ...cute.nvgpu.tcgen05.copy import _LOADS, _STORES
 from ...cute.nvgpu.tcgen05.mma import _Tcgen05MmaOp
 from ..machine import collectives, scheduler, threads
 from ..memory import tensors
@@ -558,8 +563,6 @@ def tmem_load(atom, src: SimTensor, dst: SimTensor):
     """cute.copy with a TMEM load atom (tcgen05.ld): this thread's part of the warp's load, TMEM -> registers."""
     thread = threads.require_thread("a TMEM load (tcgen05.ld)")
     what = "the TMEM load (tcgen05.ld)"
-    if getattr(atom.op, "pack", Pack.NONE) is not Pack.NONE:
-        raise CuteError("cute.copy with a TMEM load of Pack.PACK_16b_IN_32b is not simulated: load 32-bit values")
     if src.storage.space != "tmem":
         raise CuteError(f"cute.copy with a TMEM load atom: the source must be tensor memory (the accumulator "
                         f"partitioned by tmem_copy.get_slice(tidx).partition_S), got {src.storage.describe()}")
@@ -595,9 +598,6 @@ def tmem_store(atom, src: SimTensor, dst: SimTensor):
     """cute.copy with a TMEM store atom (tcgen05.st): registers -> this thread's TMEM cells."""
     thread = threads.require_thread("a TMEM store (tcgen05.st)")
     what = "the TMEM store (tcgen05.st)"
-    if getattr(atom.op, "unpack", Unpack.NONE) is not Unpack.NONE:
-        raise CuteError("cute.copy with a TMEM store of Unpack.UNPACK_32b_IN_16b is not simulated: store 32-bit "
-                        "values")
     if dst.storage.space != "tmem":
         raise CuteError(f"cute.copy with a TMEM store atom: the destination must be tensor memory, got "
                         f"{dst.storage.describe()}")
