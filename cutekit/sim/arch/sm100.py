@@ -192,11 +192,28 @@ class _Tmem:
     freed: list = field(default_factory=list)
     relinquished: str = ""
     writer: numpy.ndarray = None                    # (lane * 512 + column) -> the _MmaGroup number, -1
-    unwaited: dict = field(default_factory=dict)    # "ld" / "st" -> (lane * 512 + column) -> thread, -1
+    unwaited: dict = field(default_factory=dict)    # "ld" / "st" -> (lane * 512 + column) -> warp, -1
     accesses: dict = field(default_factory=dict)    # ("ld" / "st", thread) -> [(compact cells, site)] not waited for
     groups: list = field(default_factory=list)
     warps: dict = field(default_factory=dict)
     issuers: dict = field(default_factory=dict)     # (site, k) -> the warp that issued that MMA
+    version: int = 0                                # bumped by whatever changes what a TMEM load checks
+    loads: dict = field(default_factory=dict)       # (warp, n) -> _WarpLoad: the warp's n-th TMEM load, checked
+
+
+@dataclass(eq=False)
+class _WarpLoad:
+    """What the first lane of a warp to execute a tcgen05.ld found, for its other lanes (the load is .sync.aligned:
+    every lane names the same TMEM block): valid while `version` is the TMEM's."""
+    version: int
+    op: object
+    storage: object
+    size: int
+    first: int
+    block: int
+    mine: int
+    numbers: numpy.ndarray          # the MMA groups that wrote the block
+    table: numpy.ndarray            # (lane, register) -> element of the block
 
 
 def _tmem(thread) -> _Tmem:
@@ -318,6 +335,7 @@ def alloc_tmem(num_columns, smem_ptr_to_write_address, is_two_cta=None, **kwargs
               f"tcgen05.alloc then waits until columns are freed, and nobody frees them: the CTA hangs. Allocate at "
               f"most {COLUMNS} columns in all (free some first)")
     state.allocations.append(_Allocation(start, n, thread.warp, _site()))
+    state.version += 1
     state.raw.reshape(LANES, LANE_STRIDE)[:, start:start + n] = _GARBAGE
     storage, base = pointer.storage, pointer.base
     storage.array[base] = start                     # lane 0, column `start`
@@ -384,6 +402,7 @@ def dealloc_tmem(tmem_ptr, num_columns, is_two_cta=None, **kwargs):
               f"allocated (at {found.site}); the warp that allocates is the warp that frees")
     state.allocations.remove(found)
     state.freed.append(found)
+    state.version += 1
 
 
 def _refuse_two_cta(what: str):
@@ -504,7 +523,8 @@ def umma(mma, d, a, b, c):
     if group is None:
         group = warp.open = _MmaGroup(len(state.groups), thread.warp, threads.site_text(site), warp.done)
         state.groups.append(group)
-    state.writer[_compact(cells)] = group.number
+    state.writer[compact] = group.number
+    state.version += 1
     for number in numbers:
         if group not in hopper.writes[number].readers:
             hopper.writes[number].readers.append(group)
@@ -572,26 +592,43 @@ def tmem_load(atom, src: SimTensor, dst: SimTensor):
     collectives.passing_collective(("tcgen05.ld", type(atom.op).__name__), what="cute.copy with a TMEM load",
                                    instruction="tcgen05.ld.sync.aligned")
     source, destination = src.checked_addresses(), dst.checked_addresses()
-    block, mine = _exchange_tables(atom, load=True)
-    if source.size % block or destination.size % mine or source.size // block != destination.size // mine:
+    state = _tmem(thread)
+    key = (thread.warp, _counter(thread, "tmem_loads"))
+    found = state.loads.get(key)
+    if (found is None or found.version != state.version or found.size != source.size or found.storage is not
+            src.storage or (source.size and found.first != source[0]) or found.op != atom.op):
+        found = state.loads[key] = _load_checked(thread, state, atom, src, source, what)
+    block, mine = found.block, found.mine
+    if destination.size % mine or source.size // block != destination.size // mine:
         raise CuteError(f"cute.copy with a TMEM load: the warp's TMEM view ({source.size} values, {block} per "
                         f"instruction) and this thread's registers ({destination.size}, {mine} per instruction) do "
                         f"not match: partition the TMEM tensor with partition_S and the registers like partition_D "
                         f"of the same thread's slice")
-    state = _tmem(thread)
+    _check_groups_done(thread, state, found.numbers)
+    # every lane addresses the warp's whole block (the atom's TMEM side is (32, n):(0, 1)); lane t receives the
+    # elements the atom's register side gives it
+    values = src.storage.array[source].reshape(-1, block)[:, found.table[thread.lane]].reshape(-1)
+    tensors.write(dst.storage, destination, dst)
+    dst.storage.array[destination] = values
+
+
+def _load_checked(thread, state: _Tmem, atom, src: SimTensor, source: numpy.ndarray, what: str) -> _WarpLoad:
+    """The checks of a warp's TMEM load that do not depend on the lane: the TMEM block is the same for all 32
+    (the first lane to execute it runs them, and issues the load for the warp)."""
+    block, mine = _exchange_tables(atom, load=True)
+    if source.size % block:
+        raise CuteError(f"cute.copy with a TMEM load: the warp's TMEM view ({source.size} values) is not a whole "
+                        f"number of the atom's {block} per instruction: partition the TMEM tensor with partition_S "
+                        f"of the tiled copy's slice")
     cells = _cells(src, source)
     _check_quarter(thread, cells, what)
     _check_allocated(state, cells, what)
     compact = _compact(cells)
     _check_stores_done(state, compact, what)
-    _check_mma_done(thread, state, cells)
+    numbers = _mma_writers(state, cells, compact)
     _issued(state, thread, "ld", compact, _site())
-    # every lane addresses the warp's whole block (the atom's TMEM side is (32, n):(0, 1)); lane t receives the
-    # elements the atom's register side gives it
-    table = _tv_table(atom.layout_dst_tv, 32, mine)[thread.lane]
-    values = src.storage.array[source].reshape(-1, block)[:, table].reshape(-1)
-    tensors.write(dst.storage, destination, dst)
-    dst.storage.array[destination] = values
+    return _WarpLoad(state.version, atom.op, src.storage, source.size, int(source[0]) if source.size else 0, block,
+                     mine, numbers, _tv_table(atom.layout_dst_tv, 32, mine))
 
 
 def tmem_store(atom, src: SimTensor, dst: SimTensor):
@@ -616,6 +653,7 @@ def tmem_store(atom, src: SimTensor, dst: SimTensor):
     compact = _compact(cells)
     _check_loads_done(state, compact, what)
     tensors.read(src.storage, source, src)
+    state.version += 1
     collectives.warp_collective(("tcgen05.st.data", type(atom.op).__name__),
                                 lambda payloads: _store_block(atom, block, mine, payloads),
                                 (src.storage.array[source].copy(), dst, destination),
@@ -642,8 +680,10 @@ def _exchange_tables(atom, load: bool):
     return size(tmem_side, mode=[1]), size(registers, mode=[1])
 
 
-def _check_mma_done(thread, state: _Tmem, cells: numpy.ndarray):
-    writers = state.writer[_compact(cells)]
+def _mma_writers(state: _Tmem, cells: numpy.ndarray, compact: numpy.ndarray) -> numpy.ndarray:
+    """The MMA groups whose results a TMEM load of `cells` reads (numbers into state.groups); a load of TMEM that
+    nothing wrote came before any MMA finished."""
+    writers = state.writer[compact]
     unwritten = (writers < 0) & _garbage(state, cells)
     if unwritten.all():
         _fail(f"read before the MMA's commit completed: the TMEM load at {_site()} reads TMEM that no MMA (and no "
@@ -652,10 +692,13 @@ def _check_mma_done(thread, state: _Tmem, cells: numpy.ndarray):
               f"other parity: a fresh barrier counts the phase before the first as complete, so the first wait is "
               f"for parity 0). Wait on the barrier the MMAs' last tcgen05.commit arrives on")
     numbers = numpy.unique(writers)
+    return numbers[numbers >= 0]
+
+
+def _check_groups_done(thread, state: _Tmem, numbers: numpy.ndarray):
+    """This thread has seen the commit of every MMA group in `numbers` complete."""
     seen = thread.__dict__.get("mbarrier_seen", {})
     for number in numbers:
-        if number < 0:
-            continue
         group = state.groups[int(number)]
         found, missing = group.done_for(seen)
         if missing == "none":
@@ -684,6 +727,7 @@ def _issued(state: _Tmem, thread, kind: str, compact: numpy.ndarray, site: str):
     """A tcgen05.ld ("ld") or tcgen05.st ("st") of `thread`'s warp touched `compact`: until the warp executes
     tcgen05.wait::ld / wait::st, the access may still be in flight."""
     state.unwaited[kind][compact] = thread.warp
+    state.version += kind == "st"
     records = state.accesses.setdefault((kind, thread.warp), [])
     if not records or records[-1][1] != site or records[-1][0] is not compact:
         records.append((compact, site))
@@ -697,6 +741,7 @@ def _waited(kind: str, what: str):
     if state is None:
         return
     owners = state.unwaited[kind]
+    state.version += kind == "st"
     for compact, _ in state.accesses.pop((kind, thread.warp), ()):
         cells = compact[owners[compact] == thread.warp]
         owners[cells] = -1
