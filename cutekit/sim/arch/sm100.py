@@ -47,7 +47,11 @@ needs by happens-before, as the Hopper room does (sm90.py):
     dependencies, same thread): "For tcgen05.ld, an intra-thread ordering through true register dependency will
     be respected regardless of the presence or absence of other forms of synchronization. This form of register
     dependency does not imply any other form of ordering. [...] To enforce such memory orderings and avoiding
-    anti-dependency hazards around tcgen05.ld, tcgen05.wait::ld must be used."
+    anti-dependency hazards around tcgen05.ld, tcgen05.wait::ld must be used." NVIDIA's persistent CuTeDSL
+    examples call fence_view_async_tmem_load before releasing the accumulator to the MMA warp, but CuTeDSL
+    4.8.1's own helpers do not always (cutlass.utils.gemm.sm100.epilogue_tma_store releases it with no wait, its
+    registers consumed first; `epilogue` without overlapping accumulators releases right after the last load):
+    the simulator does not run those helpers, and would refuse them;
 
 Accepted, as the PTX ISA and NVIDIA's code do:
   * using a TMEM load's registers before tcgen05.wait::ld (the true register dependency above). CuTeDSL 4.8.1
