@@ -33,13 +33,12 @@ needs by happens-before, as the Hopper room does (sm90.py):
   * TMEM columns are allocated by a whole warp in powers of two from 32 to 512, freed by the warp that allocated
     them with the same count, and all freed before the CTA ends; an access outside the allocated columns, an
     allocation beyond the 512 columns (tcgen05.alloc then waits forever) and an MMA that adds to cells nothing
-    wrote (TMEM starts as garbage: NaN here) are named.
-
+    wrote (TMEM starts as garbage: NaN here) are named;
   * tcgen05.ld and tcgen05.st are asynchronous, and a warp's `fence_view_async_tmem_load` / `_store`
     (tcgen05.wait::ld / wait::st) is what completes them: TMEM that a load of a warp that has not waited yet reads
     may not be written (by an MMA or a tcgen05.st, "TMEM overwritten before the load that reads it completed"),
     and TMEM that a store not waited for writes may not be read or accumulated into ("TMEM read before the store
-    that writes it completed"). The PTX ISA (9.x), tcgen05.wait: "Instruction tcgen05.wait::ld/tcgen05.wait::st
+    that writes it completed"). The PTX ISA (release 9.2), tcgen05.wait: "Instruction tcgen05.wait::ld/tcgen05.wait::st
     causes the executing thread to block until all prior tcgen05.ld/tcgen05.st operations issued by the
     executing thread have completed", its example "tcgen05.ld [...]; // Prevents subsequent tcgen05.mma from
     racing ahead of the tcgen05.ld; tcgen05.wait::ld; tcgen05.mma [...]"; section 9.7.16.6.4.2 (non-pipelined
@@ -51,7 +50,7 @@ needs by happens-before, as the Hopper room does (sm90.py):
     examples call fence_view_async_tmem_load before releasing the accumulator to the MMA warp, but CuTeDSL
     4.8.1's own helpers do not always (cutlass.utils.gemm.sm100.epilogue_tma_store releases it with no wait, its
     registers consumed first; `epilogue` without overlapping accumulators releases right after the last load):
-    the simulator does not run those helpers, and would refuse them;
+    the simulator does not run those helpers, and would refuse them.
 
 Accepted, as the PTX ISA and NVIDIA's code do:
   * using a TMEM load's registers before tcgen05.wait::ld (the true register dependency above). CuTeDSL 4.8.1
@@ -66,9 +65,9 @@ Accepted, as the PTX ISA and NVIDIA's code do:
     patterns put them there (tcgen05.fence: "The tcgen05.fence::* instructions compose with execution ordering
     instructions across a thread scope and provide ordering between tcgen05 instructions across the same
     scope"; 9.7.16.6.4.4, an MMA in one thread and a load in another: "tcgen05.mma; tcgen05.commit [...]" then
-    "mbarrier.try_wait [...]; tcgen05.fence::after_thread_sync; tcgen05.ld"), but
-    NVIDIA's tour_to_sol_gemm and dense_gemm compile to PTX with no tcgen05.fence at all (CuTeDSL's pipelines
-    and TmemAllocator emit none; 4.8.1 has no `cute.arch` call for them, only
+    "mbarrier.try_wait [...]; tcgen05.fence::after_thread_sync; tcgen05.ld"), but NVIDIA's
+    tour_to_sol_gemm and dense_gemm compile to PTX with no tcgen05.fence at all (CuTeDSL's pipelines and
+    TmemAllocator emit none; 4.8.1 has no `cute.arch` call for them, only
     `cutlass.experimental.primitives.tcgen05_fence`), and CUTLASS's C++ headers (include/, 2026-08) never emit
     one either: a refusal would stop NVIDIA's own code. The simulator runs each tcgen05 operation when it is
     issued, so their absence changes nothing here.
