@@ -191,8 +191,25 @@ def blackwell_modules(nvgpu, utils, cutlass, pipeline, memory, retype_tiled_mma,
             return Tensor(("tmem", tensor.storage.element_type, 0), tensor.layout)
         return tensor
 
+    made_tmem_copies = {}
+
     def make_tmem_copy(atom, tmem_tensor):
-        return retype_tiled_copy(reference_tcgen05.make_tmem_copy(atom, as_reference(tmem_tensor)))
+        """Kept per (atom, element type, layout): every thread of an epilogue makes the same one (TiledCopy and its
+        atom are frozen values)."""
+        tensor = as_reference(tmem_tensor)
+        key = (atom, getattr(tensor, "iterator", None), getattr(tensor, "layout", None))
+        try:
+            return made_tmem_copies[key]
+        except (KeyError, TypeError):
+            pass
+        made = retype_tiled_copy(reference_tcgen05.make_tmem_copy(atom, tensor))
+        try:
+            if len(made_tmem_copies) > 4096:
+                made_tmem_copies.clear()
+            made_tmem_copies[key] = made
+        except TypeError:           # an unhashable part: not kept
+            pass
+        return made
 
     def find_tmem_tensor_col_offset(tmem_tensor):
         return reference_tcgen05.find_tmem_tensor_col_offset(as_reference(tmem_tensor))

@@ -133,11 +133,14 @@ def test_one_mma_mistakes_are_named(knobs, named):
     assert "blackwell_kernels.py" in str(raised.value)
 
 
-def test_tmem_store_then_load_gives_the_values_back():
-    """tcgen05.st (St32x32bOp) then tcgen05.ld (Ld32x32bOp) through a 128 x 32 TMEM tile: lane l holds row l."""
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_tmem_store_then_load_gives_the_values_back(dtype):
+    """tcgen05.st (St32x32bOp) then tcgen05.ld (Ld32x32bOp) through a 128 x 32 TMEM tile: lane l holds row l;
+    fp16 values one per 32-bit column, stored with Unpack.UNPACK_32b_IN_16b and loaded with Pack.PACK_16b_IN_32b
+    (compiled for sm_100a: tcgen05.st...32x32b.x16.unpack::16b and tcgen05.ld...32x32b.x16.pack::16b)."""
     with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
         from tests.sim import blackwell_kernels
-        x, y = torch.randn(128, 32), torch.zeros(128, 32)
+        x, y = torch.randn(128, 32).to(dtype), torch.zeros(128, 32, dtype=dtype)
         blackwell_kernels.round_trip(x, y)
     assert torch.equal(x, y)
 
@@ -154,3 +157,89 @@ def test_tmem_allocator_and_accumulator_pipeline_as_nvidia_writes_them():
         d = torch.zeros(128, 64)
         blackwell_kernels.one_mma_pipelined(a, b, d)
     assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
+
+
+# ---- tcgen05.wait::ld / wait::st (cute.arch.fence_view_async_tmem_load / _store)
+
+def round_trip(**knobs):
+    with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
+        from tests.sim import blackwell_kernels
+        x, y = torch.randn(128, 32), torch.zeros(128, 32)
+        blackwell_kernels.round_trip(x, y, **knobs)
+    return x, y
+
+
+def test_the_registers_of_a_tmem_load_may_be_used_before_its_wait():
+    """The PTX ISA (9.7.16.6.4.5, "Register dependencies, same thread"): "For tcgen05.ld, an intra-thread ordering
+    through true register dependency will be respected regardless of the presence or absence of other forms of
+    synchronization." CuTeDSL 4.8.1 emits no tcgen05.wait::ld of its own (the one-MMA kernel compiled for sm_100a
+    without its fence: one tcgen05.ld, no tcgen05.wait), and NVIDIA's tour_to_sol_gemm and dense_gemm use the
+    loaded registers with none: the simulator accepts it, here and in chapter 09's kernel."""
+    d, a, b = one_mma(wait_ld=False)
+    assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
+    fence = "        cute.arch.fence_view_async_tmem_load()"
+    assert SOURCE.count(fence) == 1
+    d, a, b = run(SOURCE.replace(fence, "        pass"), 128, 128, 128)
+    assert (d.float() - a.float() @ b.float().T).abs().max().item() < 0.06
+
+
+def test_an_accumulator_reused_after_its_loads_completed_equals_torch():
+    d, a, b = one_mma(again=True)
+    assert (d - a.float() @ b.float().T).abs().max().item() < 1e-4
+
+
+@pytest.mark.parametrize("kernel, knobs, named, where", [
+    (one_mma, dict(again=True, wait_ld=False),
+     "TMEM overwritten before the load that reads it completed: the tcgen05 MMA at blackwell_kernels.py", "warp 0"),
+    (round_trip, dict(wait_ld=False, store_back=True),
+     "TMEM overwritten before the load that reads it completed: the TMEM store (tcgen05.st) at", "warp 0"),
+    (round_trip, dict(wait_st=False),
+     "TMEM read before the store that writes it completed: the TMEM load (tcgen05.ld) at", "warp 0"),
+], ids=["an MMA overwrites TMEM a load without wait::ld reads", "a store overwrites TMEM its own load still reads",
+        "a load reads TMEM a store without wait::st writes"])
+def test_tmem_accesses_not_waited_for_are_named(kernel, knobs, named, where):
+    """What tcgen05.wait::ld / wait::st order (PTX ISA 9.7.16.6.4.2 and .5): a load's read of TMEM before a later
+    write of it ("anti-dependency hazards"), a store's write before a later read."""
+    with pytest.raises(cutekit.sim.machine.KernelError) as raised:
+        kernel(**knobs)
+    message = str(raised.value)
+    assert named in message and where in message, message
+    assert message.count("blackwell_kernels.py") >= 2, message          # both lines: the access and the earlier one
+
+
+# ---- 64-row MMAs, fp16 and int32 accumulators, kind::tf32 and kind::i8
+
+@pytest.mark.parametrize("rows, accumulator, operands, K", [
+    (64, torch.float32, torch.float16, 16),
+    (128, torch.float16, torch.float16, 16),
+    (64, torch.float16, torch.float16, 16),
+    (128, torch.float32, torch.float32, 16),
+    (128, torch.int32, torch.int8, 64),
+    (64, torch.int32, torch.int8, 64),
+], ids=["64 rows fp32", "fp16 accumulator", "64 rows fp16 accumulator", "kind::tf32", "kind::i8", "64 rows kind::i8"])
+def test_mma_shapes_and_kinds_equal_torch(rows, accumulator, operands, K):
+    """tests/sim/blackwell_kernels.py's shaped_mma (compiled for sm_100a, 2026-11-28: tcgen05.mma kind::f16,
+    kind::tf32 (2 per K 16) or kind::i8 (2 per K 64); its loads tcgen05.ld 16x256b.x8 for 64 rows, 32x32b.x64 for
+    128, 32x32b.x32.pack::16b and 16x128b.x8.pack::16b for fp16 accumulators). A 64-row accumulator sits in
+    lanes 0-15 of each warp's quarter of TMEM; the simulator rounds each MMA's exact sum once to the
+    accumulator's type, and multiplies tf32 operands as the fp32 values they are stored as."""
+    generator = torch.Generator().manual_seed(rows + K)
+    if operands is torch.int8:
+        a = torch.randint(-128, 128, (rows, K), generator=generator, dtype=torch.int8)
+        b = torch.randint(-128, 128, (64, K), generator=generator, dtype=torch.int8)
+    else:
+        a = torch.randn(rows, K, generator=generator).to(operands)
+        b = torch.randn(64, K, generator=generator).to(operands)
+    d = torch.zeros(rows, 64, dtype=accumulator)
+    with cutekit.using("sim", fresh=("tests.sim.blackwell_kernels",)):
+        import cutlass
+        from tests.sim import blackwell_kernels
+        blackwell_kernels.shaped_mma(a, b, d, rows, {torch.float32: cutlass.Float32, torch.float16: cutlass.Float16,
+                                                     torch.int32: cutlass.Int32}[accumulator])
+    exact = a.double() @ b.double().T
+    if accumulator is torch.float32:
+        assert (d.double() - exact).abs().max().item() < 1e-4
+    elif accumulator is torch.float16:          # rounded once: within half an fp16 ulp of the exact sum
+        assert ((d.double() - exact).abs() <= exact.abs() * 2.0 ** -11).all()
+    else:
+        assert torch.equal(d, exact.to(accumulator))

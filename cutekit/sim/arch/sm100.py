@@ -3,12 +3,17 @@ for the whole CTA, tcgen05.commit arriving on an mbarrier, tcgen05.ld / tcgen05.
 
 Simulated: a TMEM of 128 lanes x 512 columns of 32-bit cells per CTA (`cute.arch.alloc_tmem` / `dealloc_tmem` /
 `relinquish_tmem_alloc_permit` / `retrieve_tmem_ptr`, `cutlass.utils.TmemAllocator`); `cute.gemm` with a tcgen05
-MMA (CtaGroup.ONE, A and B from shared memory, the ACCUMULATE field as CuTeDSL 4.8.1 sets it: false until set);
-`tcgen05.commit`; TMEM loads and stores through `cute.copy` (the Ld/St ops of `make_tmem_copy`); the TMEM fences
-(`cute.arch.fence_view_async_tmem_load/store`, `cutlass.experimental.primitives.tcgen05_fence`); the pipelines
-`PipelineTmaUmma`, `PipelineUmmaAsync` and (sm_90's, for the epilogue's TMA stores) `PipelineTmaStore`.
+MMA (CtaGroup.ONE, A and B from shared memory, the ACCUMULATE field as CuTeDSL 4.8.1 sets it: false until set)
+of 64 or 128 rows (64 rows sit in lanes 0-15 of each warp's 32, as make_fragment_C lays them out), kind::f16
+with Float32 or Float16 accumulators, kind::tf32 (its operands multiplied as the fp32 values they are stored as:
+a GPU reads only their top 19 bits) and kind::i8 (exact, into Int32), each MMA's exact sum rounded once to the
+accumulator's type; `tcgen05.commit`; TMEM loads and stores through `cute.copy` (the Ld/St ops of
+`make_tmem_copy`, 16-bit values one per 32-bit column with Pack.PACK_16b_IN_32b / Unpack.UNPACK_32b_IN_16b); the
+TMEM waits and fences (`cute.arch.fence_view_async_tmem_load/store`,
+`cutlass.experimental.primitives.tcgen05_fence`); the pipelines `PipelineTmaUmma`, `PipelineUmmaAsync` and
+(sm_90's, for the epilogue's TMA stores) `PipelineTmaStore`.
 Refused by name: CtaGroup.TWO (an MMA over a pair of CTAs) and clusters larger than one CTA, A from TMEM
-(OperandSource.TMEM), the packed 16-bit TMEM copies (Pack / Unpack), a multicast commit.
+(OperandSource.TMEM), a multicast commit.
 
 A GPU runs the MMA asynchronously: it reads shared memory and writes TMEM some time after it is issued, and
 `tcgen05.commit(bar)` makes `bar` receive one arrival once every MMA the committing warp issued before it has
@@ -28,11 +33,44 @@ needs by happens-before, as the Hopper room does (sm90.py):
   * TMEM columns are allocated by a whole warp in powers of two from 32 to 512, freed by the warp that allocated
     them with the same count, and all freed before the CTA ends; an access outside the allocated columns, an
     allocation beyond the 512 columns (tcgen05.alloc then waits forever) and an MMA that adds to cells nothing
-    wrote (TMEM starts as garbage: NaN here) are named.
+    wrote (TMEM starts as garbage: NaN here) are named;
+  * tcgen05.ld and tcgen05.st are asynchronous, and a warp's `fence_view_async_tmem_load` / `_store`
+    (tcgen05.wait::ld / wait::st) is what completes them: TMEM that a load of a warp that has not waited yet reads
+    may not be written (by an MMA or a tcgen05.st, "TMEM overwritten before the load that reads it completed"),
+    and TMEM that a store not waited for writes may not be read or accumulated into ("TMEM read before the store
+    that writes it completed"). The PTX ISA (release 9.2), tcgen05.wait: "Instruction tcgen05.wait::ld/tcgen05.wait::st
+    causes the executing thread to block until all prior tcgen05.ld/tcgen05.st operations issued by the
+    executing thread have completed", its example "tcgen05.ld [...]; // Prevents subsequent tcgen05.mma from
+    racing ahead of the tcgen05.ld; tcgen05.wait::ld; tcgen05.mma [...]"; section 9.7.16.6.4.2 (non-pipelined
+    instructions, same thread): "tcgen05.st; tcgen05.wait::st; tcgen05.ld"; and 9.7.16.6.4.5 (register
+    dependencies, same thread): "For tcgen05.ld, an intra-thread ordering through true register dependency will
+    be respected regardless of the presence or absence of other forms of synchronization. This form of register
+    dependency does not imply any other form of ordering. [...] To enforce such memory orderings and avoiding
+    anti-dependency hazards around tcgen05.ld, tcgen05.wait::ld must be used." NVIDIA's persistent CuTeDSL
+    examples call fence_view_async_tmem_load before releasing the accumulator to the MMA warp, but CuTeDSL
+    4.8.1's own helpers do not always (cutlass.utils.gemm.sm100.epilogue_tma_store releases it with no wait, its
+    registers consumed first; `epilogue` without overlapping accumulators releases right after the last load):
+    the simulator does not run those helpers, and would refuse them.
 
-Not refused (NVIDIA's own CuTeDSL examples do without them, and CuTeDSL 4.8.1 has no `cute.arch` call for the
-thread-sync fences): using a TMEM load's registers before `fence_view_async_tmem_load` (tcgen05.wait::ld), and a
-block barrier around TMEM accesses without `tcgen05.fence::before_thread_sync` / `after_thread_sync`.
+Accepted, as the PTX ISA and NVIDIA's code do:
+  * using a TMEM load's registers before tcgen05.wait::ld (the true register dependency above). CuTeDSL 4.8.1
+    inserts no wait itself: compiled for sm_100a (2026-11-28), tests/sim/blackwell_kernels.py's one_mma has one
+    tcgen05.ld and one tcgen05.wait::ld right after it with `fence_view_async_tmem_load()`, and none without
+    (its first use, a st.global of the registers, 3 lines after the load); NVIDIA's tour_to_sol_gemm (both
+    kernels: 1 tcgen05.ld.32x32b.x64, 0 tcgen05.wait) and dense_gemm (1 tcgen05.ld .x128, or 4 .x32 with the
+    TMA-store epilogue; 0 tcgen05.wait) use the registers without one;
+  * freeing TMEM (dealloc after a block barrier) that loads no one waited for have read: both NVIDIA examples do
+    it, their registers consumed before the barrier;
+  * no `tcgen05.fence::before_thread_sync` / `after_thread_sync` around a thread synchronization. The ISA's
+    patterns put them there (tcgen05.fence: "The tcgen05.fence::* instructions compose with execution ordering
+    instructions across a thread scope and provide ordering between tcgen05 instructions across the same
+    scope"; 9.7.16.6.4.4, an MMA in one thread and a load in another: "tcgen05.mma; tcgen05.commit [...]" then
+    "mbarrier.try_wait [...]; tcgen05.fence::after_thread_sync; tcgen05.ld"), but NVIDIA's
+    tour_to_sol_gemm and dense_gemm compile to PTX with no tcgen05.fence at all (CuTeDSL's pipelines and
+    TmemAllocator emit none; 4.8.1 has no `cute.arch` call for them, only
+    `cutlass.experimental.primitives.tcgen05_fence`), and CUTLASS's C++ headers (include/, 2026-08) never emit
+    one either: a refusal would stop NVIDIA's own code. The simulator runs each tcgen05 operation when it is
+    issued, so their absence changes nothing here.
 
 A room of the architecture floor (arch/__init__.py): it builds on sm_90's room (TMA, elect_one, the ACCUMULATE
 field) and registers, when imported, what `cute.gemm` and `cute.copy` do with tcgen05 atoms (ops/device.py's
@@ -50,7 +88,7 @@ from ...cute import typing as types
 from ...cute.inttuple import CuteError, is_int
 from ...cute.layout import size
 from ...cute.nvgpu.common_modes import CtaGroup
-from ...cute.nvgpu.tcgen05.copy import _LOADS, _STORES, Pack, Unpack
+from ...cute.nvgpu.tcgen05.copy import _LOADS, _STORES
 from ...cute.nvgpu.tcgen05.mma import _Tcgen05MmaOp
 from ..machine import collectives, scheduler, threads
 from ..memory import tensors
@@ -62,8 +100,9 @@ from .sm80 import _tv_table
 
 
 class BlackwellError(threads.KernelError):
-    """A Blackwell mistake: TMEM read before the MMA's commit completed, columns not allocated or never freed, an
-    MMA issued by more than one warp, a warp outside its TMEM lanes."""
+    """A Blackwell mistake: TMEM read before the MMA's commit completed, TMEM written before a load of it completed
+    (or read before a store completed), columns not allocated or never freed, an MMA issued by more than one warp,
+    a warp outside its TMEM lanes."""
 
 
 LANES, COLUMNS = 128, 512
@@ -156,9 +195,28 @@ class _Tmem:
     freed: list = field(default_factory=list)
     relinquished: str = ""
     writer: numpy.ndarray = None                    # (lane * 512 + column) -> the _MmaGroup number, -1
+    unwaited: dict = field(default_factory=dict)    # "ld" / "st" -> (lane * 512 + column) -> warp, -1
+    accesses: dict = field(default_factory=dict)    # ("ld" / "st", thread) -> [(compact cells, site)] not waited for
     groups: list = field(default_factory=list)
     warps: dict = field(default_factory=dict)
     issuers: dict = field(default_factory=dict)     # (site, k) -> the warp that issued that MMA
+    version: int = 0                                # bumped by whatever changes what a TMEM load checks
+    loads: dict = field(default_factory=dict)       # (warp, n) -> _WarpLoad: the warp's n-th TMEM load, checked
+
+
+@dataclass(eq=False)
+class _WarpLoad:
+    """What the first lane of a warp to execute a tcgen05.ld found, for its other lanes (the load is .sync.aligned:
+    every lane names the same TMEM block): valid while `version` is the TMEM's."""
+    version: int
+    op: object
+    storage: object
+    size: int
+    first: int
+    block: int
+    mine: int
+    numbers: numpy.ndarray          # the MMA groups that wrote the block
+    table: numpy.ndarray            # (lane, register) -> element of the block
 
 
 def _tmem(thread) -> _Tmem:
@@ -166,6 +224,8 @@ def _tmem(thread) -> _Tmem:
     if state is None:
         state = thread.block.__dict__["blackwell"] = _Tmem(numpy.zeros(LANES * LANE_STRIDE, numpy.uint32))
         state.writer = numpy.full(LANES * COLUMNS, -1, numpy.int32)
+        state.unwaited = {"ld": numpy.full(LANES * COLUMNS, -1, numpy.int32),
+                          "st": numpy.full(LANES * COLUMNS, -1, numpy.int32)}
     return state
 
 
@@ -278,6 +338,7 @@ def alloc_tmem(num_columns, smem_ptr_to_write_address, is_two_cta=None, **kwargs
               f"tcgen05.alloc then waits until columns are freed, and nobody frees them: the CTA hangs. Allocate at "
               f"most {COLUMNS} columns in all (free some first)")
     state.allocations.append(_Allocation(start, n, thread.warp, _site()))
+    state.version += 1
     state.raw.reshape(LANES, LANE_STRIDE)[:, start:start + n] = _GARBAGE
     storage, base = pointer.storage, pointer.base
     storage.array[base] = start                     # lane 0, column `start`
@@ -344,6 +405,7 @@ def dealloc_tmem(tmem_ptr, num_columns, is_two_cta=None, **kwargs):
               f"allocated (at {found.site}); the warp that allocates is the warp that frees")
     state.allocations.remove(found)
     state.freed.append(found)
+    state.version += 1
 
 
 def _refuse_two_cta(what: str):
@@ -422,6 +484,9 @@ def umma(mma, d, a, b, c):
                         "accumulates in place): cute.gemm(tiled_mma, acc, a, b, acc)")
     cells = _cells(d, d_addresses)
     _check_allocated(state, cells, "the tcgen05 MMA")
+    compact = _compact(cells)
+    _check_stores_done(state, compact, "the tcgen05 MMA")
+    _check_loads_done(state, compact, "the tcgen05 MMA")
     hopper = sm90._block(thread)
     a_addresses, b_addresses = a.checked_addresses(), b.checked_addresses()
     numbers = (sm90._check_reads(thread, hopper, a, a_addresses, "A", who="tcgen05 MMA")
@@ -461,7 +526,8 @@ def umma(mma, d, a, b, c):
     if group is None:
         group = warp.open = _MmaGroup(len(state.groups), thread.warp, threads.site_text(site), warp.done)
         state.groups.append(group)
-    state.writer[_compact(cells)] = group.number
+    state.writer[compact] = group.number
+    state.version += 1
     for number in numbers:
         if group not in hopper.writes[number].readers:
             hopper.writes[number].readers.append(group)
@@ -520,8 +586,6 @@ def tmem_load(atom, src: SimTensor, dst: SimTensor):
     """cute.copy with a TMEM load atom (tcgen05.ld): this thread's part of the warp's load, TMEM -> registers."""
     thread = threads.require_thread("a TMEM load (tcgen05.ld)")
     what = "the TMEM load (tcgen05.ld)"
-    if getattr(atom.op, "pack", Pack.NONE) is not Pack.NONE:
-        raise CuteError("cute.copy with a TMEM load of Pack.PACK_16b_IN_32b is not simulated: load 32-bit values")
     if src.storage.space != "tmem":
         raise CuteError(f"cute.copy with a TMEM load atom: the source must be tensor memory (the accumulator "
                         f"partitioned by tmem_copy.get_slice(tidx).partition_S), got {src.storage.describe()}")
@@ -531,32 +595,49 @@ def tmem_load(atom, src: SimTensor, dst: SimTensor):
     collectives.passing_collective(("tcgen05.ld", type(atom.op).__name__), what="cute.copy with a TMEM load",
                                    instruction="tcgen05.ld.sync.aligned")
     source, destination = src.checked_addresses(), dst.checked_addresses()
-    block, mine = _exchange_tables(atom, load=True)
-    if source.size % block or destination.size % mine or source.size // block != destination.size // mine:
+    state = _tmem(thread)
+    key = (thread.warp, _counter(thread, "tmem_loads"))
+    found = state.loads.get(key)
+    if (found is None or found.version != state.version or found.size != source.size or found.storage is not
+            src.storage or (source.size and found.first != source[0]) or found.op != atom.op):
+        found = state.loads[key] = _load_checked(thread, state, atom, src, source, what)
+    block, mine = found.block, found.mine
+    if destination.size % mine or source.size // block != destination.size // mine:
         raise CuteError(f"cute.copy with a TMEM load: the warp's TMEM view ({source.size} values, {block} per "
                         f"instruction) and this thread's registers ({destination.size}, {mine} per instruction) do "
                         f"not match: partition the TMEM tensor with partition_S and the registers like partition_D "
                         f"of the same thread's slice")
-    state = _tmem(thread)
+    _check_groups_done(thread, state, found.numbers)
+    # every lane addresses the warp's whole block (the atom's TMEM side is (32, n):(0, 1)); lane t receives the
+    # elements the atom's register side gives it
+    values = src.storage.array[source].reshape(-1, block)[:, found.table[thread.lane]].reshape(-1)
+    tensors.write(dst.storage, destination, dst)
+    dst.storage.array[destination] = values
+
+
+def _load_checked(thread, state: _Tmem, atom, src: SimTensor, source: numpy.ndarray, what: str) -> _WarpLoad:
+    """The checks of a warp's TMEM load that do not depend on the lane: the TMEM block is the same for all 32
+    (the first lane to execute it runs them, and issues the load for the warp)."""
+    block, mine = _exchange_tables(atom, load=True)
+    if source.size % block:
+        raise CuteError(f"cute.copy with a TMEM load: the warp's TMEM view ({source.size} values) is not a whole "
+                        f"number of the atom's {block} per instruction: partition the TMEM tensor with partition_S "
+                        f"of the tiled copy's slice")
     cells = _cells(src, source)
     _check_quarter(thread, cells, what)
     _check_allocated(state, cells, what)
-    _check_mma_done(thread, state, cells)
-    # every lane addresses the warp's whole block (the atom's TMEM side is (32, n):(0, 1)); lane t receives the
-    # elements the atom's register side gives it
-    table = _tv_table(atom.layout_dst_tv, 32, mine)[thread.lane]
-    values = src.storage.array[source].reshape(-1, block)[:, table].reshape(-1)
-    tensors.write(dst.storage, destination, dst)
-    dst.storage.array[destination] = values
+    compact = _compact(cells)
+    _check_stores_done(state, compact, what)
+    numbers = _mma_writers(state, cells, compact)
+    _issued(state, thread, "ld", compact, _site())
+    return _WarpLoad(state.version, atom.op, src.storage, source.size, int(source[0]) if source.size else 0, block,
+                     mine, numbers, _tv_table(atom.layout_dst_tv, 32, mine))
 
 
 def tmem_store(atom, src: SimTensor, dst: SimTensor):
     """cute.copy with a TMEM store atom (tcgen05.st): registers -> this thread's TMEM cells."""
     thread = threads.require_thread("a TMEM store (tcgen05.st)")
     what = "the TMEM store (tcgen05.st)"
-    if getattr(atom.op, "unpack", Unpack.NONE) is not Unpack.NONE:
-        raise CuteError("cute.copy with a TMEM store of Unpack.UNPACK_32b_IN_16b is not simulated: store 32-bit "
-                        "values")
     if dst.storage.space != "tmem":
         raise CuteError(f"cute.copy with a TMEM store atom: the destination must be tensor memory, got "
                         f"{dst.storage.describe()}")
@@ -572,12 +653,16 @@ def tmem_store(atom, src: SimTensor, dst: SimTensor):
     cells = _cells(dst, destination)
     _check_quarter(thread, cells, what)
     _check_allocated(state, cells, what)
+    compact = _compact(cells)
+    _check_loads_done(state, compact, what)
     tensors.read(src.storage, source, src)
+    state.version += 1
     collectives.warp_collective(("tcgen05.st.data", type(atom.op).__name__),
                                 lambda payloads: _store_block(atom, block, mine, payloads),
                                 (src.storage.array[source].copy(), dst, destination),
                                 what="cute.copy with a TMEM store", instruction="tcgen05.st.sync.aligned")
-    state.writer[_compact(cells)] = -1
+    state.writer[compact] = -1
+    _issued(state, thread, "st", compact, _site())
 
 
 def _store_block(atom, block: int, mine: int, payloads: dict) -> dict:
@@ -598,8 +683,10 @@ def _exchange_tables(atom, load: bool):
     return size(tmem_side, mode=[1]), size(registers, mode=[1])
 
 
-def _check_mma_done(thread, state: _Tmem, cells: numpy.ndarray):
-    writers = state.writer[_compact(cells)]
+def _mma_writers(state: _Tmem, cells: numpy.ndarray, compact: numpy.ndarray) -> numpy.ndarray:
+    """The MMA groups whose results a TMEM load of `cells` reads (numbers into state.groups); a load of TMEM that
+    nothing wrote came before any MMA finished."""
+    writers = state.writer[compact]
     unwritten = (writers < 0) & _garbage(state, cells)
     if unwritten.all():
         _fail(f"read before the MMA's commit completed: the TMEM load at {_site()} reads TMEM that no MMA (and no "
@@ -608,10 +695,13 @@ def _check_mma_done(thread, state: _Tmem, cells: numpy.ndarray):
               f"other parity: a fresh barrier counts the phase before the first as complete, so the first wait is "
               f"for parity 0). Wait on the barrier the MMAs' last tcgen05.commit arrives on")
     numbers = numpy.unique(writers)
+    return numbers[numbers >= 0]
+
+
+def _check_groups_done(thread, state: _Tmem, numbers: numpy.ndarray):
+    """This thread has seen the commit of every MMA group in `numbers` complete."""
     seen = thread.__dict__.get("mbarrier_seen", {})
     for number in numbers:
-        if number < 0:
-            continue
         group = state.groups[int(number)]
         found, missing = group.done_for(seen)
         if missing == "none":
@@ -634,20 +724,93 @@ def _check_mma_done(thread, state: _Tmem, cells: numpy.ndarray):
                   f"at once. Wait with parity {(commit_.phase - 1) % 2}")
 
 
+# --------------------------------------------------------------------------------------------- waits
+
+def _issued(state: _Tmem, thread, kind: str, compact: numpy.ndarray, site: str):
+    """A tcgen05.ld ("ld") or tcgen05.st ("st") of `thread`'s warp touched `compact`: until the warp executes
+    tcgen05.wait::ld / wait::st, the access may still be in flight."""
+    state.unwaited[kind][compact] = thread.warp
+    state.version += kind == "st"
+    records = state.accesses.setdefault((kind, thread.warp), [])
+    if not records or records[-1][1] != site or records[-1][0] is not compact:
+        records.append((compact, site))
+
+
+def _waited(kind: str, what: str):
+    """tcgen05.wait::ld / wait::st (.sync.aligned: the warp's lanes execute it together): every load / store this
+    warp issued before it has completed."""
+    thread = threads.require_thread(what)
+    state = thread.block.__dict__.get("blackwell")
+    if state is None:
+        return
+    owners = state.unwaited[kind]
+    state.version += kind == "st"
+    for compact, _ in state.accesses.pop((kind, thread.warp), ()):
+        cells = compact[owners[compact] == thread.warp]
+        owners[cells] = -1
+
+
+def _in_flight(state: _Tmem, kind: str, compact: numpy.ndarray):
+    """(warp, site) of a load / store not yet waited for that touched one of `compact`'s cells, or None."""
+    owners = state.unwaited[kind][compact]
+    pending = owners >= 0
+    if not pending.any():
+        return None
+    warp = int(owners[pending][0])
+    cells = compact[pending & (owners == warp)]
+    site = next((site for done, site in state.accesses.get((kind, warp), ()) if numpy.isin(cells, done).any()),
+                "an earlier line")
+    return warp, site
+
+
+def _check_loads_done(state: _Tmem, compact: numpy.ndarray, what: str):
+    """`what` writes TMEM: a tcgen05.ld still reading those cells (its warp has not executed tcgen05.wait::ld) may
+    read the new values (PTX ISA 9.7.16.6.4.5: only tcgen05.wait::ld orders the load's TMEM access)."""
+    found = _in_flight(state, "ld", compact)
+    if found is None:
+        return
+    warp, site = found
+    _fail(f"TMEM overwritten before the load that reads it completed: {what} at {_site()} writes TMEM that the "
+          f"TMEM load (tcgen05.ld) at {site} reads for warp {warp}, and that warp has not waited for its loads "
+          f"(cute.arch.fence_view_async_tmem_load(), PTX tcgen05.wait::ld). A tcgen05.ld is asynchronous: its "
+          f"registers may be used without the wait (the PTX ISA orders a true register dependency on them), but "
+          f"only tcgen05.wait::ld orders its read of TMEM before a later write, so on a GPU the load may return "
+          f"the new values. Call fence_view_async_tmem_load() after the loads and before the TMEM is handed back "
+          f"(the barrier, or the accumulator pipeline's release) or stored to")
+
+
+def _check_stores_done(state: _Tmem, compact: numpy.ndarray, what: str):
+    """`what` reads (or accumulates into) TMEM: a tcgen05.st still writing those cells (its warp has not executed
+    tcgen05.wait::st) may land after it (PTX ISA 9.7.16.6.4.2: tcgen05.st; tcgen05.wait::st; tcgen05.ld)."""
+    found = _in_flight(state, "st", compact)
+    if found is None:
+        return
+    warp, site = found
+    _fail(f"TMEM read before the store that writes it completed: {what} at {_site()} reads TMEM that the TMEM "
+          f"store (tcgen05.st) at {site} writes for warp {warp}, and that warp has not waited for its stores "
+          f"(cute.arch.fence_view_async_tmem_store(), PTX tcgen05.wait::st). A tcgen05.st is asynchronous: on a "
+          f"GPU {what} may see the old values. Call fence_view_async_tmem_store() after the stores and before "
+          f"anything reads that TMEM (and before the barrier that hands it to another warp)")
+
+
 # --------------------------------------------------------------------------------------------- fences
 
 def fence_view_async_tmem_load(**kwargs):
-    """cute.arch.fence_view_async_tmem_load (tcgen05.wait::ld): this thread's TMEM loads have completed."""
-    threads.require_thread("cute.arch.fence_view_async_tmem_load()")
+    """cute.arch.fence_view_async_tmem_load (tcgen05.wait::ld): this warp's TMEM loads have completed."""
+    _waited("ld", "cute.arch.fence_view_async_tmem_load()")
 
 
 def fence_view_async_tmem_store(**kwargs):
-    """cute.arch.fence_view_async_tmem_store (tcgen05.wait::st): this thread's TMEM stores have completed."""
-    threads.require_thread("cute.arch.fence_view_async_tmem_store()")
+    """cute.arch.fence_view_async_tmem_store (tcgen05.wait::st): this warp's TMEM stores have completed."""
+    _waited("st", "cute.arch.fence_view_async_tmem_store()")
 
 
 def fence_view_async_tmem_op(kind=None, **kwargs):
-    threads.require_thread("cute.arch.fence_view_async_tmem_op()")
+    """cute.arch.fence_view_async_tmem_op("load" | "store")."""
+    name = str(getattr(kind, "value", kind)).lower()
+    if name not in ("load", "store"):
+        raise CuteError(f"cute.arch.fence_view_async_tmem_op(kind): \"load\" or \"store\", got {kind!r}")
+    _waited("ld" if name == "load" else "st", "cute.arch.fence_view_async_tmem_op()")
 
 
 def tcgen05_fence(kind, **kwargs):
