@@ -6,11 +6,12 @@ that the learner writes, each in a configuration the chapter does not run.
   tcgen05.Field.ACCUMULATE false for the very first k-block only, tcgen05.commit to release the stage, and the
   last commit to the accumulator barrier.
 - `ch09.tmem_epilogue`: the epilogue of D = alpha A B^T on a 128 x 256 tile, in strips of 16 columns (the
-  chapter's are 32): wait for the accumulator barrier, tcgen05.ld, tcgen05.wait::ld, scale, convert, store.
+  chapter's are 32): wait for the accumulator barrier, tcgen05.ld, scale, convert, store, and tcgen05.wait::ld
+  after the last load, before the TMEM is freed.
 
 Tiers. cutedsl-cpu: the kernel with the learner's function compiled by real CuTeDSL for sm_100a, its PTX read
 (UMMA and commit counts per k-tile, every commit behind elect.sync, the waits, the tcgen05.ld shape and count,
-one wait::ld per load; no wgmma, no mma.sync). gpu: on an sm_100 GPU, a GEMM compared with torch and timed. The
+a wait::ld after the last load; no wgmma, no mma.sync). gpu: on an sm_100 GPU, a GEMM compared with torch and timed. The
 simulator tier (reference) runs the kernel with the learner's function on small problems and names what D holds
 (`mma_loop_diagnosis`, `epilogue_diagnosis`) or the simulator's message; it is graded only where cutekit's
 simulator runs tcgen05 instructions (cutekit/sim/arch/sm100.py), and absent otherwise.
@@ -119,6 +120,34 @@ def _loads_per_wait(ptx: str) -> list:
     return runs
 
 
+def _loads_never_waited(ptx: str) -> int:
+    """The tcgen05.ld after the last tcgen05.wait::ld before the kernel's tcgen05.dealloc (in the order the PTX
+    lists them): loads whose read of TMEM nothing orders before the columns are freed."""
+    count = 0
+    for line in ptx.splitlines():
+        line = line.strip()
+        if line.startswith("tcgen05.ld"):
+            count += 1
+        elif line.startswith("tcgen05.wait::ld"):
+            count = 0
+        elif line.startswith("tcgen05.dealloc"):
+            break
+    return count
+
+
+def _waits_ld(ptx: str) -> int:
+    """The number of tcgen05.wait::ld in the PTX (the opcode counts stop at its "::")."""
+    return sum(1 for line in ptx.splitlines() if line.strip().startswith("tcgen05.wait::ld"))
+
+
+# why a kernel waits for its TMEM loads (PTX ISA 9.7.16.6.4.5): not for their registers, which a true register
+# dependency orders, but to order their reads of TMEM before a later write or the dealloc
+WAIT_LD_REASON = ("a tcgen05.ld reads TMEM asynchronously, and only tcgen05.wait::ld orders that read before a later "
+                  "write of the same columns or their tcgen05.dealloc (the PTX ISA: to avoid anti-dependency hazards "
+                  "around tcgen05.ld, tcgen05.wait::ld must be used); using the registers needs no wait, freeing the "
+                  "TMEM does")
+
+
 # a compile error's words -> what it means for the learner's code
 COMPILE_CLUES = (
     ("atom tv layout exists in the data layout", "the TMEM load atom does not fit the strip it is tiled over: a "
@@ -216,7 +245,7 @@ EPILOGUE_WAITS = 7       # mbarrier waits in the kernel with the right epilogue 
 
 def epilogue_ptx(report) -> Verdict:
     """The PTX of the kernel (BN = 256, alpha = 0.5) with the learner's epilogue: the tcgen05.ld strips, one
-    wait::ld per load, the accumulator wait, the scaling."""
+    wait::ld after the last load, the accumulator wait, the scaling."""
     if not report.ok:
         return _compile_failure(report, "epilogue")
     common = _common_ptx(report)
@@ -233,19 +262,19 @@ def epilogue_ptx(report) -> Verdict:
     if loads != strips:
         return failed(f"the compiled kernel has {loads} tcgen05.ld of {STRIP} columns: the 256 columns of the tile "
                       f"are {strips} strips of {STRIP}, each loaded once")
-    fences = report.count("tcgen05.wait")
+    fences = _waits_ld(report.ptx)
     if fences == 0:
-        return failed("the compiled kernel has no tcgen05.wait::ld: a tcgen05.ld is asynchronous, and its "
-                      "registers may be read only after the wait (cute.arch.fence_view_async_tmem_load) that follows "
-                      "it")
+        return failed(f"the compiled kernel has no tcgen05.wait::ld, and the kernel frees the accumulator's TMEM "
+                      f"after the epilogue: {WAIT_LD_REASON}")
     runs = _loads_per_wait(report.ptx)
     if fences > 1 and len(set(runs)) == 1 and runs[0] > 1:
         return failed(f"the compiled kernel issues {runs[0]} tcgen05.ld before each tcgen05.wait::ld: each copy "
                       f"moves {runs[0] * STRIP} columns, {runs[0]} loads of {STRIP}; the exercise's strips are "
                       f"{STRIP} columns, one load each, the same width as the load atom")
-    if fences < loads:
-        return failed(f"the compiled kernel has {fences} tcgen05.wait::ld for {loads} tcgen05.ld: each strip's "
-                      f"registers are used right after its load, so each load needs its own wait before them")
+    unwaited = _loads_never_waited(report.ptx)
+    if unwaited:
+        return failed(f"the compiled kernel's last {unwaited} tcgen05.ld have no tcgen05.wait::ld after them before "
+                      f"the TMEM is freed: a wait orders only the loads issued before it, and {WAIT_LD_REASON}")
     waits = report.count("mbarrier.try_wait")
     if waits < EPILOGUE_WAITS:
         return failed(f"the compiled kernel has {waits} mbarrier waits where the main loop's and one in the "
@@ -504,9 +533,10 @@ def epilogue_hint(value: dict, case: dict) -> str:
     if cause == "alpha twice":
         return head + "D is alpha^2 A B^T: the scale was applied twice"
     if cause in ("all nan", "some nan"):
-        return head + f"{value['nan']} entries of D were never written or hold NaN: registers used before the load"
-    return head + ("the values are not alpha A B^T: a strip stored to another strip's columns, or registers read "
-                   "before their tcgen05.ld finished (the wait::ld comes between the load and the first use)")
+        return head + (f"{value['nan']} entries of D were never written or hold NaN: registers used before a TMEM "
+                       f"load filled them")
+    return head + ("the values are not alpha A B^T: a strip stored to another strip's columns, or a strip's "
+                   "values taken from registers another strip's load filled")
 
 
 def _ptx_criterion(role: str, judge_report):
@@ -627,16 +657,17 @@ TMEM_EPILOGUE = Exercise(
     rule=("A warp reaches only its own quarter of TMEM's 128 lanes (warp w: lanes 32 (w % 4) onward), and with the "
           "32x32b shape each thread reads one lane, a row of the tile: the thread's slice of the TMEM copy comes "
           "from its index in the CTA.\n"
-          "tcgen05.ld is asynchronous: its registers hold the values only after tcgen05.wait::ld "
-          "(cute.arch.fence_view_async_tmem_load).\n"
+          "A tcgen05.ld's registers may be used right after it (a true register dependency orders them); "
+          "tcgen05.wait::ld orders its read of TMEM before a later write or the dealloc of those columns, so the "
+          "kernel waits for its loads before the TMEM is freed.\n"
           "The epilogue starts after the accumulator barrier's phase 0 completes (the last tcgen05.commit); the "
           "strips cover the tile's columns, each loaded once."),
     cases=_role_cases("scaled_epilogue"),
     ask=_asker("scaled_epilogue"),
     timeout=240.0,
     criteria=_simulator_criteria((("a 128 x 256 tile: D = alpha A B^T", 2),), EPILOGUE_ERRORS, epilogue_hint) + (
-        Criterion(f"compiled by real CuTeDSL for sm_100a: 16 tcgen05.ld 32x32b.x{STRIP}, a wait::ld after each, the "
-                  f"accumulator wait, the fp32 scale", "cutedsl-cpu", 2, _ptx_criterion("scaled_epilogue",
+        Criterion(f"compiled by real CuTeDSL for sm_100a: 16 tcgen05.ld 32x32b.x{STRIP}, a wait::ld after the last, "
+                  f"the accumulator wait, the fp32 scale", "cutedsl-cpu", 2, _ptx_criterion("scaled_epilogue",
                                                                                     epilogue_ptx)),
         Criterion("on an sm_100 GPU: a 4096^3 GEMM equals torch, timed against it", "gpu", 1,
                   _gpu_criterion("gpu_scaled_epilogue"), needs="sm_100"),
@@ -899,9 +930,12 @@ def capstone_ptx(report) -> Verdict:
         return failed(f"the compiled kernel has {report.count('tcgen05.alloc')} tcgen05.alloc and "
                       f"{report.count('tcgen05.dealloc')} tcgen05.dealloc: the columns a CTA allocates must be "
                       f"freed before it exits")
-    if not report.count("tcgen05.wait"):
-        return failed("the compiled kernel has no tcgen05.wait::ld: a tcgen05.ld is asynchronous, and its "
-                      "registers may be read only after the wait that follows it")
+    if not _waits_ld(report.ptx):
+        return failed(f"the compiled kernel has no tcgen05.wait::ld before its tcgen05.dealloc: {WAIT_LD_REASON}")
+    unwaited = _loads_never_waited(report.ptx)
+    if unwaited:
+        return failed(f"the compiled kernel's last {unwaited} tcgen05.ld have no tcgen05.wait::ld after them before "
+                      f"the tcgen05.dealloc: a wait orders only the loads issued before it, and {WAIT_LD_REASON}")
     unelected = _unelected_commits(report.ptx)
     if unelected:
         return failed(f"{unelected} tcgen05.commit have no elect.sync before them: every lane that executes it "
@@ -982,8 +1016,8 @@ CAPSTONE = Exercise(
           "k-tile's MMAs wait for its stage's full barrier, the tile's first MMA overwrites TMEM and every later one "
           "adds, and a last commit tells the epilogue the accumulator is ready.\n"
           "In the epilogue a warp reads only its own quarter of TMEM's lanes (with the 32x32b shape a thread reads "
-          "a row), a TMEM load's registers are used only after tcgen05.wait::ld, and each value gets the bias of "
-          "its own column of D before the clamp at 0.\n"
+          "a row), its loads are waited for (tcgen05.wait::ld) before the TMEM is freed, and each value gets the bias "
+          "of its own column of D before the clamp at 0.\n"
           "TMA clips loads at a tensor's edge (the missing rows read as zero), a store from registers does not: "
           "entries past D's edge, and bias values past N, are never touched; the TMEM columns are freed before "
           "the CTA exits."),
@@ -997,7 +1031,8 @@ CAPSTONE = Exercise(
         Criterion("two tile-rows, 7 k-tiles round the ring of stages: every wait, commit and load in order",
                   "reference", 2, _capstone_criterion(1)),
         Criterion("compiled by real CuTeDSL for sm_100a: TMA loads, mbarrier waits, tcgen05 alloc/mma/commit/ld/"
-                  "dealloc, a wait::ld; no wgmma, no mma.sync", "cutedsl-cpu", 1, _capstone_ptx_criterion),
+                  "dealloc, a wait::ld after the last ld; no wgmma, no mma.sync", "cutedsl-cpu", 1,
+                  _capstone_ptx_criterion),
         Criterion("on an sm_100 GPU: a 4096^3 GEMM + bias + relu equals torch, timed against it", "gpu", 1,
                   _capstone_gpu, needs="sm_100"),
     ),

@@ -64,7 +64,7 @@ MMA_LOOP_MISTAKES = {
 
 def epilogue_with(mistake=""):
     """The epilogue of D = alpha A B^T in 16-column strips of a 128 x 256 tile, with `mistake` (a key of
-    EPILOGUE_MISTAKES) planted, or none."""
+    EPILOGUE_MISTAKES) planted, another right way to write it (a member of RIGHT_EPILOGUES), or none."""
     def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
         import cutlass
         import cutlass.cute as cute
@@ -88,8 +88,10 @@ def epilogue_with(mistake=""):
         result = cute.make_rmem_tensor(values.shape, cutlass.Float16)
         strips = 8 if mistake == "strip_count_of_32_column_strips" else cute.size(tAcc, mode=[3])
         for n_strip in cutlass.range_constexpr(strips):
+            if mistake == "wait_ld_before_each_load":
+                cute.arch.fence_view_async_tmem_load()
             cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)
-            if mistake not in ("no_wait_ld", "one_wait_ld_after_the_loop"):
+            if mistake not in ("no_wait_ld", "one_wait_ld_after_the_loop", "wait_ld_before_each_load"):
                 cute.arch.fence_view_async_tmem_load()
             if mistake == "no_alpha":
                 result.store(values.load().to(cutlass.Float16))
@@ -104,12 +106,18 @@ def epilogue_with(mistake=""):
     return scaled_epilogue
 
 
+# right answers other than the model's: the registers used before any wait (a true register dependency orders
+# them, PTX ISA 9.7.16.6.4.5) and one tcgen05.wait::ld after the last load, before the TMEM is freed
+RIGHT_EPILOGUES = ("one_wait_ld_after_the_loop",)
+
 EPILOGUE_MISTAKES = {
     "no_wait_for_the_accumulator": {"ptx": r"wait on the accumulator barrier.*before its first tcgen05.ld",
                                     "simulator": r"read before the MMA's commit completed.*waits on the accumulator "
                                                  r"barrier"},
-    "no_wait_ld": {"ptx": r"no tcgen05.wait::ld.*asynchronous"},
-    "one_wait_ld_after_the_loop": {"ptx": r"each load needs its own wait"},
+    "no_wait_ld": {"ptx": r"no tcgen05.wait::ld.*frees the accumulator's TMEM.*only tcgen05.wait::ld orders "
+                          r"that read before a later write.*dealloc"},
+    "wait_ld_before_each_load": {"ptx": r"last 1 tcgen05.ld have no tcgen05.wait::ld after them.*orders only the "
+                                        r"loads issued before it"},
     "strip_count_of_32_column_strips": {"ptx": r"8 tcgen05.ld of 16 columns.*16 strips",
                                         "simulator": r"columns 128-255 \(128\) were never written"},
     "x32_load_for_16_columns": {"ptx": r"could not compile.*does not fit the strip",
@@ -183,5 +191,23 @@ CAPSTONE_MISTAKES = {
         {"simulator": r"freed|never freed", "ptx": r"tcgen05.dealloc.*freed before it exits"}),
     "no_wait_ld": (
         [("        cute.arch.fence_view_async_tmem_load()\n", "")],
-        {"ptx": r"no tcgen05.wait::ld"}),
+        {"ptx": r"no tcgen05.wait::ld before its tcgen05.dealloc.*only tcgen05.wait::ld orders that read"}),
+    "wait_ld_before_each_load": (
+        [("        cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)\n"
+          "        cute.arch.fence_view_async_tmem_load()\n",
+          "        cute.arch.fence_view_async_tmem_load()\n"
+          "        cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)\n")],
+        {"ptx": r"last 1 tcgen05.ld have no tcgen05.wait::ld after them before the tcgen05.dealloc"}),
+}
+
+# right capstones other than the model: one tcgen05.wait::ld after the strip loop, before the block barrier that
+# precedes the dealloc (each strip's registers used before it)
+CAPSTONE_RIGHT_VARIANTS = {
+    "one_wait_ld_after_the_strip_loop": [
+        ("        cute.arch.fence_view_async_tmem_load()\n", ""),
+        ("    primitives.tcgen05_fence(\"before_thread_sync\")\n    cute.arch.sync_threads()\n"
+         "    primitives.tcgen05_fence(\"after_thread_sync\")\n    if warp == 0:\n        cute.arch.relinquish",
+         "    cute.arch.fence_view_async_tmem_load()\n"
+         "    primitives.tcgen05_fence(\"before_thread_sync\")\n    cute.arch.sync_threads()\n"
+         "    primitives.tcgen05_fence(\"after_thread_sync\")\n    if warp == 0:\n        cute.arch.relinquish")],
 }

@@ -15,7 +15,8 @@ import pytest
 
 from cutekit.checks import blackwell_kernels, check, exercises
 
-from answers_ch09_kernels import EPILOGUE_MISTAKES, MMA_LOOP_MISTAKES, epilogue_with, mma_loop_with
+from answers_ch09_kernels import (EPILOGUE_MISTAKES, MMA_LOOP_MISTAKES, RIGHT_EPILOGUES, epilogue_with,
+                                   mma_loop_with)
 from tests.sweep import pick
 
 ROLE = {"ch09.mma_warp_loop": ("mma_loop", mma_loop_with, MMA_LOOP_MISTAKES, blackwell_kernels.mma_loop_ptx),
@@ -43,6 +44,14 @@ def cutedsl():
 def test_the_right_function_compiles_and_its_ptx_passes(exercise_id, cutedsl):
     role, make, _, judge = ROLE[exercise_id]
     verdict = judge(blackwell_kernels.compile_with(make(), role))
+    assert verdict.passed, verdict.hint
+
+
+@pytest.mark.cutedsl
+@pytest.mark.parametrize("variant", RIGHT_EPILOGUES)
+def test_another_right_epilogue_passes_the_ptx_criterion(variant, cutedsl):
+    """one tcgen05.wait::ld after the strip loop, each strip's registers used before it: right by the PTX ISA"""
+    verdict = blackwell_kernels.epilogue_ptx(blackwell_kernels.compile_with(epilogue_with(variant), "scaled_epilogue"))
     assert verdict.passed, verdict.hint
 
 
@@ -151,6 +160,14 @@ def test_the_right_function_earns_every_simulator_point(exercise_id, monkeypatch
 
 
 @simulated
+@pytest.mark.parametrize("variant", RIGHT_EPILOGUES)
+def test_another_right_epilogue_earns_every_simulator_point(variant, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch09.tmem_epilogue", epilogue_with(variant), seed=0, record=False)
+    assert result.passed and result.earned == result.possible - result.waiting, str(result)
+
+
+@simulated
 @pytest.mark.parametrize("exercise_id,mistake,cause",
                          [(e, m, c) for e, m, tier, c in ROWS if tier == "simulator"])
 def test_each_simulator_mistake_fails_naming_its_cause(exercise_id, mistake, cause, monkeypatch):
@@ -163,7 +180,7 @@ def test_each_simulator_mistake_fails_naming_its_cause(exercise_id, mistake, cau
 
 # ---- ch09.capstone: the whole kernel, D = relu(A B^T + bias) ------------------------------------------------------
 
-from answers_ch09_kernels import CAPSTONE_MISTAKES  # noqa: E402
+from answers_ch09_kernels import CAPSTONE_MISTAKES, CAPSTONE_RIGHT_VARIANTS  # noqa: E402
 from simulated import kernels_on_simulator, solution_code  # noqa: E402
 
 CAPSTONE = solution_code("09_blackwell", "import cutlass.experimental.primitives as primitives\n"
@@ -183,6 +200,8 @@ def _capstone_source() -> str:
     pieces = ["import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import tcgen05\n"]
     for name, (edits, _) in {"none": ([], {}), **CAPSTONE_MISTAKES}.items():
         pieces.append(_capstone_text(name, edits))
+    for name, edits in CAPSTONE_RIGHT_VARIANTS.items():
+        pieces.append(_capstone_text(name, edits))
     return "\n".join(pieces)
 
 
@@ -199,6 +218,13 @@ def test_the_capstone_has_twelve_mistakes_or_more():
 def test_the_capstones_model_answer_earns_every_simulator_point(capstones, monkeypatch):
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
     result = check("ch09.capstone", capstones.gemm_bias_relu_none, seed=0, record=False)
+    assert result.passed and result.earned == result.possible - result.waiting == 5, str(result)
+
+
+@pytest.mark.parametrize("variant", list(CAPSTONE_RIGHT_VARIANTS))
+def test_another_right_capstone_earns_every_simulator_point(capstones, variant, monkeypatch):
+    monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    result = check("ch09.capstone", getattr(capstones, f"gemm_bias_relu_{variant}"), seed=0, record=False)
     assert result.passed and result.earned == result.possible - result.waiting == 5, str(result)
 
 
@@ -222,10 +248,11 @@ def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause_not_the_answer
 
 
 @pytest.mark.cutedsl
-@pytest.mark.parametrize("mistake", ["none"] + [m for m, (_, tiers) in CAPSTONE_MISTAKES.items() if "ptx" in tiers
-                                                and pick(quick="simulator" not in tiers, deep=True)])
+@pytest.mark.parametrize("mistake", ["none", *CAPSTONE_RIGHT_VARIANTS]
+                         + [m for m, (_, tiers) in CAPSTONE_MISTAKES.items() if "ptx" in tiers
+                            and pick(quick="simulator" not in tiers, deep=True)])
 def test_the_capstones_ptx_passes_the_model_and_names_the_ptx_mistakes(mistake, cutedsl, tmp_path):
-    edits, tiers = CAPSTONE_MISTAKES.get(mistake, ([], {}))
+    edits, tiers = CAPSTONE_MISTAKES.get(mistake, (CAPSTONE_RIGHT_VARIANTS.get(mistake, []), {}))
     cause = tiers.get("ptx")
     path = tmp_path / "capstone.py"
     path.write_text("import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import tcgen05\n"
@@ -233,7 +260,7 @@ def test_the_capstones_ptx_passes_the_model_and_names_the_ptx_mistakes(mistake, 
     from cutekit.checks.cutedsl import compile_to_ptx
     report = compile_to_ptx(str(path), f"gemm_bias_relu_{mistake}", blackwell_kernels.CAPSTONE_FAKES, arch="sm_100a")
     verdict = blackwell_kernels.capstone_ptx(report)
-    if mistake == "none":
+    if mistake == "none" or mistake in CAPSTONE_RIGHT_VARIANTS:
         assert verdict.passed, verdict.hint
     else:
         assert not verdict.passed and re.search(cause, verdict.hint, flags=re.DOTALL), verdict.hint
