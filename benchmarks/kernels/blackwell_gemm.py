@@ -10,7 +10,7 @@ One CTA of 128 threads computes one 128 x 128 tile of D:
      they finish; after the last k-tile a commit signals the accumulator barrier;
   3. all four warps (`epilogue`) wait on that barrier and copy the accumulator out of TMEM (tcgen05.ld, 32x32b:
      warp w reads TMEM lanes 32 (w % 4) to 32 (w % 4) + 31, one row per thread) in strips of 32 columns,
-     convert to fp16 and store;
+     convert to fp16 and store, each load followed by tcgen05.wait::ld;
   4. warp 0 frees the TMEM.
 Loads and MMAs of consecutive k-tiles overlap only through the two stages; there is no warp specialisation,
 no cluster, no persistent scheduling: it is the smallest whole kernel that uses every piece chapter 09 shows.
@@ -23,10 +23,15 @@ M and N must be multiples of the tile (BM, BN) and K of 64 (no predication). It 
 (`cutekit.checks.compile_to_ptx(..., arch="sm_100a")`, chapter 09 section 3) and runs on cutekit's simulator
 (`cutekit.use("sim")`, equal to torch); it has not run on a GPU: the course lends no Blackwell GPU.
 
-The PTX ISA orders tcgen05 operations (alloc, MMA, ld, dealloc) across threads only with
-`tcgen05.fence::before_thread_sync` before a thread synchronisation and `tcgen05.fence::after_thread_sync` after
-it; the kernel puts them around its two block barriers and after the wait for the accumulator. CuTeDSL 4.8.1 has no
-`cute.arch` call for them: `cutlass.experimental.primitives.tcgen05_fence` emits them.
+A tcgen05.ld's registers may be used without a wait (the PTX ISA, 9.7.16.6.4.5: "an intra-thread ordering through
+true register dependency will be respected"); tcgen05.wait::ld is what orders the load's read of TMEM before a later
+write of those columns or their dealloc ("To enforce such memory orderings and avoiding anti-dependency hazards
+around tcgen05.ld, tcgen05.wait::ld must be used"), so the epilogue's loads are waited for before warp 0 frees the
+TMEM. The PTX ISA's patterns for tcgen05 operations in different threads put `tcgen05.fence::before_thread_sync`
+before the thread synchronisation and `tcgen05.fence::after_thread_sync` after it; the kernel puts them around its
+two block barriers and after the wait for the accumulator. CuTeDSL 4.8.1 has no `cute.arch` call for them:
+`cutlass.experimental.primitives.tcgen05_fence` emits them. NVIDIA's CuTeDSL Blackwell dense_gemm and CUTLASS's
+C++ headers emit none.
 """
 import cutlass
 import cutlass.cute as cute
@@ -190,7 +195,7 @@ def epilogue(accumulator, gD, accumulator_ready, thread):
     result = cute.make_rmem_tensor(values.shape, cutlass.Float16)
     for n_strip in cutlass.range_constexpr(BN // EPILOGUE_COLUMNS):
         cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)
-        cute.arch.fence_view_async_tmem_load()                 # tcgen05.wait::ld: the registers hold the values
+        cute.arch.fence_view_async_tmem_load()                 # tcgen05.wait::ld: this load's TMEM read is done
         result.store(values.load().to(cutlass.Float16))
         cute.autovec_copy(result, to_global[(None, None, None, 0, n_strip)])
 
