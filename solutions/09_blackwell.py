@@ -302,20 +302,30 @@ assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 # instruction, and its documentation says not to wrap the call in `elect_one`);
 # `tcgen05.commit(barrier)` then makes the stage's "empty" mbarrier arrive once those MMAs have finished
 # reading it. A last commit signals "the accumulator is ready"; all four warps wait for it and copy the
-# accumulator out with section 2.3's 32x32b load, 32 columns at a time, `cute.arch.fence_view_async_tmem_load()`
-# (PTX `tcgen05.wait::ld`) waiting for each load before its registers are used; warp 0 frees the TMEM
-# (`cute.arch.dealloc_tmem`). There is no warp specialisation and no cluster: loads and MMAs overlap only
+# accumulator out with section 2.3's 32x32b load, 32 columns at a time, each load followed by
+# `cute.arch.fence_view_async_tmem_load()` (PTX `tcgen05.wait::ld`, which section 4 explains); warp 0 frees the
+# TMEM (`cute.arch.dealloc_tmem`). There is no warp specialisation and no cluster: loads and MMAs overlap only
 # through the two stages. The file keeps warp 0's loop (`load_and_multiply`) and the epilogue (`epilogue`) as
 # functions of their own, which section 4 prints; exercises 3 and 4 write variants of them.
 #
 # `compile_to_ptx(..., arch="sm_100a")` compiles its host function `gemm_tn` for fake fp16 tensors with real
 # CuTeDSL on this CPU (in a subprocess) and counts the PTX opcodes; where CuTeDSL is not installed (a Mac) the
 # cell says so and prints nothing else. Section 4 runs the same kernel on cutekit's simulator; no Blackwell GPU
-# is lent to the course, so it has not run on one. The PTX ISA orders tcgen05 operations across threads with
-# `tcgen05.fence::before_thread_sync` / `after_thread_sync` around a thread synchronisation; the kernel puts
-# them around its two block barriers and after the wait for "the accumulator is ready". CuTeDSL 4.8.1 has no
+# is lent to the course, so it has not run on one.
+#
+# **Fences around thread synchronisation.** For tcgen05 operations in different threads, the PTX ISA has two
+# fences: "The tcgen05.fence::* instructions compose with execution ordering instructions across a thread scope
+# and provide ordering between tcgen05 instructions across the same scope", `tcgen05.fence::before_thread_sync`
+# before the synchronisation and `tcgen05.fence::after_thread_sync` after it; its pattern for an MMA in one
+# thread and a TMEM load in another is "tcgen05.mma; tcgen05.commit" in the first and "mbarrier.try_wait;
+# tcgen05.fence::after_thread_sync; tcgen05.ld" in the second. The kernel follows those patterns: the fences go
+# around its two block barriers and after the wait for "the accumulator is ready". CuTeDSL 4.8.1 has no
 # `cute.arch` call for them: the kernel uses `cutlass.experimental.primitives.tcgen05_fence`, an experimental
-# name that may change.
+# name that may change. NVIDIA's own code leaves them out: its CuTeDSL Blackwell `dense_gemm`, compiled here
+# for sm_100a (one CTA, 128 x 128 tiles, with and without TMA stores; 2026-11-28), has no `tcgen05.fence` in its
+# PTX, and CUTLASS's C++ headers (`include/`, August 2026) emit none. So the course does not require them: the
+# simulator, which runs each tcgen05 operation when it is issued, accepts a kernel without them, and no PTX
+# criterion looks for them. Exercise 4 and the capstone may keep them or leave them out.
 
 # %%
 import os
@@ -364,8 +374,9 @@ else:
 # cutekit's simulator runs the kernel's own source on the CPU: its four warps as 128 threads per CTA, TMA copies
 # and mbarriers as in chapter 08, and the tcgen05 instructions on a model of tensor memory (128 lanes x 512
 # columns per CTA, its allocator, the MMA issued once per calling warp, `tcgen05.commit`, TMEM loads). As it
-# runs it checks what a GPU would leave undefined (a TMEM read before the commit that covers its MMA, a warp
-# outside its quarter of the lanes, a commit from every lane, a wait that can never return) and names the line.
+# runs it checks what a GPU would leave undefined (a TMEM read before the commit that covers its MMA, TMEM
+# written while a load of it has not been waited for, a warp outside its quarter of the lanes, a commit from every
+# lane, a wait that can never return) and names the line.
 # `cutekit.source.kernel_lines(module, first, last)` prints the kernel's lines from the one containing `first`
 # up to the next containing `last`. Warp 0's main loop, `load_and_multiply`:
 
@@ -399,8 +410,8 @@ print(kernel_lines("benchmarks.kernels.blackwell_gemm", "    tcgen05_fence(\"bef
 # %% [markdown]
 # Every thread waits for phase 0 of the accumulator barrier (it completes once, at the last commit), then takes
 # the 128 x 128 accumulator in 4 strips of 32 columns: one `tcgen05.ld` 32x32b.x32 per strip (thread t reads
-# lane t, its row), `fence_view_async_tmem_load` (`tcgen05.wait::ld`) before the registers are used, the
-# conversion to fp16 and the store to D. After the block barrier warp 0 gives the columns back. `simulate_kernel(a, b)` from
+# lane t, its row), `fence_view_async_tmem_load` (`tcgen05.wait::ld`) after it, the conversion to fp16 and the
+# store to D. After the block barrier warp 0 gives the columns back. `simulate_kernel(a, b)` from
 # `cutekit.checks.blackwell_kernels` runs the kernel on the simulator for fp16 NumPy arrays A (M, K) and B (N, K) and
 # returns D; here 2 x 2 tiles of 128 x 128 and 3 k-tiles on the 2 stages (the second lap waits on empty), against
 # torch in fp32:
@@ -449,6 +460,25 @@ else:
     raise AssertionError("the simulator ran the mistaken kernel to the end")
 
 # %% [markdown]
+# **What `tcgen05.wait::ld` orders.** A `tcgen05.ld` runs asynchronously, but its registers need no wait: the PTX
+# ISA (9.7.16.6.4.5, register dependencies) says "For tcgen05.ld, an intra-thread ordering through true register
+# dependency will be respected regardless of the presence or absence of other forms of synchronization", so the
+# conversion may use the values right after the load. What the registers do not order is the load's read of TMEM:
+# "This form of register dependency does not imply any other form of ordering. [...] To enforce such memory
+# orderings and avoiding anti-dependency hazards around tcgen05.ld, tcgen05.wait::ld must be used."
+# `tcgen05.wait::ld` "causes the executing thread to block until all prior tcgen05.ld [...] operations issued by the
+# executing thread have completed". So a kernel waits for its loads before the columns they read are written again
+# or given away: before a `tcgen05.st` or the next tile's MMA writes them (in a persistent kernel, before the
+# epilogue hands the accumulator back to the MMA warp) and before `tcgen05.dealloc` frees them. One wait after the
+# last load covers every load before it; this kernel waits after each. CuTeDSL inserts no wait of its own (exercise
+# 4's epilogue compiled for sm_100a without the call has no `tcgen05.wait` in its PTX). CUTLASS's C++ epilogue
+# `sm100_epilogue_nosmem.hpp` calls `fence_view_async_tmem_load()` right before it releases the accumulator;
+# NVIDIA's CuTeDSL `dense_gemm` (the compile section 3 cites: one `tcgen05.ld` of 32x32b.x128, or four of .x32 with
+# TMA stores, and no `tcgen05.wait`) uses the registers and frees the TMEM without one. The course keeps the ISA's
+# rule: exercise 4 and the capstone wait for their loads before the TMEM is freed, and their PTX criteria check it.
+# The simulator refuses an MMA or a `tcgen05.st` over TMEM a load has not been waited for, and accepts registers
+# used before the wait; it does not check the dealloc.
+#
 # **On a B200.** Whoever has an sm_100a GPU (B200, GB200; a B300 is sm_103a) runs the kernel from the
 # repository's root: `python benchmarks/blackwell_gemm_bench.py` checks it against torch on a 4096^3 fp16 GEMM
 # and times it against `torch.matmul` with the same timer, and `python -m pytest tests/gpu/test_blackwell_gemm.py`
@@ -574,25 +604,27 @@ check("ch09.mma_warp_loop", mma_loop)
 # %% [markdown]
 # ### Exercise 4 · The epilogue of D = alpha A B^T, 16 columns at a time
 #
-# Write the epilogue of a kernel that computes D = alpha A B^T on a 128 x **256** tile, in strips of **16**
-# columns (section 4's are 32): `scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha)`, run by all
-# 128 threads (`thread` is the thread's index in the CTA, `alpha` a Python float, 0.5 in the check). Wait for
-# the accumulator barrier, then, as section 4's epilogue does, order the loads after that wait with
-# `primitives.tcgen05_fence("after_thread_sync")` (the cell imports `cutlass.experimental.primitives` as
-# `primitives`); cut the accumulator (`accumulator[((None, None), 0, 0)]`, 128 x 256 in TMEM) and `gD`
-# (the tile of D, fp16) into strips with `cute.flat_divide`; make the copy atom for a 32x32b load of 16 columns
-# (`tcgen05.Ld32x32bOp(tcgen05.Repetition.x16)` with `cute.make_copy_atom(op, cutlass.Float32)`) and the TMEM
-# copy for one strip (`tcgen05.make_tmem_copy`); take the thread's slice (`get_slice`), `partition_S` of the
-# TMEM strips and `partition_D` of D's. Then for each strip: `cute.copy` it into a register tensor
-# (`cute.make_rmem_tensor(shape, dtype)`), wait for the load, scale the fp32 values by alpha (`.load()` gives
-# them as a vector, `* alpha` scales it), convert to fp16 (`.to(cutlass.Float16)`, `.store(...)` into a second
-# register tensor) and copy to D (`cute.autovec_copy`).
+# Write the epilogue of a kernel that computes D = alpha A B^T on a 128 x **256** tile, in strips of **16** columns
+# (section 4's are 32): `scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha)`, run by all 128 threads
+# (`thread` is the thread's index in the CTA, `alpha` a Python float, 0.5 in the check). Wait for the accumulator
+# barrier (then, if you follow the PTX ISA's pattern as section 4's epilogue does, order the loads after that wait
+# with `primitives.tcgen05_fence("after_thread_sync")`; the cell imports `cutlass.experimental.primitives` as
+# `primitives`); cut the accumulator (`accumulator[((None, None), 0, 0)]`, 128 x 256 in TMEM) and `gD` (the tile of
+# D, fp16) into strips with `cute.flat_divide`; make the copy atom for a 32x32b load of 16 columns
+# (`tcgen05.Ld32x32bOp(tcgen05.Repetition.x16)` with `cute.make_copy_atom(op, cutlass.Float32)`) and the TMEM copy
+# for one strip (`tcgen05.make_tmem_copy`); take the thread's slice (`get_slice`), `partition_S` of the TMEM strips
+# and `partition_D` of D's. Then for each strip: `cute.copy` it into a register tensor
+# (`cute.make_rmem_tensor(shape, dtype)`), scale the fp32 values by alpha (`.load()` gives them as a vector,
+# `* alpha` scales it), convert to fp16 (`.to(cutlass.Float16)`, `.store(...)` into a second register tensor) and copy
+# to D (`cute.autovec_copy`). The kernel frees the TMEM after your epilogue, so wait for the loads
+# (`cute.arch.fence_view_async_tmem_load()`) before it returns: after each load, as section 4's epilogue does, or
+# once after the last.
 #
 # The check runs the kernel (`BN=256`, `ALPHA=0.5`) with your epilogue on the simulator, compares D with
 # alpha A B^T and names what is wrong (rows or columns never written, a warp outside its lanes, alpha missing);
 # where CuTeDSL is installed it compiles the kernel for sm_100a and reads the PTX (16 `tcgen05.ld` of
-# 32x32b.x16, a `tcgen05.wait::ld` after each, the accumulator wait, the scale in fp32); on an sm_100 GPU it
-# would run a 4096^3 GEMM and time it.
+# 32x32b.x16, a `tcgen05.wait::ld` after the last of them, the accumulator wait, the scale in fp32); on an
+# sm_100 GPU it would run a 4096^3 GEMM and time it.
 
 # %%
 import cutlass.experimental.primitives as primitives
@@ -645,9 +677,11 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
 # `cute.arch.alloc_tmem(columns, address)` allocates TMEM columns and writes their address to shared memory,
 # which `cute.arch.retrieve_tmem_ptr` reads back as a TMEM pointer; `cute.nvgpu.make_tiled_tma_atom_A` and
-# `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B. Order the tcgen05
-# operations across the kernel's block barriers and after the accumulator wait with section 3's fences
-# (`primitives.tcgen05_fence`; the cell imports `cutlass.experimental.primitives` as `primitives`).
+# `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B. Wait for the
+# epilogue's TMEM loads before the TMEM is freed (section 4: what `tcgen05.wait::ld` orders). Section 3's fences
+# around the block barriers and after the accumulator wait (`primitives.tcgen05_fence`; the cell imports
+# `cutlass.experimental.primitives` as `primitives`) are the PTX ISA's pattern; the checks accept a kernel with
+# or without them.
 #
 # TMA, mbarriers and their phases are chapter 08's. The tile and the stages are yours; the problems are
 # described with section 4's 128 x 128 tile of 64-wide k-tiles.
@@ -661,7 +695,8 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # its lanes, an access past a tensor's edge, TMEM never freed) and names what D holds when it is wrong (the bias
 # missing or per row, the clamp missing or before the bias, only the last k-block, entries never written). Where
 # CuTeDSL is installed it compiles your kernel for sm_100a and reads the PTX (TMA loads, mbarrier waits, tcgen05
-# alloc, mma, commit behind `elect.sync`, ld, wait::ld and dealloc; no `wgmma`, no `mma.sync`). On an sm_100 GPU
+# alloc, mma, commit behind `elect.sync`, ld, a wait::ld after the last ld, and dealloc; no `wgmma`, no
+# `mma.sync`). On an sm_100 GPU
 # it would run a 4096^3 problem against `torch.relu(torch.addmm(bias, A, B.T))` and time both.
 
 # %%
@@ -800,7 +835,8 @@ check("ch09.capstone", gemm_bias_relu)
 #   CTA pair with `CtaGroup.TWO` (`2:1`, each CTA holding half of A, B and C); M 64/128 (pair 128/256), N up to 256.
 # - Its accumulator lives in TMEM, lane = row, one 32-bit column per value whatever the type; allocate a power
 #   of two of at least 32 columns, at most 512, for everything the CTA keeps there.
-# - The epilogue reads TMEM with `tcgen05.ld`: warp w reaches lanes 32 (w % 4) to 32 (w % 4) + 31, a thread a row.
+# - The epilogue reads TMEM with `tcgen05.ld`: warp w reaches lanes 32 (w % 4) to 32 (w % 4) + 31, a thread a row;
+#   its registers need no wait, but `tcgen05.wait::ld` must order the loads before that TMEM is rewritten or freed.
 # - One thread issues the UMMAs; `tcgen05.commit` (one elected lane) makes an mbarrier arrive when they finish: a
 #   stage's release, then "the accumulator is ready". ACCUMULATE is false for the tile's very first k-block only.
 # - Section 3's GEMM compiles for sm_100a and runs on cutekit's simulator (equal to torch); no Blackwell GPU is

@@ -652,7 +652,8 @@ TMEM_EPILOGUE = Exercise(
     statement="Write the epilogue of D = alpha A B^T for a 128 x 256 tile in strips of 16 columns, "
               "scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha): wait until the accumulator is "
               "ready, then for each strip load the thread's row of it from TMEM (tcgen05.ld 32x32b, 16 "
-              "repetitions), wait for the load, scale by alpha, convert to fp16 and store it to D.",
+              "repetitions), scale by alpha, convert to fp16 and store it to D; wait for the loads "
+              "(tcgen05.wait::ld) before returning, since the kernel then frees the TMEM.",
     example="it replaces the kernel's epilogue (all four warps, thread 0-127); alpha is 0.5 in the check",
     rule=("A warp reaches only its own quarter of TMEM's 128 lanes (warp w: lanes 32 (w % 4) onward), and with the "
           "32x32b shape each thread reads one lane, a row of the tile: the thread's slice of the TMEM copy comes "
