@@ -203,7 +203,8 @@ assert str(sB) == "S<3,4,3> o 0 o ((256,16),1,4,3):((64,1),0,16,16384)"
 # compute_epilogue_tile_shape((M, N, K), use_2cta, layout_d, d_dtype)` picks the strip (`LayoutEnum.ROW_MAJOR`
 # says D is row-major), `blackwell_helpers.get_tmem_load_op(...)` the `tcgen05.ld` copy atom for it,
 # `cute.flat_divide(acc, tile)` cuts the accumulator into strips, and `tcgen05.make_tmem_copy(atom, strip)`
-# makes the TiledCopy that four warps (128 threads) use:
+# makes the TiledCopy that four warps (128 threads) use. The atom's `layout_src_tv` and `layout_dst_tv` and the
+# TiledCopy's `tiler_mn` and `layout_tv_tiled` are chapter 05's:
 
 # %%
 epi_tile = blackwell_helpers.compute_epilogue_tile_shape((128, 256, 64), False, LayoutEnum.ROW_MAJOR, cute.Float16)
@@ -214,21 +215,28 @@ tmem_copy = tcgen05.make_tmem_copy(load, strips[(None, None, 0, 0)])
 print("epilogue tile:", [str(t) for t in epi_tile])
 print(load.op)
 print("strips:", strips)
-print("TV layout:", tmem_copy.layout_tv_tiled)
+print("atom's TV layouts: source", load.layout_src_tv, " destination", load.layout_dst_tv)
+print("tiler:", [str(t) for t in tmem_copy.tiler_mn], " TV layout:", tmem_copy.layout_tv_tiled)
 assert [str(t) for t in epi_tile] == ["128:1", "32:1"]
 assert str(load.op) == "tcgen05 Ld32x32b Copy Operation\n  number of repetitions = 32"
 assert str(strips) == "tensor<ptr<f32, tmem, align<1>> o (128,32,1,8):(65536,1,0,32)>"
+assert str(load.layout_src_tv) == "(32,1024):(0,1)" and str(load.layout_dst_tv) == "(32,32):(32,1)"
+assert [str(t) for t in tmem_copy.tiler_mn] == ["(4,32):(32,1)", "32:1"]
 assert str(tmem_copy.layout_tv_tiled) == "((32,4),(32,32)):((0,1),(128,4))"
 
 # %% [markdown]
 # `Ld32x32b` with 32 repetitions: each of a warp's 32 threads reads one lane, 32 bits per repetition, 32
-# repetitions: 32 fp32 columns of its own row. The strip is 128 x 32 and there are 8 of them along N. Which
-# thread gets which row follows from the hardware rule that a warp reaches only its own quarter of TMEM's
-# lanes: warp w reads lanes 32 (w % 4) to 32 (w % 4) + 31 (PTX ISA, tcgen05 data movement: each warp of a
-# warpgroup reaches its own 32 lanes). That rule is why the TV layout above gives its thread mode `(32,4)`
-# strides `(0,1)`: an atom's "thread" is a whole warp, and its 32 lanes are implied by the warp's index, not
-# spread over the layout as chapter 02's thread modes are. `partition_D` of the strip's coordinates for
-# threads 0, 37 and 100 (warps 0, 1, 3) shows the rows that come out:
+# repetitions: 32 fp32 columns of its own row. The strip is 128 x 32 and there are 8 of them along N. A warp
+# reaches only its own quarter of TMEM's lanes: warp w reads lanes 32 (w % 4) to 32 (w % 4) + 31 (PTX ISA,
+# tcgen05 data movement: each warp of a warpgroup reaches its own 32 lanes). The layouts printed above say how
+# the copy is built on that. The atom's source TV layout `(32,1024):(0,1)` gives the warp's 32 threads stride 0:
+# a TMEM load is warp-collective, and every thread names the same 1024 values, the 32 lanes x 32 columns the
+# warp reads; its destination TV layout `(32,32):(32,1)` gives each thread 32 of them, its own lane's.
+# `layout_tv_tiled` is the TiledCopy's source side: its thread mode `(32,4):(0,1)` keeps stride 0 over a warp's
+# threads and steps 1 per warp, and the warp's 32 lanes are in the value mode `(32,32):(128,4)`: its stride-4
+# mode walks the tiler's first mode `(4,32):(32,1)`, a permutation of the 128 rows that sends warp w's j-th
+# lane to row 32 w + j. `partition_D` of the strip's coordinates for threads 0, 37 and 100 (warps 0, 1, 3)
+# shows the rows that come out:
 
 # %%
 for thread in (0, 37, 100):
