@@ -441,13 +441,20 @@ assert error < 0.06 and error <= largest * 2 ** -11
 
 # %% [markdown]
 # The difference is at most half an fp16 step of the largest |D| (fp16 keeps 11 significant bits), the rounding
-# of D to fp16. This is the
-# simulator, not a GPU: it shows the kernel's order of waits, commits and loads is one the PTX ISA defines and
-# its arithmetic is right, and says nothing of its speed.
+# of D to fp16. This is the simulator, not a GPU: it shows the arithmetic is right, and it checks the order of
+# the steps it models, stopping with the line at a TMEM load without the wait for the accumulator's commit, a
+# wait on the wrong parity (it returns too early, or never), a stage refilled before the MMAs that read it have
+# committed, a `tcgen05.commit` executed by every lane of a warp, TMEM columns not allocated or never freed, a
+# warp outside its quarter of TMEM's lanes, or an MMA into TMEM that a load has not finished reading. It does not
+# check the `tcgen05.fence::before_thread_sync` / `after_thread_sync` fences: it runs each tcgen05 operation
+# when it is issued, so a kernel without them runs the same (section 3's PTX shows where this kernel has them).
+# It says nothing of speed.
 #
 # A mistake planted in the kernel: the epilogue's wait for "the accumulator is ready" left out (`edit` removes one
 # line of the kernel's source before it runs). On a GPU the first `tcgen05.ld` may read whatever the UMMAs have
-# written so far; the simulator stops at that load and names the commit it should have waited for
+# written so far. The simulator stops at the first load: its message, printed whole, says the load reads TMEM
+# that no MMA has written yet, so whatever the thread waited for came too early (no wait, or a wait on the
+# wrong phase), and says to wait on the barrier the MMAs' last `tcgen05.commit` arrives on
 # (`cutekit.sim.KernelError` is the simulator's error for a kernel's mistake):
 
 # %%
@@ -456,8 +463,10 @@ from cutekit.sim import KernelError
 try:
     simulate_kernel(a_host, b_host, edit=("    cute.arch.mbarrier_wait(accumulator_ready, 0)\n", ""))
 except KernelError as stopped:
-    print(str(stopped)[:600])
+    print(stopped)
     assert "read before the MMA's commit completed" in str(stopped)
+    assert "reads TMEM that no MMA" in str(stopped)
+    assert "Wait on the barrier the MMAs' last tcgen05.commit arrives on" in str(stopped)
 else:
     raise AssertionError("the simulator ran the mistaken kernel to the end")
 
