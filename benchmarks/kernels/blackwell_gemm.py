@@ -23,9 +23,10 @@ M and N must be multiples of the tile (BM, BN) and K of 64 (no predication). It 
 (`cutekit.checks.compile_to_ptx(..., arch="sm_100a")`, chapter 09 section 3) and runs on cutekit's simulator
 (`cutekit.use("sim")`, equal to torch); it has not run on a GPU: the course lends no Blackwell GPU.
 
-The PTX ISA orders tcgen05 operations (alloc, MMA, ld, dealloc) across threads only with
-`tcgen05.fence::before_thread_sync` before a thread synchronisation and `tcgen05.fence::after_thread_sync` after
-it; the kernel puts them around its two block barriers and after the wait for the accumulator. CuTeDSL 4.8.1 has no
+The PTX ISA orders tcgen05 operations (alloc, MMA, ld, dealloc) across threads with `tcgen05.commit` to an
+mbarrier (an MMA's completion, which other threads wait for) and with `tcgen05.fence::before_thread_sync` before
+a thread synchronisation and `tcgen05.fence::after_thread_sync` after it; the kernel puts the fences around its
+two block barriers and after the wait for the accumulator. CuTeDSL 4.8.1 has no
 `cute.arch` call for them: `cutlass.experimental.primitives.tcgen05_fence` emits them.
 """
 import cutlass
