@@ -223,6 +223,8 @@ assert str(strips) == "tensor<ptr<f32, tmem, align<1>> o (128,32,1,8):(65536,1,0
 assert str(load.layout_src_tv) == "(32,1024):(0,1)" and str(load.layout_dst_tv) == "(32,32):(32,1)"
 assert [str(t) for t in tmem_copy.tiler_mn] == ["(4,32):(32,1)", "32:1"]
 assert str(tmem_copy.layout_tv_tiled) == "((32,4),(32,32)):((0,1),(128,4))"
+assert str(cute.get(tmem_copy.layout_tv_tiled, mode=[0])) == "(32,4):(0,1)"           # the threads: 4 warps
+assert str(cute.get(tmem_copy.layout_tv_tiled, mode=[1])) == "(32,32):(128,4)"        # the values: 32 x 32
 
 # %% [markdown]
 # `Ld32x32b` with 32 repetitions: each of a warp's 32 threads reads one lane, 32 bits per repetition, 32
