@@ -157,9 +157,9 @@ assert two == 512
 # Read the three lines: N = 96 spans 96 columns and allocates 128; the M = 64 tile uses lanes in four groups
 # of 16 (`(16,4):(65536,2097152)`: lanes 0-15, 32-47, 64-79, 96-111) and still one column per value; in CuTeDSL
 # 4.8.1's layout an fp16 accumulator is **not** packed two to a column (stride 2 in 16-bit units: one value per
-# 32-bit column), so it takes as many columns as fp32. Two 128 x 256 accumulators fill the SM's 512 columns (a persistent kernel
-# keeps two, one being computed while the epilogue drains the other); a third does not fit (CuTeDSL rounds
-# the 768 columns up to a power of two, 1024, before it checks, hence the number in its message).
+# 32-bit column), so it takes as many columns as fp32. Two 128 x 256 accumulators fill the SM's 512 columns (a
+# persistent kernel keeps two, one being computed while the epilogue drains the other); a third does not fit
+# (CuTeDSL rounds the 768 columns up to a power of two, 1024, before it checks, hence the number in its message).
 
 # %%
 m64 = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJOR, K_MAJOR, cute.Float32,
@@ -661,8 +661,8 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # what ragged shapes need. A TMA load clips at the tensor's edge: every element of its box past the edge arrives
 # as zero, rows past M or N and the k-tail past K alike (so a short last k-tile adds nothing to the sum), and the
 # load still delivers the whole box's bytes to its mbarrier, so each k-tile announces the full stage with
-# `cute.arch.mbarrier_arrive_and_expect_tx`, edge tiles included. A store from registers does not clip, so the epilogue
-# must leave out the rows and columns past D's edge, and read no bias value past N. One way to know
+# `cute.arch.mbarrier_arrive_and_expect_tx`, edge tiles included. A store from registers does not clip, so the
+# epilogue must leave out the rows and columns past D's edge, and read no bias value past N. One way to know
 # where a value goes: `cute.make_identity_tensor(shape)` is a tensor whose entry at each coordinate is that
 # coordinate; tiled and partitioned exactly as D is, it gives each of the thread's values its (m, n), to compare
 # with D's extents. `cutlass.max(x, y)` is the larger of two values, and `cutlass.Float16(x)` converts an fp32
