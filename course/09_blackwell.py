@@ -36,13 +36,15 @@
 #   thread issued before it has finished: the same kind of barrier TMA reports its bytes to. So "the stage may be
 #   overwritten" and "the accumulator is ready" are both mbarrier waits; there is no `wgmma.wait_group`.
 # - **A CTA pair can share one MMA** (`CtaGroup.TWO`, PTX `cta_group::2`): the two CTAs of a cluster pair
-#   compute a 256 x N tile together, each holding half of A's rows, half of B's and half of C.
+#   compute a 128 x N or 256 x N tile together, each holding half of A's rows, half of B's and half of C.
 #
 # Instruction shapes, in CuTeDSL 4.8.1's own checks: with one CTA M is 64 or 128 and N a multiple of 8 up to
-# 256; with a pair M is 128 or 256 and N a multiple of 16 up to 256 (8-bit MN-major B asks 16 and 32); K is
-# 32 bytes of A and B (16 fp16, 8 tf32, 32 int8). tcgen05 is on datacenter Blackwell (sm_100a, sm_103a) and
-# on Jetson Thor (sm_110a): CuTeDSL 4.8.1 builds a tcgen05 MMA for those (and their sm_107 sibling). Hopper
-# (sm_90a) has wgmma instead, and consumer Blackwell (sm_120/sm_121, the GeForce RTX 50 cards) has neither;
+# 256; with a pair M is 128 or 256 and N a multiple of 16 up to 256 (with 8-bit MN-major B, N must be a
+# multiple of 16 on one CTA and of 32 on a pair); K is 32 bytes of A and B (16 fp16, 8 tf32, 32 int8). tcgen05
+# is on datacenter Blackwell (sm_100a, sm_103a) and on Jetson Thor (sm_110a): CuTeDSL 4.8.1 builds a tcgen05 MMA
+# for those; its tcgen05 MMA ops also list sm_107, whose build CuTeDSL 4.8.1 refuses with its CUDA 12.9 toolkit
+# ("Unsupported GPU architecture 'sm_107a'"). Hopper (sm_90a) has wgmma instead, and consumer Blackwell (sm_120,
+# the GeForce RTX 50 cards, and sm_121, DGX Spark's GB10) has neither;
 # CuTeDSL's message for a tcgen05 MMA built for sm_120 sends the programmer to the warp-level `mma.sync` of
 # chapter 07.
 #
@@ -125,8 +127,9 @@ assert str(accumulator) == "tensor<ptr<f32, tmem, align<1>> o ((128,256),1,1):((
 
 # %% [markdown]
 # Row m of C is lane m, column n is TMEM column n: 256 of the SM's 512 columns. `tcgen05.alloc` hands out
-# columns in powers of two, at least 32 and at most 512 (CuTeDSL checks the same in
-# `cutlass.utils.TmemAllocator`). `tcgen05.find_tmem_tensor_col_offset(t)` is the number of columns a TMEM
+# columns in powers of two, at least 32 and at most 512 (PTX ISA, tcgen05.alloc: "The number of columns must be
+# a power of 2. The operand nCols must be within the range [32, 512]"; `memory.get_num_tmem_alloc_cols`, below,
+# enforces the same). `tcgen05.find_tmem_tensor_col_offset(t)` is the number of columns a TMEM
 # tensor spans, and `memory.get_num_tmem_alloc_cols(t or [t, ...])` the columns to allocate for one or
 # several tensors: their columns summed, rounded up to a power of two of at least 32, refused over 512. `blackwell_helpers.make_trivial_tiled_mma(a_dtype, b_dtype, a_major, b_major, acc_dtype, cta_group,
 # (M, N))` picks the tcgen05 op for the types and makes its TiledMMA, the instruction shape being the tile.
@@ -152,11 +155,11 @@ assert two == 512
 
 # %% [markdown]
 # Read the three lines: N = 96 spans 96 columns and allocates 128; the M = 64 tile uses lanes in four groups
-# of 16 (`(16,4):(65536,2097152)`: lanes 0-15, 32-47, 64-79, 96-111) and still one column per value; an fp16
-# accumulator is **not** packed two to a column (stride 2 in 16-bit units: one value per 32-bit column), so
-# it takes as many columns as fp32. Two 128 x 256 accumulators fill the SM's 512 columns (a persistent kernel
-# keeps two, one being computed while the epilogue drains the other); a third does not fit (CuTeDSL rounds
-# the 768 columns up to a power of two, 1024, before it checks, hence the number in its message).
+# of 16 (`(16,4):(65536,2097152)`: lanes 0-15, 32-47, 64-79, 96-111) and still one column per value; in CuTeDSL
+# 4.8.1's layout an fp16 accumulator is **not** packed two to a column (stride 2 in 16-bit units: one value per
+# 32-bit column), so it takes as many columns as fp32. Two 128 x 256 accumulators fill the SM's 512 columns (a
+# persistent kernel keeps two, one being computed while the epilogue drains the other); a third does not fit
+# (CuTeDSL rounds the 768 columns up to a power of two, 1024, before it checks, hence the number in its message).
 
 # %%
 m64 = blackwell_helpers.make_trivial_tiled_mma(cute.Float16, cute.Float16, K_MAJOR, K_MAJOR, cute.Float32,
@@ -200,7 +203,8 @@ assert str(sB) == "S<3,4,3> o 0 o ((256,16),1,4,3):((64,1),0,16,16384)"
 # compute_epilogue_tile_shape((M, N, K), use_2cta, layout_d, d_dtype)` picks the strip (`LayoutEnum.ROW_MAJOR`
 # says D is row-major), `blackwell_helpers.get_tmem_load_op(...)` the `tcgen05.ld` copy atom for it,
 # `cute.flat_divide(acc, tile)` cuts the accumulator into strips, and `tcgen05.make_tmem_copy(atom, strip)`
-# makes the TiledCopy that four warps (128 threads) use:
+# makes the TiledCopy that four warps (128 threads) use. The atom's `layout_src_tv` and `layout_dst_tv` and the
+# TiledCopy's `tiler_mn` and `layout_tv_tiled` are chapter 05's:
 
 # %%
 epi_tile = blackwell_helpers.compute_epilogue_tile_shape((128, 256, 64), False, LayoutEnum.ROW_MAJOR, cute.Float16)
@@ -211,21 +215,30 @@ tmem_copy = tcgen05.make_tmem_copy(load, strips[(None, None, 0, 0)])
 print("epilogue tile:", [str(t) for t in epi_tile])
 print(load.op)
 print("strips:", strips)
-print("TV layout:", tmem_copy.layout_tv_tiled)
+print("atom's TV layouts: source", load.layout_src_tv, " destination", load.layout_dst_tv)
+print("tiler:", [str(t) for t in tmem_copy.tiler_mn], " TV layout:", tmem_copy.layout_tv_tiled)
 assert [str(t) for t in epi_tile] == ["128:1", "32:1"]
 assert str(load.op) == "tcgen05 Ld32x32b Copy Operation\n  number of repetitions = 32"
 assert str(strips) == "tensor<ptr<f32, tmem, align<1>> o (128,32,1,8):(65536,1,0,32)>"
+assert str(load.layout_src_tv) == "(32,1024):(0,1)" and str(load.layout_dst_tv) == "(32,32):(32,1)"
+assert [str(t) for t in tmem_copy.tiler_mn] == ["(4,32):(32,1)", "32:1"]
 assert str(tmem_copy.layout_tv_tiled) == "((32,4),(32,32)):((0,1),(128,4))"
+assert str(cute.get(tmem_copy.layout_tv_tiled, mode=[0])) == "(32,4):(0,1)"           # the threads: 4 warps
+assert str(cute.get(tmem_copy.layout_tv_tiled, mode=[1])) == "(32,32):(128,4)"        # the values: 32 x 32
 
 # %% [markdown]
 # `Ld32x32b` with 32 repetitions: each of a warp's 32 threads reads one lane, 32 bits per repetition, 32
-# repetitions: 32 fp32 columns of its own row. The strip is 128 x 32 and there are 8 of them along N. Which
-# thread gets which row follows from the hardware rule that a warp reaches only its own quarter of TMEM's
-# lanes: warp w reads lanes 32 (w % 4) to 32 (w % 4) + 31 (PTX ISA, tcgen05 data movement: each warp of a
-# warpgroup reaches its own 32 lanes). That rule is why the TV layout above gives its thread mode `(32,4)`
-# strides `(0,1)`: an atom's "thread" is a whole warp, and its 32 lanes are implied by the warp's index, not
-# spread over the layout as chapter 02's thread modes are. `partition_D` of the strip's coordinates for
-# threads 0, 37 and 100 (warps 0, 1, 3) shows the rows that come out:
+# repetitions: 32 fp32 columns of its own row. The strip is 128 x 32 and there are 8 of them along N. A warp
+# reaches only its own quarter of TMEM's lanes: warp w reads lanes 32 (w % 4) to 32 (w % 4) + 31 (PTX ISA,
+# tcgen05 data movement: each warp of a warpgroup reaches its own 32 lanes). The layouts printed above say how
+# the copy is built on that. The atom's source TV layout `(32,1024):(0,1)` gives the warp's 32 threads stride 0:
+# a TMEM load is warp-collective, and every thread names the same 1024 values, the 32 lanes x 32 columns the
+# warp reads; its destination TV layout `(32,32):(32,1)` gives each thread 32 of them, its own lane's.
+# `layout_tv_tiled` is the TiledCopy's source side: its thread mode `(32,4):(0,1)` keeps stride 0 over a warp's
+# threads and steps 1 per warp, and the warp's 32 lanes are in the value mode `(32,32):(128,4)`: its stride-4
+# mode walks the tiler's first mode `(4,32):(32,1)`, a permutation of the 128 rows that sends warp w's j-th
+# lane to row 32 w + j. `partition_D` of the strip's coordinates for threads 0, 37 and 100 (warps 0, 1, 3)
+# shows the rows that come out:
 
 # %%
 for thread in (0, 37, 100):
@@ -296,8 +309,9 @@ assert tcgen05.find_tmem_tensor_col_offset(small_acc) == 48
 #
 # `benchmarks/kernels/blackwell_gemm.py` is the smallest whole Blackwell GEMM the course could write with the
 # pieces above: D = A B^T in fp16 with fp32 accumulators, one CTA of four warps per 128 x 128 tile of D, two
-# stages of 64-wide k-tiles. Warp 0 allocates 128 TMEM columns (`cute.arch.alloc_tmem`; the warp that allocates
-# is the warp that frees). For each k-tile it then waits, from the third k-tile on, for its stage to be free, loads A's and B's tiles with TMA as in chapter 08, waits for them and issues the
+# stages of 64-wide k-tiles. Warp 0 allocates 128 TMEM columns (`cute.arch.alloc_tmem`; the PTX ISA says "When
+# .cta_group::1 is specified, one warp from the CTA must perform the allocation and de-allocation": this kernel
+# has warp 0 do both, and cutekit's simulator asks for the same warp). For each k-tile it then waits, from the third k-tile on, for its stage to be free, loads A's and B's tiles with TMA as in chapter 08, waits for them and issues the
 # four 128 x 128 x 16 UMMAs with `cute.gemm` (the whole warp calls it; CuTeDSL has one thread issue the
 # instruction, and its documentation says not to wrap the call in `elect_one`);
 # `tcgen05.commit(barrier)` then makes the stage's "empty" mbarrier arrive once those MMAs have finished
@@ -359,8 +373,9 @@ else:
     print(ptx.error)
 
 # %% [markdown]
-# Read it against the kernel: one `tcgen05.alloc` and one `tcgen05.dealloc`; the k-loop's body appears three
-# times in the PTX (the compiler's unrolling), each with 2 TMA loads, one `expect_tx` and 4 UMMAs
+# Read it against the kernel: one `tcgen05.alloc` and one `tcgen05.dealloc`; the compiler unrolled the k-loop
+# by two (a loop of two bodies) and added one more body for an odd number of k-tiles, so the body appears three
+# times in the PTX, each with 2 TMA loads, one `expect_tx` and 4 UMMAs
 # (`tcgen05.mma.cta_group::1.kind::f16`, 64 / 16 = 4 per k-tile): 12 UMMAs, 6 loads, and 3 + 1 commits with
 # the final one; 5 mbarriers (full and empty for 2 stages, and the accumulator's); 4 `tcgen05.ld` of 32x32b.x32
 # (the 4 strips of 32 columns), each followed by its `tcgen05.wait`. No `wgmma`, no `mma.sync`, no `ldmatrix`,
@@ -439,13 +454,20 @@ assert error < 0.06 and error <= largest * 2 ** -11
 
 # %% [markdown]
 # The difference is at most half an fp16 step of the largest |D| (fp16 keeps 11 significant bits), the rounding
-# of D to fp16. This is the
-# simulator, not a GPU: it shows the kernel's order of waits, commits and loads is one the PTX ISA defines and
-# its arithmetic is right, and says nothing of its speed.
+# of D to fp16. This is the simulator, not a GPU: it shows the arithmetic is right, and it checks the order of
+# the steps it models, stopping with the line at a TMEM load without the wait for the accumulator's commit, a
+# wait on the wrong parity (it returns too early, or never), a stage refilled before the MMAs that read it have
+# committed, a `tcgen05.commit` executed by every lane of a warp, TMEM columns not allocated or never freed, a
+# warp outside its quarter of TMEM's lanes, or an MMA into TMEM that a load has not finished reading. It does not
+# check the `tcgen05.fence::before_thread_sync` / `after_thread_sync` fences: it runs each tcgen05 operation
+# when it is issued, so a kernel without them runs the same (section 3's PTX shows where this kernel has them).
+# It says nothing of speed.
 #
 # A mistake planted in the kernel: the epilogue's wait for "the accumulator is ready" left out (`edit` removes one
 # line of the kernel's source before it runs). On a GPU the first `tcgen05.ld` may read whatever the UMMAs have
-# written so far; the simulator stops at that load and names the commit it should have waited for
+# written so far. The simulator stops at the first load: its message, printed whole, says the load reads TMEM
+# that no MMA has written yet, so whatever the thread waited for came too early (no wait, or a wait on the
+# wrong phase), and says to wait on the barrier the MMAs' last `tcgen05.commit` arrives on
 # (`cutekit.sim.KernelError` is the simulator's error for a kernel's mistake):
 
 # %%
@@ -454,8 +476,10 @@ from cutekit.sim import KernelError
 try:
     simulate_kernel(a_host, b_host, edit=("    cute.arch.mbarrier_wait(accumulator_ready, 0)\n", ""))
 except KernelError as stopped:
-    print(str(stopped)[:600])
+    print(stopped)
     assert "read before the MMA's commit completed" in str(stopped)
+    assert "reads TMEM that no MMA" in str(stopped)
+    assert "Wait on the barrier the MMAs' last tcgen05.commit arrives on" in str(stopped)
 else:
     raise AssertionError("the simulator ran the mistaken kernel to the end")
 
@@ -617,11 +641,15 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 #
 # for A (M, K) and B (N, K) fp16, row-major (K-major), bias (N,) fp32, one value per column of D, and D (M, N)
 # fp16, row-major, allocated by the caller (the check fills it with NaN first, so an entry never written
-# shows). N and K are multiples of 8 (TMA moves rows of whole 16-byte chunks); apart from that M, N and K are
-# arbitrary, and the check's are ragged: no tile of 64 or 128 divides them. They are run-time values, so count
-# tiles and k-tiles with `cute.ceil_div` and `cute.size`. Section 4's kernel leaves out what ragged shapes need:
-# a TMA load clips at the tensor's edge (rows past it arrive as zeros), but a store from registers does not, so
-# the epilogue must leave out the rows and columns past D's edge, and read no bias value past N. One way to know
+# shows). N and K are multiples of 8: TMA needs each row of A and B to be a whole number of 16-byte chunks (K
+# fp16 values), and the check declares D's rows the same (N values), so they stay 16-byte aligned too; apart
+# from that M, N and K are arbitrary, and the check's are ragged: no tile of 64 or 128 divides them. They are
+# run-time values, so count tiles and k-tiles with `cute.ceil_div` and `cute.size`. Section 4's kernel leaves out
+# what ragged shapes need. A TMA load clips at the tensor's edge: every element of its box past the edge arrives
+# as zero, rows past M or N and the k-tail past K alike (so a short last k-tile adds nothing to the sum), and the
+# load still delivers the whole box's bytes to its mbarrier, so each k-tile announces the full stage with
+# `cute.arch.mbarrier_arrive_and_expect_tx`, edge tiles included. A store from registers does not clip, so the
+# epilogue must leave out the rows and columns past D's edge, and read no bias value past N. One way to know
 # where a value goes: `cute.make_identity_tensor(shape)` is a tensor whose entry at each coordinate is that
 # coordinate; tiled and partitioned exactly as D is, it gives each of the thread's values its (m, n), to compare
 # with D's extents. `cutlass.max(x, y)` is the larger of two values, and `cutlass.Float16(x)` converts an fp32
@@ -677,11 +705,11 @@ check("ch09.capstone", gemm_bias_relu)
 #
 # - tcgen05.mma (sm_100a/sm_103a, and Jetson Thor's sm_110a; not sm_120) is issued by one thread for the whole CTA (`thr_id` `1:0`), or for a
 #   CTA pair with `CtaGroup.TWO` (`2:1`, each CTA holding half of A, B and C); M 64/128 (pair 128/256), N up to 256.
-# - Its accumulator lives in TMEM, lane = row, one 32-bit column per value whatever the type; allocate a power
-#   of two of at least 32 columns, at most 512, for everything the CTA keeps there.
+# - Its accumulator lives in TMEM, lane = row, one 32-bit column per value (CuTeDSL 4.8.1's layouts, fp16
+#   included); allocate a power of two of at least 32 columns, at most 512, for everything the CTA keeps there.
 # - The epilogue reads TMEM with `tcgen05.ld`: warp w reaches lanes 32 (w % 4) to 32 (w % 4) + 31, a thread a row;
 #   its registers need no wait, but `tcgen05.wait::ld` must order the loads before that TMEM is rewritten or freed.
 # - One thread issues the UMMAs; `tcgen05.commit` (one elected lane) makes an mbarrier arrive when they finish: a
 #   stage's release, then "the accumulator is ready". ACCUMULATE is false for the tile's very first k-block only.
-# - Section 3's GEMM compiles for sm_100a and runs on cutekit's simulator (equal to torch); no Blackwell GPU is
-#   lent, so nothing here is a Blackwell timing.
+# - Section 3's GEMM compiles for sm_100a and runs on cutekit's simulator (it agrees with torch to fp16
+#   rounding); no Blackwell GPU is lent, so nothing here is a Blackwell timing.

@@ -27,7 +27,8 @@ A tcgen05.ld's registers may be used without a wait (the PTX ISA, 9.7.16.6.4.5: 
 true register dependency will be respected"); tcgen05.wait::ld is what orders the load's read of TMEM before a later
 write of those columns or their dealloc ("To enforce such memory orderings and avoiding anti-dependency hazards
 around tcgen05.ld, tcgen05.wait::ld must be used"), so the epilogue's loads are waited for before warp 0 frees the
-TMEM. The PTX ISA's patterns for tcgen05 operations in different threads put `tcgen05.fence::before_thread_sync`
+TMEM. Across threads, an MMA's completion is ordered by `tcgen05.commit` to an mbarrier, which other threads wait
+for; the PTX ISA's patterns for tcgen05 operations in different threads also put `tcgen05.fence::before_thread_sync`
 before the thread synchronisation and `tcgen05.fence::after_thread_sync` after it; the kernel puts them around its
 two block barriers and after the wait for the accumulator. CuTeDSL 4.8.1 has no `cute.arch` call for them:
 `cutlass.experimental.primitives.tcgen05_fence` emits them. NVIDIA's CuTeDSL Blackwell dense_gemm and CUTLASS's
