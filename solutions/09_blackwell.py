@@ -692,8 +692,9 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # run-time values, so count tiles and k-tiles with `cute.ceil_div` and `cute.size`. Section 4's kernel leaves out
 # what ragged shapes need. A TMA load clips at the tensor's edge: every element of its box past the edge arrives
 # as zero, rows past M or N and the k-tail past K alike (so a short last k-tile adds nothing to the sum), and the
-# load still delivers the whole box's bytes to its mbarrier, so each k-tile announces the full stage with
-# `cute.arch.mbarrier_arrive_and_expect_tx`, edge tiles included. A store from registers does not clip, so the
+# zeros count: announce the full stage's bytes with `cute.arch.mbarrier_arrive_and_expect_tx` for every k-tile,
+# edge tiles included, as NVIDIA's Blackwell dense_gemm example does for every problem shape (the simulator
+# counts a clipped box's bytes the same way). A store from registers does not clip, so the
 # epilogue must leave out the rows and columns past D's edge, and read no bias value past N. One way to know
 # where a value goes: `cute.make_identity_tensor(shape)` is a tensor whose entry at each coordinate is that
 # coordinate; tiled and partitioned exactly as D is, it gives each of the thread's values its (m, n), to compare
