@@ -55,22 +55,23 @@ MUTANTS = [
     ("the accumulator's wait on the wrong parity", ("mbarrier_wait(accumulator_ready, 0)",
                                                     "mbarrier_wait(accumulator_ready, 1)"),
      "read before the MMA's commit completed"),
-    ("every lane commits", ("            with cute.arch.elect_one():\n                tcgen05.commit(empty + stage)",
-                            "            if True:\n                tcgen05.commit(empty + stage)"),
+    ("every lane commits", ("        with cute.arch.elect_one():\n            tcgen05.commit(empty + stage)",
+                            "        if True:\n            tcgen05.commit(empty + stage)"),
      "is executed by lanes 0 and 1 of warp 0"),
     ("the producer does not wait for a free stage",
-     ("                cute.arch.mbarrier_wait(empty + stage, (k_tile // STAGES - 1) % 2)\n", "                pass\n"),
+     ("            cute.arch.mbarrier_wait(empty + stage, (k_tile // STAGES - 1) % 2)\n", "            pass\n"),
      "stage reused before its consumer released it"),
     ("the first MMA adds to garbage", ("tiled_mma.set(tcgen05.Field.ACCUMULATE, False)",
                                        "tiled_mma.set(tcgen05.Field.ACCUMULATE, True)"),
      "adds its product to TMEM that nothing has written"),
-    ("TMEM never freed", ("        cute.arch.dealloc_tmem(accumulator.iterator, TMEM_COLUMNS)\n", ""),
+    ("TMEM never freed", ("        cute.arch.dealloc_tmem(accumulator.iterator, tmem_columns())\n", ""),
      "the CTA ends holding TMEM"),
-    ("columns not a power of two", ("TMEM_COLUMNS = 128 ", "TMEM_COLUMNS = 96 "), "power of two from 32 to 512"),
-    ("fewer columns than the accumulator", ("TMEM_COLUMNS = 128 ", "TMEM_COLUMNS = 64 "),
+    ("columns not a power of two", ("return max(32, 1 << (BN - 1).bit_length())", "return 96"),
+     "power of two from 32 to 512"),
+    ("fewer columns than the accumulator", ("return max(32, 1 << (BN - 1).bit_length())", "return 64"),
      "touches TMEM columns 64-127, which are not allocated"),
-    ("more than 512 columns", ("        cute.arch.alloc_tmem(TMEM_COLUMNS, tmem_address)       # a whole warp allocates\n",
-                               "        cute.arch.alloc_tmem(TMEM_COLUMNS, tmem_address)\n"
+    ("more than 512 columns", ("        cute.arch.alloc_tmem(tmem_columns(), tmem_address)     # a whole warp allocates\n",
+                               "        cute.arch.alloc_tmem(tmem_columns(), tmem_address)\n"
                                "        cute.arch.alloc_tmem(512, tmem_address)\n"),
      "the CTA hangs"),
 ]
@@ -90,7 +91,7 @@ def test_each_blackwell_mistake_is_named(mistake, edit, named):
 def test_without_accumulate_each_mma_overwrites_the_accumulator():
     """CuTeDSL 4.8.1 makes the tcgen05 atom with accumulate off (tcgen05/mma.py: `Boolean(False)` for neg_a,
     neg_b, accum_c), so a kernel that never sets Field.ACCUMULATE to True keeps only the last k-block's product."""
-    setting = "                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n"
+    setting = "            tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n"
     assert SOURCE.count(setting) == 1
     d, a, b = run(SOURCE.replace(setting, ""), 128, 128, 128)
     last = a[:, 112:].float() @ b[:, 112:].float().T          # K = 128: the last 16-wide k-block
