@@ -189,9 +189,18 @@ class _Operators:
         return self
 
 
+def _c_remainder(a, b):
+    """An integer `%` as the GPU computes it: the sign of the dividend (arith.remsi, C's %), not Python's."""
+    if isinstance(a, int) and isinstance(b, int) and b:
+        r = abs(a) % abs(b)
+        return -r if a < 0 else r
+    return a % b
+
+
 class Integer(_Operators, Dynamic, metaclass=_Named):
     """A DSL integer (Int8 ... Int64, Uint8, Uint32, Boolean) in host code: an int that prints `?`."""
     element_type = None
+    __mod__, __rmod__ = _arith(_c_remainder), _reflected(_c_remainder)
     import operator as _op
     __and__ = __rand__ = _arith(_op.and_)
     __or__ = __ror__ = _arith(_op.or_)
