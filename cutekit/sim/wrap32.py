@@ -5,9 +5,11 @@ product past 2**31 keeps its low 32 bits (two's complement), so `x = tidx * 1000
 and `if x < 0:` takes that branch. The simulator keeps them as Python ints (their arithmetic costs nothing
 extra), so a sum, difference or product (and `^ & | <<`) is exact and only its low 32 bits count: the store
 keeps them (memory/tensors.py), and so would any other +, -, *. What does not commute with keeping the low
-bits is a comparison (and `min`, `max`), `//`, `%` and `>>`: `rewrite` compiles a kernel (or @cute.jit function) again from its
-source with those operands passed through `int32` when the source shows them to be run-time ints (the analysis
-cutlass.const_expr uses: constexpr._Analysis), not 64-bit ones (`cutlass.Int64(...)`, `Uint32`, `Uint64`).
+bits is a comparison (and `min`, `max`, `abs`), `//`, `%`, `>>`, a test (`if x:`), a conversion
+(`cutlass.Float32(x)`, `cutlass.Int64(x)`) and `cute.printf`: `rewrite` compiles a kernel (or @cute.jit
+function) again from its source with those operands passed through `int32` when the source shows them to be
+run-time ints (the analysis cutlass.const_expr uses: constexpr._Analysis), not 64-bit or unsigned ones
+(`cutlass.Int64(...)`, `Uint32`, `Uint64` and what is computed from them).
 An Int32 argument and what is computed from it (memory/numbers.py's Integer) wraps by its own arithmetic.
 
 A run-time integer `%` is also computed as the GPU computes it: with the dividend's sign (CuTeDSL 4.8.1 emits
@@ -56,6 +58,8 @@ _NAME = "__cutekit_int32__"
 _REMAINDER = "__cutekit_remainder__"
 _WIDE_CALLS = {"Int64", "Uint64", "Uint32", "Float16", "Float32", "Float64", "BFloat16", "TFloat32", "float"}
 _SEEN_OPS = (ast.FloorDiv, ast.Mod, ast.RShift)
+_SEEING_CALLS = {"min", "max", "abs", "printf", "float", "bool", "Int8", "Int16", "Int32", "Int64", "Float16",
+                 "BFloat16", "Float32", "Float64", "TFloat32"}     # not Uint32(x): its value is x's 32 bits
 _FUTURE = __future__.annotations.compiler_flag
 
 
@@ -208,9 +212,18 @@ class _Changer(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        if constexpr._called_name(node) in ("min", "max") and not node.keywords:    # they compare too
+        if constexpr._called_name(node) in _SEEING_CALLS:     # they compare, print or convert the 32-bit value
             node.args = [a if isinstance(a, ast.Starred) else self._seen(a) for a in node.args]
         return node
+
+    def _tested(self, node):
+        """`if x:` of a run-time int: the register is zero or not (a Compare or `and`/`or` gives a bool)."""
+        self.generic_visit(node)
+        if isinstance(node.test, (ast.Name, ast.BinOp, ast.Subscript)):
+            node.test = self._seen(node.test)
+        return node
+
+    visit_If = visit_While = visit_IfExp = _tested
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)

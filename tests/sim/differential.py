@@ -5,7 +5,7 @@ indices and data, `cutlass.const_expr` ifs, `range` / `cutlass.range` loops (loo
 `cutlass.range_constexpr` loops (unrolled while tracing) with static and run-time bounds, shuffles of the four
 kinds with literal and run-time offsets, masks and clamps, `warp_reduction_sum` with every `threads_in_group`,
 votes (any, all, uni, ballot; with and without masks), `warp_idx()`, products that leave Int32's range followed by
-a branch on their sign (`v = v * 1000003`, `if v < 0:`), and stores of each thread's value to an output tensor; blocks of
+a branch on their sign (`v = v * 300000007`, `if v < 0:`), and stores of each thread's value to an output tensor; blocks of
 32, 48 (a warp the block fills by half) and 64 threads, one block. Each case is a module of its own (the
 simulator's messages name its file and line) holding `kernel` and the host function `launch(mX, mOut, n)`.
 
@@ -275,11 +275,11 @@ def make_case(seed: int, index: int) -> Case:
     return case
 
 
-_MULTIPLIERS = [65537, 1000003, 40503, 2 ** 20 + 1]
+_MULTIPLIERS = [300000007, 268435459, 1000000007, 65537]     # v is -9..9 and what the program adds
 
 
 def _overflow(rng: random.Random, body: list):
-    """Half the programs get, at a top-level place, a product that leaves Int32's range (`v = v * 1000003`) and
+    """Half the programs get, at a top-level place, a product that leaves Int32's range (`v = v * 300000007`) and
     a branch on its sign (`if v < 0:`), which sees the wrapped value on a GPU. Drawn from a random stream of
     their own, so the rest of each program is what the grammar drew before."""
     if rng.random() < 0.5:

@@ -34,6 +34,25 @@ def overflow(mX: cute.Tensor, mOut: cute.Tensor, a: cutlass.Int32, b: cutlass.In
     mOut[tidx + 96] = x >> 20
     mOut[tidx + 128] = (tidx - 8) % 5          # C's remainder: the dividend's sign (-3 in thread 0)
     mOut[tidx + 160] = (a - 50003) % 7         # an Int32 argument's too
+    z = tidx * 65536 * 65536                    # a multiple of 2**32: zero in a 32-bit register
+    if z:
+        mOut[tidx + 192] = 1
+    if cutlass.Float32(x) < 0.0:                # the register's value converted
+        mOut[tidx + 224] = 1
+
+
+@cute.kernel
+def wide_elements(mX: cute.Tensor, mOut: cute.Tensor):
+    """mX holds Int64 values: an element past 2**31 stays 64-bit when compared."""
+    tidx, _, _ = cute.arch.thread_idx()
+    v = mX[tidx]
+    if v > 0:
+        mOut[tidx] = 1
+
+
+@cute.jit
+def launch_wide(mX: cute.Tensor, mOut: cute.Tensor):
+    wide_elements(mX, mOut).launch(grid=(1, 1, 1), block=(2, 1, 1))
 
 
 @cute.jit
@@ -50,7 +69,7 @@ if __name__ == "__main__":          # real CuTeDSL: compile for sm_80 and print 
     from cutlass.cute.runtime import from_dlpack
     os.environ.setdefault("CUTE_DSL_ARCH", "sm_80")
     compiled = cute.compile[cute.KeepPTX](launch, from_dlpack(torch.zeros(32, dtype=torch.int32)),
-                                          from_dlpack(torch.zeros(192, dtype=torch.int32)), cutlass.Int32(5),
+                                          from_dlpack(torch.zeros(256, dtype=torch.int32)), cutlass.Int32(5),
                                           cutlass.Int32(5))
     ptx = getattr(compiled, "__ptx__", "") or ""
     sys.stdout.write(" ".join(sorted(set(re.findall(r"\b(?:mul\.lo\.s32|mul\.wide\.s32|setp\.lt\.s32|setp\.lt\.s64)",

@@ -1,6 +1,6 @@
 """A kernel's Int32 values wrap where a GPU's 32-bit registers wrap, before a comparison sees them: a product of a
 thread's index or of an element of an Int32 tensor past 2**31 is negative in the branch that tests it, `//`, `%`
-and `>>` and `min` see the wrapped value, an Int32 argument's arithmetic wraps, and a `cutlass.Int64` value does
+`>>`, `min`, `if x:` and a conversion to Float32 see the wrapped value, an Int32 argument's arithmetic wraps, and a `cutlass.Int64` value does
 not; an integer `%` takes the dividend's sign, as the GPU's does. The kernel is tests/sim/int32_kernels.py; the expected values follow two's complement, as the PTX CuTeDSL
 4.8.1 compiles for it does (`mul.lo.s32`, `setp.lt.s32`)."""
 import importlib
@@ -32,7 +32,7 @@ def test_values_past_int32_wrap_before_a_comparison_sees_them(kernels):
     from cutlass.cute.runtime import from_dlpack
     import cutlass
     x = numpy.arange(32, dtype=numpy.int32)
-    out = numpy.zeros(192, numpy.int32)
+    out = numpy.zeros(256, numpy.int32)
     kernels.launch(from_dlpack(x), from_dlpack(out), cutlass.Int32(50000), cutlass.Int32(50000))
     expected_flags, quotients, remainders, shifted = [], [], [], []
     for t in range(32):
@@ -48,7 +48,16 @@ def test_values_past_int32_wrap_before_a_comparison_sees_them(kernels):
     assert out[32:64].tolist() == quotients and out[64:96].tolist() == remainders
     assert out[96:128].tolist() == shifted
     assert out[128:160].tolist() == [c_remainder(t - 8, 5) for t in range(32)] and out[128] == -3
-    assert out[160:].tolist() == [-3] * 32
+    assert out[160:192].tolist() == [-3] * 32
+    assert not out[192:224].any()                                   # `if z:` with z a multiple of 2**32
+    assert out[224:].tolist() == [int(wrapped(t * 100000000) < 0) for t in range(32)]
+
+
+def test_an_element_of_an_int64_tensor_stays_64_bit(kernels):
+    from cutlass.cute.runtime import from_dlpack
+    out = numpy.zeros(2, numpy.int32)
+    kernels.launch_wide(from_dlpack(numpy.array([3_000_000_000, -5], numpy.int64)), from_dlpack(out))
+    assert out.tolist() == [1, 0]
 
 
 def test_only_run_time_ints_are_wrapped_and_the_rewritten_kernel_is_the_same_code_otherwise():
