@@ -453,7 +453,9 @@ def _holds(frame, condition: tuple) -> str | None:
 
 
 _PASS_THROUGH = {"run_jit", "with_dynamic_arguments"}     # @cute.jit's wrappers (dsl.py, dynamic.py)
-_CALLS: dict = {}   # (callee code id, parameter, caller code id, caller instruction) -> (text, why, place) or None
+# (callee code id, parameter, caller code id, caller instruction) -> (text, why, place, the two codes: kept, so that
+# their ids are not reused while the entry stands), or (None, the two codes) when the argument is not run-time
+_CALLS: dict = {}
 
 
 def _caller(frame):
@@ -474,19 +476,19 @@ def _caller(frame):
     return caller if known[0] else None
 
 
-def _passed(frame, parameter: str, depth: int = 0) -> str | None:
+def _passed(frame, parameter: str) -> str | None:
     """When the caller of `frame`'s function passes a run-time value as `parameter`: why, in words (the call,
     what it passes and why that is run-time there); None when it passes a Python value (or cannot be told)."""
-    caller = _caller(frame) if depth < 8 else None
+    caller = _caller(frame)
     if caller is None:
         return None
     key = (id(frame.f_code), parameter, id(caller.f_code), caller.f_lasti)
-    found = _CALLS.get(key, False)
-    if found is False:
+    found = _CALLS.get(key)
+    if found is None:
         if len(_CALLS) > 16384:
             _CALLS.clear()
-        found = _CALLS[key] = _argument_at(frame, parameter, caller)
-    if found is None:
+        found = _CALLS[key] = _argument_at(frame, parameter, caller) or (None, frame.f_code, caller.f_code)
+    if found[0] is None:
         return None
     text, why, place = found[0], found[1], found[2]
     detail = "" if why[1] is None else _holds(caller, why[1])
@@ -514,13 +516,12 @@ def _argument_at(frame, parameter: str, caller):
             argument = call.args[index]
     if argument is None:
         return None         # the parameter's default: a Python value
-    analysis.line = call.lineno
     why = analysis.why(argument)
     if why is None:
         return None
     from .machine.errors import where_text
     place = f"{where_text(caller.f_code.co_filename, call.lineno)}: `{ast.unparse(call)}`"
-    return ast.unparse(argument), why, place, caller.f_code
+    return ast.unparse(argument), why, place, frame.f_code, caller.f_code
 
 
 def _any_call_at(analysis: _Analysis, code, lasti: int):
