@@ -14,15 +14,22 @@ The simulator runs the kernel's Python with every value known, so it tells a run
 signs, none of which costs the kernel's own arithmetic anything (thread indices stay plain ints):
 
 1. its type: an Int32 argument or what is computed from it (numbers.Integer, known=False), a dynamic extent
-   (inttuple.Dynamic), `thread_idx()`'s tuple, a vectorized launch's per-thread values;
-2. the kernel's source (read once per function): the argument mentions a name that comes from
-   `cute.arch.thread_idx()`, `block_idx()`, `lane_idx()`, `warp_idx()`, a warp collective, `.load()`, an element
-   of a tensor, a parameter annotated as a DSL number, or the counter of a `range` / `cutlass.range` loop;
+   (inttuple.Dynamic: an extent or stride of a tensor marked with mark_layout_dynamic or
+   mark_compact_shape_dynamic, and sizes and ceil_divs of one), a comparison of either (a run-time Boolean:
+   numbers.install makes Dynamic's comparisons give one in traced code), `thread_idx()`'s tuple, a vectorized
+   launch's per-thread values;
+2. the source (read once per function): the argument mentions a name that comes from
+   `cute.arch.thread_idx()`, `block_idx()`, `block_dim()`, `lane_idx()`, `warp_idx()`, a warp collective,
+   `.load()`, an element of a tensor, a parameter annotated as a DSL number, or the counter of a `range` /
+   `cutlass.range` loop; or a parameter of a helper whose caller passes such a value (the caller's call is read
+   at the instruction it is making, and so on up to the kernel: `keep_if(mOut, bdim > 3)` makes `flag` run-time
+   in `keep_if` though every thread passes the same value);
 3. its value differs between threads at the same point of the trace (same lines, same visit): a compile-time
-   value cannot (this catches a run-time value passed into a helper function).
+   value cannot (this catches a run-time value passed in a way the source does not show, `f(*(lane == 0,))`).
 
-What it does not catch: a comparison of a dynamic extent made into a plain bool (`cute.size(t) > 3` with a
-dynamic `t`) whose names are not themselves run-time, in a helper, when every thread has the same value.
+CuTeDSL 4.8.1 keeps from_dlpack's extents static unless they are marked (assumed_align changes nothing), takes a
+Constexpr parameter as a Python value whatever is passed, and a static tiler's size stays static: so does the
+simulator (tests/sim/test_constexpr_values.py compares with CuTeDSL).
 """
 from __future__ import annotations
 
@@ -85,6 +92,7 @@ def range_constexpr(*args, **kwargs):
 
 
 _PLAIN = {bool, int, float, str, type(None)}
+_SIM_FOLDER = __file__.rsplit("/", 1)[0] + "/"
 _ORIGIN = (0, 0, 0)
 _THREAD = machine.Thread
 
@@ -107,8 +115,11 @@ def _reason(frame, key, site, function: str, values: tuple) -> str | None:
         site = _SITES[key] = _site(frame.f_code, frame, function)
     clean, site = site[0], site[1]
     for text, why in site:
-        if why is not None and (why[1] is None or _is_tensor(frame, why[1])):
-            return f"Here `{text}` is a run-time value: it depends on {why[0]}"
+        if why is None:
+            continue
+        detail = "" if why[1] is None else _holds(frame, why[1])
+        if detail is not None:
+            return f"Here `{text}` is a run-time value: it depends on {why[0]}{detail}"
     for i, value in enumerate(values):
         typed = _typed(value)
         if typed:
@@ -131,6 +142,9 @@ def _typed(value, depth: int = 0) -> str | None:
     if isinstance(value, Dynamic):
         if getattr(value, "known", False):
             return None         # cutlass.Int32(5) in host code: a constant CuTeDSL folds
+        if getattr(value, "element_type", None) is not None and value.element_type.__name__ == "Boolean":
+            return (f"it is {value!r}, a comparison of a run-time value (an Int32 argument or a value computed "
+                    f"from one, or an extent of a tensor marked dynamic, or `cute.size`/`cute.ceil_div` of one)")
         return (f"it is {value!r}, an Int32 argument, a value computed from one, or a dynamic extent of a "
                 f"tensor")
     from .machine.failures import Dim3
@@ -161,6 +175,7 @@ _RUNTIME_CALLS = {
 _METHODS = {"load": "a tensor's .load()"}
 _DSL_NUMBERS = {"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
                 "Float32", "Float64", "Boolean", "Numeric", "Integer"}
+_STATIC_ANNOTATIONS = {"Constexpr"}     # a parameter CuTeDSL takes as a Python value whatever the caller passes
 _DYNAMIC_LOOPS = {"range"}          # `range(...)` and `cutlass.range(...)`: a loop on the GPU
 _VALUE_CALLS = {"min", "max", "abs", "int", "float", "bool", "round", "elem_less", "Int8", "Int16", "Int32", "Int64", "Uint8",
                 "Uint16", "Uint32", "Uint64", "Float16", "BFloat16", "Float32", "Float64", "Boolean"}
@@ -184,10 +199,17 @@ class _Analysis:
         self.calls: dict = {}       # (line, column, end line, end column) -> ast.Call
         self.unrolled: list = []    # (first line, last line, targets) of the loops Python runs while tracing
         self.dynamic_loops: list = []   # (first line, last line) of the loops the GPU runs (traced once)
-        for parameter in function.args.args + function.args.kwonlyargs:
+        self.parameters = [p.arg for p in function.args.posonlyargs + function.args.args]
+        for parameter in function.args.posonlyargs + function.args.args + function.args.kwonlyargs:
             kind = _annotation_name(parameter.annotation)
             if kind in _DSL_NUMBERS:
                 self.taints[parameter.arg] = (f"`{parameter.arg}`, a run-time argument (annotated {kind})", None)
+            elif kind not in _STATIC_ANNOTATIONS:
+                # run-time when the caller's argument is (a helper called from a kernel with a thread's index):
+                # asked of the caller's source when a const_expr or print reads it (_holds)
+                self.taints[parameter.arg] = (f"`{parameter.arg}`, an argument of `{function.name}`",
+                                              (("param", parameter.arg),))
+        self.every_call: dict | None = None     # (line, column, end line, end column) -> ast.Call, when asked
         statements = list(_own_nodes(function))
         for _ in range(8):          # until no new name is found (a fixpoint: assignments in any order)
             before = len(self.taints), sum(map(len, self.counters.values()))
@@ -267,13 +289,16 @@ class _Analysis:
             return None
         if isinstance(node, ast.Subscript):
             base = self._why(node.value)
-            if base is not None:
+            if base is not None and base[1] is None:
                 return base
             if isinstance(node.value, ast.Name) and _element(node.slice):
-                element = self._first(node.slice)
-                return element or (f"`{ast.unparse(node)}`, an element a thread reads from a tensor when the "
-                                   f"kernel runs", node.value.id, True)
-            return None
+                element = self._first(node.slice) or (
+                    f"`{ast.unparse(node)}`, an element a thread reads from a tensor when the kernel runs",
+                    (node.value.id,), True)
+                if base is None or element[1] is None:
+                    return element
+                return element[0], element[1] + tuple(c for c in base[1] if c not in element[1]), element[2]
+            return base
         if isinstance(node, ast.BinOp):
             return self._first(node.left, node.right)
         if isinstance(node, ast.UnaryOp):
@@ -298,7 +323,9 @@ class _Analysis:
             if found is not None:
                 if found[1] is None:
                     return found
-                conditional = conditional or found
+                conditional = found if conditional is None else (      # run-time when any of them holds
+                    conditional[0], conditional[1] + tuple(c for c in found[1] if c not in conditional[1]),
+                    conditional[2])
         return conditional
 
 
@@ -408,6 +435,107 @@ def _call_at(analysis: _Analysis, code, lasti: int, line: int, function: str):
             return call
     on_line = [c for key, c in analysis.calls.items() if key[0] == line and _called_name(c) == function]
     return on_line[0] if len(on_line) == 1 else None
+
+
+def _holds(frame, condition: tuple) -> str | None:
+    """Whether a conditional reason holds in `frame`: "" (or what the caller passed, for a parameter) when one
+    of its atoms does, None when none does. An atom is a name that must hold a tensor (`x[i]` reads an element
+    only if `x` is one) or ("param", name): a parameter, run-time when the caller's argument is."""
+    for atom in condition:
+        if type(atom) is str:
+            if _is_tensor(frame, atom):
+                return ""
+        else:
+            passed = _passed(frame, atom[1])
+            if passed is not None:
+                return passed
+    return None
+
+
+_PASS_THROUGH = {"run_jit", "with_dynamic_arguments"}     # @cute.jit's wrappers (dsl.py, dynamic.py)
+# (callee code id, parameter, caller code id, caller instruction) -> (text, why, place, the two codes: kept, so that
+# their ids are not reused while the entry stands), or (None, the two codes) when the argument is not run-time
+_CALLS: dict = {}
+
+
+def _caller(frame):
+    """The frame that called `frame`'s function inside traced code, past @cute.jit's wrappers; None when the
+    function was called from the host (a @cute.jit function called from Python, a kernel's launch)."""
+    caller = frame.f_back
+    while caller is not None and caller.f_code.co_name in _PASS_THROUGH and \
+            caller.f_code.co_filename.startswith(_SIM_FOLDER):
+        if caller.f_code.co_name == "with_dynamic_arguments" and "bound" in caller.f_locals:
+            return None     # the outermost @cute.jit call: its arguments are the host's (dynamic.argument)
+        caller = caller.f_back
+    if caller is None or caller.f_code.co_filename.startswith(_SIM_FOLDER):
+        return None
+    known = _LEARNER.get(id(caller.f_code))
+    if known is None:
+        from .machine.failures import is_learner_file
+        known = _LEARNER[id(caller.f_code)] = (is_learner_file(caller.f_code.co_filename), caller.f_code)
+    return caller if known[0] else None
+
+
+def _passed(frame, parameter: str) -> str | None:
+    """When the caller of `frame`'s function passes a run-time value as `parameter`: why, in words (the call,
+    what it passes and why that is run-time there); None when it passes a Python value (or cannot be told)."""
+    caller = _caller(frame)
+    if caller is None:
+        return None
+    key = (id(frame.f_code), parameter, id(caller.f_code), caller.f_lasti)
+    found = _CALLS.get(key)
+    if found is None:
+        if len(_CALLS) > 16384:
+            _CALLS.clear()
+        found = _CALLS[key] = _argument_at(frame, parameter, caller) or (None, frame.f_code, caller.f_code)
+    if found[0] is None:
+        return None
+    text, why, place = found[0], found[1], found[2]
+    detail = "" if why[1] is None else _holds(caller, why[1])
+    if detail is None:
+        return None
+    return f" ({place} passes it `{text}`, which depends on {why[0]}{detail})"
+
+
+def _argument_at(frame, parameter: str, caller):
+    """(the caller's argument for `parameter` as text, why it is run-time by the caller's source, the place),
+    or None when the argument is not run-time by the source (or the call cannot be read)."""
+    callee, analysis = _analysis(frame.f_code, frame), _analysis(caller.f_code, caller)
+    if callee is None or analysis is None:
+        return None
+    call = _any_call_at(analysis, caller.f_code, caller.f_lasti)
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return None
+    argument = next((k.value for k in call.keywords if k.arg == parameter), None)
+    if argument is None and parameter in callee.parameters:
+        index = callee.parameters.index(parameter)
+        if callee.parameters[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute):
+            index -= 1      # a method called on its object: the object is the first parameter
+        if 0 <= index < len(call.args):
+            argument = call.args[index]
+    if argument is None:
+        return None         # the parameter's default: a Python value
+    why = analysis.why(argument)
+    if why is None:
+        return None
+    from .machine.errors import where_text
+    place = f"{where_text(caller.f_code.co_filename, call.lineno)}: `{ast.unparse(call)}`"
+    return ast.unparse(argument), why, place, frame.f_code, caller.f_code
+
+
+def _any_call_at(analysis: _Analysis, code, lasti: int):
+    """The call the caller's instruction `lasti` is making (the ast.Call with the instruction's position)."""
+    if analysis.every_call is None:
+        analysis.every_call = {(n.lineno, n.col_offset, n.end_lineno, n.end_col_offset): n
+                               for n in _own_nodes(analysis.node) if isinstance(n, ast.Call)}
+    try:
+        positions = list(code.co_positions())[lasti // 2]
+    except (AttributeError, IndexError):
+        return None
+    if positions[0] is None:
+        return None
+    return analysis.every_call.get((positions[0], positions[2], positions[1], positions[3]))
 
 
 def _is_tensor(frame, name: str) -> bool:
@@ -725,7 +853,8 @@ _NUMBER_NAMES = {"Int8": "Int8", "Int16": "Int16", "Int32": "Int32", "Int64": "I
 def trace_args(args: tuple, frame) -> tuple:
     """Python print's arguments as CuTeDSL's trace shows them: `?` for a run-time value (a thread's index and
     what is computed from it, an element of a tensor, a DSL-number argument, a DSL number made in a kernel, the
-    counter of a `range` loop), `(Int32(?), Int32(?), Int32(?))` for thread_idx()'s tuple, the value otherwise.
+    counter of a `range` loop, a helper's parameter its caller gave one of these), `(Int32(?), Int32(?),
+    Int32(?))` for thread_idx()'s tuple, the value otherwise.
     The source of the print is read once per place (by the analysis const_expr uses)."""
     key = (id(frame.f_code), frame.f_lasti)
     site = _PRINTS.get(key)
@@ -777,19 +906,25 @@ def _print_verdict(analysis: _Analysis, node):
         inner = [_print_verdict(analysis, element) for element in node.elts]
         return ("tuple", inner) if any(inner) else None
     if isinstance(node, ast.JoinedStr):
-        parts, changed = [], False
+        parts, conditions = [], []
         for part in node.values:
-            if isinstance(part, ast.FormattedValue) and (analysis.why(part.value) is not None or
+            why = analysis.why(part.value) if isinstance(part, ast.FormattedValue) else None
+            if isinstance(part, ast.FormattedValue) and (why is not None and why[1] is None or
                                                          _number_call(part.value)):
                 parts.append(ast.Constant("?"))
-                changed = True
+                conditions.append(None)
+            elif why is not None:       # `?` when its condition holds (a parameter the caller gave a run-time value)
+                call = ast.Call(ast.Name("__cutekit_shown__", ast.Load()),
+                                [ast.Constant(len(conditions)), part.value], [])
+                parts.append(ast.FormattedValue(call, part.conversion, part.format_spec))
+                conditions.append(why[1])
             else:
                 parts.append(part)
-        if not changed:
+        if not conditions:
             return None
         expression = ast.Expression(ast.JoinedStr(parts))
         ast.fix_missing_locations(ast.copy_location(expression.body, node))
-        return "fstring", compile(expression, "<print>", "eval")
+        return "fstring", compile(expression, "<print>", "eval"), conditions
     found = analysis.why(node)
     if found is not None:
         return "run", found[1]
@@ -812,6 +947,21 @@ class _Shown(str):
 
     def __repr__(self):
         return str(self)
+
+
+class _Unknown:
+    """A run-time value inside an f-string: `?` however it is formatted."""
+
+    def __format__(self, spec):
+        return "?"
+
+    def __str__(self):
+        return "?"
+
+    __repr__ = __str__
+
+
+_UNKNOWN = _Unknown()
 
 
 def _scalar(value) -> bool:
@@ -840,7 +990,7 @@ def _shown(value, verdict, frame, in_kernel: bool):
         return value
     kind = verdict[0]
     if kind == "run":
-        if verdict[1] is not None and not _is_tensor(frame, verdict[1]):
+        if verdict[1] is not None and _holds(frame, verdict[1]) is None:
             return value
         if _scalar(value):
             return _Shown("?")
@@ -858,8 +1008,12 @@ def _shown(value, verdict, frame, in_kernel: bool):
             parts.append(_named(element) if isinstance(shown, _Shown) and shown == "?" else repr(shown))
         return _Shown("(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")")
     if kind == "fstring":
+        def shown(index, part):
+            condition = verdict[2][index]
+            return _UNKNOWN if condition is not None and _holds(frame, condition) is not None else part
         try:
-            return eval(verdict[1], frame.f_globals, frame.f_locals)    # noqa: S307 - the learner's own f-string
+            return eval(verdict[1], frame.f_globals,        # noqa: S307 - the learner's own f-string
+                        {**frame.f_locals, "__cutekit_shown__": shown})
         except Exception:  # noqa: BLE001 - print what Python computed
             return value
     return value

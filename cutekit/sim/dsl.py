@@ -23,7 +23,7 @@ from ..cute.atom import make_tiled_mma as _make_tiled_mma
 from ..cute.inttuple import CuteError, is_tuple
 from ..cute.layout import ComposedLayout, Layout, make_layout
 from ..cute.tensor import Tensor
-from . import compat, constexpr, dynamic, host
+from . import compat, constexpr, dynamic, host, wrap32
 from .arch import ROOMS, sm90, sm100
 from .machine import scheduler, threads, tracing
 from .machine.failures import LEARNER_FRAMES, plain_coordinate, thread_index
@@ -192,6 +192,7 @@ def jit(function=None, **options):
         return lambda f: jit(f, **options)
     _dsl_range(function)
     source, checked = function, [False]
+    function = wrap32.rewrite(function)             # its run-time ints compare as Int32 registers do
     function = dynamic.arguments_of(function)       # int arguments not marked Constexpr print `?` when traced
 
     @functools.wraps(function)
@@ -215,7 +216,7 @@ class Kernel:
     """@cute.kernel: `kernel(args...)` gives a launchable; `.launch(grid=[...], block=[...])` runs it."""
 
     def __init__(self, function):
-        self.function = function
+        self.function = wrap32.rewrite(function)    # its run-time ints compare as Int32 registers do
         _dsl_range(function)
         self.signature = inspect.signature(function)
         functools.update_wrapper(self, function)

@@ -100,8 +100,10 @@ def _stride_width(tensor) -> int:
 
 
 def _set(tensor, shape, stride):
-    tensor.layout = make_layout(tuple(shape), stride=tuple(stride)) if len(shape) > 1 else make_layout(
-        shape[0], stride=stride[0])
+    """The tensor's layout with the marked extents and strides: a rank-1 tensor keeps its 1-tuple, `(?):(1)`
+    and `mA.shape[0]` as in CuTeDSL 4.8.1 (from_dlpack makes one)."""
+    tensor.layout = make_layout(tuple(shape), stride=tuple(stride)) if len(shape) > 1 or is_tuple(
+        tensor.layout.shape) else make_layout(shape[0], stride=stride[0])
     tensor._offset_of = False           # the element-access shortcut is worked out again for the new layout
 
 

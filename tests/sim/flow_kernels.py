@@ -142,11 +142,41 @@ PRINTED = ["A ? (Int32(?), Int32(?), Int32(?)) ? ?", "B ? ? ?", "C ? ? ? 7 ?", "
 
 
 @cute.jit
+def show(label, a, b):
+    """A device helper: its parameters are what its caller passes, run-time values or Python ones."""
+    print(label, a, b, f"{a}/{b}")
+
+
+@cute.jit
+def show_twice(label, x):
+    show(label, x * 2, 3)
+
+
+@cute.kernel
+def helper_prints(mX: cute.Tensor, n: cutlass.Int32, c: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    bdim, _, _ = cute.arch.block_dim()
+    show("H1", tidx, c)
+    show("H2", n, cute.size(mX))
+    show("H3", bdim + 1, 3)
+    show("H4", mX.shape, mX.shape[0])
+    show_twice("H5", tidx)
+    show_twice("H6", c)
+    show(b=tidx == 0, a=c, label="H7")
+
+
+PRINTED_BY_HELPERS = ["H1 ? 7 ?/7", "H2 ? 32 ?/32", "H3 ? 3 ?/3", "H4 (32,) 32 (32,)/32", "H5 ? 3 ?/3",
+                      "H6 14 3 14/3", "H7 7 ? 7/?"]       # CuTeDSL 4.8.1, compiled for sm_80 on the CPU
+
+
+@cute.jit
 def launch(kernel_name: cutlass.Constexpr, mOut: cute.Tensor, n: cutlass.Int32, f: cutlass.Float32,
            b: cutlass.Boolean):
     print("host", n, f, b, n * 2)
     if cutlass.const_expr(kernel_name == "prints"):
         prints(mOut, n, f, b, 7).launch(grid=(1, 1, 1), block=(4, 1, 1))
+    elif cutlass.const_expr(kernel_name == "helper_prints"):
+        helper_prints(mOut, n, 7).launch(grid=(1, 1, 1), block=(4, 1, 1))
     elif cutlass.const_expr(kernel_name == "compile_time_exits"):
         compile_time_exits(mOut, "keep").launch(grid=(1, 1, 1), block=(4, 1, 1))
     elif cutlass.const_expr(kernel_name == "break_in_a_while_loop"):

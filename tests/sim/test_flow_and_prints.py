@@ -75,6 +75,14 @@ def test_print_shows_a_run_time_value_as_cutedsl_traces_it(flow, capsys):
     assert printed == ["host ? ? ? ?"] + flow.PRINTED
 
 
+def test_a_helper_prints_its_parameter_as_its_caller_passed_it(flow, capsys):
+    """A @cute.jit helper called from a kernel: a parameter given a thread's index, an Int32 argument, the block's
+    size (the same in every thread, still a run-time value) or a helper's own run-time parameter prints `?`; one
+    given a Constexpr, a static size or extent, or a literal prints its value, in print and in f-strings."""
+    _launch(flow, "helper_prints")
+    assert capsys.readouterr().out.splitlines() == ["host ? ? ? ?"] + flow.PRINTED_BY_HELPERS
+
+
 @pytest.mark.skipif(os.environ.get("CUTEKIT_CUTEDSL_ORACLE") != "1",
                     reason="compiles with real CuTeDSL (about 10 s); set CUTEKIT_CUTEDSL_ORACLE=1")
 def test_cutedsl_prints_and_refuses_the_same():
@@ -86,14 +94,16 @@ def test_cutedsl_prints_and_refuses_the_same():
             [sys.executable, os.path.join(root, "tests", "sim", "flow_kernels.py"), name],
             capture_output=True, text=True, env=env, timeout=120).stdout)
     assert compiled("prints").splitlines() == ["host ? ? ? ?"] + _printed() + ["compiled"]
+    assert compiled("helper_prints").splitlines() == ["host ? ? ? ?"] + _printed("PRINTED_BY_HELPERS") + \
+        ["compiled"]
     assert "error[UNSUP_EARLY_EXIT]: Early exit (return) is not allowed in `guarded_store`" in \
         compiled("return_in_a_device_helper")
 
 
-def _printed():
+def _printed(name="PRINTED"):
     import ast
     source = open(os.path.join(os.path.dirname(__file__), "flow_kernels.py")).read()
     for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PRINTED":
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name:
             return ast.literal_eval(node.value)
     return []

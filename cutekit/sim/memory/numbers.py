@@ -189,9 +189,18 @@ class _Operators:
         return self
 
 
+def _c_remainder(a, b):
+    """An integer `%` as the GPU computes it: the sign of the dividend (arith.remsi, C's %), not Python's."""
+    if isinstance(a, int) and isinstance(b, int) and b:
+        r = abs(a) % abs(b)
+        return -r if a < 0 else r
+    return a % b
+
+
 class Integer(_Operators, Dynamic, metaclass=_Named):
     """A DSL integer (Int8 ... Int64, Uint8, Uint32, Boolean) in host code: an int that prints `?`."""
     element_type = None
+    __mod__, __rmod__ = _arith(_c_remainder), _reflected(_c_remainder)
     import operator as _op
     __and__ = __rand__ = _arith(_op.and_)
     __or__ = __ror__ = _arith(_op.or_)
@@ -276,7 +285,33 @@ def _numeric_new(cls, value=0):
     return _PLAIN_NEW(cls, value)
 
 
+def _extent_compare(operation):
+    """A comparison of a run-time extent (a Dynamic: an extent or stride of a tensor marked dynamic, a size or
+    `ceil_div` of one) inside @cute.jit code or a kernel: a run-time Boolean, as CuTeDSL 4.8.1 gives (`cute.size(t)
+    > 3` is a Boolean whose value the GPU computes, refused by `cutlass.const_expr`); plain Python's bool
+    elsewhere. A DSL Int32 (Integer) compares by its own operators (_compare)."""
+    def method(self, other):
+        kind = type(other)
+        if kind is not int and kind is not float and not isinstance(other, int):
+            return NotImplemented
+        answer = operation(int(self), other if kind is int or kind is float else int(other))
+        if tracing._STATE.mode is None and threads._current[0] is None:
+            return answer
+        return _RUN_TIME_TRUE if answer else _RUN_TIME_FALSE
+    return method
+
+
 def install():
-    """Make the element types build DSL numbers in @cute.jit host code (once per process)."""
+    """Make the element types build DSL numbers in @cute.jit host code (once per process), and comparisons of
+    run-time extents give run-time Booleans there and in kernels."""
+    global _RUN_TIME_TRUE, _RUN_TIME_FALSE
     if types.Numeric.__new__ is not _numeric_new:
         types.Numeric.__new__ = _numeric_new
+        _RUN_TIME_TRUE, _RUN_TIME_FALSE = integer(1, types.Boolean, False), integer(0, types.Boolean, False)
+        import operator
+        for name in ("lt", "le", "gt", "ge", "eq", "ne"):
+            setattr(Dynamic, f"__{name}__", _extent_compare(getattr(operator, name)))
+        Dynamic.__hash__ = Dynamic.__dict__["__hash__"]     # kept: a class defining __eq__ keeps its own hash
+
+
+_RUN_TIME_TRUE = _RUN_TIME_FALSE = None

@@ -61,6 +61,8 @@ class Storage:
         self.align_bytes = None             # the alignment the compiler may assume (from_dlpack's assumed_align)
         self.bytes_per_element = array.dtype.itemsize if element_type is None else max(1, element_type.width // 8)
         self.values = _scalar_view(array) if space != "rmem" else None   # one element read as a Python value
+        if space == "gmem" and array.dtype.kind in "iu" and array.dtype.itemsize == 8:
+            self.values = None      # a 64-bit integer is read as NumPy's: wrap32.py leaves it 64-bit
         self.wgmma_busy = 0                 # registers: wgmma groups in flight that write them (arch/sm90.py)
         self.generic_stamp = None           # registers: the thread's wgmma fence count at the last ordinary write
         self.fresh = False                  # registers: made with garbage (NaN) and never written since
@@ -331,7 +333,10 @@ class SimTensor(Tensor):
                 if threads.SETTINGS.trace:
                     read(storage, numpy.array([address]), self, coord)
                 values = storage.values
-                return values[address] if values is not None else storage.array[address].item()
+                if values is not None:
+                    return values[address]
+                value = storage.array[address]
+                return value if value.dtype.kind in "iu" and value.dtype.itemsize == 8 else value.item()
             if space == "smem":
                 thread = threads._current[0]
                 if threads.SETTINGS.trace or thread is None or not storage.scalar_access(address, thread, False):
