@@ -4,7 +4,7 @@ make (MISTAKES in answers_ch07.py, with the cause its hint must name) fails with
 The layout exercises (tiled_mma, swizzle, pipeline_stages) run every mistake on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep), graded in this
 process (a fork per check would cost more than the grading; a test below shows the hints are the same). The S2R
 copy and the main loop simulate kernels case by case (0.5-1 s a check, forked, since they switch `cutlass` to the
-simulator), so their mistakes run on one seed, and their case generators are swept over seeds 0-99 instead: every
+simulator), so their mistakes run on one seed (make test: one problem at a time, verdicts.kernel_mistake_results), and their case generators are swept over seeds 0-99 instead: every
 draw holds the cases that tell each mistake apart (both operands in both major orders, warps_m != warps_n, B with
 one, two and three n8 atoms per warp; one k-tile and several)."""
 import random
@@ -15,7 +15,8 @@ import pytest
 from cutekit.checks import ch07_sgemm, check, exercises, grading, sandbox
 
 from answers_ch07 import CORRECT, KERNEL_EXERCISES, MISTAKES, main_loop_with
-from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_mistake_fails_naming_its_cause,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_kernel_mistake_fails_naming_its_cause,
+                      assert_mistake_fails_naming_its_cause,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 KERNEL_SEEDS = (0,)
@@ -58,7 +59,7 @@ def test_each_layout_mistake_fails_with_a_hint_naming_its_cause_on_every_seed(ex
 
 @pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(KERNEL_MISTAKES))
 def test_each_kernel_mistake_fails_with_a_hint_naming_its_cause(exercise_id, answer, cause, monkeypatch):
-    assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
+    assert_kernel_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
 
 
 def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
