@@ -50,6 +50,12 @@ PYTEST := CUTEKIT_PROGRESS=off $(VPY) -m pytest -n $(JOBS) --dist loadfile --tim
 
 # The browser test runs on its own after the rest: beside a busy worker, JupyterLab's kernel start races.
 # The course notebooks run with CuTeDSL hidden (as on a Mac, where it has no wheels); the solutions with it.
+# The three notebook runs check different things, so all three stay: course/ under nbval is what a learner
+# runs (blank answers say "not answered", the simulator stands in for CuTeDSL); solutions/ strict is every
+# model answer earning every point of every tier this machine has (cutedsl-cpu included); the browser is
+# JupyterLab's front end (every cell, every explorer's sliders; make test: chapter 00 and the first notebook
+# of each kind of explorer, make test-deep: all). tests/test_chapters_in_cutedsl.py is no fourth run: it
+# replays the chapters' cutekit calls in real CuTeDSL and compiles their kernels.
 # The compiles of the course's kernels with real CuTeDSL run in processes of their own: the simulator's test
 # kernels install cutekit.use("sim") when collected, and CuTeDSL cannot be imported twice in one process.
 COMPILE_TESTS := tests/test_kernels_compile_cpu.py tests/test_hopper_gemm_compile_cpu.py tests/test_teaching_kernels_compile_cpu.py

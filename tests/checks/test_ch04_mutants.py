@@ -2,7 +2,8 @@
 what the learner got wrong) loses points on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) with a hint that names its cause.
 
 The kernel exercise (ch04.add_with_tails, one block per row strip) runs on the simulator, which costs a second
-or more a check: its mistakes in KERNEL_MISTAKES are graded on KERNEL_SEEDS only, and the case generator is
+or more a check: its mistakes in KERNEL_MISTAKES are graded on KERNEL_SEEDS only (make test: the first, one
+problem at a time, verdicts.kernel_mistake_results), and the case generator is
 swept over seeds 0-99 to show that every seed draws the shapes on which those mistakes go wrong."""
 import random
 
@@ -12,7 +13,8 @@ from cutekit.checks import check, exercises, grading, sandbox
 from cutekit.checks import ch04_local_tile as chapter04
 
 from simulated import kernels_on_simulator, solution_code, with_mistakes
-from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_kernel_mistake_fails_naming_its_cause,
+                      assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 import answers_ch04 as answers
@@ -190,8 +192,8 @@ def test_the_correct_kernel_passes_on_the_simulator_in_strict_mode(kernels, monk
 
 @pytest.mark.parametrize("mistake", sorted(KERNEL_CAUSES))
 def test_each_kernel_mistake_fails_with_a_hint_naming_its_cause(kernels, mistake, monkeypatch):
-    assert_mistake_fails_naming_its_cause("ch04.add_with_tails", getattr(kernels, f"add_strips_{mistake}"),
-                                          KERNEL_CAUSES[mistake], KERNEL_SEEDS, monkeypatch)
+    assert_kernel_mistake_fails_naming_its_cause("ch04.add_with_tails", getattr(kernels, f"add_strips_{mistake}"),
+                                                 KERNEL_CAUSES[mistake], KERNEL_SEEDS, monkeypatch)
 
 
 def test_every_seed_draws_the_shapes_the_kernel_mistakes_fail_on():

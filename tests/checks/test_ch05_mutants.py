@@ -3,7 +3,8 @@ what the learner got wrong) loses points on the sweep's seeds (tests/checks/verd
 
 The two kernel exercises (ch05.tiled_copy_row_sum, ch05.sum_dim0) run on the simulator, a fraction of a second
 or more a check: their mistakes in KERNEL_MISTAKES are graded on KERNEL_SEEDS only (ch05.sum_dim0's, a second
-a check, on DIM0_SEEDS; its right but slow kernel, PER_COLUMN, by its PTX), and their case generators
+a check, on DIM0_SEEDS; its right but slow kernel, PER_COLUMN, by its PTX; make test takes the first seed
+only, one problem at a time: verdicts.kernel_mistake_results), and their case generators
 are swept over seeds 0-99 to show that every seed draws the shapes on which those mistakes go wrong. Kernel
 answers are rebuilt from source, so the wrong kernels are written out as a real module, one host function per
 mistake. The capstone (ch05.capstone_softmax) does the same with CAPSTONE_MISTAKES (added to KERNEL_MISTAKES at
@@ -17,7 +18,8 @@ from cutekit.checks import check, exercises, grading, sandbox
 from cutekit.checks import ch05_tiled_copy as chapter05
 
 from simulated import kernels_on_simulator, solution_code, with_mistakes
-from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_no_hint_answers,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_kernel_mistake_fails_naming_its_cause,
+                      assert_mistake_fails_naming_its_cause, assert_no_hint_answers,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 import answers_ch05 as answers
@@ -221,8 +223,8 @@ def _seeds(exercise_id):
                          [pytest.param(e, m, c, id=f"{e.split('.')[1]}-{m}") for e, m, change, c in KERNEL_MISTAKES
                           if change is not PER_COLUMN])
 def test_each_kernel_mistake_fails_with_a_hint_naming_its_cause(kernels, exercise_id, mistake, cause, monkeypatch):
-    assert_mistake_fails_naming_its_cause(exercise_id, _host(kernels, exercise_id, mistake), cause,
-                                          _seeds(exercise_id), monkeypatch)
+    assert_kernel_mistake_fails_naming_its_cause(exercise_id, _host(kernels, exercise_id, mistake), cause,
+                                                 _seeds(exercise_id), monkeypatch)
 
 
 def test_every_seed_draws_the_shapes_the_kernel_mistakes_fail_on():
@@ -373,8 +375,9 @@ def test_a_learners_three_pass_softmax_passes_on_the_simulator_in_strict_mode(so
                                                   if ch is not PER_THREAD])
 def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause(softmax_kernels, mistake, change, cause,
                                                                    monkeypatch):
-    assert_mistake_fails_naming_its_cause("ch05.capstone_softmax", _softmax_host(softmax_kernels, change[0], mistake),
-                                          cause, CAPSTONE_SEEDS, monkeypatch)
+    assert_kernel_mistake_fails_naming_its_cause("ch05.capstone_softmax",
+                                                 _softmax_host(softmax_kernels, change[0], mistake), cause,
+                                                 CAPSTONE_SEEDS, monkeypatch)
 
 
 @pytest.mark.cutedsl

@@ -2,7 +2,8 @@
 the learner got wrong) loses points on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) with a hint that names its cause.
 
 The kernel exercise costs a simulated launch per case, too much for a sweep of seeds: its case generator is swept over
-seeds 0-99 instead (both k-blocks, every seed), and its mistakes run through the check on two seeds. Its
+seeds 0-99 instead (both k-blocks, every seed), and its mistakes run through the check on two seeds
+(make test: the first, one k-block case at a time, verdicts.kernel_mistake_results). Its
 cutedsl-cpu criterion compiles the kernel with real CuTeDSL (a few seconds each), so only the mistakes that
 only the PTX can see run there."""
 import random
@@ -13,7 +14,8 @@ from cutekit.checks import check, exercises
 from cutekit.checks import ch06_ldmatrix as chapter06
 
 from simulated import kernels_on_simulator, solution_code, with_mistakes
-from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, SEEDS, assert_kernel_mistake_fails_naming_its_cause,
+                      assert_mistake_fails_naming_its_cause, assert_real_cutedsl_confirms_it,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 import answers_ch06 as answers
@@ -208,8 +210,8 @@ def test_the_correct_s2r_kernel_passes_on_the_simulator_in_strict_mode(kernels, 
 @pytest.mark.parametrize("mistake", sorted(S2R_MISTAKES))
 def test_a_wrong_s2r_kernel_fails_with_a_hint_naming_its_cause(kernels, mistake, monkeypatch):
     answer = getattr(kernels, f"load_k_block_{mistake}")
-    assert_mistake_fails_naming_its_cause("ch06.s2r_k_block", answer, S2R_MISTAKES[mistake][1], S2R_SEEDS,
-                                          monkeypatch)
+    assert_kernel_mistake_fails_naming_its_cause("ch06.s2r_k_block", answer, S2R_MISTAKES[mistake][1], S2R_SEEDS,
+                                                 monkeypatch)
 
 
 @pytest.mark.cutedsl

@@ -4,7 +4,7 @@ make (MISTAKES in answers_ch07.py, with the cause its hint must name) fails with
 The layout exercises (tiled_mma, swizzle, pipeline_stages) run every mistake on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep), graded in this
 process (a fork per check would cost more than the grading; a test below shows the hints are the same). The S2R
 copy and the main loop simulate kernels case by case (0.5-1 s a check, forked, since they switch `cutlass` to the
-simulator), so their mistakes run on one seed, and their case generators are swept over seeds 0-99 instead: every
+simulator), so their mistakes run on one seed (make test: one problem at a time, verdicts.kernel_mistake_results), and their case generators are swept over seeds 0-99 instead: every
 draw holds the cases that tell each mistake apart (both operands in both major orders, warps_m != warps_n, B with
 one, two and three n8 atoms per warp; one k-tile and several)."""
 import random
@@ -13,9 +13,11 @@ import re
 import pytest
 
 from cutekit.checks import ch07_sgemm, check, exercises, grading, sandbox
+from tests.sweep import DEEP
 
 from answers_ch07 import CORRECT, KERNEL_EXERCISES, MISTAKES, main_loop_with
-from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_mistake_fails_naming_its_cause,
+from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_kernel_mistake_fails_naming_its_cause,
+                      assert_mistake_fails_naming_its_cause,
                       assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
 
 KERNEL_SEEDS = (0,)
@@ -36,9 +38,14 @@ def test_chapter_07_has_six_exercises_each_with_four_mistakes_or_more():
     assert len({(row[0], row[1]) for row in MISTAKES}) == len(MISTAKES)
 
 
-@pytest.mark.parametrize("exercise_id", list(CORRECT))
-@pytest.mark.parametrize("seed", [0, 1])
+SIMULATED = KERNEL_EXERCISES + ("ch07.capstone_gemm",)
+
+
+@pytest.mark.parametrize("exercise_id, seed", [(exercise_id, seed) for exercise_id in CORRECT for seed in (0, 1)
+                                               if seed == 0 or exercise_id not in SIMULATED or DEEP])
 def test_the_correct_answer_earns_every_reference_point_in_strict_mode(exercise_id, seed, monkeypatch):
+    """(the simulated exercises on seed 0 under make test, seeds 0 and 1 under make test-deep; the notebook and
+    test_exercise_examples grade them on other seeds)"""
     assert_right_answer_earns_every_reference_point(exercise_id, CORRECT[exercise_id], seed, monkeypatch)
 
 
@@ -58,7 +65,7 @@ def test_each_layout_mistake_fails_with_a_hint_naming_its_cause_on_every_seed(ex
 
 @pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(KERNEL_MISTAKES))
 def test_each_kernel_mistake_fails_with_a_hint_naming_its_cause(exercise_id, answer, cause, monkeypatch):
-    assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
+    assert_kernel_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
 
 
 def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():

@@ -4,7 +4,8 @@ make (MISTAKES in answers_ch08.py, with the cause its hint must name) fails with
 Exercises 1-3 are graded in plain Python (layouts and numbers), so their mistakes run on the sweep's seeds (tests/checks/verdicts.py HINT_SEEDS: 0-9, 0-99 under make test-deep) in
 this process (a fork per check would cost more than the grading; a test below shows the hints are the same).
 Exercises 4 and 5 run the learner's loop inside the chapter's kernel on the simulator (1-3 s a check, forked,
-since they switch `cutlass` to the simulator), so their mistakes run on one seed, and their case generator is
+since they switch `cutlass` to the simulator), so their mistakes run on one seed (make test: one problem at a
+time, verdicts.kernel_mistake_results), and their case generator is
 swept over seeds 0-99 instead: every draw holds a problem with fewer k-tiles than stages and one that goes
 round the ring at least twice.
 
@@ -23,8 +24,9 @@ from cutekit.checks import ch08_hopper, check, exercises, grading, sandbox
 
 from answers_ch08 import CAPSTONE_MISTAKES, CORRECT, KERNEL_EXERCISES, MISTAKES
 from simulated import kernels_on_simulator, solution_code
-from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_mistake_fails_naming_its_cause,
-                      assert_right_answer_earns_every_reference_point, mistake_params, mistakes_per_exercise)
+from verdicts import (ALL_SEEDS, HINT_SEEDS, assert_kernel_mistake_fails_naming_its_cause,
+                      assert_mistake_fails_naming_its_cause, assert_right_answer_earns_every_reference_point,
+                      mistake_params, mistakes_per_exercise)
 
 
 KERNEL_SEEDS = (0,)
@@ -81,7 +83,7 @@ def test_each_mistake_fails_with_a_hint_naming_its_cause_on_every_seed(exercise_
 
 @pytest.mark.parametrize("exercise_id,answer,cause", mistake_params(LOOP_MISTAKES))
 def test_each_kernel_loop_mistake_fails_with_a_hint_naming_its_cause(exercise_id, answer, cause, monkeypatch):
-    assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
+    assert_kernel_mistake_fails_naming_its_cause(exercise_id, answer, cause, KERNEL_SEEDS, monkeypatch)
 
 
 def test_every_draw_holds_the_cases_that_tell_the_mistakes_apart():
@@ -200,6 +202,7 @@ def removed_statements(edits) -> list:
 def test_each_capstone_mistake_fails_with_a_hint_naming_its_cause_not_the_answer(capstones, mistake, monkeypatch):
     edits, cause = CAPSTONE_MISTAKES[mistake]
     monkeypatch.setenv("CUTEKIT_TIERS", "reference")
+    # all of seed 0's problems at once at either width: the check itself skips the second once the first failed
     result = check("ch08.capstone", getattr(capstones, f"gemm_bias_relu_{mistake}"), seed=0)
     lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
     assert lost and not result.passed, f"a wrong kernel passed:\n{result}"

@@ -1,9 +1,13 @@
 """What every chapter's checks must do with a right and a wrong answer, said once; the chapters' test files
 name the answers (CORRECT, and MUTANTS named for the mistake each models) and call these."""
+import dataclasses
+import random
+import re
+
 import pytest
 
 from cutekit.checks import check
-from tests.sweep import pick
+from tests.sweep import DEEP, pick
 
 SEEDS = (0, 1, 2, 12345, 999_999)
 
@@ -56,17 +60,62 @@ def mistake_params(mistakes):
 def assert_mistake_fails_naming_its_cause(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference"):
     """On every seed: the answer loses points, the hints of the criteria it lost name `cause`, and no hint of
     the result writes out the model answer's code or formula (`assert_no_hint_answers`)."""
-    import re
-
     monkeypatch.setenv("CUTEKIT_TIERS", tiers)
     for seed in seeds:
-        result = check(exercise_id, answer, seed=seed)
-        lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
-        assert lost and not result.passed, f"seed {seed}: a wrong answer passed:\n{result}"
-        hints = " | ".join(criterion.hint for criterion in lost)
-        assert re.search(cause, hints, flags=re.IGNORECASE | re.DOTALL), \
-            f"seed {seed}: the hint does not name the cause /{cause}/: {hints}"
-        assert_no_hint_answers(result)
+        assert_fails_naming(check(exercise_id, answer, seed=seed), cause)
+
+
+def lost_hints(result) -> str:
+    """The hints of the criteria `result` lost, joined ("" where it lost none)."""
+    return " | ".join(criterion.hint for criterion in result.criteria if criterion.status == "failed")
+
+
+def names_the_cause(result, cause) -> bool:
+    return not result.passed and bool(re.search(cause, lost_hints(result), flags=re.IGNORECASE | re.DOTALL))
+
+
+def assert_fails_naming(result, cause):
+    """`result` (a wrong answer's) lost points, its lost criteria's hints name `cause`, and no hint of it
+    writes out the model answer."""
+    lost = [criterion for criterion in result.criteria if criterion.status == "failed"]
+    assert lost and not result.passed, f"seed {result.seed}: a wrong answer passed:\n{result}"
+    hints = lost_hints(result)
+    assert names_the_cause(result, cause), f"seed {result.seed}: the hint does not name the cause /{cause}/: {hints}"
+    assert_no_hint_answers(result)
+
+
+# ---- kernel mistakes: each check simulates the learner's kernel on every problem it draws (seconds each) ----
+# make test grades a kernel mistake on the first of its seeds only, one problem at a time in the order the
+# exercise draws them (each check a fork of its own), and stops at the first problem whose check fails with the
+# hint: most mistakes show on the first, small problem, and the larger ones are not simulated for them. A mistake
+# that no single problem shows is graded on all of them at once. make test-deep grades it on every problem of
+# every seed at once, as a learner's check does. The right answers run on every problem at either width.
+
+def kernel_mistake_results(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference"):
+    """The results a kernel mistake is judged on: [one per seed] under make test-deep; under make test the
+    result of the first problem of seeds[0] that shows it, or of all its problems."""
+    from cutekit.checks import checking, registry
+
+    monkeypatch.setenv("CUTEKIT_TIERS", tiers)
+    if DEEP:
+        return [check(exercise_id, answer, seed=seed) for seed in seeds]
+    seed, exercise = seeds[0], registry.exercise(exercise_id)
+    problems = exercise.cases(random.Random(seed))
+    if len(problems) > 1:
+        for problem in problems:
+            alone = dataclasses.replace(exercise, cases=lambda rng, problem=problem: [problem])
+            with monkeypatch.context() as patch:
+                patch.setattr(checking, "find", lambda _: alone)
+                result = check(exercise_id, answer, seed=seed)
+            if names_the_cause(result, cause):
+                return [result]
+    return [check(exercise_id, answer, seed=seed)]
+
+
+def assert_kernel_mistake_fails_naming_its_cause(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference"):
+    """assert_mistake_fails_naming_its_cause for a simulated kernel (kernel_mistake_results says on what)."""
+    for result in kernel_mistake_results(exercise_id, answer, cause, seeds, monkeypatch, tiers):
+        assert_fails_naming(result, cause)
 
 
 def assert_no_hint_answers(result):

@@ -509,36 +509,11 @@ def _worker():
     configuration on stdout. Chunks are traced in forked children: CuTeDSL can die (SIGFPE) on an input."""
     os.environ.setdefault("CUTE_DSL_ARCH", "sm_80")
     import cutlass.cute as cute
+
+    from tests.cute.cutedsl_oracle import answer_in_forked_chunks
     lib = Library(cute, real=True)
-    configs = json.load(sys.stdin)
-    done = 0
-    while done < len(configs):
-        chunk = configs[done:done + CHUNK]
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_end)
-            with os.fdopen(write_end, "w") as out:
-                _trace(cute, lib, chunk, out)
-            os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end) as answers:
-            got = list(answers)
-        _, status = os.waitpid(pid, 0)
-        sys.stdout.writelines(got)
-        done += len(got)
-        if len(got) < len(chunk):
-            reason = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {status}"
-            sys.stdout.write(json.dumps({"crash": f"CRASH: CuTeDSL died on this case ({reason})"}) + "\n")
-            done += 1
-        sys.stdout.flush()
-
-
-def _trace(cute, lib, chunk, out):
-    @cute.jit
-    def traced():
-        _answer_all(lib, chunk, out)
-    traced()
+    answer_in_forked_chunks(json.load(sys.stdin), lambda chunk, out: _answer_all(lib, chunk, out),
+                            crashed=lambda text: {"crash": text}, chunk=CHUNK)
 
 
 def _answer_all(lib, chunk, out):

@@ -76,15 +76,17 @@ def _evaluate_all(cute, cases, out):
         out.flush()      # a case after this one may kill the process
 
 
-def _worker():
-    os.environ.setdefault("CUTE_DSL_ARCH", "sm_80")
+def answer_in_forked_chunks(items: list, answer_chunk, crashed=lambda text: text, chunk: int = CHUNK):
+    """The worker loop of every CuTeDSL oracle here (this one, the Ampere atoms', the Blackwell suite's): `items`
+    in chunks, each traced in a forked child inside one `@cute.jit` call of `answer_chunk(chunk, out)`, which
+    writes one JSON line per item to `out`. CuTeDSL dies (SIGFPE) on some inputs, and a fresh import costs a
+    second or two, a fork a few milliseconds. The child's answers come back through a pipe, line by line, and
+    go to stdout; an item the child died on is answered `crashed("CRASH: ...")` and the next chunk starts
+    after it. Call with CUTE_DSL_ARCH set: the first import of `cutlass` reads it."""
     import cutlass.cute as cute
-    cases = json.load(sys.stdin)
     done = 0
-    while done < len(cases):
-        # Each chunk is traced in a forked child: CuTeDSL dies (SIGFPE) on some inputs, and a fresh import costs a
-        # second or two, a fork a few milliseconds. The child's answers come back through a pipe, line by line.
-        chunk = cases[done:done + CHUNK]
+    while done < len(items):
+        part = items[done:done + chunk]
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -92,21 +94,27 @@ def _worker():
             with os.fdopen(write_end, "w") as out:
                 @cute.jit
                 def traced():
-                    _evaluate_all(cute, chunk, out)
+                    answer_chunk(part, out)
 
                 traced()
             os._exit(0)
         os.close(write_end)
         with os.fdopen(read_end) as answers:
-            got = [line for line in answers]
+            got = list(answers)
         _, status = os.waitpid(pid, 0)
         sys.stdout.writelines(got)
         done += len(got)
-        if len(got) < len(chunk):
+        if len(got) < len(part):
             reason = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.waitstatus_to_exitcode(status)}"
-            sys.stdout.write(json.dumps(f"CRASH: CuTeDSL died on this case ({reason})") + "\n")
+            sys.stdout.write(json.dumps(crashed(f"CRASH: CuTeDSL died on this case ({reason})")) + "\n")
             done += 1
         sys.stdout.flush()
+
+
+def _worker():
+    os.environ.setdefault("CUTE_DSL_ARCH", "sm_80")
+    import cutlass.cute as cute
+    answer_in_forked_chunks(json.load(sys.stdin), lambda chunk, out: _evaluate_all(cute, chunk, out))
 
 
 def ask_encoded(payload_cases: list) -> list:

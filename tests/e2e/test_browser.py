@@ -1,5 +1,6 @@
 """End to end: the course notebooks in JupyterLab, as a learner meets them (make test: the first notebook and
-every notebook with an explorer to move, the others run under nbval in both their forms; make test-deep: all). One JupyterLab server on 127.0.0.1
+the first notebook that makes each kind of explorer, the others run under nbval in both their forms; make
+test-deep: all). One JupyterLab server on 127.0.0.1
 (serving a copy of course/) and one headless Chromium (Playwright driving Debian's `chromium` through
 `executable_path`) with JupyterLab open in one tab; each notebook opens in a tab of JupyterLab and runs with
 "Run All Cells", KERNELS_AT_ONCE kernels at a time, while the tests move the sliders of the notebooks already run:
@@ -18,6 +19,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import shutil
 import socket
 import subprocess
@@ -36,11 +38,23 @@ COURSE = ROOT / "course"
 ALL_NOTEBOOKS = sorted(path.name for path in COURSE.glob("[0-9][0-9]_*.ipynb"))
 
 
-def _has_explorers(notebook: str) -> bool:
-    return "widgets." in (COURSE / notebook).with_suffix(".py").read_text(encoding="utf-8")
+def _explorers(notebook: str) -> set:
+    """The kinds of explorer a notebook makes (widgets.layout_explorer, widgets.tv_explorer, ...)."""
+    return set(re.findall(r"widgets\.(\w+_explorer)\(", (COURSE / notebook).with_suffix(".py").read_text(encoding="utf-8")))
 
 
-NOTEBOOKS = pick(quick=[n for i, n in enumerate(ALL_NOTEBOOKS) if i == 0 or _has_explorers(n)], deep=ALL_NOTEBOOKS)
+def _first_of_each_explorer(notebooks) -> list:
+    """The first notebook, and the first notebook that makes each kind of explorer (make test)."""
+    chosen, seen = notebooks[:1], set()
+    for notebook in notebooks:
+        kinds = _explorers(notebook)
+        if kinds - seen:
+            chosen += [notebook] if notebook not in chosen else []
+            seen |= kinds
+    return chosen
+
+
+NOTEBOOKS = pick(quick=_first_of_each_explorer(ALL_NOTEBOOKS), deep=ALL_NOTEBOOKS)
 KERNELS_AT_ONCE = 3           # notebooks running at once: on 2 cores, one starts while two run
 RUN_SECONDS = 300             # one notebook's Run All, on a machine busy with the others
 
