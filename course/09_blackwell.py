@@ -632,7 +632,7 @@ def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
 check("ch09.tmem_epilogue", scaled_epilogue)
 
 # %% [markdown]
-# ### Exercise 5 · Capstone: a Blackwell GEMM with its epilogue fused
+# ### Exercise 5 · Capstone: a warp-specialised Blackwell GEMM with its epilogue fused
 #
 # Write, from an empty cell, a whole Blackwell kernel (`@cute.kernel`) and its host `gemm_bias_relu(mA, mB,
 # bias, mD)` (`@cute.jit`, it builds what the kernel needs and launches it) that computes
@@ -656,9 +656,24 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # with D's extents. `cutlass.max(x, y)` is the larger of two values, and `cutlass.Float16(x)` converts an fp32
 # value to fp16.
 #
+# **The warps.** Build the kernel as NVIDIA's own Blackwell GEMMs are built, each warp with one role: a CTA of
+# **six** warps (192 threads) for one tile of D, where one warp, the producer, issues every TMA load into a ring
+# of stages; a second warp, the MMA warp, issues every tcgen05 MMA and the commits that release the stages and
+# signal the accumulator; and four more warps, the epilogue, wait for that signal and read the accumulator out of
+# TMEM, one row a thread. The epilogue warps are their own: neither the producer nor the MMA warp reads TMEM, and
+# the four must cover the four quarters of TMEM's lanes (warp w reaches lanes 32 (w % 4) onward), as four
+# consecutive warps do. NVIDIA's CuTeDSL example `dense_gemm_persistent` (CUTLASS, examples/python/CuTeDSL/
+# blackwell) numbers them warps 0-3 for the epilogue, 4 for the MMAs and 5 for the loads; any numbering of that
+# kind passes. Section 4's kernel has one warp load and multiply in turn; exercise 3 split that loop in two and
+# exercise 4 wrote an epilogue; here you assemble the whole, with the epilogue apart from the MMA warp. The TMEM
+# columns are freed by the warp that allocated them once the four epilogue warps have read them:
+# `cute.arch.barrier(barrier_id=1, number_of_threads=128)` is a barrier that only 128 threads meet at (`bar.sync
+# 1, 128` in the PTX; `cute.arch.sync_threads` is `bar.sync 0`, the whole CTA), so the producer and the MMA warp
+# need not wait there.
+#
 # **What you need**: the tiled MMA, the staged shared-memory layouts and the TMEM accumulator (section 2); the
-# kernel's setup, main loop and epilogue, in `benchmarks/kernels/blackwell_gemm.py` (section 4 read its loop and
-# its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
+# setup and the pieces of the chapter's kernel, in `benchmarks/kernels/blackwell_gemm.py` (section 4 read its loop
+# and its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
 # `cute.arch.alloc_tmem(columns, address)` allocates TMEM columns and writes their address to shared memory,
 # which `cute.arch.retrieve_tmem_ptr` reads back as a TMEM pointer; `cute.nvgpu.make_tiled_tma_atom_A` and
 # `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B. Wait for the
@@ -677,7 +692,9 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # 2e-2, atol 6e-2; once the first problem fails, the second is not run), passes on the simulator's messages (a
 # wait on the wrong phase, a stage refilled before its MMAs finished, TMEM read before the commit, a warp outside
 # its lanes, an access past a tensor's edge, TMEM never freed) and names what D holds when it is wrong (the bias
-# missing or per row, the clamp missing or before the bias, only the last k-block, entries never written). Where
+# missing or per row, the clamp missing or before the bias, only the last k-block, entries never written). On the
+# first problem it also records, for each CTA, which warps issued the TMA loads, the tcgen05 MMAs and the TMEM
+# loads, and asks for one warp of the first kind, another of the second, and four others of the third. Where
 # CuTeDSL is installed it compiles your kernel for sm_100a and reads the PTX (TMA loads, mbarrier waits, tcgen05
 # alloc, mma, commit behind `elect.sync`, ld, a wait::ld after the last ld, and dealloc; no `wgmma`, no
 # `mma.sync`). On an sm_100 GPU

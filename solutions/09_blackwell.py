@@ -677,7 +677,7 @@ def scaled_epilogue(accumulator, gD, accumulator_ready, thread, alpha):
 check("ch09.tmem_epilogue", scaled_epilogue)
 
 # %% [markdown]
-# ### Exercise 5 · Capstone: a Blackwell GEMM with its epilogue fused
+# ### Exercise 5 · Capstone: a warp-specialised Blackwell GEMM with its epilogue fused
 #
 # Write, from an empty cell, a whole Blackwell kernel (`@cute.kernel`) and its host `gemm_bias_relu(mA, mB,
 # bias, mD)` (`@cute.jit`, it builds what the kernel needs and launches it) that computes
@@ -701,9 +701,24 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # with D's extents. `cutlass.max(x, y)` is the larger of two values, and `cutlass.Float16(x)` converts an fp32
 # value to fp16.
 #
+# **The warps.** Build the kernel as NVIDIA's own Blackwell GEMMs are built, each warp with one role: a CTA of
+# **six** warps (192 threads) for one tile of D, where one warp, the producer, issues every TMA load into a ring
+# of stages; a second warp, the MMA warp, issues every tcgen05 MMA and the commits that release the stages and
+# signal the accumulator; and four more warps, the epilogue, wait for that signal and read the accumulator out of
+# TMEM, one row a thread. The epilogue warps are their own: neither the producer nor the MMA warp reads TMEM, and
+# the four must cover the four quarters of TMEM's lanes (warp w reaches lanes 32 (w % 4) onward), as four
+# consecutive warps do. NVIDIA's CuTeDSL example `dense_gemm_persistent` (CUTLASS, examples/python/CuTeDSL/
+# blackwell) numbers them warps 0-3 for the epilogue, 4 for the MMAs and 5 for the loads; any numbering of that
+# kind passes. Section 4's kernel has one warp load and multiply in turn; exercise 3 split that loop in two and
+# exercise 4 wrote an epilogue; here you assemble the whole, with the epilogue apart from the MMA warp. The TMEM
+# columns are freed by the warp that allocated them once the four epilogue warps have read them:
+# `cute.arch.barrier(barrier_id=1, number_of_threads=128)` is a barrier that only 128 threads meet at (`bar.sync
+# 1, 128` in the PTX; `cute.arch.sync_threads` is `bar.sync 0`, the whole CTA), so the producer and the MMA warp
+# need not wait there.
+#
 # **What you need**: the tiled MMA, the staged shared-memory layouts and the TMEM accumulator (section 2); the
-# kernel's setup, main loop and epilogue, in `benchmarks/kernels/blackwell_gemm.py` (section 4 read its loop and
-# its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
+# setup and the pieces of the chapter's kernel, in `benchmarks/kernels/blackwell_gemm.py` (section 4 read its loop
+# and its epilogue; `blackwell_gemm_kernel` and `gemm_tn` hold the rest). Two of its calls no cell has shown:
 # `cute.arch.alloc_tmem(columns, address)` allocates TMEM columns and writes their address to shared memory,
 # which `cute.arch.retrieve_tmem_ptr` reads back as a TMEM pointer; `cute.nvgpu.make_tiled_tma_atom_A` and
 # `cute.nvgpu.make_tiled_tma_atom_B` build the TMA atoms of a tcgen05 tiled MMA's A and B. Wait for the
@@ -722,7 +737,9 @@ check("ch09.tmem_epilogue", scaled_epilogue)
 # 2e-2, atol 6e-2; once the first problem fails, the second is not run), passes on the simulator's messages (a
 # wait on the wrong phase, a stage refilled before its MMAs finished, TMEM read before the commit, a warp outside
 # its lanes, an access past a tensor's edge, TMEM never freed) and names what D holds when it is wrong (the bias
-# missing or per row, the clamp missing or before the bias, only the last k-block, entries never written). Where
+# missing or per row, the clamp missing or before the bias, only the last k-block, entries never written). On the
+# first problem it also records, for each CTA, which warps issued the TMA loads, the tcgen05 MMAs and the TMEM
+# loads, and asks for one warp of the first kind, another of the second, and four others of the third. Where
 # CuTeDSL is installed it compiles your kernel for sm_100a and reads the PTX (TMA loads, mbarrier waits, tcgen05
 # alloc, mma, commit behind `elect.sync`, ld, a wait::ld after the last ld, and dealloc; no `wgmma`, no
 # `mma.sync`). On an sm_100 GPU
@@ -734,102 +751,108 @@ import cutlass.utils.blackwell_helpers as blackwell_helpers
 from cutlass.cute.nvgpu import cpasync
 
 ### BEGIN SOLUTION (placeholder: pass)
-BM, BN, BK, STAGES = 128, 128, 64, 3      # one CTA of 4 warps per 128 x 128 tile of D, 3 stages of 64-wide k-tiles
-STRIP = 32                                # the epilogue's columns per tcgen05.ld
+TILE = (128, 128, 64)       # one CTA per 128 x 128 tile of D; k-tiles 64 wide
+RING = 4                    # stages of A and B in shared memory
+MMA_WARP, TMA_WARP = 4, 5   # warps 0-3 run the epilogue (warp w: TMEM lanes 32 w onward); 192 threads in all
+COLUMNS = 16                # accumulator columns per tcgen05.ld
 
 
 @cute.kernel
-def gemm_bias_relu_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom,
-                          mB: cute.Tensor, mD: cute.Tensor, bias: cute.Tensor, sA_layout: cute.ComposedLayout,
-                          sB_layout: cute.ComposedLayout):
-    thread, _, _ = cute.arch.thread_idx()
+def gemm_bias_relu_kernel(mma: cute.TiledMma, load_a: cute.CopyAtom, tiles_a: cute.Tensor, load_b: cute.CopyAtom,
+                          tiles_b: cute.Tensor, bias: cute.Tensor, mD: cute.Tensor, a_ring: cute.ComposedLayout,
+                          b_ring: cute.ComposedLayout):
+    tidx = cute.arch.thread_idx()[0]
     warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-    tile_m, tile_n, _ = cute.arch.block_idx()
+    bm, bn, bk = TILE
+    where = (cute.arch.block_idx()[0], cute.arch.block_idx()[1], None)
 
-    smem = cutlass.memory.SmemAllocator()
-    barriers = smem.allocate_array(cutlass.Int64, 2 * STAGES + 1, byte_alignment=8)
-    tmem_address = smem.allocate_array(cutlass.Int32, 1, byte_alignment=4)
-    sA = smem.allocate_tensor(cutlass.Float16, sA_layout.outer, 1024, swizzle=sA_layout.inner)
-    sB = smem.allocate_tensor(cutlass.Float16, sB_layout.outer, 1024, swizzle=sB_layout.inner)
-    full, empty, accumulator_ready = barriers, barriers + STAGES, barriers + 2 * STAGES
+    allocator = cutlass.memory.SmemAllocator()
+    bars = allocator.allocate_array(cutlass.Int64, 2 * RING + 1, byte_alignment=8)
+    loaded, consumed, acc_full = bars, bars + RING, bars + 2 * RING
+    tmem_slot = allocator.allocate_array(cutlass.Int32, 1, byte_alignment=4)
+    ring_a = allocator.allocate_tensor(cutlass.Float16, a_ring.outer, 1024, swizzle=a_ring.inner)
+    ring_b = allocator.allocate_tensor(cutlass.Float16, b_ring.outer, 1024, swizzle=b_ring.inner)
 
-    if warp == 0:
+    if warp == TMA_WARP:        # the producer's lane sets up the ring: one arrival per fill, one commit per drain
         with cute.arch.elect_one():
-            for s in cutlass.range_constexpr(STAGES):
-                cute.arch.mbarrier_init(full + s, 1)
-                cute.arch.mbarrier_init(empty + s, 1)
-            cute.arch.mbarrier_init(accumulator_ready, 1)
-        cute.arch.alloc_tmem(BN, tmem_address)
+            for i in cutlass.range_constexpr(RING):
+                cute.arch.mbarrier_init(loaded + i, 1)
+                cute.arch.mbarrier_init(consumed + i, 1)
+            cute.arch.mbarrier_init(acc_full, 1)
+    if warp == 0:               # the epilogue's first warp allocates the accumulator, and frees it at the end
+        cute.arch.alloc_tmem(bn, tmem_slot)
     cute.arch.mbarrier_init_fence()
     primitives.tcgen05_fence("before_thread_sync")
     cute.arch.sync_threads()
     primitives.tcgen05_fence("after_thread_sync")
 
-    tiler = (BM, BN, BK)
-    gA = cute.local_tile(mA, tiler, (tile_m, tile_n, None), proj=(1, None, 1))
-    gB = cute.local_tile(mB, tiler, (tile_m, tile_n, None), proj=(None, 1, 1))
-    thr_mma = tiled_mma.get_slice(0)
-    tCrA, tCrB = tiled_mma.make_fragment_A(sA), tiled_mma.make_fragment_B(sB)
-    tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 3),
-                                       cute.group_modes(thr_mma.partition_A(gA), 0, 3))
-    tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 3),
-                                       cute.group_modes(thr_mma.partition_B(gB), 0, 3))
-    accumulator = cute.make_tensor(cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, tmem_address),
-                                   tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((BM, BN))).layout)
+    tile_a = cute.local_tile(tiles_a, TILE, where, proj=(1, None, 1))        # (bm, bk, k-tiles)
+    tile_b = cute.local_tile(tiles_b, TILE, where, proj=(None, 1, 1))        # (bn, bk, k-tiles)
+    acc = cute.make_tensor(cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, tmem_slot),
+                           mma.make_fragment_C(mma.partition_shape_C((bm, bn))).layout)
 
-    k_tiles = cute.size(gA, mode=[2])
-    if warp == 0:
-        tiled_mma.set(tcgen05.Field.ACCUMULATE, False)
-        for k_tile in cutlass.range(k_tiles):
-            s = k_tile % STAGES
-            if k_tile >= STAGES:
-                cute.arch.mbarrier_wait(empty + s, (k_tile // STAGES - 1) % 2)
+    if warp == TMA_WARP:        # producer: fill stage after stage, each once the MMAs that read it are done
+        cta = mma.get_slice(0)
+        smem_a, gmem_a = cpasync.tma_partition(load_a, 0, cute.make_layout(1), cute.group_modes(ring_a, 0, 3),
+                                               cute.group_modes(cta.partition_A(tile_a), 0, 3))
+        smem_b, gmem_b = cpasync.tma_partition(load_b, 0, cute.make_layout(1), cute.group_modes(ring_b, 0, 3),
+                                               cute.group_modes(cta.partition_B(tile_b), 0, 3))
+        stage, phase = cutlass.Int32(0), cutlass.Int32(1)       # parity 1 passes a fresh barrier: lap 0 does not wait
+        for k_tile in cutlass.range(cute.size(tile_a, mode=[2])):
+            cute.arch.mbarrier_wait(consumed + stage, phase)
             with cute.arch.elect_one():
-                cute.arch.mbarrier_arrive_and_expect_tx(full + s, (BM + BN) * BK * 2)
-            cute.copy(tma_a, tAgA[None, k_tile], tAsA[None, s], tma_bar_ptr=full + s)
-            cute.copy(tma_b, tBgB[None, k_tile], tBsB[None, s], tma_bar_ptr=full + s)
-            cute.arch.mbarrier_wait(full + s, (k_tile // STAGES) % 2)
-            for k_block in cutlass.range_constexpr(BK // 16):
-                cute.gemm(tiled_mma, accumulator, tCrA[None, None, k_block, s], tCrB[None, None, k_block, s],
-                          accumulator)
-                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+                cute.arch.mbarrier_arrive_and_expect_tx(loaded + stage, (bm + bn) * bk * 2)
+            cute.copy(load_a, gmem_a[None, k_tile], smem_a[None, stage], tma_bar_ptr=loaded + stage)
+            cute.copy(load_b, gmem_b[None, k_tile], smem_b[None, stage], tma_bar_ptr=loaded + stage)
+            stage = stage + 1
+            if stage == RING:
+                stage, phase = cutlass.Int32(0), phase ^ 1
+
+    if warp == MMA_WARP:        # MMA warp: one elected lane issues each UMMA for the CTA, commits free the stages
+        frag_a, frag_b = mma.make_fragment_A(ring_a), mma.make_fragment_B(ring_b)
+        stage, phase = cutlass.Int32(0), cutlass.Int32(0)
+        mma.set(tcgen05.Field.ACCUMULATE, False)
+        for _ in cutlass.range(cute.size(tile_a, mode=[2])):
+            cute.arch.mbarrier_wait(loaded + stage, phase)
+            for kb in cutlass.range_constexpr(cute.size(frag_a, mode=[2])):
+                cute.gemm(mma, acc, frag_a[None, None, kb, stage], frag_b[None, None, kb, stage], acc)
+                mma.set(tcgen05.Field.ACCUMULATE, True)
             with cute.arch.elect_one():
-                tcgen05.commit(empty + s)
+                tcgen05.commit(consumed + stage)
+            stage = stage + 1
+            if stage == RING:
+                stage, phase = cutlass.Int32(0), phase ^ 1
         with cute.arch.elect_one():
-            tcgen05.commit(accumulator_ready)
+            tcgen05.commit(acc_full)
 
-    # epilogue: each thread its row of the tile, STRIP columns at a time; entries past D's edge are not stored
-    cute.arch.mbarrier_wait(accumulator_ready, 0)
-    primitives.tcgen05_fence("after_thread_sync")
-    strip = (BM, STRIP)
-    tAcc = cute.flat_divide(accumulator[((None, None), 0, 0)], strip)
-    gD = cute.local_tile(mD, tiler, (tile_m, tile_n, None), proj=(1, 1, None))
-    cD = cute.local_tile(cute.make_identity_tensor(mD.shape), tiler, (tile_m, tile_n, None), proj=(1, 1, None))
-    tmem_copy = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32),
-                                                           cutlass.Float32), tAcc[(None, None, 0, 0)])
-    mine = tmem_copy.get_slice(thread)
-    from_tmem = mine.partition_S(tAcc)
-    to_global = mine.partition_D(cute.flat_divide(gD, strip))
-    coordinates = mine.partition_D(cute.flat_divide(cD, strip))
-    values = cute.make_rmem_tensor(to_global[(None, None, None, 0, 0)].shape, cutlass.Float32)
-    M, N = cute.size(mD, mode=[0]), cute.size(mD, mode=[1])
-    for n_strip in cutlass.range_constexpr(BN // STRIP):
-        cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)
-        cute.arch.fence_view_async_tmem_load()
-        out = to_global[(None, None, None, 0, n_strip)]
-        where = coordinates[(None, None, None, 0, n_strip)]
-        for i in cutlass.range_constexpr(cute.size(values)):
-            m, n = where[i]
-            if m < M and n < N:
-                total = values[i] + bias[n]
-                out[i] = cutlass.Float16(cutlass.max(total, cutlass.Float32(0.0)))
-
-    primitives.tcgen05_fence("before_thread_sync")
-    cute.arch.sync_threads()
-    primitives.tcgen05_fence("after_thread_sync")
-    if warp == 0:
-        cute.arch.relinquish_tmem_alloc_permit()
-        cute.arch.dealloc_tmem(accumulator.iterator, BN)
+    if warp < 4:                # epilogue: thread t owns row t of the tile; entries past D's edge are left alone
+        cute.arch.mbarrier_wait(acc_full, 0)
+        primitives.tcgen05_fence("after_thread_sync")
+        chunk = (bm, COLUMNS)
+        acc_chunks = cute.flat_divide(acc[((None, None), 0, 0)], chunk)
+        atom = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32)
+        ld = tcgen05.make_tmem_copy(atom, acc_chunks[(None, None, 0, 0)])
+        row = ld.get_slice(tidx)
+        src = row.partition_S(acc_chunks)
+        dst = row.partition_D(cute.flat_divide(cute.local_tile(mD, TILE, where, proj=(1, 1, None)), chunk))
+        coords = cute.local_tile(cute.make_identity_tensor(mD.shape), TILE, where, proj=(1, 1, None))
+        at = row.partition_D(cute.flat_divide(coords, chunk))
+        acc_regs = cute.make_rmem_tensor(dst[(None, None, None, 0, 0)].shape, cutlass.Float32)
+        rows, cols = cute.size(mD, mode=[0]), cute.size(mD, mode=[1])
+        for c in cutlass.range_constexpr(bn // COLUMNS):
+            cute.copy(ld, src[(None, None, None, 0, c)], acc_regs)
+            d_chunk, at_chunk = dst[(None, None, None, 0, c)], at[(None, None, None, 0, c)]
+            for v in cutlass.range_constexpr(cute.size(acc_regs)):
+                m, n = at_chunk[v]
+                if m < rows and n < cols:
+                    d_chunk[v] = cutlass.Float16(cutlass.max(acc_regs[v] + bias[n], cutlass.Float32(0.0)))
+        cute.arch.fence_view_async_tmem_load()                  # every load has read the TMEM before it is freed
+        primitives.tcgen05_fence("before_thread_sync")
+        cute.arch.barrier(barrier_id=1, number_of_threads=128)  # the four epilogue warps only
+        primitives.tcgen05_fence("after_thread_sync")
+        if warp == 0:
+            cute.arch.relinquish_tmem_alloc_permit()
+            cute.arch.dealloc_tmem(acc.iterator, bn)
 
 
 ### END SOLUTION
@@ -839,19 +862,18 @@ def gemm_bias_relu_kernel(tiled_mma: cute.TiledMma, tma_a: cute.CopyAtom, mA: cu
 def gemm_bias_relu(mA: cute.Tensor, mB: cute.Tensor, bias: cute.Tensor, mD: cute.Tensor):
     """D = relu(A B^T + bias): A (M, K), B (N, K) fp16 K-major, bias (N,) fp32, D (M, N) fp16 row-major."""
     ### BEGIN SOLUTION
-    k_major = cute.nvgpu.OperandMajorMode.K
-    tiled_mma = blackwell_helpers.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, k_major, k_major,
-                                                         cutlass.Float32, tcgen05.CtaGroup.ONE, (BM, BN))
-    sA_layout = blackwell_helpers.make_smem_layout_a(tiled_mma, (BM, BN, BK), cutlass.Float16, STAGES)
-    sB_layout = blackwell_helpers.make_smem_layout_b(tiled_mma, (BM, BN, BK), cutlass.Float16, STAGES)
-    load = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
-    tma_a, tma_mA = cute.nvgpu.make_tiled_tma_atom_A(load, mA, cute.select(sA_layout, mode=[0, 1, 2]),
-                                                     (BM, BN, BK), tiled_mma)
-    tma_b, tma_mB = cute.nvgpu.make_tiled_tma_atom_B(load, mB, cute.select(sB_layout, mode=[0, 1, 2]),
-                                                     (BM, BN, BK), tiled_mma)
-    grid = [cute.ceil_div(cute.size(mD, mode=[0]), BM), cute.ceil_div(cute.size(mD, mode=[1]), BN), 1]
-    gemm_bias_relu_kernel(tiled_mma, tma_a, tma_mA, tma_b, tma_mB, mD, bias, sA_layout,
-                          sB_layout).launch(grid=grid, block=[128, 1, 1])
+    bm, bn, bk = TILE
+    major = cute.nvgpu.OperandMajorMode.K
+    mma = blackwell_helpers.make_trivial_tiled_mma(cutlass.Float16, cutlass.Float16, major, major, cutlass.Float32,
+                                                   tcgen05.CtaGroup.ONE, (bm, bn))
+    a_ring = blackwell_helpers.make_smem_layout_a(mma, TILE, cutlass.Float16, RING)
+    b_ring = blackwell_helpers.make_smem_layout_b(mma, TILE, cutlass.Float16, RING)
+    g2s = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
+    load_a, tiles_a = cute.nvgpu.make_tiled_tma_atom_A(g2s, mA, cute.select(a_ring, mode=[0, 1, 2]), TILE, mma)
+    load_b, tiles_b = cute.nvgpu.make_tiled_tma_atom_B(g2s, mB, cute.select(b_ring, mode=[0, 1, 2]), TILE, mma)
+    tiles = [cute.ceil_div(cute.size(mD, mode=[0]), bm), cute.ceil_div(cute.size(mD, mode=[1]), bn), 1]
+    kernel = gemm_bias_relu_kernel(mma, load_a, tiles_a, load_b, tiles_b, bias, mD, a_ring, b_ring)
+    kernel.launch(grid=tiles, block=[32 * 6, 1, 1])
     ### END SOLUTION
 
 

@@ -145,7 +145,7 @@ reference.lookup("partition")
 # | `cute.arch.mbarrier_init_fence` | Makes the mbarriers just initialised visible to the copy engine and the cluster. | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.mbarrier_wait` | `mbarrier_wait(bar, parity)`: waits until the phase of that parity has completed. | 08 | 3.4 · mbarriers: arrivals, bytes and phases |
 # | `cute.arch.relinquish_tmem_alloc_permit` | Gives up the CTA's right to allocate TMEM again (PTX `tcgen05.relinquish_alloc_permit`), before the columns are freed. | 09 | 4 · Run it: the kernel on the simulator |
-# | `cute.arch.retrieve_tmem_ptr` | `retrieve_tmem_ptr(dtype, alignment, address)`: the TMEM pointer whose address `alloc_tmem` wrote to shared memory. | 09 | Exercise 5 · Capstone: a Blackwell GEMM with its epilogue fused |
+# | `cute.arch.retrieve_tmem_ptr` | `retrieve_tmem_ptr(dtype, alignment, address)`: the TMEM pointer whose address `alloc_tmem` wrote to shared memory. | 09 | Exercise 5 · Capstone: a warp-specialised Blackwell GEMM with its epilogue fused |
 # | `cute.arch.setmaxregister_decrease` | `setmaxregister_decrease(n)`: the warpgroup gives up registers, keeping n per thread (PTX `setmaxnreg.dec`). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.setmaxregister_increase` | `setmaxregister_increase(n)`: the warpgroup takes registers, up to n per thread (PTX `setmaxnreg.inc`). | 08 | 3.5 · The pipeline: a ring of stages, two barriers each |
 # | `cute.arch.sync_threads` | Every thread of the block waits here until all have arrived: CUDA's `__syncthreads()`. | 05 | Run it |
@@ -168,8 +168,8 @@ reference.lookup("partition")
 # | `cute.nvgpu.cpasync.LoadCacheMode.GLOBAL` | The `.cg` cache mode of `cp.async`: cached in L2 only, not L1. | 07 | 7 · Run it |
 # | `cute.nvgpu.cpasync.make_tiled_tma_atom` | `make_tiled_tma_atom(op, tensor, smem_layout, box)`: the TMA atom (the descriptor) and the tensor's coordinate tensor. | 08 | 3.3 · TMA: a tile in one instruction |
 # | `cute.nvgpu.cpasync.tma_partition` | `tma_partition(atom, cta_coord, cta_layout, smem, gmem)`: the shared-memory and global views one TMA copy moves between, box in mode 0. | 08 | 3.3 · TMA: a tile in one instruction |
-# | `cute.nvgpu.make_tiled_tma_atom_A` | `make_tiled_tma_atom_A(op, tensor, smem_layout, mma_tiler, tiled_mma)`: the TMA atom and coordinate tensor that load A's tiles for a tcgen05 tiled MMA. | 09 | Exercise 5 · Capstone: a Blackwell GEMM with its epilogue fused |
-# | `cute.nvgpu.make_tiled_tma_atom_B` | `make_tiled_tma_atom_B(op, tensor, smem_layout, mma_tiler, tiled_mma)`: the TMA atom and coordinate tensor that load B's tiles for a tcgen05 tiled MMA. | 09 | Exercise 5 · Capstone: a Blackwell GEMM with its epilogue fused |
+# | `cute.nvgpu.make_tiled_tma_atom_A` | `make_tiled_tma_atom_A(op, tensor, smem_layout, mma_tiler, tiled_mma)`: the TMA atom and coordinate tensor that load A's tiles for a tcgen05 tiled MMA. | 09 | Exercise 5 · Capstone: a warp-specialised Blackwell GEMM with its epilogue fused |
+# | `cute.nvgpu.make_tiled_tma_atom_B` | `make_tiled_tma_atom_B(op, tensor, smem_layout, mma_tiler, tiled_mma)`: the TMA atom and coordinate tensor that load B's tiles for a tcgen05 tiled MMA. | 09 | Exercise 5 · Capstone: a warp-specialised Blackwell GEMM with its epilogue fused |
 # | `cute.nvgpu.MmaUniversalOp` | `MmaUniversalOp(dtype)`: one fused multiply-add by one thread, as a 1x1x1 MMA operation. | 07 | 1 · The SIMT kernel: a thread-level MMA |
 # | `cute.nvgpu.OperandMajorMode` | Which mode of an MMA operand tile is contiguous: `OperandMajorMode.K` or `OperandMajorMode.MN`. | 08 | 3.6 · The warpgroup MMA |
 # | `cute.nvgpu.OperandMajorMode.K` | An MMA operand whose K mode is contiguous (`OperandMajorMode.MN`: M or N is). | 08 | 3.6 · The warpgroup MMA |

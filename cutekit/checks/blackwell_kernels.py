@@ -775,18 +775,37 @@ def capstone_diagnosis(a, b, bias, d) -> dict:
     return out
 
 
+def _warp_roles(block) -> dict:
+    """Which warps of a finished CTA issued its TMA loads, its tcgen05 MMAs and its TMEM loads, from what the
+    simulator keeps per warp (cutekit/sim/arch/sm90.py counts a warp's TMA copies, sm100.py its MMAs and loads)."""
+    hopper, blackwell = block.__dict__.get("hopper"), block.__dict__.get("blackwell")
+    return {"block": tuple(int(i) for i in block.block_idx),
+            "tma": sorted(w for w, warp in (hopper.warps.items() if hopper else ()) if warp.tma),
+            "mma": sorted(w for w, warp in (blackwell.warps.items() if blackwell else ()) if warp.issued),
+            "ld": sorted({w for w, _ in (blackwell.loads if blackwell else ())})}
+
+
 def capstone_on_simulator(host, case: dict) -> dict:
-    """Harness (the forked sandbox, the simulator as `cutlass`): the learner's host on one problem."""
+    """Harness (the forked sandbox, the simulator as `cutlass`): the learner's host on one problem, and the warp
+    roles of each CTA, recorded when the CTA ends."""
     import time
 
     from cutlass.cute.runtime import from_dlpack
+
+    from ..sim.machine import scheduler
     a, b, bias, d = _capstone_data(case)
+    roles: list = []
+    hook = ("blackwell", lambda block: roles.append(_warp_roles(block)))
+    scheduler.BLOCK_END_CHECKS.append(hook)
     started = time.perf_counter()
     try:
         host(*[from_dlpack(x, assumed_align=16) for x in (a, b, bias, d)])
     except Exception as error:  # noqa: BLE001 - the kernel's failure is the learner's message
         return {"error": f"{type(error).__name__}: {str(error).strip()}", "seconds": time.perf_counter() - started}
-    return {"error": "", "seconds": time.perf_counter() - started, **capstone_diagnosis(a, b, bias, d)}
+    finally:
+        scheduler.BLOCK_END_CHECKS.remove(hook)
+    return {"error": "", "seconds": time.perf_counter() - started, "roles": roles,
+            **capstone_diagnosis(a, b, bias, d)}
 
 
 def _ask_capstone(answer, case):
@@ -906,6 +925,50 @@ def _capstone_criterion(shape: int):
     return judge
 
 
+def capstone_roles(roles: list) -> Verdict:
+    """The warp specialisation, from the roles each CTA's warps played on the simulator: one warp issues every
+    TMA load, another every tcgen05.mma, and four warps of their own (one per quarter of TMEM's lanes) every
+    tcgen05.ld."""
+    for cta in roles:
+        tma, mma, ld = cta["tma"], cta["mma"], cta["ld"]
+        where = f"CTA {cta['block'][:2]}: "
+        if len(tma) != 1:
+            return failed(where + (f"warps {tma} issue TMA loads: one warp, the producer, issues every copy of A and B"
+                                   if tma else "no warp issued a TMA load: A's and B's tiles come into the stages by "
+                                   "TMA, from the producer warp"))
+        if len(mma) != 1:
+            return failed(where + f"warps {mma} issue tcgen05 MMAs: one warp, the MMA warp, issues every MMA of the "
+                                  f"tile")
+        if tma == mma:
+            return failed(where + f"warp {tma[0]} issues both the TMA loads and the MMAs: the producer warp only "
+                                  f"loads and the MMA warp only multiplies, so that the next k-tiles' copies are in "
+                                  f"flight while the MMAs run")
+        busy = sorted(set(ld) & set(tma + mma))
+        if busy:
+            return failed(where + f"warp {busy[0]} reads TMEM in the epilogue and also issues "
+                                  f"{'the MMAs' if busy[0] in mma else 'the TMA loads'}: the epilogue is four "
+                                  f"warps of their own, apart from the producer and the MMA warp")
+        if len(ld) != 4 or sorted(w % 4 for w in ld) != [0, 1, 2, 3]:
+            return failed(where + f"warps {ld} read TMEM in the epilogue: four warps, one per quarter of TMEM's "
+                                  f"128 lanes (warp w reaches lanes 32 (w % 4) onward), read the accumulator")
+    return passed()
+
+
+def _capstone_roles_criterion(context) -> Verdict:
+    outcome = next((o for o in context.outcomes if o.case.get("_shape") == 0), None)
+    if outcome is None:
+        return passed()
+    value = outcome.value or {}
+    if outcome.error or value.get("error") or "roles" not in value:
+        return failed("not judged: the kernel did not run to its end on the first problem (the criterion above "
+                      "says why)")
+    verdict = capstone_roles(value["roles"])
+    if verdict.passed:
+        return Verdict(True, f"warps {value['roles'][0]['tma']} load, {value['roles'][0]['mma']} multiply, "
+                             f"{value['roles'][0]['ld']} run the epilogue")
+    return verdict
+
+
 CAPSTONE_FAKES = (FakeTensor("Float16", 2, 8), FakeTensor("Float16", 2, 8), FakeTensor("Float32", 1, 8),
                   FakeTensor("Float16", 2, 8))
 # opcode prefix, at least, what it shows
@@ -1007,15 +1070,18 @@ def _capstone_gpu(context) -> Verdict:
 
 CAPSTONE = Exercise(
     id="ch09.capstone",
-    statement="Write gemm_bias_relu(mA, mB, bias, mD) and its kernel for sm_100: D (M, N) fp16 = relu(A (M, K) "
-              "@ B (N, K)^T + bias (N,) fp32), one bias value per column: TMA loads into a ring of stages, "
-              "tcgen05 MMAs accumulating in TMEM, commits that release the stages and signal the accumulator, an "
-              "epilogue that reads TMEM with tcgen05.ld and applies the bias and the clamp; M, N and K ragged (N "
-              "and K multiples of 8).",
+    statement="Write gemm_bias_relu(mA, mB, bias, mD) and its warp-specialised kernel for sm_100: D (M, N) fp16 = "
+              "relu(A (M, K) @ B (N, K)^T + bias (N,) fp32), one bias value per column. A CTA of six warps per "
+              "tile of D: a producer warp issues the TMA loads into a ring of stages, an MMA warp issues the "
+              "tcgen05 MMAs accumulating in TMEM and the commits that release the stages and signal the "
+              "accumulator, and four epilogue warps of their own read TMEM with tcgen05.ld and apply the bias and "
+              "the clamp; M, N and K ragged (N and K multiples of 8).",
     example="M=100, N=200, K=40: D[m, n] = max(sum_k A[m, k] B[n, k] + bias[n], 0)",
-    rule=("The pipeline is section 4's: a stage is refilled only after the commit of the MMAs that read it, a "
-          "k-tile's MMAs wait for its stage's full barrier, the tile's first MMA overwrites TMEM and every later one "
-          "adds, and a last commit tells the epilogue the accumulator is ready.\n"
+    rule=("Each warp has one role: one warp issues every TMA load, another every tcgen05 MMA and commit, four others "
+          "(one per quarter of TMEM's lanes) every TMEM load.\n"
+          "The producer refills a stage only after the commit of the MMAs that read it, the MMA warp waits for a "
+          "k-tile's full barrier before its MMAs, the tile's first MMA overwrites TMEM and every later one adds, and "
+          "a last commit tells the epilogue warps the accumulator is ready.\n"
           "In the epilogue a warp reads only its own quarter of TMEM's lanes (with the 32x32b shape a thread reads "
           "a row), its loads are waited for (tcgen05.wait::ld) before the TMEM is freed, and each value gets the bias "
           "of its own column of D before the clamp at 0.\n"
@@ -1031,6 +1097,8 @@ CAPSTONE = Exercise(
                   "reference", 3, _capstone_criterion(0)),
         Criterion("two tile-rows, 7 k-tiles round the ring of stages: every wait, commit and load in order",
                   "reference", 2, _capstone_criterion(1)),
+        Criterion("warp-specialised, as the simulator saw each CTA: one warp issues every TMA load, another every "
+                  "tcgen05.mma, four others every tcgen05.ld", "reference", 1, _capstone_roles_criterion),
         Criterion("compiled by real CuTeDSL for sm_100a: TMA loads, mbarrier waits, tcgen05 alloc/mma/commit/ld/"
                   "dealloc, a wait::ld after the last ld; no wgmma, no mma.sync", "cutedsl-cpu", 1,
                   _capstone_ptx_criterion),

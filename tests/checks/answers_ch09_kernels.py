@@ -134,80 +134,97 @@ EPILOGUE_MISTAKES = {
 }
 
 
-# ---- ch09.capstone: the whole kernel, D = relu(A B^T + bias) ------------------------------------------------------
-# Each mistake is the solution's capstone (solutions/09_blackwell.py) with edits, (old, new) pairs of its text:
-# mistake -> (edits, {a tier that catches it: what its hint must name}).
+# ---- ch09.capstone: the warp-specialised kernel, D = relu(A B^T + bias) ------------------------------------------
+# Each mistake is the solution's capstone (solutions/09_blackwell.py: warp 5 loads, warp 4 multiplies, warps 0-3 run
+# the epilogue, a ring of 4 stages) with edits, (old, new) pairs of its text:
+# mistake -> (edits, {a tier that catches it: what its hint must name}). The test puts every one in one module, so
+# an edit changes a kernel's code, never a module constant (the last definition would hold for all).
+
+_WAIT_AFTER_THE_LOOP = ("        cute.arch.fence_view_async_tmem_load()                  "
+                        "# every load has read the TMEM before it is freed\n")
+_LOAD = "            cute.copy(ld, src[(None, None, None, 0, c)], acc_regs)\n"
+_MMA_WRAP = ("                tcgen05.commit(consumed + stage)\n            stage = stage + 1\n"
+             "            if stage == RING:\n                stage, phase = cutlass.Int32(0), phase ^ 1\n")
 
 CAPSTONE_MISTAKES = {
-    "full_barrier_waited_with_the_wrong_parity": (
-        [("cute.arch.mbarrier_wait(full + s, (k_tile // STAGES) % 2)",
-          "cute.arch.mbarrier_wait(full + s, (k_tile // STAGES + 1) % 2)")],
+    "mma_warp_waits_with_the_wrong_parity": (
+        [("        stage, phase = cutlass.Int32(0), cutlass.Int32(0)\n",
+          "        stage, phase = cutlass.Int32(0), cutlass.Int32(1)\n")],
         {"simulator": r"waited on the wrong phase.*wait for the phase those copies complete|can never go on.*every wait "
                      r"names the phase its event completes"}),
-    "stage_refilled_without_waiting": (
-        [("            if k_tile >= STAGES:\n                cute.arch.mbarrier_wait(empty + s, (k_tile // STAGES - 1) % 2)\n",
-          "")],
+    "producer_waits_on_parity_0_of_a_fresh_barrier": (
+        [("stage, phase = cutlass.Int32(0), cutlass.Int32(1)       # parity 1",
+          "stage, phase = cutlass.Int32(0), cutlass.Int32(0)       # parity 1")],
+        {"simulator": r"can never go on.*every wait names the phase its event completes"}),
+    "producer_refills_without_waiting": (
+        [("            cute.arch.mbarrier_wait(consumed + stage, phase)\n", "")],
         {"simulator": r"before refilling, wait on the stage's empty barrier"}),
     "stage_never_released": (
-        [("            with cute.arch.elect_one():\n                tcgen05.commit(empty + s)\n", "")],
+        [("            with cute.arch.elect_one():\n                tcgen05.commit(consumed + stage)\n", "")],
         {"simulator": r"can never go on.*every stage is released by a commit"}),
     "no_commit_to_the_accumulator_barrier": (
-        [("        with cute.arch.elect_one():\n            tcgen05.commit(accumulator_ready)\n", "")],
+        [("        with cute.arch.elect_one():\n            tcgen05.commit(acc_full)\n", "")],
         {"simulator": r"can never go on.*accumulator barrier by the last commit"}),
     "commit_from_every_lane": (
-        [("with cute.arch.elect_one():\n                tcgen05.commit(empty", "if True:\n                tcgen05.commit(empty")],
+        [("with cute.arch.elect_one():\n                tcgen05.commit(consumed",
+          "if True:\n                tcgen05.commit(consumed")],
         {"simulator": r"tcgen05.commit.*one lane", "ptx": r"no elect.sync before them"}),
     "accumulate_never_turned_on": (
-        [("                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n", "")],
+        [("                mma.set(tcgen05.Field.ACCUMULATE, True)\n", "")],
         {"simulator": r"only the last k-block's product"}),
     "accumulate_on_from_the_start": (
-        [("        tiled_mma.set(tcgen05.Field.ACCUMULATE, False)\n",
-          "        tiled_mma.set(tcgen05.Field.ACCUMULATE, True)\n")],
+        [("        mma.set(tcgen05.Field.ACCUMULATE, False)\n", "        mma.set(tcgen05.Field.ACCUMULATE, True)\n")],
         {"simulator": r"nothing has written.*very first MMA overwrites it"}),
+    "one_warp_loads_and_multiplies": (
+        [("    if warp == MMA_WARP:        # MMA warp", "    if warp == TMA_WARP:        # MMA warp")],
+        {"simulator": r"warp 5 issues both the TMA loads and the MMAs"}),
+    "mma_warp_runs_the_epilogue_too": (
+        [("    if warp == MMA_WARP:        # MMA warp", "    if warp == 0:        # MMA warp")],
+        {"simulator": r"warp 0 reads TMEM in the epilogue and also issues the MMAs.*four warps of their own"}),
     "epilogue_without_the_accumulator_wait": (
-        [("    cute.arch.mbarrier_wait(accumulator_ready, 0)\n", "")],
+        [("        cute.arch.mbarrier_wait(acc_full, 0)\n", "")],
         {"simulator": r"read before the MMA's commit completed.*wait on that barrier before the first TMEM load"}),
     "every_warp_slices_as_warp_0": (
-        [("mine = tmem_copy.get_slice(thread)", "mine = tmem_copy.get_slice(thread % 32)")],
+        [("row = ld.get_slice(tidx)", "row = ld.get_slice(tidx % 32)")],
         {"simulator": r"outside its quarter.*its own index in the CTA"}),
     "store_past_the_edge": (
-        [("if m < M and n < N:", "if m < M + BM and n < N:")],
+        [("if m < rows and n < cols:", "if m < rows + bm and n < cols:")],
         {"simulator": r"out-of-bounds"}),
     "tiles_counted_rounding_down": (
-        [("grid = [cute.ceil_div(cute.size(mD, mode=[0]), BM), cute.ceil_div(cute.size(mD, mode=[1]), BN), 1]",
-          "grid = [cute.size(mD, mode=[0]) // BM + 1, cute.size(mD, mode=[1]) // BN, 1]")],
+        [("tiles = [cute.ceil_div(cute.size(mD, mode=[0]), bm), cute.ceil_div(cute.size(mD, mode=[1]), bn), 1]",
+          "tiles = [cute.size(mD, mode=[0]) // bm + 1, cute.size(mD, mode=[1]) // bn, 1]")],
         {"simulator": r"never written.*count tiles rounding up"}),
     "bias_never_added": (
-        [("                total = values[i] + bias[n]\n", "                total = values[i] + 0.0\n")],
+        [("acc_regs[v] + bias[n]", "acc_regs[v] + 0.0")],
         {"simulator": r"bias was never added"}),
     "clamp_missing": (
-        [("out[i] = cutlass.Float16(cutlass.max(total, cutlass.Float32(0.0)))", "out[i] = cutlass.Float16(total)")],
+        [("cutlass.Float16(cutlass.max(acc_regs[v] + bias[n], cutlass.Float32(0.0)))",
+          "cutlass.Float16(acc_regs[v] + bias[n])")],
         {"simulator": r"clamp at 0 is missing"}),
     "bias_of_the_row": (
-        [("                total = values[i] + bias[n]\n", "                total = values[i] + bias[m]\n")],
+        [("acc_regs[v] + bias[n]", "acc_regs[v] + bias[m]")],
         {"simulator": r"changes down the rows of a column|out-of-bounds access to global tensor bias"}),
     "tmem_never_freed": (
-        [("        cute.arch.dealloc_tmem(accumulator.iterator, BN)\n", "        pass\n")],
+        [("            cute.arch.dealloc_tmem(acc.iterator, bn)\n", "            pass\n")],
         {"simulator": r"freed|never freed", "ptx": r"tcgen05.dealloc.*freed before it exits"}),
     "no_wait_ld": (
-        [("        cute.arch.fence_view_async_tmem_load()\n", "")],
+        [(_WAIT_AFTER_THE_LOOP, "")],
         {"ptx": r"no tcgen05.wait::ld before its tcgen05.dealloc.*only tcgen05.wait::ld orders that read"}),
     "wait_ld_before_each_load": (
-        [("        cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)\n"
-          "        cute.arch.fence_view_async_tmem_load()\n",
-          "        cute.arch.fence_view_async_tmem_load()\n"
-          "        cute.copy(tmem_copy, from_tmem[(None, None, None, 0, n_strip)], values)\n")],
+        [(_WAIT_AFTER_THE_LOOP, ""), (_LOAD, "            cute.arch.fence_view_async_tmem_load()\n" + _LOAD)],
         {"ptx": r"last 1 tcgen05.ld have no tcgen05.wait::ld after them before the tcgen05.dealloc"}),
 }
 
-# right capstones other than the model: one tcgen05.wait::ld after the strip loop, before the block barrier that
-# precedes the dealloc (each strip's registers used before it)
+# right capstones other than the model: a tcgen05.wait::ld after each load (section 4's epilogue; the model waits
+# once, after the last); the MMA warp's stage and phase worked out from the k-tile index instead of carried round
+# the ring (as exercise 3 does)
 CAPSTONE_RIGHT_VARIANTS = {
-    "one_wait_ld_after_the_strip_loop": [
-        ("        cute.arch.fence_view_async_tmem_load()\n", ""),
-        ("    primitives.tcgen05_fence(\"before_thread_sync\")\n    cute.arch.sync_threads()\n"
-         "    primitives.tcgen05_fence(\"after_thread_sync\")\n    if warp == 0:\n        cute.arch.relinquish",
-         "    cute.arch.fence_view_async_tmem_load()\n"
-         "    primitives.tcgen05_fence(\"before_thread_sync\")\n    cute.arch.sync_threads()\n"
-         "    primitives.tcgen05_fence(\"after_thread_sync\")\n    if warp == 0:\n        cute.arch.relinquish")],
+    "wait_ld_after_each_load": [(_WAIT_AFTER_THE_LOOP, ""),
+                                (_LOAD, _LOAD + "            cute.arch.fence_view_async_tmem_load()\n")],
+    "phase_from_the_k_tile_index": [
+        ("        stage, phase = cutlass.Int32(0), cutlass.Int32(0)\n", ""),
+        ("        for _ in cutlass.range(cute.size(tile_a, mode=[2])):\n",
+         "        for k_tile in cutlass.range(cute.size(tile_a, mode=[2])):\n"
+         "            stage, phase = k_tile % RING, k_tile // RING % 2\n"),
+        (_MMA_WRAP, "                tcgen05.commit(consumed + stage)\n")],
 }
