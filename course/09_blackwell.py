@@ -566,10 +566,13 @@ check("ch09.ab_stages", ab_stages)
 # until the stage is free, parity 1 for its first lap so a fresh barrier passes; announce the bytes on `full + s`;
 # issue the two TMA copies), and warp 0 runs only the MMAs, on **3** stages. Write warp 0's loop,
 # `mma_loop(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages)`: for each
-# k-tile, wait on its stage's full barrier (work out the parity from the k-tile index), issue the UMMAs of the
-# stage's k-blocks (`tCrA[None, None, k_block, s]`, `cute.size(tCrA, mode=[2])` of them) with ACCUMULATE false
-# for the very first k-block of the tile only, and release the stage with a commit on `empty + s`; after the
-# loop, a commit on `accumulator_ready`. `stages` is a Python int; `k_tiles` is a run-time value, so its loop is
+# k-tile, wait on its stage's full barrier, issue the UMMAs of the stage's k-blocks (`tCrA[None, None, k_block,
+# s]`, `cute.size(tCrA, mode=[2])` of them) with ACCUMULATE false for the very first k-block of the tile only, and
+# release the stage with a commit on `empty + s`; after the loop, a commit on `accumulator_ready`. Where the
+# chapter's loop works its stage and parity out from the k-tile index, carry them round this one, as CuTeDSL's
+# pipeline states do: a stage index and a phase, both `cutlass.Int32(0)` before the loop (run-time values, so
+# the loop may change them), the stage index one further after each k-tile, and back to 0 with the phase
+# flipped when it reaches `stages` (working both out from the index also passes). `stages` is a Python int; `k_tiles` is a run-time value, so its loop is
 # `cutlass.range`, while `cutlass.range_constexpr` unrolls a loop over compile-time numbers (chapter 08).
 # `cute.arch.mbarrier_wait(barrier, parity)` waits for the phase with that parity (chapter 08, section 3.4).
 #

@@ -584,10 +584,13 @@ check("ch09.ab_stages", ab_stages)
 # until the stage is free, parity 1 for its first lap so a fresh barrier passes; announce the bytes on `full + s`;
 # issue the two TMA copies), and warp 0 runs only the MMAs, on **3** stages. Write warp 0's loop,
 # `mma_loop(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages)`: for each
-# k-tile, wait on its stage's full barrier (work out the parity from the k-tile index), issue the UMMAs of the
-# stage's k-blocks (`tCrA[None, None, k_block, s]`, `cute.size(tCrA, mode=[2])` of them) with ACCUMULATE false
-# for the very first k-block of the tile only, and release the stage with a commit on `empty + s`; after the
-# loop, a commit on `accumulator_ready`. `stages` is a Python int; `k_tiles` is a run-time value, so its loop is
+# k-tile, wait on its stage's full barrier, issue the UMMAs of the stage's k-blocks (`tCrA[None, None, k_block,
+# s]`, `cute.size(tCrA, mode=[2])` of them) with ACCUMULATE false for the very first k-block of the tile only, and
+# release the stage with a commit on `empty + s`; after the loop, a commit on `accumulator_ready`. Where the
+# chapter's loop works its stage and parity out from the k-tile index, carry them round this one, as CuTeDSL's
+# pipeline states do: a stage index and a phase, both `cutlass.Int32(0)` before the loop (run-time values, so
+# the loop may change them), the stage index one further after each k-tile, and back to 0 with the phase
+# flipped when it reaches `stages` (working both out from the index also passes). `stages` is a Python int; `k_tiles` is a run-time value, so its loop is
 # `cutlass.range`, while `cutlass.range_constexpr` unrolls a loop over compile-time numbers (chapter 08).
 # `cute.arch.mbarrier_wait(barrier, parity)` waits for the phase with that parity (chapter 08, section 3.4).
 #
@@ -608,16 +611,19 @@ from cutlass.cute.nvgpu import tcgen05
 
 def mma_loop(tiled_mma, accumulator, tCrA, tCrB, full, empty, accumulator_ready, k_tiles, stages):
     ### BEGIN SOLUTION
+    s, phase = cutlass.Int32(0), cutlass.Int32(0)           # the stage and its phase, carried round the loop
     tiled_mma.set(tcgen05.Field.ACCUMULATE, False)          # the tile's first UMMA overwrites the TMEM
-    for k_tile in cutlass.range(k_tiles):
-        s = k_tile % stages
-        cute.arch.mbarrier_wait(full + s, (k_tile // stages) % 2)
+    for _ in cutlass.range(k_tiles):
+        cute.arch.mbarrier_wait(full + s, phase)
         for k_block in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
             a_block, b_block = tCrA[None, None, k_block, s], tCrB[None, None, k_block, s]
             cute.gemm(tiled_mma, accumulator, a_block, b_block, accumulator)
             tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
         with cute.arch.elect_one():
             tcgen05.commit(empty + s)                         # the stage is free once these UMMAs finish
+        s = s + 1
+        if s == stages:                                       # round the ring: the next lap waits for the other phase
+            s, phase = cutlass.Int32(0), phase ^ 1
     with cute.arch.elect_one():
         tcgen05.commit(accumulator_ready)
     ### END SOLUTION
