@@ -128,6 +128,9 @@ def _global_loads(code) -> set:
     return names
 
 
+_BUILTINS = frozenset(vars(__import__("builtins")))
+
+
 def _what_it_is(value) -> str:
     """`value` in a few words, for a message that says why it was not carried."""
     if inspect.ismodule(value):
@@ -168,6 +171,8 @@ def kernel_module_parts(host) -> tuple:
             if inspect.ismodule(value) and (value.__name__ == "cutlass" or value.__name__.startswith("cutlass.")):
                 seen.add(name)
                 modules.append(f"import {value.__name__} as {name}")
+            elif name in _BUILTINS:
+                continue        # `range` the simulator gives a module (cutekit/sim/dsl.py): Python's own, as on a GPU
             elif name in loaded and (inspect.isclass(value) or callable(value)) \
                     and cutlass_import(value, name) is not None:
                 seen.add(name)
@@ -302,7 +307,8 @@ def use_the_simulator(answer):
     namespace = getattr(answer, "__globals__", {})
     by_name = {}        # the classes and functions its module imported from cutlass by name: where from
     for key, value in list(namespace.items()):
-        if inspect.ismodule(value) or not (inspect.isclass(value) or callable(value)) or key.startswith("__") \
+        if inspect.ismodule(value) or not (inspect.isclass(value) or callable(value)) or key in _BUILTINS \
+                or key.startswith("__") \
                 or not str(getattr(value, "__module__", "") or "").startswith(("cutlass", "cutekit")):
             continue
         found = cutlass_import(value, key)
