@@ -109,6 +109,27 @@ def cutlass_import(value, name: str = ""):
                 break
     if found:
         return min(found)[2:]
+    return _home_in_cutlass(value)
+
+
+def cutlass_imports(value, name: str = "") -> list:
+    """Every (module, attribute) `cutlass_import` chose from, the shortest first: the rebuilt module tries them in
+    turn, as the tier it runs in (the simulator or real CuTeDSL) may lay its modules out differently."""
+    attributes = [a for a in dict.fromkeys((getattr(value, "__name__", None), name)) if isinstance(a, str) and a]
+    found = set()
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "cutlass" or module_name.startswith("cutlass.")) \
+                or any(part.startswith("_") for part in module_name.split(".")):
+            continue
+        space = getattr(module, "__dict__", {})
+        found.update((module_name.count("."), len(module_name), module_name, attribute) for attribute in attributes
+                     if space.get(attribute) is value)
+    home = _home_in_cutlass(value)
+    return [place[2:] for place in sorted(found)] + ([home] if home and home not in [f[2:] for f in found] else [])
+
+
+def _home_in_cutlass(value):
+    """(value's own module, its name) when that module is cutlass's, else None."""
     module_name = getattr(value, "__module__", None) or ""
     qualname = getattr(value, "__qualname__", None) or ""
     if (module_name == "cutlass" or module_name.startswith("cutlass.")) and qualname.isidentifier():
@@ -176,9 +197,14 @@ def kernel_module_parts(host) -> tuple:
             elif name in loaded and (inspect.isclass(value) or callable(value)) \
                     and cutlass_import(value, name) is not None:
                 seen.add(name)
-                module_name, attribute = cutlass_import(value, name)
-                modules.append(f"from {module_name} import {attribute}"
-                               + (f" as {name}" if attribute != name else ""))
+                places = [f"from {module_name} import {attribute}" + (f" as {name}" if attribute != name else "")
+                          for module_name, attribute in cutlass_imports(value, name)]
+                if len(places) == 1:
+                    modules.append(places[0])
+                else:       # the first that the tier's cutlass has
+                    modules.append("\n".join(f"{'    ' * i}try:\n{'    ' * (i + 1)}{place}\n{'    ' * i}except ImportError:"
+                                             for i, place in enumerate(places[:-1]))
+                                   + f"\n{'    ' * (len(places) - 1)}{places[-1]}")
             elif isinstance(value, (int, float, bool, str, tuple)):
                 seen.add(name)
                 constants.append(f"{name} = {value!r}")
@@ -311,8 +337,8 @@ def use_the_simulator(answer):
                 or key.startswith("__") \
                 or not str(getattr(value, "__module__", "") or "").startswith(("cutlass", "cutekit")):
             continue
-        found = cutlass_import(value, key)
-        if found is not None:
+        found = cutlass_imports(value, key)
+        if found:
             by_name[key] = found
     cutekit.use("sim")
     for key, value in list(namespace.items()):
@@ -320,11 +346,13 @@ def use_the_simulator(answer):
         if isinstance(value, types.ModuleType) and (name == "cutlass" or name.startswith("cutlass.")):
             if not getattr(value, "__cutekit_sim__", False):
                 namespace[key] = importlib.import_module(name)
-    for key, (module, attribute) in by_name.items():
-        try:
-            namespace[key] = getattr(importlib.import_module(module), attribute)
-        except (ImportError, AttributeError):
-            pass        # the simulator lacks it: the answer's own object stays, and its use says so
+    for key, places in by_name.items():
+        for module, attribute in places:
+            try:
+                namespace[key] = getattr(importlib.import_module(module), attribute)
+                break
+            except (ImportError, AttributeError):
+                continue        # none there: the answer's own object stays, and its use says so
 
 
 def decorated_with_jit(function):
