@@ -96,25 +96,13 @@ def cutlass_import(value, name: str = ""):
     would: the shortest public `cutlass.*` module loaded now that holds this very object (on the simulator
     its objects live in cutekit's modules, so their own `__module__` names no cutlass module), else the
     module its `__module__` names when that is cutlass's; None when it is not cutlass's."""
-    attributes = [a for a in dict.fromkeys((getattr(value, "__name__", None), name)) if isinstance(a, str) and a]
-    found = []
-    for module_name, module in list(sys.modules.items()):
-        if module is None or not (module_name == "cutlass" or module_name.startswith("cutlass.")) \
-                or any(part.startswith("_") for part in module_name.split(".")):
-            continue
-        space = getattr(module, "__dict__", {})
-        for attribute in attributes:
-            if space.get(attribute) is value:
-                found.append((module_name.count("."), len(module_name), module_name, attribute))
-                break
-    if found:
-        return min(found)[2:]
-    return _home_in_cutlass(value)
+    places = cutlass_imports(value, name)
+    return places[0] if places else None
 
 
 def cutlass_imports(value, name: str = "") -> list:
-    """Every (module, attribute) `cutlass_import` chose from, the shortest first: the rebuilt module tries them in
-    turn, as the tier it runs in (the simulator or real CuTeDSL) may lay its modules out differently."""
+    """Every (module, attribute) `cutlass_import` chooses from, the shortest first: the rebuilt module tries them
+    in turn, as the tier it runs in (the simulator or real CuTeDSL) may lay its modules out differently."""
     attributes = [a for a in dict.fromkeys((getattr(value, "__name__", None), name)) if isinstance(a, str) and a]
     found = set()
     for module_name, module in list(sys.modules.items()):
@@ -147,6 +135,17 @@ def _global_loads(code) -> set:
         if inspect.iscode(constant):
             names |= _global_loads(constant)
     return names
+
+
+def _first_import(places: list, name: str) -> str:
+    """`from module import attribute as name` for the first of `places` the importing tier has (nested
+    try/except ImportError when there are several)."""
+    lines = [f"from {module} import {attribute}" + (f" as {name}" if attribute != name else "")
+             for module, attribute in places]
+    text = lines[-1]
+    for line in reversed(lines[:-1]):
+        text = f"try:\n    {line}\nexcept ImportError:\n" + textwrap.indent(text, "    ")
+    return text
 
 
 _BUILTINS = frozenset(vars(__import__("builtins")))
@@ -197,14 +196,7 @@ def kernel_module_parts(host) -> tuple:
             elif name in loaded and (inspect.isclass(value) or callable(value)) \
                     and cutlass_import(value, name) is not None:
                 seen.add(name)
-                places = [f"from {module_name} import {attribute}" + (f" as {name}" if attribute != name else "")
-                          for module_name, attribute in cutlass_imports(value, name)]
-                if len(places) == 1:
-                    modules.append(places[0])
-                else:       # the first that the tier's cutlass has
-                    modules.append("\n".join(f"{'    ' * i}try:\n{'    ' * (i + 1)}{place}\n{'    ' * i}except ImportError:"
-                                             for i, place in enumerate(places[:-1]))
-                                   + f"\n{'    ' * (len(places) - 1)}{places[-1]}")
+                modules.append(_first_import(cutlass_imports(value, name), name))
             elif isinstance(value, (int, float, bool, str, tuple)):
                 seen.add(name)
                 constants.append(f"{name} = {value!r}")
