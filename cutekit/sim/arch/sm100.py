@@ -22,7 +22,9 @@ needs by happens-before, as the Hopper room does (sm90.py):
 
   * a TMEM load may read cells an MMA wrote only when its thread has waited on the barrier of the commit that
     followed that MMA, for the phase the commit's arrival completes: no commit, no wait, or a wait on the other
-    parity are each named ("read before the MMA's commit completed");
+    parity are each named ("read before the MMA's commit completed"); a load of columns no MMA (and no
+    tcgen05.st) wrote, by a thread that has already waited for a commit, is named as that ("no tcgen05.mma wrote
+    these columns before this load": e.g. a k-loop that ran zero times, the commit after it arriving all the same);
   * a TMA copy may overwrite a stage an MMA read only after a commit that covers the MMA arrived on a barrier the
     copying thread waited for (the stage's "empty" barrier);
   * `cute.gemm` with a tcgen05 MMA is warp-uniform: CuTeDSL elects one lane of each warp that calls it to issue
