@@ -734,6 +734,19 @@ def _capstone_data(case: dict):
     return a, b, bias, d
 
 
+def _one_k_block(a, b, bias, d32) -> bool:
+    """Whether D is relu(the product of a single 16-wide k-block + bias), or relu(bias) alone: every MMA overwrote
+    the accumulator, so D keeps the last MMA's k-block, which lies in the zeros past K (the TMA's padding of the
+    last 64-wide k-tile) when K is not a multiple of 64 and ends 16 or more short of the tile's end."""
+    import numpy
+    k = a.shape[1]
+    candidates = [numpy.maximum(numpy.zeros_like(d32) + bias, 0)]
+    for start in range(0, k, 16):
+        block = a[:, start:start + 16].astype(numpy.float32) @ b[:, start:start + 16].astype(numpy.float32).T
+        candidates.append(numpy.maximum(block + bias, 0))
+    return any(numpy.isclose(d32, candidate, **CAPSTONE_TOLERANCE).mean() > 0.99 for candidate in candidates)
+
+
 def capstone_diagnosis(a, b, bias, d) -> dict:
     """What D holds against relu(A B^T + bias), from A, B and bias: "right", or the cause a hint names."""
     import numpy
@@ -771,7 +784,7 @@ def capstone_diagnosis(a, b, bias, d) -> dict:
         if numpy.isclose(d32, candidate, **CAPSTONE_TOLERANCE).mean() > 0.99:
             out["cause"] = cause
             return out
-    out["cause"] = "product"
+    out["cause"] = "one k-block" if _one_k_block(a, b, bias, d32) else "product"
     return out
 
 
@@ -888,6 +901,11 @@ def _capstone_hint(value: dict, case: dict) -> str:
     if cause == "last k-block":
         return head + ("D holds only the last k-block's product (+ bias, clamped): every MMA overwrote the "
                        "accumulator; its ACCUMULATE field is false only for the tile's very first k-block")
+    if cause == "one k-block":
+        return head + ("D holds the product of a single 16-wide k-block, or of none (bias alone: the last k-block "
+                       "the MMAs multiply lies in the zeros past K), + bias, clamped: every MMA overwrote the "
+                       "accumulator instead of adding to it; its ACCUMULATE field is false only for the tile's very "
+                       "first k-block")
     if cause == "last k-tile":
         return head + ("D holds only the last k-tile's product (+ bias, clamped): the accumulator was overwritten "
                        "at the start of every k-tile; ACCUMULATE is false only for the tile's very first k-block")

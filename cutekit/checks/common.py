@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 from .cutedsl import FakeTensor, compile_to_ptx, cutedsl_agrees, trace_function
-from .kernels import kernel_module_source, unwrap
+from .kernels import kernel_module_source, naming_what_is_not_carried, unwrap
 from .verdict import Verdict, failed, passed
 
 # the cutekit.cute functions that divide a layout; an exercise about dividing by hand switches them all off
@@ -148,7 +148,8 @@ def on_simulator(host):
     spec = importlib.util.spec_from_file_location(f"learner_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    _rebuilt[name] = (getattr(module, name), sys.modules["cutlass.cute.runtime"].from_dlpack)
+    _rebuilt[name] = (naming_what_is_not_carried(getattr(module, name)),
+                      sys.modules["cutlass.cute.runtime"].from_dlpack)
     return _rebuilt[name]
 
 

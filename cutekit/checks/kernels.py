@@ -79,16 +79,96 @@ def _read_source_with_decorators(function) -> tuple:
 def kernel_module_source(host) -> str:
     """A module holding the learner's host function and every kernel or function it calls, as source
     (`import cutlass` / `import cutlass.cute as cute` at the top, the other `cutlass` modules it names
-    imported under its names, e.g. `import cutlass.cute.nvgpu.warpgroup as warpgroup`, plain constants
-    copied)."""
+    imported under its names, e.g. `import cutlass.cute.nvgpu.warpgroup as warpgroup`, the classes and
+    functions it imported from cutlass by name imported again, e.g. `from cutlass.cute.nvgpu import
+    OperandMajorMode`, plain constants copied)."""
     header, pieces = kernel_module_parts(host)
     return header + "\n\n".join(source for source, _, _ in pieces)
 
 
+NOT_CARRIED = "__cutekit_not_carried__"     # the rebuilt module's {name: why the check did not carry it}
+CARRIED = ("its functions, the cutlass modules it imports, the classes and functions it imports from cutlass, "
+           "and int/float/bool/str/tuple constants")
+
+
+def cutlass_import(value, name: str = ""):
+    """(module, attribute) to import `value` (a class or function of `cutlass`) from, the way a learner's file
+    would: the shortest public `cutlass.*` module loaded now that holds this very object (on the simulator
+    its objects live in cutekit's modules, so their own `__module__` names no cutlass module), else the
+    module its `__module__` names when that is cutlass's; None when it is not cutlass's."""
+    places = cutlass_imports(value, name)
+    return places[0] if places else None
+
+
+def cutlass_imports(value, name: str = "") -> list:
+    """Every (module, attribute) `cutlass_import` chooses from, the shortest first: the rebuilt module tries them
+    in turn, as the tier it runs in (the simulator or real CuTeDSL) may lay its modules out differently."""
+    attributes = [a for a in dict.fromkeys((getattr(value, "__name__", None), name)) if isinstance(a, str) and a]
+    found = set()
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "cutlass" or module_name.startswith("cutlass.")) \
+                or any(part.startswith("_") for part in module_name.split(".")):
+            continue
+        space = getattr(module, "__dict__", {})
+        found.update((module_name.count("."), len(module_name), module_name, attribute) for attribute in attributes
+                     if space.get(attribute) is value)
+    home = _home_in_cutlass(value)
+    return [place[2:] for place in sorted(found)] + ([home] if home and home not in [f[2:] for f in found] else [])
+
+
+def _home_in_cutlass(value):
+    """(value's own module, its name) when that module is cutlass's, else None."""
+    module_name = getattr(value, "__module__", None) or ""
+    qualname = getattr(value, "__qualname__", None) or ""
+    if (module_name == "cutlass" or module_name.startswith("cutlass.")) and qualname.isidentifier():
+        return module_name, qualname
+    return None
+
+
+def _global_loads(code) -> set:
+    """The names `code` (and the functions and comprehensions nested in it) reads as globals, not as
+    attributes: `co_names` holds both."""
+    import dis
+    names = {instruction.argval for instruction in dis.get_instructions(code)
+             if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for constant in code.co_consts:
+        if inspect.iscode(constant):
+            names |= _global_loads(constant)
+    return names
+
+
+def _first_import(places: list, name: str) -> str:
+    """`from module import attribute as name` for the first of `places` the importing tier has (nested
+    try/except ImportError when there are several)."""
+    lines = [f"from {module} import {attribute}" + (f" as {name}" if attribute != name else "")
+             for module, attribute in places]
+    text = lines[-1]
+    for line in reversed(lines[:-1]):
+        text = f"try:\n    {line}\nexcept ImportError:\n" + textwrap.indent(text, "    ")
+    return text
+
+
+_BUILTINS = frozenset(vars(__import__("builtins")))
+
+
+def _what_it_is(value) -> str:
+    """`value` in a few words, for a message that says why it was not carried."""
+    if inspect.ismodule(value):
+        return f"the module {value.__name__}"
+    if inspect.isclass(value) or callable(value):
+        kind = "class" if inspect.isclass(value) else "function"
+        origin = getattr(value, "__module__", None)
+        return f"a {kind} from {origin}" if origin else f"a {kind}"
+    return f"a {type(value).__name__}"
+
+
 def kernel_module_parts(host) -> tuple:
     """`kernel_module_source` in parts: (the imports and constants, [(a function's source, the file or cell it
-    comes from, the line there where it starts)])."""
-    pieces, constants, seen, modules = [], [], set(), []
+    comes from, the line there where it starts)]). The one place a check rebuilds a learner's kernel from: the
+    simulator (`simulate`, `common.on_simulator`), the GPU worker (`on_gpu`) and real CuTeDSL's PTX all use it.
+    A module-level name the functions use that is none of what it carries (CARRIED) is listed, with what it is
+    bound to, in the module's NOT_CARRIED dict: a NameError for it says so (cutekit/sim/machine/failures.py)."""
+    pieces, constants, seen, modules, dropped = [], [], {"cutlass", "cute"}, [], {}   # the header binds those two
 
     def add(function):
         function = unwrap(function)
@@ -97,24 +177,61 @@ def kernel_module_parts(host) -> tuple:
         seen.add(function.__name__)
         closure = dict(zip(function.__code__.co_freevars,
                            (cell.cell_contents for cell in (function.__closure__ or ()))))
-        for name in sorted(set(function.__code__.co_names) | set(closure)):
+        loaded = _global_loads(function.__code__) | set(closure)
+        for name in sorted(set(function.__code__.co_names) | loaded):
             value = closure[name] if name in closure else function.__globals__.get(name)
-            if value is None or name in seen:
+            if value is None or name in seen or name.startswith("__"):
                 continue
-            if callable(value) and not inspect.isclass(value) and not inspect.ismodule(value) \
-                    and getattr(unwrap(value), "__module__", "") not in ("", None) \
-                    and not getattr(unwrap(value), "__module__", "").startswith(("cutlass", "cutekit", "torch", "numpy")):
+            origin = (getattr(unwrap(value), "__module__", "") or "") if callable(value) else ""
+            if callable(value) and not inspect.isclass(value) and not inspect.ismodule(value) and origin \
+                    and not origin.startswith(("cutlass", "cutekit", "torch", "numpy")):
                 add(value)
-            elif inspect.ismodule(value) and value.__name__.startswith("cutlass.") and name != "cute":
+                if inspect.isfunction(unwrap(value)):
+                    continue
+            if inspect.ismodule(value) and (value.__name__ == "cutlass" or value.__name__.startswith("cutlass.")):
                 seen.add(name)
                 modules.append(f"import {value.__name__} as {name}")
-            elif isinstance(value, (int, float, bool, str, tuple)) and not name.startswith("__"):
+            elif name in _BUILTINS:
+                continue        # `range` the simulator gives a module (cutekit/sim/dsl.py): Python's own, as on a GPU
+            elif name in loaded and (inspect.isclass(value) or callable(value)) \
+                    and cutlass_import(value, name) is not None:
+                seen.add(name)
+                modules.append(_first_import(cutlass_imports(value, name), name))
+            elif isinstance(value, (int, float, bool, str, tuple)):
                 seen.add(name)
                 constants.append(f"{name} = {value!r}")
+            elif name in loaded and not inspect.isfunction(unwrap(value)):
+                dropped[name] = (f"`{name}` is bound in your module to {_what_it_is(value)}, and the check runs "
+                                 f"your kernel in a module of its own that carries only {CARRIED}: pass it to "
+                                 f"the kernel as an argument, or reach it through a cutlass module")
         source, first = _located_source(function)
         pieces.append((textwrap.dedent(source), function.__code__.co_filename, first))
     add(host)
-    return "\n".join(["import cutlass", "import cutlass.cute as cute"] + modules + [""] + constants + ["", ""]), pieces
+    dropped = {name: why for name, why in dropped.items() if name not in seen}
+    lines = ["import cutlass", "import cutlass.cute as cute"] + modules + [""] + constants
+    if dropped:
+        lines.append(f"{NOT_CARRIED} = {dropped!r}")
+    return "\n".join(lines + ["", ""]), pieces
+
+
+def naming_what_is_not_carried(function):
+    """`function` (a host function of a rebuilt module) raising, for a NameError in its own code, one that says
+    why: the name is one the rebuild did not carry (NOT_CARRIED), or defined nowhere. A NameError inside a
+    kernel is the simulator's to explain (cutekit/sim/machine/failures.py reads the same NOT_CARRIED)."""
+    import functools
+
+    @functools.wraps(function)
+    def host(*arguments, **keywords):
+        try:
+            return function(*arguments, **keywords)
+        except NameError as error:
+            if type(error) is not NameError or not getattr(error, "name", None):
+                raise
+            why = (function.__globals__.get(NOT_CARRIED) or {}).get(error.name) or (
+                "your functions can use their arguments, their own variables and module-level names: define it "
+                "in your module or pass it as an argument")
+            raise NameError(f"{error}; {why}", name=error.name) from None
+    return host
 
 
 def _import_located(header: str, pieces: list, path: Path):
@@ -158,7 +275,7 @@ def simulate(host, harness, case):
         module = _import_located(header, pieces, path)
     except (SyntaxError, ValueError, OSError):
         module = _import_file(path)
-    return harness(getattr(module, unwrap(host).__name__), case)
+    return harness(naming_what_is_not_carried(getattr(module, unwrap(host).__name__)), case)
 
 
 def on_gpu(host, harness: str, cases: list, timeout: float = 300) -> WorkerReply:
@@ -199,17 +316,35 @@ def gpu_median_ms(launch, warmup: int = 3, repeats: int = 20) -> float:
 
 def use_the_simulator(answer):
     """Make `import cutlass` the simulator in this (forked, throw-away) process, and point the answer's own
-    `cutlass` / `cute` names at it too (on a GPU machine the notebook imported the real package)."""
+    `cutlass` / `cute` names at it too (on a GPU machine the notebook imported the real package), and the
+    names its module imported from cutlass by name (`from cutlass.cute.nvgpu import OperandMajorMode`), found
+    where `kernel_module_parts` finds them (`cutlass_import`)."""
     import importlib
 
     import cutekit
-    cutekit.use("sim")
     namespace = getattr(answer, "__globals__", {})
+    by_name = {}        # the classes and functions its module imported from cutlass by name: where from
+    for key, value in list(namespace.items()):
+        if inspect.ismodule(value) or not (inspect.isclass(value) or callable(value)) or key in _BUILTINS \
+                or key.startswith("__") \
+                or not str(getattr(value, "__module__", "") or "").startswith(("cutlass", "cutekit")):
+            continue
+        found = cutlass_imports(value, key)
+        if found:
+            by_name[key] = found
+    cutekit.use("sim")
     for key, value in list(namespace.items()):
         name = getattr(value, "__name__", "")
         if isinstance(value, types.ModuleType) and (name == "cutlass" or name.startswith("cutlass.")):
             if not getattr(value, "__cutekit_sim__", False):
                 namespace[key] = importlib.import_module(name)
+    for key, places in by_name.items():
+        for module, attribute in places:
+            try:
+                namespace[key] = getattr(importlib.import_module(module), attribute)
+                break
+            except (ImportError, AttributeError):
+                continue        # none there: the answer's own object stays, and its use says so
 
 
 def decorated_with_jit(function):

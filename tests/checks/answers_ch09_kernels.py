@@ -171,7 +171,7 @@ CAPSTONE_MISTAKES = {
         {"simulator": r"tcgen05.commit.*one lane", "ptx": r"no elect.sync before them"}),
     "accumulate_never_turned_on": (
         [("                mma.set(tcgen05.Field.ACCUMULATE, True)\n", "")],
-        {"simulator": r"only the last k-block's product"}),
+        {"simulator": r"only the last k-block's product|single 16-wide k-block, or of none.*ACCUMULATE field"}),
     "accumulate_on_from_the_start": (
         [("        mma.set(tcgen05.Field.ACCUMULATE, False)\n", "        mma.set(tcgen05.Field.ACCUMULATE, True)\n")],
         {"simulator": r"nothing has written.*very first MMA overwrites it"}),

@@ -228,6 +228,24 @@ def test_another_right_capstone_earns_every_simulator_point(capstones, variant, 
     assert result.passed and result.earned == result.possible - result.waiting == 6, str(result)
 
 
+def test_an_accumulator_overwritten_by_every_mma_is_named_on_every_first_problem():
+    """The first problem has K <= 56, one 64-wide k-tile whose last 16-wide k-block is zero padding when K <= 48:
+    a kernel whose MMAs all overwrite the accumulator then stores relu(bias) alone, which is not "the last
+    k-block's product" of A and B; the hint still names the MMAs overwriting the accumulator (cheap: D is built
+    here, as such a kernel stores it, and only the diagnosis runs)."""
+    for K in range(8, 57, 8):
+        case = {"M": 72, "N": 136, "K": K, "_shape": 0, "_data": K}
+        a, b, bias, _ = blackwell_kernels._capstone_data(case)
+        padded = numpy.zeros((72, 64), numpy.float16), numpy.zeros((136, 64), numpy.float16)
+        padded[0][:, :K], padded[1][:, :K] = a, b
+        last = padded[0][:, 48:].astype(numpy.float32) @ padded[1][:, 48:].astype(numpy.float32).T
+        d = numpy.maximum(last + bias, 0).astype(numpy.float16)
+        value = blackwell_kernels.capstone_diagnosis(a, b, bias, d)
+        hint = blackwell_kernels._capstone_hint(value, case)
+        assert value["cause"] in ("last k-block", "one k-block"), (K, value)
+        assert "overwrote the accumulator" in hint and "ACCUMULATE field" in hint, (K, hint)
+
+
 def removed_statements(edits) -> list:
     """The solution's statements an edit removed or changed, 24 characters or more: a hint must not hold them."""
     return [line.strip() for old, _ in edits for line in old.splitlines() if len(line.strip()) >= 24]

@@ -98,6 +98,21 @@ def test_without_accumulate_each_mma_overwrites_the_accumulator():
     assert (d.float() - last).abs().max().item() < 0.06
 
 
+def test_a_load_of_columns_no_mma_wrote_says_so():
+    """A k-tile count that rounds down to 0 (K smaller than a k-tile): no MMA is issued, the commit after the loop
+    still arrives and the epilogue's wait on it returns, so the load reads TMEM no MMA wrote. The message says that,
+    at the load's line (before: "read before the MMA's commit completed ... a wait on the wrong phase", a wait that
+    was right)."""
+    count = "    k_tiles = cute.size(gA, mode=[2])\n"
+    assert SOURCE.count(count) == 1
+    with pytest.raises(cutekit.sim.machine.KernelError) as raised:
+        run(SOURCE.replace(count, "    k_tiles = cute.size(gA, mode=[2]) - 1\n"), 128, 128, 64)
+    message = str(raised.value)
+    assert "no tcgen05.mma wrote these columns before this load" in message, message
+    assert "the k-loop ran zero times" in message and "read before the MMA's commit completed" not in message
+    assert "blackwell_gemm.py" in message and "cute.copy(" in message, message      # the load's line
+
+
 def test_a_cta_pair_is_refused_by_name():
     with pytest.raises(Exception, match="CtaGroup.TWO|cluster"):
         run(SOURCE.replace("cutlass.Float32, tcgen05.CtaGroup.ONE,", "cutlass.Float32, tcgen05.CtaGroup.TWO,"),

@@ -22,7 +22,9 @@ needs by happens-before, as the Hopper room does (sm90.py):
 
   * a TMEM load may read cells an MMA wrote only when its thread has waited on the barrier of the commit that
     followed that MMA, for the phase the commit's arrival completes: no commit, no wait, or a wait on the other
-    parity are each named ("read before the MMA's commit completed");
+    parity are each named ("read before the MMA's commit completed"); a load of columns no MMA (and no
+    tcgen05.st) wrote, by a thread that has already waited for a commit, is named as that ("no tcgen05.mma wrote
+    these columns before this load": e.g. a k-loop that ran zero times, the commit after it arriving all the same);
   * a TMA copy may overwrite a stage an MMA read only after a commit that covers the MMA arrived on a barrier the
     copying thread waited for (the stage's "empty" barrier);
   * `cute.gemm` with a tcgen05 MMA is warp-uniform: CuTeDSL elects one lane of each warp that calls it to issue
@@ -628,7 +630,7 @@ def _load_checked(thread, state: _Tmem, atom, src: SimTensor, source: numpy.ndar
     _check_allocated(state, cells, what)
     compact = _compact(cells)
     _check_stores_done(state, compact, what)
-    numbers = _mma_writers(state, cells, compact)
+    numbers = _mma_writers(state, cells, compact, thread)
     _issued(state, thread, "ld", compact, _site())
     return _WarpLoad(state.version, atom.op, src.storage, source.size, int(source[0]) if source.size else 0, block,
                      mine, numbers, _tv_table(atom.layout_dst_tv, 32, mine))
@@ -683,11 +685,22 @@ def _exchange_tables(atom, load: bool):
     return size(tmem_side, mode=[1]), size(registers, mode=[1])
 
 
-def _mma_writers(state: _Tmem, cells: numpy.ndarray, compact: numpy.ndarray) -> numpy.ndarray:
+def _mma_writers(state: _Tmem, cells: numpy.ndarray, compact: numpy.ndarray, thread=None) -> numpy.ndarray:
     """The MMA groups whose results a TMEM load of `cells` reads (numbers into state.groups); a load of TMEM that
-    nothing wrote came before any MMA finished."""
+    nothing wrote came before any MMA finished, or, when this thread has already waited for a commit (the
+    simulator multiplies when an MMA is issued, so every MMA before that commit has written its columns), after
+    a commit that followed no MMA writing these columns (a k-loop that ran zero times)."""
     writers = state.writer[compact]
     unwritten = (writers < 0) & _garbage(state, cells)
+    waited = _commit_waited_for(state, thread)
+    if unwritten.all() and waited is not None:
+        columns = numpy.unique(cells & (LANE_STRIDE - 1))
+        span = f"{columns[0]}-{columns[-1]}" if columns.size > 1 else f"{columns[0]}"
+        _fail(f"no tcgen05.mma wrote these columns before this load: the TMEM load at {_site()} reads columns "
+              f"{span}, which no MMA (and no tcgen05.st) has written, although this thread waited for the commit at "
+              f"{waited.site}, which covers every MMA its warp issued before it. So no MMA writing these columns was "
+              f"issued before that commit: e.g. the k-loop ran zero times (a k-tile count rounded down to 0 when K "
+              f"is smaller than a k-tile), or the MMAs write other columns than the ones loaded")
     if unwritten.all():
         _fail(f"read before the MMA's commit completed: the TMEM load at {_site()} reads TMEM that no MMA (and no "
               f"tcgen05.st) has written yet, so whatever this thread waited for came too early: no wait at all, or "
@@ -696,6 +709,17 @@ def _mma_writers(state: _Tmem, cells: numpy.ndarray, compact: numpy.ndarray) -> 
               f"for parity 0). Wait on the barrier the MMAs' last tcgen05.commit arrives on")
     numbers = numpy.unique(writers)
     return numbers[numbers >= 0]
+
+
+def _commit_waited_for(state: _Tmem, thread):
+    """A commit (_Commit) of any warp whose arrival's phase `thread` has seen complete in a wait, else None."""
+    seen = thread.__dict__.get("mbarrier_seen", {}) if thread is not None else {}
+    for warp in state.warps.values():
+        for commit_ in warp.done:
+            observed = seen.get(commit_.barrier.key)
+            if observed is not None and observed >= commit_.phase:
+                return commit_
+    return None
 
 
 def _check_groups_done(thread, state: _Tmem, numbers: numpy.ndarray):

@@ -170,6 +170,10 @@ def explain(error: BaseException, frame, line: str) -> str:
                 f"integers (`//` instead of `/`, `int(...)` around a float)")
     if isinstance(error, CuteError):
         return text
+    # a module-level name that a check's rebuilt module did not carry (cutekit/checks/kernels.py lists them)
+    not_carried = (frame.f_globals.get("__cutekit_not_carried__") or {}) if frame is not None else {}
+    if type(error) is NameError and getattr(error, "name", None) in not_carried:
+        return f"Python raised NameError: {error}; {not_carried[error.name]}"
     hints = {       # the first kind that matches (UnboundLocalError is a NameError)
         ZeroDivisionError: "for this thread the divisor is 0: check how it is computed, or guard the division",
         UnboundLocalError: "it is assigned only on some paths (inside an `if`?): give it a value before the branch",
