@@ -86,22 +86,27 @@ def assert_fails_naming(result, cause):
 
 # ---- kernel mistakes: each check simulates the learner's kernel on every problem it draws (seconds each) ----
 # make test grades a kernel mistake on the first of its seeds only, one problem at a time in the order the
-# exercise draws them (each check a fork of its own), and stops at the first problem whose check fails with the
-# hint: most mistakes show on the first, small problem, and the larger ones are not simulated for them. A mistake
-# that no single problem shows is graded on all of them at once. make test-deep grades it on every problem of
-# every seed at once, as a learner's check does. The right answers run on every problem at either width.
+# exercise draws them (or from the one a test names first; each check a fork of its own), and stops at the first
+# problem whose check fails with the hint: most mistakes show on the first, small problem, and the larger ones
+# are not simulated for them. A mistake that no single problem shows is graded on all of them at once. make
+# test-deep grades it on every problem of every seed at once, as a learner's check does. The right answers run
+# on every problem at either width.
 
-def kernel_mistake_results(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference"):
+def kernel_mistake_results(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference", first=0):
     """The results a kernel mistake is judged on: [one per seed] under make test-deep; under make test the
-    result of the first problem of seeds[0] that shows it, or of all its problems."""
+    result of the first problem of seeds[0] that shows it, or of all its problems. `first` (an index into
+    the problems drawn, -1 the last) is tried before the others: for a mistake that only a later problem
+    shows, so the problems that do not are not simulated in full first. If it stops showing there, the
+    others are tried as before."""
     from cutekit.checks import checking, registry
 
     monkeypatch.setenv("CUTEKIT_TIERS", tiers)
     if DEEP:
         return [check(exercise_id, answer, seed=seed) for seed in seeds]
     seed, exercise = seeds[0], registry.exercise(exercise_id)
-    problems = exercise.cases(random.Random(seed))
+    problems = list(exercise.cases(random.Random(seed)))
     if len(problems) > 1:
+        problems.insert(0, problems.pop(first))
         for problem in problems:
             alone = dataclasses.replace(exercise, cases=lambda rng, problem=problem: [problem])
             with monkeypatch.context() as patch:
@@ -112,9 +117,10 @@ def kernel_mistake_results(exercise_id, answer, cause, seeds, monkeypatch, tiers
     return [check(exercise_id, answer, seed=seed)]
 
 
-def assert_kernel_mistake_fails_naming_its_cause(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference"):
+def assert_kernel_mistake_fails_naming_its_cause(exercise_id, answer, cause, seeds, monkeypatch, tiers="reference",
+                                                 first=0):
     """assert_mistake_fails_naming_its_cause for a simulated kernel (kernel_mistake_results says on what)."""
-    for result in kernel_mistake_results(exercise_id, answer, cause, seeds, monkeypatch, tiers):
+    for result in kernel_mistake_results(exercise_id, answer, cause, seeds, monkeypatch, tiers, first):
         assert_fails_naming(result, cause)
 
 
