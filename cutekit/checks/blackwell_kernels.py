@@ -25,7 +25,8 @@ from pathlib import Path
 
 from .cutedsl import FakeTensor, compile_to_ptx
 from .grading import Criterion, Exercise, Verdict, failed, passed
-from .kernels import decorated_with_jit, kernel_module_source, unwrap
+from .kernels import (decorated_with_jit, fresh_kernel, gpu_gemm_bias_relu, gpu_gemm_criterion, kernel_module_source,
+                      kernel_root, unwrap)
 
 KERNEL = "benchmarks.kernels.blackwell_gemm"
 ARCH = "sm_100a"
@@ -48,17 +49,7 @@ def simulator_runs_tcgen05() -> bool:
 
 def _fresh_kernel():
     """The chapter's kernel module imported anew (on whatever `cutlass` is imported now)."""
-    import importlib
-    import sys
-    package = KERNEL.split(".")[0]
-    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
-        del sys.modules[name]
-    try:
-        return importlib.import_module(KERNEL)
-    except ImportError as error:
-        raise RuntimeError(f"the check runs your function inside the chapter's kernel, "
-                           f"{KERNEL.replace('.', '/')}.py, which is not importable here ({error}): run the course "
-                           f"from its repository") from None
+    return fresh_kernel(KERNEL, "function")
 
 
 def kernel_with(answer, role: str):
@@ -90,11 +81,7 @@ def __getattr__(name):
 
 
 def _kernel_root() -> str:
-    try:
-        spec = importlib.util.find_spec(KERNEL)
-    except ImportError:
-        spec = None
-    return str(Path(spec.origin).parents[2]) if spec is not None and spec.origin else ""
+    return kernel_root(KERNEL)
 
 
 def compile_with(answer, role: str):
@@ -592,22 +579,7 @@ def gpu_scaled_epilogue(function, case):
 
 
 def _gpu_criterion(harness: str):
-    def judge(context) -> Verdict:
-        from .kernels import on_gpu
-        reply = on_gpu(context.answer, f"{__name__}:{harness}", [GPU_CASE])
-        if not reply.ok:
-            return failed(f"on the GPU: {reply.error[:600]}")
-        value, error = reply.values[0]
-        where = f"a {GPU_CASE['M']}x{GPU_CASE['N']}x{GPU_CASE['K']} fp16 GEMM on the GPU"
-        if error:
-            return failed(f"{where}: {error[:500]}")
-        if value["wrong"]:
-            return failed(f"{where}: {value['wrong']} outputs differ from torch, the first at {value['first']} (on "
-                          f"a GPU an ordering mistake gives wrong values that change from run to run)")
-        flops = 2 * GPU_CASE["M"] * GPU_CASE["N"] * GPU_CASE["K"]
-        return Verdict(True, f"{where}: {value['ms']:.3f} ms ({flops / value['ms'] / 1e9:.0f} TFLOP/s); "
-                             f"torch.matmul {value['torch_ms']:.3f} ms")
-    return judge
+    return gpu_gemm_criterion(__name__, harness, GPU_CASE, chapter_kernel=False)
 
 
 def _simulator_criteria(names_and_points, errors, hint) -> tuple:
@@ -1043,29 +1015,7 @@ CAPSTONE_GPU_CASE = {"M": 4096, "N": 4096, "K": 4096}
 def gpu_capstone(host, case) -> dict:
     """Harness (an sm_100 GPU, real CuTeDSL): the learner's kernel on a 4096^3 fp16 GEMM with an fp32 bias,
     compared with torch.relu(torch.addmm(bias, A, B^T)) in fp32, then timed next to that torch expression."""
-    import torch
-    from cutlass.cute.runtime import from_dlpack
-
-    import cutlass.cute as cute
-    from .kernels import gpu_median_ms
-    M, N, K = case["M"], case["N"], case["K"]
-    generator = torch.Generator(device="cuda").manual_seed(M + N + K)
-    a = torch.randn(M, K, device="cuda", generator=generator).half()
-    b = torch.randn(N, K, device="cuda", generator=generator).half()
-    bias = torch.randn(N, device="cuda", generator=generator) * 4
-    d = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
-    views = [from_dlpack(t, assumed_align=16) for t in (a, b, bias, d)]
-    compiled = cute.compile(host, *views)
-    compiled(*views)
-    torch.cuda.synchronize()
-    reference = torch.relu(torch.addmm(bias, a.float(), b.float().T))
-    wrong = (~torch.isclose(d.float(), reference, rtol=2e-2, atol=0.25)).nonzero().tolist()
-    result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
-    if not wrong:
-        bias16 = bias.half()
-        result["ms"] = gpu_median_ms(lambda: compiled(*views))
-        result["torch_ms"] = gpu_median_ms(lambda: torch.relu(torch.addmm(bias16, a, b.T)))
-    return result
+    return gpu_gemm_bias_relu(host, case, bias_scale=4)
 
 
 def _capstone_gpu(context) -> Verdict:

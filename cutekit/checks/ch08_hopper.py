@@ -25,7 +25,8 @@ from pathlib import Path
 from .common import case_text, each_outcome
 from .cutedsl import FakeTensor, answer_in_cutedsl, compile_to_ptx
 from .grading import Criterion, Exercise, Verdict, failed, passed
-from .kernels import decorated_with_jit, kernel_module_source, unwrap, use_the_simulator
+from .kernels import (decorated_with_jit, fresh_kernel, gpu_gemm_bias_relu, gpu_gemm_criterion, kernel_module_source,
+                      kernel_root, unwrap, use_the_simulator)
 
 SMEM_LIMIT = 227 * 1024           # bytes of shared memory one block may use on sm_90
 BARRIER_BYTES = 8                 # one mbarrier
@@ -477,16 +478,7 @@ def _consumer_cases(rng):
 def _fresh_kernel():
     """The chapter's kernel module imported anew (on whatever `cutlass` is imported now), with its whole
     package: its helpers (`cta`, `tensors`) bind to that `cutlass` too."""
-    import importlib
-    import sys
-    package = KERNEL.split(".")[0]
-    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
-        del sys.modules[name]
-    try:
-        return importlib.import_module(KERNEL)
-    except ImportError as error:
-        raise RuntimeError(f"the check runs your loop inside the chapter's kernel, {KERNEL.replace('.', '/')}.py, "
-                           f"which is not importable here ({error}): run the course from its repository") from None
+    return fresh_kernel(KERNEL, "loop")
 
 
 def simulate_kernel(a, b, *, edit: tuple | None = None, **knobs):
@@ -699,12 +691,7 @@ def _consumer_depth(outcome) -> Verdict | None:
 
 def _kernel_root() -> str:
     """The folder holding the chapter's kernel package (the repository), for a compiler in another process."""
-    import importlib.util
-    try:
-        spec = importlib.util.find_spec(KERNEL)
-    except ImportError:
-        spec = None
-    return str(Path(spec.origin).parents[2]) if spec is not None and spec.origin else ""
+    return kernel_root(KERNEL)
 
 
 def _ptx_criterion(role: str, expected):
@@ -774,22 +761,7 @@ def gpu_consumer(loop, case):
 
 
 def _gpu_criterion(harness: str):
-    def judge(context) -> Verdict:
-        from .kernels import on_gpu
-        reply = on_gpu(context.answer, f"{__name__}:{harness}", [GPU_CASE])
-        if not reply.ok:
-            return failed(f"on the GPU: {reply.error[:600]}")
-        value, error = reply.values[0]
-        where = f"a {GPU_CASE['M']}x{GPU_CASE['N']}x{GPU_CASE['K']} fp16 GEMM on the GPU"
-        if error:
-            return failed(f"{where}: {error[:500]}")
-        if value["wrong"]:
-            return failed(f"{where}: {value['wrong']} outputs differ from torch, the first at {value['first']} (on "
-                          f"a GPU an ordering mistake gives wrong values that change from run to run)")
-        flops = 2 * GPU_CASE["M"] * GPU_CASE["N"] * GPU_CASE["K"]
-        return Verdict(True, f"{where}: {value['ms']:.3f} ms ({flops / value['ms'] / 1e9:.0f} TFLOP/s); the "
-                             f"chapter's kernel {value['chapter_ms']:.3f} ms, torch.matmul {value['torch_ms']:.3f} ms")
-    return judge
+    return gpu_gemm_criterion(__name__, harness, GPU_CASE, chapter_kernel=True)
 
 
 MBARRIER_PHASES = Exercise(
@@ -1168,29 +1140,7 @@ def gpu_capstone(host, case) -> dict:
     """Harness (an sm_90 GPU, real CuTeDSL): the learner's kernel on a case x case fp16 GEMM with an fp32 bias,
     compared with torch.relu(torch.addmm(bias, A, B^T)) in fp32, then timed (median of 20 launches) next to
     torch.relu(torch.addmm(...)) in fp16, in this process."""
-    import torch
-    from cutlass.cute.runtime import from_dlpack
-
-    import cutlass.cute as cute
-    from .kernels import gpu_median_ms
-    M, N, K = case["M"], case["N"], case["K"]
-    generator = torch.Generator(device="cuda").manual_seed(M + N + K)
-    a = torch.randn(M, K, device="cuda", generator=generator).half()
-    b = torch.randn(N, K, device="cuda", generator=generator).half()
-    bias = torch.randn(N, device="cuda", generator=generator) * 8
-    d = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
-    views = [from_dlpack(t, assumed_align=16) for t in (a, b, bias, d)]
-    compiled = cute.compile(host, *views)
-    compiled(*views)
-    torch.cuda.synchronize()
-    reference = torch.relu(torch.addmm(bias, a.float(), b.float().T))
-    wrong = (~torch.isclose(d.float(), reference, rtol=2e-2, atol=0.25)).nonzero().tolist()
-    result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
-    if not wrong:
-        bias16 = bias.half()
-        result["ms"] = gpu_median_ms(lambda: compiled(*views))
-        result["torch_ms"] = gpu_median_ms(lambda: torch.relu(torch.addmm(bias16, a, b.T)))
-    return result
+    return gpu_gemm_bias_relu(host, case, bias_scale=8)
 
 
 def _capstone_gpu(context) -> Verdict:

@@ -294,6 +294,82 @@ def on_gpu(host, harness: str, cases: list, timeout: float = 300) -> WorkerReply
                            environment={"CUTE_DSL_ARCH": None})   # the GPU it finds
 
 
+def fresh_kernel(kernel: str, what: str):
+    """The chapter's kernel module `kernel` imported anew (on whatever `cutlass` is imported now), with its whole
+    package: its helpers bind to that `cutlass` too. `what` names the learner's piece in the error ("loop")."""
+    import importlib
+    package = kernel.split(".")[0]
+    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
+        del sys.modules[name]
+    try:
+        return importlib.import_module(kernel)
+    except ImportError as error:
+        raise RuntimeError(f"the check runs your {what} inside the chapter's kernel, {kernel.replace('.', '/')}.py, "
+                           f"which is not importable here ({error}): run the course from its repository") from None
+
+
+def kernel_root(kernel: str) -> str:
+    """The folder holding the chapter's kernel package `kernel` (the repository), for a compiler in another
+    process; "" where it is not importable."""
+    try:
+        spec = importlib.util.find_spec(kernel)
+    except ImportError:
+        spec = None
+    return str(Path(spec.origin).parents[2]) if spec is not None and spec.origin else ""
+
+
+def gpu_gemm_criterion(module: str, harness: str, case: dict, chapter_kernel: bool):
+    """The GPU criterion of a chapter's GEMM kernel with the learner's piece: `module:harness` on `case` (an fp16
+    M x N x K GEMM) must match torch; its time is then said next to torch.matmul's, and next to the chapter's own
+    kernel's (the harness's "chapter_ms") where `chapter_kernel`."""
+    from .grading import Verdict, failed
+
+    def judge(context) -> Verdict:
+        reply = on_gpu(context.answer, f"{module}:{harness}", [case])
+        if not reply.ok:
+            return failed(f"on the GPU: {reply.error[:600]}")
+        value, error = reply.values[0]
+        where = f"a {case['M']}x{case['N']}x{case['K']} fp16 GEMM on the GPU"
+        if error:
+            return failed(f"{where}: {error[:500]}")
+        if value["wrong"]:
+            return failed(f"{where}: {value['wrong']} outputs differ from torch, the first at {value['first']} (on "
+                          f"a GPU an ordering mistake gives wrong values that change from run to run)")
+        flops = 2 * case["M"] * case["N"] * case["K"]
+        chapter = f"the chapter's kernel {value['chapter_ms']:.3f} ms, " if chapter_kernel else ""
+        return Verdict(True, f"{where}: {value['ms']:.3f} ms ({flops / value['ms'] / 1e9:.0f} TFLOP/s); "
+                             f"{chapter}torch.matmul {value['torch_ms']:.3f} ms")
+    return judge
+
+
+def gpu_gemm_bias_relu(host, case, bias_scale: float) -> dict:
+    """For capstone harnesses on the GPU (real CuTeDSL, in this process): the learner's host on an fp16 A (M, K),
+    B (N, K) and an fp32 bias (N,) of scale `bias_scale`, compared with torch.relu(torch.addmm(bias, A, B^T)) in
+    fp32, then timed (median of 20 launches) next to torch.relu(torch.addmm(...)) in fp16."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+
+    import cutlass.cute as cute
+    M, N, K = case["M"], case["N"], case["K"]
+    generator = torch.Generator(device="cuda").manual_seed(M + N + K)
+    a = torch.randn(M, K, device="cuda", generator=generator).half()
+    b = torch.randn(N, K, device="cuda", generator=generator).half()
+    bias = torch.randn(N, device="cuda", generator=generator) * bias_scale
+    d = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    views = [from_dlpack(t, assumed_align=16) for t in (a, b, bias, d)]
+    compiled = cute.compile(host, *views)
+    compiled(*views)
+    torch.cuda.synchronize()
+    reference = torch.relu(torch.addmm(bias, a.float(), b.float().T))
+    wrong = (~torch.isclose(d.float(), reference, rtol=2e-2, atol=0.25)).nonzero().tolist()
+    result = {"wrong": len(wrong), "first": tuple(wrong[0]) if wrong else None}
+    if not wrong:
+        bias16 = bias.half()
+        result["ms"] = gpu_median_ms(lambda: compiled(*views))
+        result["torch_ms"] = gpu_median_ms(lambda: torch.relu(torch.addmm(bias16, a, b.T)))
+    return result
+
+
 def gpu_median_ms(launch, warmup: int = 3, repeats: int = 20) -> float:
     """For harnesses on the GPU: the median time of `launch()` in ms, CUDA events around each launch after
     `warmup` launches (the learner's kernel and torch's op are timed alike)."""
