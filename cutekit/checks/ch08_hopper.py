@@ -958,19 +958,8 @@ def capstone_on_simulator(host, case: dict) -> dict:
 def _ask_capstone(answer, case):
     """The learner's kernel on one problem; the second is skipped once the first failed (a failing Hopper
     kernel costs seconds a problem, and the first problem's message is the one to act on)."""
-    from .kernels import simulate
-    if case["_shape"] == 0:
-        _CAPSTONE_FAILED.pop(id(answer), None)
-    elif id(answer) in _CAPSTONE_FAILED:
-        return {"skipped": True}
-    try:
-        value = simulate(answer, capstone_on_simulator, case)
-    except (OSError, TypeError) as error:
-        raise TypeError(f"the kernel's source cannot be read ({error}); define the kernel and its host in a "
-                        f"notebook cell or a .py file") from None
-    if value.get("error") or value.get("wrong"):
-        _CAPSTONE_FAILED[id(answer)] = True
-    return value
+    from .kernels import simulate_until_one_fails
+    return simulate_until_one_fails(answer, capstone_on_simulator, case, _CAPSTONE_FAILED)
 
 
 def _capstone_runs(outcome) -> list:

@@ -278,6 +278,24 @@ def simulate(host, harness, case):
     return harness(naming_what_is_not_carried(getattr(module, unwrap(host).__name__)), case)
 
 
+def simulate_until_one_fails(host, harness, case, failed_hosts: dict) -> dict:
+    """`simulate(host, harness, case)` for a capstone's problems in turn (case["_shape"] 0, 1, ...): a later
+    problem is skipped ({"skipped": True}) once an earlier one failed for this host, as noted in `failed_hosts`
+    (the module's own dict, keyed by id(host))."""
+    if case["_shape"] == 0:
+        failed_hosts.pop(id(host), None)
+    elif id(host) in failed_hosts:
+        return {"skipped": True}
+    try:
+        value = simulate(host, harness, case)
+    except (OSError, TypeError) as error:
+        raise TypeError(f"the kernel's source cannot be read ({error}); define the kernel and its host in a "
+                        f"notebook cell or a .py file") from None
+    if value.get("error") or value.get("wrong"):
+        failed_hosts[id(host)] = True
+    return value
+
+
 def on_gpu(host, harness: str, cases: list, timeout: float = 300) -> WorkerReply:
     """Run `harness(host, case)` for each case in a fresh process with real CuTeDSL on the GPU; `harness`
     is "module:function". One (value, error) pair per case comes back."""
