@@ -285,6 +285,22 @@ def block_products(a, b, width: int = 16):
             for k in range(0, a.shape[1], width)]
 
 
+def _compared(d32, want, tolerance) -> dict:
+    """D (fp32) against what it should hold: how many differ and are NaN; where D differs, the first such place with
+    both values; "cause" is "right" where nothing differs, "all nan" where nothing was written."""
+    import numpy
+    wrong = ~numpy.isclose(d32, want, **tolerance)
+    out = {"wrong": int(wrong.sum()), "nan": int(numpy.isnan(d32).sum())}
+    if not out["wrong"]:
+        out["cause"] = "right"
+        return out
+    first = tuple(int(i) for i in numpy.argwhere(wrong)[0])
+    out.update(first=first, got=float(d32[first]), want=float(want[first]))
+    if out["nan"] == d32.size:
+        out["cause"] = "all nan"
+    return out
+
+
 def mma_loop_diagnosis(a, b, d) -> dict:
     """What D = (fp16 result of the MMA loop) holds, from A and B: "right", or the cause a hint names. D is
     fitted as a sum of the k-blocks' products with one coefficient each (least squares): 1 for every k-block is
@@ -295,15 +311,8 @@ def mma_loop_diagnosis(a, b, d) -> dict:
     blocks = block_products(a, b)
     product = sum(blocks)
     tolerance = {"rtol": 2e-2, "atol": 6e-2}
-    wrong = ~numpy.isclose(d32, product, **tolerance)
-    out = {"wrong": int(wrong.sum()), "nan": int(numpy.isnan(d32).sum())}
-    if not out["wrong"]:
-        out["cause"] = "right"
-        return out
-    first = tuple(int(i) for i in numpy.argwhere(wrong)[0])
-    out.update(first=first, got=float(d32[first]), want=float(product[first]))
-    if out["nan"] == d.size:
-        out["cause"] = "all nan"
+    out = _compared(d32, product, tolerance)
+    if "cause" in out:
         return out
     if out["nan"]:
         out["cause"] = "some nan"
@@ -334,17 +343,10 @@ def epilogue_diagnosis(product, d, alpha: float) -> dict:
     want = alpha * product
     d32 = d.astype(numpy.float32)
     tolerance = {"rtol": 2e-2, "atol": 6e-2}
-    wrong = ~numpy.isclose(d32, want, **tolerance)
-    out = {"wrong": int(wrong.sum()), "nan": int(numpy.isnan(d32).sum())}
-    if not out["wrong"]:
-        out["cause"] = "right"
+    out = _compared(d32, want, tolerance)
+    if "cause" in out:
         return out
-    first = tuple(int(i) for i in numpy.argwhere(wrong)[0])
-    out.update(first=first, got=float(d32[first]), want=float(want[first]))
     unwritten = numpy.isnan(d32)
-    if unwritten.all():
-        out["cause"] = "all nan"
-        return out
     if unwritten.any():
         rows = numpy.nonzero(unwritten.all(axis=1))[0]
         columns = numpy.nonzero(unwritten.all(axis=0))[0]
@@ -725,15 +727,8 @@ def capstone_diagnosis(a, b, bias, d) -> dict:
     product = a.astype(numpy.float32) @ b.astype(numpy.float32).T
     want = numpy.maximum(product + bias, 0)
     d32 = d.astype(numpy.float32)
-    wrong = ~numpy.isclose(d32, want, **CAPSTONE_TOLERANCE)
-    out = {"wrong": int(wrong.sum()), "nan": int(numpy.isnan(d32).sum())}
-    if not out["wrong"]:
-        out["cause"] = "right"
-        return out
-    first = tuple(int(i) for i in numpy.argwhere(wrong)[0])
-    out.update(first=first, got=float(d32[first]), want=float(want[first]))
-    if out["nan"] == d.size:
-        out["cause"] = "all nan"
+    out = _compared(d32, want, CAPSTONE_TOLERANCE)
+    if "cause" in out:
         return out
     if out["nan"]:
         unwritten = numpy.argwhere(numpy.isnan(d32))
