@@ -1067,24 +1067,8 @@ def _capstone_hint(value: dict, case: dict) -> str:
 
 
 def _capstone_criterion(shape: int):
-    def judge(context) -> Verdict:
-        outcome = next((o for o in context.outcomes if o.case.get("_shape") == shape), None)
-        if outcome is None:                  # graded on other problems only (a single example's case)
-            return passed()
-        where = _capstone_where(outcome.case)
-        value = outcome.value or {}
-        if value.get("skipped"):
-            return failed(f"{where}: not run, as the first problem failed (the criterion above says why)")
-        error = outcome.error or value.get("error", "")
-        if error:
-            advice = next((fix for clue, fix in CAPSTONE_ERRORS if clue in error), "")
-            for remedy, replacement in SIMULATOR_REMEDIES:
-                error = remedy.sub(replacement, error)
-            return failed(f"{where}: {error.strip()[:900]}" + (f"\nTo fix: {advice}" if advice else ""))
-        if value["wrong"]:
-            return failed(f"{where}: {_capstone_hint(value, outcome.case)}")
-        return Verdict(True, f"{where}: D = relu(A B^T + bias)")
-    return judge
+    from .kernels import capstone_problem_criterion
+    return capstone_problem_criterion(shape, _capstone_where, CAPSTONE_ERRORS, SIMULATOR_REMEDIES, _capstone_hint)
 
 
 CAPSTONE_FAKES = (FakeTensor("Float16", 2, 8), FakeTensor("Float16", 2, 8), FakeTensor("Float32", 1, 8),

@@ -463,3 +463,30 @@ def decorated_with_jit(function):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, function.__name__)
+
+
+def capstone_problem_criterion(shape: int, where, errors, remedies, hint):
+    """A GEMM + bias + relu capstone's criterion for one of its problems (the outcome whose case has `_shape` ==
+    `shape`): passed where that problem was not graded, failed where it was skipped (an earlier problem failed),
+    where the kernel stopped (the message cleaned by `remedies`, with the advice of the first of `errors` whose clue
+    it holds) or where D differs (`hint(value, case)`). `where(case)` names the problem."""
+    from .grading import Verdict, failed, passed
+
+    def judge(context) -> Verdict:
+        outcome = next((o for o in context.outcomes if o.case.get("_shape") == shape), None)
+        if outcome is None:                  # graded on other problems only (a single example's case)
+            return passed()
+        place = where(outcome.case)
+        value = outcome.value or {}
+        if value.get("skipped"):
+            return failed(f"{place}: not run, as the first problem failed (the criterion above says why)")
+        error = outcome.error or value.get("error", "")
+        if error:
+            advice = next((fix for clue, fix in errors if clue in error), "")
+            for remedy, replacement in remedies:
+                error = remedy.sub(replacement, error)
+            return failed(f"{place}: {error.strip()[:900]}" + (f"\nTo fix: {advice}" if advice else ""))
+        if value["wrong"]:
+            return failed(f"{place}: {hint(value, outcome.case)}")
+        return Verdict(True, f"{place}: D = relu(A B^T + bias)")
+    return judge
