@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 
 from .cutedsl import WorkerReply, run_worker
+from .verdict import Verdict, failed, passed
 
 
 def unwrap(function):
@@ -340,7 +341,6 @@ def gpu_gemm_criterion(module: str, harness: str, case: dict, chapter_kernel: bo
     """The GPU criterion of a chapter's GEMM kernel with the learner's piece: `module:harness` on `case` (an fp16
     M x N x K GEMM) must match torch; its time is then said next to torch.matmul's, and next to the chapter's own
     kernel's (the harness's "chapter_ms") where `chapter_kernel`."""
-    from .grading import Verdict, failed
 
     def judge(context) -> Verdict:
         reply = on_gpu(context.answer, f"{module}:{harness}", [case])
@@ -470,7 +470,6 @@ def capstone_problem_criterion(shape: int, where, errors, remedies, hint):
     `shape`): passed where that problem was not graded, failed where it was skipped (an earlier problem failed),
     where the kernel stopped (the message cleaned by `remedies`, with the advice of the first of `errors` whose clue
     it holds) or where D differs (`hint(value, case)`). `where(case)` names the problem."""
-    from .grading import Verdict, failed, passed
 
     def judge(context) -> Verdict:
         outcome = next((o for o in context.outcomes if o.case.get("_shape") == shape), None)

@@ -19,6 +19,7 @@ from cutekit.checks import grading
 from cutekit.checks.registry import exercise as find_exercise
 from cutekit.checks.registry import exercises
 from cutekit.cute.nvgpu import warpgroup
+from cutekit.use import using
 
 from simulated import kernels_on_simulator, solution_code
 
@@ -51,12 +52,14 @@ def model_answer(exercise_id):
 
 
 def failed_criteria(exercise_id, answer, case) -> list:
-    """The reference criteria the check fails `answer` on, asked `case` only (in this process)."""
+    """The reference criteria the check fails `answer` on, asked `case` only (in this process: an `ask` that
+    switches `cutlass` to the simulator, as it may in its sandbox, has it switched back after)."""
     exercise = find_exercise(exercise_id)
-    try:
-        outcome = grading.Outcome(case, value=exercise.ask(answer, case))
-    except Exception as error:  # noqa: BLE001
-        outcome = grading.Outcome(case, error=f"{type(error).__name__}: {error}")
+    with using("sim"):
+        try:
+            outcome = grading.Outcome(case, value=exercise.ask(answer, case))
+        except Exception as error:  # noqa: BLE001
+            outcome = grading.Outcome(case, error=f"{type(error).__name__}: {error}")
     context = grading.Context(exercise, 0, (outcome,), answer)
     verdicts = [(c.name, c.judge(context)) for c in exercise.criteria if c.tier == "reference"]
     return [f"{name}: {verdict.hint}" for name, verdict in verdicts if not verdict.passed]
