@@ -57,7 +57,7 @@ def _run(stuck, which):
 def test_a_kernel_that_makes_no_progress_is_stopped_naming_its_line_block_and_thread(stuck, short_limit, which,
                                                                                      thread, words):
     error, seconds, _ = _run(stuck, which)
-    assert isinstance(error, NoProgressError), error
+    assert isinstance(error, NoProgressError), f"{type(error).__module__}.{type(error).__qualname__}: {error}"
     # the watchdog looks four times a second, and stops a block once half the limit was spent on the CPU
     assert seconds < LIMIT + 3, seconds
     message = str(error)
