@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import _forkserver
 from .verdict import failed, passed
 
 # modules a learner's function may use under a cutekit name, and the real library that replaces them
@@ -114,6 +115,16 @@ def run_worker(job: dict, timeout: float, environment: dict | None = None) -> Wo
         env = {**os.environ, "CUTE_DSL_ARCH": os.environ.get("CUTE_DSL_ARCH", "sm_80"), "CUTEKIT_REAL_CUTLASS": "1",
                **(environment or {})}
         env = {key: value for key, value in env.items() if value is not None}   # None: leave unset
+        if _forkserver.usable(env):
+            served = _forkserver.served(job_path, reply_path, env, timeout)
+            if served is not None:
+                finished, output = served
+                if not finished:
+                    return WorkerReply(False, error=f"CuTeDSL did not finish within {timeout:g} s")
+                if not reply_path.exists():
+                    tail = "\n".join(output.strip().splitlines()[-6:])
+                    return WorkerReply(False, error=f"the CuTeDSL process ended without an answer:\n{tail}")
+                return pickle.loads(reply_path.read_bytes())
         try:
             finished = subprocess.run([sys.executable, "-m", "cutekit.checks._worker", str(job_path), str(reply_path)],
                                       capture_output=True, text=True, timeout=timeout, env=env)
