@@ -197,9 +197,9 @@ def serve(address: str):
     dump = tempfile.mkdtemp(prefix="cutekit-cutedsl-dump-")
     os.environ["CUTE_DSL_DUMP_DIR"] = dump
     os.environ["CUTE_DSL_KEEP"] = "ptx"
-    import cutlass               # noqa: F401 - once, before any fork: the point of the server
-    import cutlass.cute          # noqa: F401
-    from cutekit.checks import _worker  # noqa: F401
+    import importlib
+    for module in ("cutlass", "cutlass.cute", "cutekit.checks._worker"):    # once, before any fork: the point
+        importlib.import_module(module)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))     # leave through `finally`, tidying up
     if os.path.exists(address):
         os.unlink(address)
