@@ -54,10 +54,11 @@ def code_statements(path: pathlib.Path) -> list:
     def flush(end):
         if start is None or markdown:
             return
-        source = "\n".join(lines[start:end])
-        tree = ast.parse(source)
-        for node in tree.body:
-            text = ast.get_source_segment(source, node)
+        cell = lines[start:end]
+        tree = ast.parse("\n".join(cell))
+        for node in tree.body:      # a top-level statement starts at column 0; its end column counts UTF-8 bytes
+            last = cell[node.end_lineno - 1].encode()[:node.end_col_offset].decode()
+            text = "\n".join(cell[node.lineno - 1:node.end_lineno - 1] + [last])
             statements.append((node, start + node.lineno, text))
 
     for number, line in enumerate(lines):
