@@ -50,7 +50,8 @@ PYTEST := CUTEKIT_PROGRESS=off $(VPY) -m pytest -n $(JOBS) --dist loadfile --tim
 
 # The browser test runs on its own after the rest: beside a busy worker, JupyterLab's kernel start races.
 # The course notebooks run with CuTeDSL hidden (as on a Mac, where it has no wheels); the solutions with it.
-# The three notebook runs check different things, so all three stay: course/ under nbval is what a learner
+# The three notebook runs check different things, so all three stay (the first two in one pytest run, each
+# notebook's kernel started with its folder's environment by tests/notebook_env.py): course/ under nbval is what a learner
 # runs (blank answers say "not answered", the simulator stands in for CuTeDSL); solutions/ strict is every
 # model answer earning every point of every tier this machine has (cutedsl-cpu included); the browser is
 # JupyterLab's front end (every cell, every explorer's sliders; make test: chapter 00 and the first notebook
@@ -62,8 +63,7 @@ COMPILE_TESTS := tests/test_kernels_compile_cpu.py tests/test_hopper_gemm_compil
 test: setup
 	$(PYTEST) tests --ignore=tests/e2e $(foreach t,$(COMPILE_TESTS),--ignore=$(t))
 	$(PYTEST) $(COMPILE_TESTS)
-	PYTHONPATH=$(CURDIR)/tests/without_cutedsl $(PYTEST) course --nbval-lax --nbval-current-env
-	CUTEKIT_STRICT=1 $(PYTEST) solutions --nbval-lax --nbval-current-env
+	$(PYTEST) -p tests.notebook_env course solutions --nbval-lax --nbval-current-env
 	CUTEKIT_PROGRESS=off $(VPY) -m pytest --timeout 900 -p no:cacheprovider tests/e2e
 
 # cutekit.cute against real CuTeDSL on CASES random cases (make test runs a 2,000-case sample, make test-deep 5,000).
