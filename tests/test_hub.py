@@ -16,6 +16,7 @@ that say so.
 """
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -185,6 +186,22 @@ class Hub:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
         self.log.close()
+        # the learners' servers and the hub's services run in sessions of their own, and some outlive a hub
+        # stopped this way: each carries this hub's API address in its environment
+        for pid in self.left_behind():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+    def left_behind(self) -> list:
+        mark = f"JUPYTERHUB_API_URL={self.api}".encode()
+        found = []
+        for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            try:
+                if entry.isdigit() and mark in open(f"/proc/{entry}/environ", "rb").read().split(b"\0"):
+                    found.append(int(entry))
+            except OSError:
+                continue
+        return found
 
 
 def run_in_kernel(server: str, token: str, kernel: str, code: str, seconds: float = 120) -> str:
@@ -303,3 +320,4 @@ def test_a_workshop_on_a_real_hub_reports_each_learner_as_they_left_it(tmp_path)
     finally:
         hub.stop()
     assert hub.process.returncode is not None
+    assert not hub.left_behind()
