@@ -116,3 +116,13 @@ def test_only_a_named_architecture_on_linux_goes_through_a_server(monkeypatch):
     assert not _forkserver.usable({})                           # the GPU it finds: CUDA is not forked
     monkeypatch.setenv(_forkserver.SWITCH, "off")
     assert not _forkserver.usable({"CUTE_DSL_ARCH": "sm_80"})
+
+
+def test_a_temporary_folder_too_long_for_a_socket_means_a_process_of_its_own(jobs, monkeypatch, tmp_path):
+    long = tmp_path / ("x" * 90)
+    long.mkdir()
+    monkeypatch.setenv("TMPDIR", str(long))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    reply = run_in_cutedsl(jobs, "parent", [()])
+    assert reply.ok and reply.values[0][0] == str(os.getpid())       # a child of this process, not of a server
+    assert not list(long.glob("cutekit-cutedsl-*.sock"))
