@@ -5,6 +5,9 @@ of a second's work. Here one server process per setting (the CuTeDSL environment
 Python, the folder and cutekit's source) imports `cutlass` once and listens on a Unix socket; each job is a fork
 of it, so a job still runs alone (the learner's module loaded afresh, a crash or a hang its own) and is killed
 alone when its time is up. The server leaves when nothing asked for IDLE seconds, or when its socket is gone.
+Its socket, lock and log live in the user's own folder of the temporary folder (cutekit-cutedsl-UID, mode 700);
+where that folder is not the user's alone, or the socket's address would be too long, jobs get processes of
+their own.
 
 Only where a fork is safe and useful: Linux, with CUTE_DSL_ARCH set (a compile for a named architecture, no GPU
 touched; a job that runs on the GPU gets its own process, as CUDA is not inherited through a fork).
@@ -19,6 +22,7 @@ import os
 import pickle
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -80,7 +84,23 @@ def _address(env: dict) -> Path:
                      or key in ("PYTHONPATH", "CUDA_VISIBLE_DEVICES", "CUTEKIT_REAL_CUTLASS"))
     key = repr((sys.executable, os.getcwd(), setting, _source_stamp()))
     digest = hashlib.sha1(key.encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"cutekit-cutedsl-{os.getuid()}-{digest}.sock"
+    return _folder() / f"{digest}.sock"
+
+
+def _folder() -> Path:
+    """This user's folder for the servers' sockets, locks and logs: the temporary folder's
+    cutekit-cutedsl-UID, made with no access for anyone else (nothing there can be planted by another user)."""
+    return Path(tempfile.gettempdir()) / f"cutekit-cutedsl-{os.getuid()}"
+
+
+def _private(folder: Path) -> bool:
+    """`folder` made if missing; whether it is a real folder of this user's that no one else can enter."""
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def _connect(address: Path):
@@ -125,8 +145,8 @@ def served(job_path: Path, reply_path: Path, env: dict, timeout: float):
     Returns (finished, output): finished False when the time ran out (the job was killed), output the tail of what
     the job printed. None when no server could be reached (the caller starts a process of its own)."""
     address = _address(env)
-    if len(os.fsencode(address)) > 100:        # past what a Unix socket's address holds (a long TMPDIR)
-        return None
+    if len(os.fsencode(address)) > 100 or not _private(address.parent):   # a long TMPDIR: past what a socket's
+        return None                                                          # address holds
     try:
         connection = _started(address, env)
     except OSError:

@@ -3,6 +3,7 @@ runs alone, a hang is killed at its time limit, a crash is reported with what it
 ones a process of its own gives."""
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -125,4 +126,33 @@ def test_a_temporary_folder_too_long_for_a_socket_means_a_process_of_its_own(job
     monkeypatch.setattr("tempfile.tempdir", None)
     reply = run_in_cutedsl(jobs, "parent", [()])
     assert reply.ok and reply.values[0][0] == str(os.getpid())       # a child of this process, not of a server
-    assert not list(long.glob("cutekit-cutedsl-*.sock"))
+    assert not list(long.glob("cutekit-cutedsl-*"))
+
+
+@pytest.fixture
+def short_tmp(monkeypatch):
+    """A temporary folder with a path short enough for a socket's address below it."""
+    import shutil
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="ck", dir="/tmp")
+    monkeypatch.setenv("TMPDIR", folder)
+    monkeypatch.setattr("tempfile.tempdir", None)
+    yield Path(folder)
+    for sock in Path(folder).glob("*/*.sock"):
+        sock.unlink()                       # its server leaves
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_sockets_live_in_a_folder_no_one_else_can_enter(jobs, short_tmp):
+    assert run_in_cutedsl(jobs, "parent", [()]).ok
+    folder = short_tmp / f"cutekit-cutedsl-{os.getuid()}"
+    assert folder.is_dir() and folder.stat().st_mode & 0o777 == 0o700 and list(folder.glob("*.sock"))
+
+
+def test_a_folder_others_can_enter_is_not_used(jobs, short_tmp):
+    folder = short_tmp / f"cutekit-cutedsl-{os.getuid()}"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)
+    reply = run_in_cutedsl(jobs, "parent", [()])
+    assert reply.ok and reply.values[0][0] == str(os.getpid())       # a process of its own
+    assert not list(folder.iterdir())
