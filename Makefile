@@ -61,7 +61,7 @@ PYTEST := CUTEKIT_PROGRESS=off $(VPY) -m pytest -n $(JOBS) --dist loadfile --tim
 # kernels install cutekit.use("sim") when collected, and CuTeDSL cannot be imported twice in one process.
 COMPILE_TESTS := tests/test_kernels_compile_cpu.py tests/test_hopper_gemm_compile_cpu.py tests/test_teaching_kernels_compile_cpu.py
 test: setup
-	$(PYTEST) --no-loadscope-reorder tests --ignore=tests/e2e $(foreach t,$(COMPILE_TESTS),--ignore=$(t))
+	$(PYTEST) tests --ignore=tests/e2e $(foreach t,$(COMPILE_TESTS),--ignore=$(t))
 	$(PYTEST) $(COMPILE_TESTS)
 	$(PYTEST) -p tests.notebook_env course solutions --nbval-lax --nbval-current-env
 	CUTEKIT_PROGRESS=off $(VPY) -m pytest --timeout 900 -p no:cacheprovider tests/e2e
