@@ -4,8 +4,11 @@ Every test here is skipped, with one reason, when this machine cannot run CuTeDS
 (no CUDA torch, no device, a device older than sm_80, or no nvidia-cutlass-dsl)."""
 import importlib
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _why_no_gpu():
@@ -70,6 +73,22 @@ def module_from_source(tmp_path_factory):
     for folder, name in loaded:
         sys.path.remove(folder)
         sys.modules.pop(name, None)
+
+
+def solution_source(chapter: str, first: str, exercise_id: str, header: str) -> str:
+    """A model answer cut from solutions/CHAPTER as a learner's module: `header` (its imports), then the chapter's
+    text from `first` up to the cell that checks `exercise_id`, the BEGIN/END SOLUTION markers dropped."""
+    text = (ROOT / "solutions" / chapter).read_text()
+    start = text.index(first)
+    body = text[start:text.index(f'\ncheck("{exercise_id}"', start)].rstrip("\n")
+    lines = [line for line in body.splitlines() if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line]
+    return header + "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def solution_module(module_from_source):
+    """`load(name, chapter, first, exercise_id, header)`: solution_source(...) imported as module `name`."""
+    return lambda name, *where: module_from_source(name, solution_source(*where))
 
 
 def pytest_sessionfinish(session, exitstatus):

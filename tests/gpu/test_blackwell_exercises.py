@@ -15,22 +15,14 @@ from cutekit.checks import check
 pytestmark = pytest.mark.gpu
 
 ROOT = pathlib.Path(__file__).parents[2]
-SOLUTION = ROOT / "solutions" / "09_blackwell.py"
 BLACKWELL = torch.cuda.is_available() and torch.cuda.get_device_capability() in ((10, 0), (10, 3))
 
 
-def capstone_source() -> str:
-    text = SOLUTION.read_text()
-    start = text.index("import cutlass.experimental.primitives as primitives\nimport cutlass.utils.blackwell_helpers")
-    end = text.index('\n\n\ncheck("ch09.capstone"', start)
-    body = "\n".join(line for line in text[start:end].splitlines() if "### BEGIN SOLUTION" not in line
-                     and "### END SOLUTION" not in line)
-    return "import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import tcgen05\n" + body + "\n"
-
-
 @pytest.fixture(scope="module")
-def capstone(module_from_source):
-    return module_from_source("blackwell_capstone", capstone_source())
+def capstone(solution_module):
+    return solution_module("blackwell_capstone", "09_blackwell.py",
+                           "import cutlass.experimental.primitives as primitives\nimport cutlass.utils.blackwell_helpers",
+                           "ch09.capstone", "import cutlass\nimport cutlass.cute as cute\nfrom cutlass.cute.nvgpu import tcgen05\n")
 
 
 def _graded(exercise_id, answer, monkeypatch):

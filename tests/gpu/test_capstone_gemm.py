@@ -1,7 +1,6 @@
 """Chapter 07's capstone on a GPU: the model answer (solutions/07_sgemm.py) through the check's gpu tier. It must
 equal torch's alpha A B + beta C (fp32) on 4096^3 and 1000x1032x1000 and reach, at 4096^3, the share of the speed
 of torch.matmul(A, B) * alpha + beta * C that the exercise states; the test prints what was measured."""
-import pathlib
 
 import pytest
 
@@ -9,20 +8,12 @@ from cutekit.checks import ch07_sgemm, check
 
 pytestmark = pytest.mark.gpu
 
-SOLUTION = pathlib.Path(__file__).parents[2] / "solutions" / "07_sgemm.py"
-
-
-def model_source() -> str:
-    """The capstone's model answer (its constants, helper, kernel and host function) as a module."""
-    text = SOLUTION.read_text()
-    start = text.index("BM, BN, BK, STAGES = ")
-    code = text[start:text.index('\ncheck("ch07.capstone_gemm"', start)]
-    return "import cutlass\nimport cutlass.cute as cute\n\n" + code + "\n"
-
 
 @pytest.fixture(scope="module")
-def model(module_from_source):
-    return module_from_source("capstone_model", model_source())
+def model(solution_module):
+    """The capstone's model answer (its constants, helper, kernel and host function) as a module."""
+    return solution_module("capstone_model", "07_sgemm.py", "BM, BN, BK, STAGES = ", "ch07.capstone_gemm",
+                           "import cutlass\nimport cutlass.cute as cute\n\n")
 
 
 def test_the_capstones_model_answer_equals_torch_and_is_fast_enough(model, monkeypatch, capsys):

@@ -14,22 +14,14 @@ from cutekit.checks import check
 pytestmark = pytest.mark.gpu
 
 ROOT = pathlib.Path(__file__).parents[2]
-SOLUTION = ROOT / "solutions" / "08_hopper_gemm.py"
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
-def capstone_source() -> str:
-    text = SOLUTION.read_text()
-    start = text.index("from cutlass.cute.nvgpu import cpasync, warpgroup\n\n### BEGIN SOLUTION")
-    end = text.index('\n\n\ncheck("ch08.capstone"', start)
-    body = "\n".join(line for line in text[start:end].splitlines() if "### BEGIN SOLUTION" not in line
-                     and "### END SOLUTION" not in line)
-    return "import cutlass\nimport cutlass.cute as cute\n" + body + "\n"
-
-
 @pytest.fixture(scope="module")
-def capstone(module_from_source):
-    return module_from_source("hopper_capstone", capstone_source())
+def capstone(solution_module):
+    return solution_module("hopper_capstone", "08_hopper_gemm.py",
+                           "from cutlass.cute.nvgpu import cpasync, warpgroup\n\n### BEGIN SOLUTION", "ch08.capstone",
+                           "import cutlass\nimport cutlass.cute as cute\n")
 
 
 def test_the_solutions_capstone_earns_its_points_and_is_timed_against_torch(capstone, monkeypatch):
