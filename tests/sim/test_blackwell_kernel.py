@@ -6,14 +6,13 @@ in it stops the launch with a message naming the mistake and the line.
 A mistake is the kernel's source with one edit (MUTANTS), run as its own module on the simulator; the mistakes no
 one-line edit of it can show run on tests/sim/blackwell_kernels.py's one-MMA kernel."""
 import pathlib
-import sys
-import types
 
 import pytest
 import torch
 
 import cutekit
 import cutekit.sim.machine
+from tests.sim.gemm_runs import simulated_gemm
 
 ROOT = pathlib.Path(__file__).parents[2]
 SOURCE = (ROOT / "benchmarks" / "kernels" / "blackwell_gemm.py").read_text()
@@ -21,22 +20,7 @@ SOURCE = (ROOT / "benchmarks" / "kernels" / "blackwell_gemm.py").read_text()
 
 def run(source: str, M: int, N: int, K: int):
     """D = A B^T with the kernel built from `source`, on the simulator; returns (D, A, B)."""
-    with cutekit.using("sim", fresh=("benchmarks",)):
-        from benchmarks.kernels import tensors
-        module = types.ModuleType("benchmarks.kernels.blackwell_under_test")
-        module.__package__ = "benchmarks.kernels"
-        module.__file__ = str(ROOT / "benchmarks" / "kernels" / "blackwell_gemm.py")
-        sys.modules[module.__name__] = module
-        try:
-            exec(compile(source, module.__file__, "exec"), module.__dict__)
-            generator = torch.Generator().manual_seed(M * 7 + N * 3 + K)
-            a = torch.randn(M, K, generator=generator).half()
-            b = torch.randn(N, K, generator=generator).half()
-            d = torch.zeros(M, N, dtype=torch.float16)
-            module.gemm_tn(*[tensors.from_torch(t, 8) for t in (a, b, d)])
-            return d, a, b
-        finally:
-            del sys.modules[module.__name__]
+    return simulated_gemm("blackwell_gemm", source, M, N, K)
 
 
 @pytest.mark.parametrize("M, N, K", [

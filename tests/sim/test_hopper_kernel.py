@@ -8,14 +8,12 @@ The epilogue's mistakes stop the launch with the same message (word for word, li
 k-tile, as at K = 320, five k-tiles on two stages (compared 2026-11-28): make test runs them at K = 64 (a
 quarter of the CPU), make test-deep at K = 320. The main loop's mistakes need the laps round the ring."""
 import pathlib
-import sys
-import types
 
 import pytest
-import torch
 
 import cutekit
 import cutekit.sim.machine
+from tests.sim.gemm_runs import simulated_gemm
 from tests.sweep import pick
 
 ROOT = pathlib.Path(__file__).parents[2]
@@ -24,23 +22,7 @@ SOURCE = (ROOT / "benchmarks" / "kernels" / "hopper_gemm.py").read_text()
 
 def run(source: str, M: int, N: int, K: int, **knobs):
     """C = A B^T with the kernel built from `source`, on the simulator; returns (C, A, B)."""
-    with cutekit.using("sim", fresh=("benchmarks",)):
-        from benchmarks.kernels import tensors
-        module = types.ModuleType("benchmarks.kernels.hopper_under_test")
-        module.__package__ = "benchmarks.kernels"
-        module.__file__ = str(ROOT / "benchmarks" / "kernels" / "hopper_gemm.py")
-        sys.modules[module.__name__] = module
-        try:
-            exec(compile(source, module.__file__, "exec"), module.__dict__)
-            generator = torch.Generator().manual_seed(M * 7 + N * 3 + K)
-            a = torch.randn(M, K, generator=generator).half()
-            b = torch.randn(N, K, generator=generator).half()
-            c = torch.zeros(M, N, dtype=torch.float16)
-            with module.configured(**knobs):
-                module.gemm_tn(*[tensors.from_torch(t, 8) for t in (a, b, c)])
-            return c, a, b
-        finally:
-            del sys.modules[module.__name__]
+    return simulated_gemm("hopper_gemm", source, M, N, K, knobs)
 
 
 @pytest.mark.parametrize("M, N, K, knobs", [
